@@ -1,0 +1,433 @@
+//! The resolved configuration of one variant: what the Python front hands the core.
+//!
+//! Python reads the scenario TOML, validates it (pydantic), resolves presets, sizes
+//! ("16K", "2.5GiB") and durations, merges the variant over the base, and sends one
+//! `VariantConfig` per variant as JSON with every value explicit: bytes are integers of
+//! bytes, times are integers of nanoseconds. The core validates again
+//! (`deny_unknown_fields` plus [`VariantConfig::validate`]) because Rust tests and
+//! benchmarks bypass Python.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// One variant of a scenario, fully resolved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantConfig {
+    /// Scenario name (for messages and reports).
+    pub scenario: String,
+    /// Variant name (for messages and reports).
+    pub variant: String,
+    /// Seed of every random stream of the run; same seed, same numbers.
+    pub seed: u64,
+    /// The machine: vCPUs, RAM and CPU costs.
+    pub machine: MachineConfig,
+    /// Every block device of the machine, by name.
+    pub devices: Vec<DeviceConfig>,
+    /// The filesystem holding the database files.
+    pub filesystem: FsConfig,
+    /// The database engine above the filesystem.
+    pub database: DatabaseConfig,
+    /// What is stored: the files the workload touches.
+    pub dataset: DatasetConfig,
+    /// The load: client threads and their queries.
+    pub workload: WorkloadConfig,
+    /// Warm-up, measured window, reporting interval.
+    pub run: RunConfig,
+}
+
+/// The machine the database runs on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineConfig {
+    /// Preset or user name of the machine (reporting only).
+    pub name: String,
+    /// Number of vCPUs that run the database, the client and the filesystem.
+    pub vcpus: u32,
+    /// RAM in bytes; ARC defaults derive from it as OpenZFS does (arc_c_max = RAM/2 ...).
+    pub ram_bytes: u64,
+    /// CPU time of each kind of work, on a reference core.
+    pub cpu: CpuCosts,
+}
+
+/// CPU time of each unit of work, in nanoseconds of a reference core, divided by `speed`.
+///
+/// These are properties of the machine and software stack (measured, not fitted per
+/// scenario); see `python/ztwin/presets/machines.toml` for where each preset's values come
+/// from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuCosts {
+    /// Speed of one vCPU relative to the reference core (0.25 = four times slower).
+    pub speed: f64,
+    /// Per SQL statement: client (sysbench, same machine), network loopback, parser,
+    /// optimizer, executor, result send.
+    pub statement_ns: u64,
+    /// Per row returned by a statement.
+    pub row_ns: u64,
+    /// Per InnoDB page access (buffer-pool lookup, latch, page search).
+    pub page_access_ns: u64,
+    /// Per read system call that reaches the filesystem (VFS, context switches).
+    pub syscall_ns: u64,
+    /// Per block device I/O (submission, interrupt, completion).
+    pub device_io_ns: u64,
+    /// ZFS: per block looked up in the ARC (dbuf hold, hash lookup).
+    pub zfs_block_ns: u64,
+    /// ZFS: checksum (fletcher4) throughput, bytes per second, on every block read from a device.
+    pub checksum_bytes_per_sec: u64,
+    /// ZFS: decompression throughput (lz4), bytes of output per second.
+    pub decompress_bytes_per_sec: u64,
+}
+
+/// One block device with its limits and service time.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// Name used by the filesystem config (e.g. "ebs", "nvme0").
+    pub name: String,
+    /// Preset the device came from (reporting only).
+    pub kind: String,
+    /// Operations per second the device admits (reads and writes together); None = no cap.
+    pub iops_limit: Option<f64>,
+    /// Bytes per second the device admits; None = no cap.
+    pub throughput_limit_bytes_per_sec: Option<f64>,
+    /// Median service time of a small read once admitted, ns.
+    pub read_latency_ns: u64,
+    /// Median service time of a small write once admitted, ns.
+    pub write_latency_ns: u64,
+    /// Log-normal sigma of the service time (0 = constant).
+    pub latency_sigma: f64,
+    /// Internal transfer rate, bytes per second (adds size / rate to each service time).
+    pub transfer_bytes_per_sec: f64,
+    /// Requests the device serves at once (NVMe queues, EBS, one for a disk arm).
+    pub parallelism: u32,
+}
+
+/// The filesystem under the database files.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum FsConfig {
+    /// OpenZFS dataset on a pool.
+    Zfs(ZfsConfig),
+    /// XFS: extent-mapped, no per-record metadata reads.
+    Xfs(ExtentFsConfig),
+    /// ext4: extent-mapped, no per-record metadata reads.
+    Ext4(ExtentFsConfig),
+}
+
+/// Extent-mapped filesystem (XFS, ext4).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtentFsConfig {
+    /// Device holding the filesystem.
+    pub device: String,
+    /// Filesystem block size in bytes (4096 for both by default).
+    pub block_size: u32,
+}
+
+/// The OpenZFS release whose behaviour is modelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ZfsRelease {
+    /// ZoL 0.7/0.8 (2018-2020): arc_p, arc_meta_limit.
+    #[serde(rename = "0.8")]
+    V0_8,
+    /// OpenZFS 2.1: as 0.8 but arc_c starts at c_min.
+    #[serde(rename = "2.1")]
+    V2_1,
+    /// OpenZFS 2.2 and later up to 2.2.11: arc_meta/arc_pd/arc_pm eviction.
+    #[serde(rename = "2.2")]
+    V2_2,
+}
+
+/// Compression algorithm (zfs property `compression`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// compression=off
+    Off,
+    /// compression=lz4 (the default "on" since 2.0)
+    Lz4,
+    /// compression=lzjb
+    Lzjb,
+    /// compression=zstd
+    Zstd,
+    /// compression=gzip
+    Gzip,
+}
+
+/// primarycache / secondarycache property values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheProperty {
+    /// Cache data and metadata.
+    All,
+    /// Cache metadata only.
+    Metadata,
+    /// Cache nothing.
+    None,
+}
+
+/// A ZFS pool and dataset.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZfsConfig {
+    /// Release whose ARC behaviour is modelled.
+    pub release: ZfsRelease,
+    /// Devices striped in the pool (top-level vdevs, each a single device for now).
+    pub vdevs: Vec<String>,
+    /// Pool sector size exponent (ashift); sizes round up to 2^ashift.
+    pub ashift: u8,
+    /// Dataset recordsize in bytes (power of two, 512 B to 16 MiB).
+    pub recordsize: u32,
+    /// Indirect block size in bytes (128 KiB since 0.7.0; 16 KiB in 0.6.x).
+    pub indirect_block_size: u32,
+    /// Dataset compression property.
+    pub compression: Compression,
+    /// Dataset primarycache property.
+    pub primarycache: CacheProperty,
+    /// ARC tunables (module parameters).
+    pub arc: ArcTunables,
+}
+
+/// ARC module parameters, named as in zfs(4). Zero means "the release's default", as
+/// OpenZFS itself treats a zero tunable.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArcTunables {
+    /// zfs_arc_max, bytes (0 = default: RAM/2 through 2.2).
+    pub zfs_arc_max: u64,
+    /// zfs_arc_min, bytes (0 = default: max(RAM/32, 32 MiB)).
+    pub zfs_arc_min: u64,
+    /// zfs_arc_meta_limit, bytes (0.8/2.1 only; 0 = 75% of arc_c_max).
+    pub zfs_arc_meta_limit: u64,
+    /// zfs_arc_meta_min, bytes (0.8/2.1 only; 0 = 16 MiB).
+    pub zfs_arc_meta_min: u64,
+    /// zfs_arc_meta_balance (2.2+; 0 = 500).
+    pub zfs_arc_meta_balance: u64,
+    /// zfs_compressed_arc_enabled (default true since 0.7.0).
+    pub zfs_compressed_arc_enabled: bool,
+}
+
+/// The database above the filesystem.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum DatabaseConfig {
+    /// MySQL / MariaDB InnoDB.
+    Innodb(InnodbConfig),
+}
+
+/// InnoDB settings (names as in the MySQL manual).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InnodbConfig {
+    /// innodb_buffer_pool_size, bytes.
+    pub innodb_buffer_pool_size: u64,
+    /// innodb_page_size, bytes (16384 default).
+    pub innodb_page_size: u32,
+    /// innodb_old_blocks_pct (37 default): share of the LRU list for the old sublist.
+    pub innodb_old_blocks_pct: u32,
+    /// innodb_old_blocks_time, ns (1000 ms default).
+    pub innodb_old_blocks_time_ns: u64,
+    /// innodb_flush_method ("O_DIRECT" or "fsync").
+    pub innodb_flush_method: String,
+}
+
+/// The stored data.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum DatasetConfig {
+    /// Tables as `sysbench oltp_common prepare` creates them.
+    Sysbench(SysbenchDataset),
+}
+
+/// sysbench tables: sbtest1..N with `table_size` rows each.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SysbenchDataset {
+    /// --tables
+    pub tables: u32,
+    /// --table-size (rows per table)
+    pub table_size: u64,
+    /// Mean ratio (uncompressed / compressed) the dataset's compression achieves on this
+    /// data, per block, before rounding to sectors (sysbench data with lz4: 1.28).
+    pub compress_ratio: f64,
+}
+
+/// The load.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum WorkloadConfig {
+    /// A sysbench OLTP test.
+    Sysbench(SysbenchWorkload),
+}
+
+/// sysbench test name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SysbenchTest {
+    /// SELECT c FROM sbtestN WHERE id = ?
+    OltpPointSelect,
+    /// SELECT id, k, c, pad FROM sbtest1 WHERE k IN (?, ... ?)
+    SelectRandomPoints,
+}
+
+/// sysbench --rand-type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RandType {
+    /// uniform
+    Uniform,
+    /// special (sysbench's default in 1.0)
+    Special,
+    /// gaussian
+    Gaussian,
+    /// pareto
+    Pareto,
+    /// zipfian
+    Zipfian,
+}
+
+/// sysbench options of the test.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SysbenchWorkload {
+    /// Test name.
+    pub test: SysbenchTest,
+    /// --threads: closed-loop clients.
+    pub threads: u32,
+    /// --rand-type
+    pub rand_type: RandType,
+    /// --rand-spec-iter (12)
+    pub rand_spec_iter: u32,
+    /// --rand-spec-pct (1)
+    pub rand_spec_pct: f64,
+    /// --rand-spec-res (75)
+    pub rand_spec_res: f64,
+    /// --rand-pareto-h (0.2)
+    pub rand_pareto_h: f64,
+    /// --rand-zipfian-exp (0.8)
+    pub rand_zipfian_exp: f64,
+    /// --random_points (10), select_random_points only
+    pub random_points: u32,
+}
+
+/// Timing of the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Warm-up before the measured window, ns (counters reset after it).
+    pub warmup_ns: u64,
+    /// Measured window, ns.
+    pub duration_ns: u64,
+    /// Interval of the time series, ns.
+    pub report_interval_ns: u64,
+}
+
+impl VariantConfig {
+    /// Parses and validates a resolved variant from JSON.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let cfg: VariantConfig =
+            serde_json::from_str(text).map_err(|e| Error::config("<json>", e.to_string()))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Checks what serde cannot: ranges, cross references, sizes that fit the machine.
+    pub fn validate(&self) -> Result<()> {
+        let m = &self.machine;
+        ensure(m.vcpus >= 1, "machine.vcpus", "must be at least 1")?;
+        ensure(m.ram_bytes >= 64 << 20, "machine.ram_bytes", "must be at least 64 MiB")?;
+        ensure(m.cpu.speed > 0.0 && m.cpu.speed.is_finite(), "machine.cpu.speed", "must be a positive number")?;
+        ensure(m.cpu.checksum_bytes_per_sec > 0, "machine.cpu.checksum_bytes_per_sec", "must be positive")?;
+        ensure(m.cpu.decompress_bytes_per_sec > 0, "machine.cpu.decompress_bytes_per_sec", "must be positive")?;
+        for (i, d) in self.devices.iter().enumerate() {
+            let at = |f: &str| format!("devices[{i}] ({}).{f}", d.name);
+            if let Some(iops) = d.iops_limit {
+                ensure(iops > 0.0 && iops.is_finite(), &at("iops_limit"), "must be a positive number")?;
+            }
+            if let Some(t) = d.throughput_limit_bytes_per_sec {
+                ensure(t > 0.0 && t.is_finite(), &at("throughput_limit"), "must be a positive number")?;
+            }
+            ensure(d.parallelism >= 1, &at("parallelism"), "must be at least 1")?;
+            ensure(d.transfer_bytes_per_sec > 0.0, &at("transfer_bytes_per_sec"), "must be positive")?;
+            ensure(d.latency_sigma >= 0.0 && d.latency_sigma < 5.0, &at("latency_sigma"), "must be in [0, 5)")?;
+            if self.devices[..i].iter().any(|o| o.name == d.name) {
+                return Err(Error::config(&at("name"), "device names must be unique"));
+            }
+        }
+        let has = |n: &str| self.devices.iter().any(|d| d.name == n);
+        match &self.filesystem {
+            FsConfig::Zfs(z) => {
+                ensure(!z.vdevs.is_empty(), "filesystem.vdevs", "needs at least one device")?;
+                for v in &z.vdevs {
+                    ensure(has(v), "filesystem.vdevs", &format!("names unknown device '{v}'"))?;
+                }
+                ensure((9..=16).contains(&z.ashift), "filesystem.ashift", "must be 9 to 16")?;
+                ensure(
+                    z.recordsize.is_power_of_two() && (512..=16 << 20).contains(&z.recordsize),
+                    "filesystem.recordsize",
+                    "must be a power of two from 512 B to 16 MiB",
+                )?;
+                ensure(
+                    z.indirect_block_size.is_power_of_two() && (4096..=128 << 10).contains(&z.indirect_block_size),
+                    "filesystem.indirect_block_size",
+                    "must be a power of two from 4 KiB to 128 KiB",
+                )?;
+                let a = &z.arc;
+                if a.zfs_arc_max != 0 {
+                    ensure(a.zfs_arc_max >= 64 << 20, "filesystem.arc.zfs_arc_max", "must be at least 64 MiB")?;
+                    ensure(a.zfs_arc_max < m.ram_bytes, "filesystem.arc.zfs_arc_max", "must be less than the machine's RAM")?;
+                }
+                if a.zfs_arc_min != 0 && a.zfs_arc_max != 0 {
+                    ensure(a.zfs_arc_min <= a.zfs_arc_max, "filesystem.arc.zfs_arc_min", "must not exceed zfs_arc_max")?;
+                }
+                if z.release == ZfsRelease::V2_2 {
+                    ensure(a.zfs_arc_meta_limit == 0, "filesystem.arc.zfs_arc_meta_limit", "does not exist in release 2.2 (removed by PR #14359)")?;
+                    ensure(a.zfs_arc_meta_min == 0, "filesystem.arc.zfs_arc_meta_min", "does not exist in release 2.2 (removed by PR #14359)")?;
+                } else {
+                    ensure(a.zfs_arc_meta_balance == 0, "filesystem.arc.zfs_arc_meta_balance", "exists only from release 2.2")?;
+                }
+            }
+            FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
+                ensure(has(&x.device), "filesystem.device", &format!("names unknown device '{}'", x.device))?;
+                ensure(x.block_size.is_power_of_two() && (512..=65536).contains(&x.block_size), "filesystem.block_size", "must be a power of two from 512 to 64K")?;
+            }
+        }
+        let DatabaseConfig::Innodb(db) = &self.database;
+        ensure(
+            [4096, 8192, 16384, 32768, 65536].contains(&db.innodb_page_size),
+            "database.innodb_page_size",
+            "must be 4K, 8K, 16K, 32K or 64K",
+        )?;
+        ensure(
+            db.innodb_buffer_pool_size >= 5 << 20,
+            "database.innodb_buffer_pool_size",
+            "must be at least 5 MiB",
+        )?;
+        ensure((5..=95).contains(&db.innodb_old_blocks_pct), "database.innodb_old_blocks_pct", "must be 5 to 95")?;
+        ensure(
+            db.innodb_flush_method == "O_DIRECT" || db.innodb_flush_method == "fsync",
+            "database.innodb_flush_method",
+            "must be O_DIRECT or fsync",
+        )?;
+        let DatasetConfig::Sysbench(ds) = &self.dataset;
+        ensure(ds.tables >= 1, "dataset.tables", "must be at least 1")?;
+        ensure(ds.table_size >= 1, "dataset.table_size", "must be at least 1")?;
+        ensure(ds.compress_ratio >= 1.0 && ds.compress_ratio.is_finite(), "dataset.compress_ratio", "must be at least 1.0")?;
+        let WorkloadConfig::Sysbench(w) = &self.workload;
+        ensure((1..=4096).contains(&w.threads), "workload.threads", "must be 1 to 4096")?;
+        ensure(w.random_points >= 1 && w.random_points <= 1000, "workload.random_points", "must be 1 to 1000")?;
+        ensure(self.run.duration_ns > 0, "run.duration", "must be positive")?;
+        ensure(self.run.report_interval_ns > 0, "run.report_interval", "must be positive")?;
+        Ok(())
+    }
+}
+
+fn ensure(ok: bool, field: &str, what: &str) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::config(field, what))
+    }
+}

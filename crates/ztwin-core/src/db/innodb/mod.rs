@@ -1,0 +1,3 @@
+//! InnoDB: B+tree geometry of sysbench tables and the buffer pool.
+pub mod btree;
+pub mod buffer_pool;

@@ -1,0 +1,2 @@
+//! Databases above the filesystem.
+pub mod innodb;

@@ -1,0 +1,3 @@
+//! Devices and CPUs: queues with caps on a simulated clock.
+pub mod cpu;
+pub mod device;

@@ -1,0 +1,4 @@
+//! OpenZFS: block-pointer tree geometry, compression, the read path.
+pub mod compression;
+pub mod geometry;
+pub mod read_path;

@@ -1,0 +1,37 @@
+//! # ztwin-core
+//!
+//! The models and the simulation engine of ztwin, a performance digital twin of ZFS under
+//! database workloads. No Python here: the `ztwin` package drives this crate through
+//! `ztwin-py`.
+//!
+//! Modules mirror the I/O stack, top to bottom. One sysbench point select, followed down:
+//!
+//! 1. [`workload`] draws the row id as sysbench does (`workload::rand`) and makes the
+//!    statement's plan: which index, which keys (`workload::sysbench`).
+//! 2. [`db::innodb`] maps the key to the B+tree path of pages (`btree`) and looks each page
+//!    up in the buffer pool (`buffer_pool`); a missing page is a read of the data file at
+//!    `page_no * innodb_page_size`.
+//! 3. [`fs`] turns the file read into block reads: ZFS walks the block-pointer tree from the
+//!    dnode down (`fs::zfs::geometry`, `fs::zfs::read_path`), asking the ARC at each level;
+//!    XFS/ext4 map the offset through extents with no metadata read (`fs::extent`).
+//! 4. [`cache::arc`] answers hit or miss, with OpenZFS's MRU/MFU/ghost lists and the
+//!    release's adaptive targets; sizes are compressed sizes (`fs::zfs::compression`).
+//! 5. [`dev`] queues each device read behind the device's IOPS and throughput caps and its
+//!    parallelism; [`dev::cpu`] queues the CPU work on the vCPUs.
+//! 6. [`sim`] orders all of it on one integer-nanosecond clock; [`stats`] counts it in
+//!    the terms users read (arcstats names, latency percentiles, per-interval series).
+//!
+//! [`run`] wires one resolved [`config::VariantConfig`] into that stack and runs it.
+
+pub mod cache;
+pub mod config;
+pub mod db;
+pub mod dev;
+pub mod error;
+pub mod fs;
+pub mod run;
+pub mod sim;
+pub mod stats;
+pub mod workload;
+
+pub use error::{Error, Result};

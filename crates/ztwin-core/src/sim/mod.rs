@@ -1,0 +1,3 @@
+//! The simulation engine: time and the event queue. Imports no model.
+pub mod queue;
+pub mod time;

@@ -1,0 +1,3 @@
+//! Statistics: latency histograms and per-interval series.
+pub mod histogram;
+pub mod series;

@@ -1,0 +1,3 @@
+//! Workloads: sysbench tests and their random distributions.
+pub mod rand;
+pub mod sysbench;
