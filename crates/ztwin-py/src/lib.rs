@@ -1,1 +1,54 @@
+//! PyO3 bindings of ztwin-core, compiled as `ztwin._core`.
+//!
+//! This crate only converts types and maps errors: JSON text in, JSON text out (results
+//! cross as columns inside that document, never one Python object per event). Core
+//! configuration errors become `ztwin.ScenarioError`, simulation failures
+//! `ztwin.SimulationError`; both are defined in `python/ztwin/exceptions.py`. The GIL is
+//! released while the core runs.
 
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use ztwin_core::Error;
+
+fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
+    let class = match err {
+        Error::Config { .. } => "ScenarioError",
+        Error::Simulation { .. } => "SimulationError",
+    };
+    let message = err.to_string();
+    match py
+        .import("ztwin.exceptions")
+        .and_then(|m| m.getattr(class))
+        .and_then(|cls| cls.call1((message.clone(),)))
+    {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(_) => PyRuntimeError::new_err(message),
+    }
+}
+
+/// Runs one resolved variant (JSON of `VariantConfig`) and returns the result as JSON.
+#[pyfunction]
+fn run_variant(py: Python<'_>, config_json: String) -> PyResult<String> {
+    py.detach(|| ztwin_core::run::run_variant_json(&config_json))
+        .map_err(|e| to_py_err(py, e))
+}
+
+/// Block-pointer tree geometry (JSON request, JSON answer); see `ztwin_core::fs::zfs::geometry`.
+#[pyfunction]
+fn geometry(py: Python<'_>, request_json: String) -> PyResult<String> {
+    ztwin_core::fs::zfs::geometry::geometry_json(&request_json).map_err(|e| to_py_err(py, e))
+}
+
+/// Version of the core crate.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run_variant, m)?)?;
+    m.add_function(wrap_pyfunction!(geometry, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}

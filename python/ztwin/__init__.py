@@ -1,0 +1,1 @@
+"""ztwin: a performance digital twin of ZFS under database workloads."""
