@@ -1,19 +1,648 @@
 //! The driver: builds the stack of one resolved variant and runs it on the simulated clock.
-//! (Being written; the JSON entry points below are the binding's contract.)
+//!
+//! Each sysbench thread is a closed-loop client: it issues a statement, waits for it, and
+//! issues the next. A client is a small state machine stepped by events; each step does
+//! the functional work of one layer at the current simulated time (a buffer-pool lookup,
+//! one ARC lookup of one tree level) and either continues at once or waits for a resource:
+//!
+//! ```text
+//!  Start ─► NextPage ─┬─ BP hit ────────────────────────────────► NextPage (next page)
+//!                     ├─ BP miss, XFS/ext4 ─► Io ─► IoDone ─► page read ─► NextPage
+//!                     └─ BP miss, ZFS ─► ZfsWalk(top level) ─┬─ ARC hit ─► next level
+//!                                                            └─ ARC miss ─► Io ─► IoDone
+//!  ... last page of the last lookup ─► Finish (latency recorded) ─► Start
+//! ```
+//!
+//! CPU work accumulates per client and runs on the vCPUs (FCFS) before the client next
+//! waits for a device or finishes a statement, so CPU contention delays I/O issue exactly
+//! as a busy machine does. A page or block that another client is already reading is
+//! waited for (InnoDB's io_fix, ARC's IO_IN_PROGRESS), not read twice.
 
-use crate::config::VariantConfig;
+use hashbrown::HashMap;
+use serde_json::{json, Map, Value};
+
+use crate::cache::arc::{Arc, ArcParams, ArcRead, ArcStats, BlockKey, BufType, ReadFlags};
+use crate::config::{
+    CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, VariantConfig, WorkloadConfig,
+};
+use crate::db::innodb::btree::{TableLayout, MAX_DEPTH};
+use crate::db::innodb::buffer_pool::{BufferPool, PageKey};
+use crate::dev::cpu::Cpus;
+use crate::dev::device::{Device, DeviceCounters, Op};
 use crate::error::{Error, Result};
+use crate::fs::extent::ExtentFs;
+use crate::fs::zfs::compression::CompressionModel;
+use crate::fs::zfs::geometry::FileGeometry;
+use crate::fs::zfs::read_path::ZfsLayout;
+use crate::sim::queue::EventQueue;
+use crate::sim::time::{Nanos, SEC};
+use crate::stats::histogram::LatencyHistogram;
+use crate::stats::series::Series;
+use crate::workload::sysbench::{Index, Statement, SysbenchGen};
+
+/// Where a client is in its statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Start,
+    NextPage,
+    ZfsWalk,
+    ZfsAdvance,
+    Io { device: u16, bytes: u32 },
+    IoDone,
+    Finish,
+    Blocked,
+}
+
+/// What a blocked client waits for, and where it resumes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    None,
+    Page(u64),
+    Block(u64),
+}
+
+#[derive(Debug, Clone)]
+struct Client {
+    state: State,
+    wait: Wait,
+    stmt: Statement,
+    lookup: usize,
+    path: [u64; MAX_DEPTH],
+    path_len: usize,
+    path_pos: usize,
+    space: u32,
+    page: u64,
+    rec: u64,
+    rec_last: u64,
+    level: u8,
+    block: u64,
+    block_psize: u32,
+    block_compressed: bool,
+    cpu_pending: Nanos,
+    started: Nanos,
+}
+
+/// CPU costs in simulated ns on this machine's vCPUs (reference costs / speed).
+#[derive(Debug, Clone, Copy)]
+struct Costs {
+    statement: Nanos,
+    row: Nanos,
+    page_access: Nanos,
+    syscall: Nanos,
+    device_io: Nanos,
+    zfs_block: Nanos,
+    checksum_ns_per_byte: f64,
+    decompress_ns_per_byte: f64,
+}
+
+enum Fs {
+    Zfs { arc: Box<Arc>, layout: ZfsLayout, vdev_device: Vec<usize>, data_flags: ReadFlags, meta_flags: ReadFlags },
+    Extent(ExtentFs),
+}
+
+/// Counters that the window and the intervals difference.
+#[derive(Debug, Clone, Default)]
+struct Snapshot {
+    time: Nanos,
+    statements: u64,
+    rows: u64,
+    bp_requests: u64,
+    bp_reads: u64,
+    cpu_busy: Nanos,
+    devices: Vec<DeviceCounters>,
+    arc: Option<ArcStats>,
+}
+
+/// Result of one variant: the summary document and the per-interval series.
+#[derive(Debug, Clone)]
+pub struct VariantResult {
+    /// Summary over the measured window (see [`run_variant_json`] for the shape).
+    pub summary: Value,
+    /// Per-interval columns over warm-up and window.
+    pub series: Series,
+}
+
+struct Sim<'a> {
+    cfg: &'a VariantConfig,
+    costs: Costs,
+    page_size: u32,
+    cpus: Cpus,
+    devices: Vec<Device>,
+    bp: BufferPool,
+    table: TableLayout,
+    fs: Fs,
+    gen: SysbenchGen,
+    clients: Vec<Client>,
+    queue: EventQueue,
+    bp_inflight: HashMap<u64, u32>,
+    block_inflight: HashMap<u64, u32>,
+    statements: u64,
+    rows: u64,
+    bp_requests: u64,
+    bp_reads: u64,
+    window_hist: LatencyHistogram,
+    interval_hist: LatencyHistogram,
+    measuring: bool,
+}
+
+fn scaled(ns: u64, speed: f64) -> Nanos {
+    (ns as f64 / speed).round() as Nanos
+}
+
+impl<'a> Sim<'a> {
+    fn new(cfg: &'a VariantConfig) -> Result<Self> {
+        let DatabaseConfig::Innodb(db) = &cfg.database;
+        let DatasetConfig::Sysbench(ds) = &cfg.dataset;
+        let WorkloadConfig::Sysbench(wl) = &cfg.workload;
+        let c = &cfg.machine.cpu;
+        let costs = Costs {
+            statement: scaled(c.statement_ns, c.speed),
+            row: scaled(c.row_ns, c.speed),
+            page_access: scaled(c.page_access_ns, c.speed),
+            syscall: scaled(c.syscall_ns, c.speed),
+            device_io: scaled(c.device_io_ns, c.speed),
+            zfs_block: scaled(c.zfs_block_ns, c.speed),
+            checksum_ns_per_byte: SEC as f64 / c.checksum_bytes_per_sec as f64 / c.speed,
+            decompress_ns_per_byte: SEC as f64 / c.decompress_bytes_per_sec as f64 / c.speed,
+        };
+        let device_index = |name: &str, field: &str| {
+            cfg.devices
+                .iter()
+                .position(|d| d.name == name)
+                .ok_or_else(|| Error::config(field, format!("names unknown device '{name}'")))
+        };
+        let devices: Vec<Device> = cfg
+            .devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| Device::new(d, cfg.seed ^ (0xd1b5_4a32_d192_ed03u64.wrapping_mul(i as u64 + 1))))
+            .collect();
+        let table = TableLayout::sysbench(ds.table_size, db.innodb_page_size);
+        let fs = match &cfg.filesystem {
+            FsConfig::Zfs(z) => {
+                let geometry = FileGeometry::new(table.file_size(), z.recordsize, z.indirect_block_size);
+                let compression = CompressionModel::new(z.compression, ds.compress_ratio, z.ashift, cfg.seed);
+                let vdev_device = z
+                    .vdevs
+                    .iter()
+                    .map(|v| device_index(v, "filesystem.vdevs"))
+                    .collect::<Result<Vec<_>>>()?;
+                let layout = ZfsLayout {
+                    geometry,
+                    compression,
+                    indirect_block_size: z.indirect_block_size,
+                    nvdevs: vdev_device.len() as u32,
+                };
+                let arc = Arc::new(&ArcParams {
+                    release: z.release,
+                    ram_bytes: cfg.machine.ram_bytes,
+                    tunables: z.arc.clone(),
+                });
+                let data_flags = ReadFlags { prefetch: false, uncacheable: z.primarycache != CacheProperty::All };
+                let meta_flags = ReadFlags { prefetch: false, uncacheable: z.primarycache == CacheProperty::None };
+                Fs::Zfs { arc: Box::new(arc), layout, vdev_device, data_flags, meta_flags }
+            }
+            FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
+                if db.innodb_flush_method != "O_DIRECT" {
+                    return Err(Error::config(
+                        "database.innodb_flush_method",
+                        "fsync (buffered I/O through the Linux page cache) is not modelled yet on XFS/ext4; use O_DIRECT",
+                    ));
+                }
+                Fs::Extent(ExtentFs { device: device_index(&x.device, "filesystem.device")?, block_size: x.block_size })
+            }
+        };
+        let gen = SysbenchGen::new(cfg.seed, wl, ds);
+        let threads = wl.threads as usize;
+        let client = Client {
+            state: State::Start,
+            wait: Wait::None,
+            stmt: Statement::default(),
+            lookup: 0,
+            path: [0; MAX_DEPTH],
+            path_len: 0,
+            path_pos: 0,
+            space: 0,
+            page: 0,
+            rec: 0,
+            rec_last: 0,
+            level: 0,
+            block: 0,
+            block_psize: 0,
+            block_compressed: false,
+            cpu_pending: 0,
+            started: 0,
+        };
+        let mut queue = EventQueue::with_capacity(threads + 1);
+        for i in 0..threads {
+            queue.push(0, i as u32);
+        }
+        Ok(Sim {
+            cfg,
+            costs,
+            page_size: db.innodb_page_size,
+            cpus: Cpus::new(cfg.machine.vcpus),
+            devices,
+            bp: BufferPool::new(db),
+            table,
+            fs,
+            gen,
+            clients: vec![client; threads],
+            queue,
+            bp_inflight: HashMap::with_capacity(threads * 4),
+            block_inflight: HashMap::with_capacity(threads * 16),
+            statements: 0,
+            rows: 0,
+            bp_requests: 0,
+            bp_reads: 0,
+            window_hist: LatencyHistogram::new(),
+            interval_hist: LatencyHistogram::new(),
+            measuring: cfg.run.warmup_ns == 0,
+        })
+    }
+
+    fn snapshot(&self, time: Nanos) -> Snapshot {
+        Snapshot {
+            time,
+            statements: self.statements,
+            rows: self.rows,
+            bp_requests: self.bp_requests,
+            bp_reads: self.bp_reads,
+            cpu_busy: self.cpus.busy_ns(),
+            devices: self.devices.iter().map(Device::counters).collect(),
+            arc: match &self.fs {
+                Fs::Zfs { arc, .. } => Some(arc.stats()),
+                Fs::Extent(_) => None,
+            },
+        }
+    }
+
+    /// Sets the path of lookup `c.lookup` of the client's statement.
+    fn start_lookup(&self, c: &mut Client) {
+        let l = c.stmt.lookups[c.lookup];
+        c.space = l.table;
+        c.path_len = match l.index {
+            Index::Clustered => self.table.clustered_path(l.key, &mut c.path),
+            Index::Secondary => self.table.secondary_path(l.key, &mut c.path),
+        };
+        c.path_pos = 0;
+    }
+
+    /// Steps client `i` at `now` until it must wait; schedules its next event.
+    fn step(&mut self, i: usize, now: Nanos) {
+        let mut c = self.clients[i].clone();
+        loop {
+            match c.state {
+                State::Start => {
+                    self.gen.next(&mut c.stmt);
+                    c.started = now;
+                    c.cpu_pending += self.costs.statement + self.costs.row * c.stmt.rows as u64;
+                    c.lookup = 0;
+                    if c.stmt.n == 0 {
+                        c.state = State::Finish;
+                        continue;
+                    }
+                    self.start_lookup(&mut c);
+                    c.state = State::NextPage;
+                }
+                State::NextPage => {
+                    if c.path_pos == c.path_len {
+                        c.lookup += 1;
+                        if c.lookup == c.stmt.n {
+                            c.state = State::Finish;
+                            continue;
+                        }
+                        self.start_lookup(&mut c);
+                    }
+                    c.page = c.path[c.path_pos];
+                    let key = PageKey::new(c.space, c.page);
+                    c.cpu_pending += self.costs.page_access;
+                    if let Some(waiters) = self.bp_inflight.get_mut(&key.0) {
+                        *waiters += 1;
+                        c.wait = Wait::Page(key.0);
+                        c.state = State::Blocked;
+                        break;
+                    }
+                    self.bp_requests += 1;
+                    if self.bp.access(key, now) {
+                        c.path_pos += 1;
+                        continue;
+                    }
+                    self.bp_reads += 1;
+                    self.bp_inflight.insert(key.0, 0);
+                    c.cpu_pending += self.costs.syscall;
+                    let offset = c.page * self.page_size as u64;
+                    match &self.fs {
+                        Fs::Extent(x) => {
+                            c.state = State::Io { device: x.device as u16, bytes: x.read_bytes(offset, self.page_size) };
+                        }
+                        Fs::Zfs { layout, .. } => {
+                            let (first, last) = layout.records(offset, self.page_size);
+                            c.rec = first;
+                            c.rec_last = last;
+                            c.level = layout.nlevels() - 1;
+                            c.state = State::ZfsWalk;
+                        }
+                    }
+                }
+                State::ZfsWalk => {
+                    let Fs::Zfs { arc, layout, vdev_device, data_flags, meta_flags } = &mut self.fs else {
+                        unreachable!("ZfsWalk only on ZFS")
+                    };
+                    let object = c.space + 1;
+                    let (key, info) = layout.block(object, c.rec, c.level);
+                    let flags = if info.kind == BufType::Data { *data_flags } else { *meta_flags };
+                    c.cpu_pending += self.costs.zfs_block;
+                    c.block = key.0;
+                    c.block_psize = info.psize;
+                    c.block_compressed = info.psize < info.lsize;
+                    match arc.read(key, info, flags, now) {
+                        ArcRead::Hit => {
+                            if let Some(waiters) = self.block_inflight.get_mut(&key.0) {
+                                *waiters += 1;
+                                c.wait = Wait::Block(key.0);
+                                c.state = State::Blocked;
+                                break;
+                            }
+                            // A data hit hands out a decompressed copy (compressed ARC keeps
+                            // b_pabd compressed); indirect blocks stay decompressed in their dbufs.
+                            if info.kind == BufType::Data && c.block_compressed {
+                                c.cpu_pending += (info.lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos;
+                            }
+                            c.state = State::ZfsAdvance;
+                        }
+                        ArcRead::Miss { .. } => {
+                            self.block_inflight.insert(key.0, 0);
+                            let device = vdev_device[layout.vdev_of(key)] as u16;
+                            let lsize = info.lsize;
+                            c.cpu_pending += (info.psize as f64 * self.costs.checksum_ns_per_byte) as Nanos;
+                            if c.block_compressed {
+                                c.cpu_pending += (lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos;
+                            }
+                            c.state = State::Io { device, bytes: info.psize };
+                        }
+                    }
+                }
+                State::ZfsAdvance => {
+                    if c.level > 0 {
+                        c.level -= 1;
+                        c.state = State::ZfsWalk;
+                    } else if c.rec < c.rec_last {
+                        c.rec += 1;
+                        let Fs::Zfs { layout, .. } = &self.fs else { unreachable!() };
+                        c.level = layout.nlevels() - 1;
+                        c.state = State::ZfsWalk;
+                    } else {
+                        self.page_read_done(&mut c, now);
+                    }
+                }
+                State::Io { device, bytes } => {
+                    if c.cpu_pending > 0 {
+                        let done = self.cpus.run(now, c.cpu_pending);
+                        c.cpu_pending = 0;
+                        self.queue.push(done, i as u32);
+                        break;
+                    }
+                    let done = self.devices[device as usize].submit(now, Op::Read, bytes);
+                    c.cpu_pending += self.costs.device_io;
+                    c.state = State::IoDone;
+                    self.queue.push(done, i as u32);
+                    break;
+                }
+                State::IoDone => match &self.fs {
+                    Fs::Extent(_) => self.page_read_done(&mut c, now),
+                    Fs::Zfs { .. } => {
+                        let waiters = self.block_inflight.remove(&c.block).unwrap_or(0);
+                        if waiters > 0 {
+                            self.wake(Wait::Block(c.block), now);
+                        }
+                        c.state = State::ZfsAdvance;
+                    }
+                },
+                State::Finish => {
+                    if c.cpu_pending > 0 {
+                        let done = self.cpus.run(now, c.cpu_pending);
+                        c.cpu_pending = 0;
+                        self.queue.push(done, i as u32);
+                        break;
+                    }
+                    if self.measuring {
+                        self.statements += 1;
+                        self.rows += c.stmt.rows as u64;
+                        self.window_hist.record(now - c.started);
+                        self.interval_hist.record(now - c.started);
+                    }
+                    c.state = State::Start;
+                }
+                State::Blocked => unreachable!("a blocked client has no event"),
+            }
+        }
+        self.clients[i] = c;
+    }
+
+    /// The page is in memory: insert it in the buffer pool and release its waiters.
+    fn page_read_done(&mut self, c: &mut Client, now: Nanos) {
+        let key = PageKey::new(c.space, c.page);
+        self.bp.insert(key, now);
+        let waiters = self.bp_inflight.remove(&key.0).unwrap_or(0);
+        if waiters > 0 {
+            self.wake(Wait::Page(key.0), now);
+        }
+        c.path_pos += 1;
+        c.state = State::NextPage;
+    }
+
+    /// Reschedules every client blocked on `what` at `now`.
+    fn wake(&mut self, what: Wait, now: Nanos) {
+        for (j, other) in self.clients.iter_mut().enumerate() {
+            if other.state == State::Blocked && other.wait == what {
+                other.wait = Wait::None;
+                other.state = match what {
+                    Wait::Page(_) => State::NextPage,
+                    _ => State::ZfsAdvance,
+                };
+                if matches!(what, Wait::Page(_)) {
+                    // Re-run the page access now that the page is in the pool.
+                    other.cpu_pending = other.cpu_pending.saturating_sub(self.costs.page_access);
+                }
+                self.queue.push(now, j as u32);
+            }
+        }
+    }
+
+    fn run(mut self) -> Result<VariantResult> {
+        let warmup = self.cfg.run.warmup_ns;
+        let end = warmup + self.cfg.run.duration_ns;
+        let interval = self.cfg.run.report_interval_ns;
+        let mut series = Series::default();
+        let mut prev = self.snapshot(0);
+        let mut window_start = if self.measuring { Some(self.snapshot(0)) } else { None };
+        let mut next_report = interval.min(end);
+        while let Some(t) = self.queue.peek_time() {
+            while t >= next_report && prev.time < end {
+                let now = self.snapshot(next_report);
+                self.emit_row(&mut series, &prev, &now);
+                prev = now;
+                next_report = (next_report + interval).min(end);
+            }
+            if !self.measuring && t >= warmup {
+                self.measuring = true;
+                window_start = Some(self.snapshot(warmup));
+            }
+            if t >= end {
+                break;
+            }
+            let (now, i) = self.queue.pop().expect("peeked");
+            self.step(i as usize, now);
+        }
+        if prev.time < end {
+            let now = self.snapshot(end);
+            self.emit_row(&mut series, &prev, &now);
+        }
+        let start = window_start.unwrap_or_else(|| self.snapshot(warmup));
+        let stop = self.snapshot(end);
+        let summary = self.summary(&start, &stop);
+        Ok(VariantResult { summary, series })
+    }
+
+    fn emit_row(&mut self, s: &mut Series, a: &Snapshot, b: &Snapshot) {
+        let dt = (b.time - a.time).max(1) as f64 / SEC as f64;
+        s.set("time_s", b.time as f64 / SEC as f64);
+        s.set("measured", if a.time >= self.cfg.run.warmup_ns { 1.0 } else { 0.0 });
+        s.set("qps", (b.statements - a.statements) as f64 / dt);
+        s.set("latency_p50_ms", self.interval_hist.quantile_ms(0.50));
+        s.set("latency_p95_ms", self.interval_hist.quantile_ms(0.95));
+        s.set("latency_p99_ms", self.interval_hist.quantile_ms(0.99));
+        self.interval_hist.reset();
+        let vcpus = self.cpus.vcpus() as f64;
+        s.set("cpu_utilization", ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / dt / vcpus).min(1.0));
+        let req = b.bp_requests - a.bp_requests;
+        let reads = b.bp_reads - a.bp_reads;
+        s.set("innodb_buffer_pool_hit_ratio", if req > 0 { 1.0 - reads as f64 / req as f64 } else { f64::NAN });
+        for (k, d) in self.devices.iter().enumerate() {
+            let (x, y) = (&a.devices[k], &b.devices[k]);
+            let name = d.name();
+            s.set(&format!("{name}_read_iops"), (y.reads - x.reads) as f64 / dt);
+            s.set(&format!("{name}_write_iops"), (y.writes - x.writes) as f64 / dt);
+            s.set(&format!("{name}_read_mbps"), (y.read_bytes - x.read_bytes) as f64 / 1e6 / dt);
+            s.set(&format!("{name}_utilization"), ((y.busy_ns - x.busy_ns) as f64 / SEC as f64 / dt).min(1.0));
+        }
+        if let (Some(x), Some(y)) = (&a.arc, &b.arc) {
+            s.set("arc_hits", (y.hits - x.hits) as f64);
+            s.set("arc_misses", (y.misses - x.misses) as f64);
+            s.set("arc_demand_data_hits", (y.demand_data_hits - x.demand_data_hits) as f64);
+            s.set("arc_demand_data_misses", (y.demand_data_misses - x.demand_data_misses) as f64);
+            s.set("arc_demand_metadata_hits", (y.demand_metadata_hits - x.demand_metadata_hits) as f64);
+            s.set("arc_demand_metadata_misses", (y.demand_metadata_misses - x.demand_metadata_misses) as f64);
+            s.set("arc_size", y.size as f64);
+            s.set("arc_c", y.c as f64);
+            s.set("arc_data_size", y.data_size as f64);
+            s.set("arc_metadata_size", y.metadata_size as f64);
+        }
+        s.end_row();
+    }
+
+    fn summary(&self, a: &Snapshot, b: &Snapshot) -> Value {
+        let window_s = (b.time - a.time) as f64 / SEC as f64;
+        let statements = b.statements - a.statements;
+        let qps = statements as f64 / window_s;
+        let mut devices = Map::new();
+        for (k, d) in self.devices.iter().enumerate() {
+            let (x, y) = (&a.devices[k], &b.devices[k]);
+            devices.insert(
+                d.name().to_string(),
+                json!({
+                    "read_iops": (y.reads - x.reads) as f64 / window_s,
+                    "write_iops": (y.writes - x.writes) as f64 / window_s,
+                    "read_mbps": (y.read_bytes - x.read_bytes) as f64 / 1e6 / window_s,
+                    "write_mbps": (y.write_bytes - x.write_bytes) as f64 / 1e6 / window_s,
+                    "utilization": ((y.busy_ns - x.busy_ns) as f64 / SEC as f64 / window_s).min(1.0),
+                }),
+            );
+        }
+        let req = b.bp_requests - a.bp_requests;
+        let reads = b.bp_reads - a.bp_reads;
+        let mut out = json!({
+            "scenario": self.cfg.scenario,
+            "variant": self.cfg.variant,
+            "window_s": window_s,
+            "warmup_s": self.cfg.run.warmup_ns as f64 / SEC as f64,
+            "queries": statements,
+            "qps": qps,
+            // oltp_point_select and select_random_points run one statement per event,
+            // outside an explicit transaction: sysbench counts each as a transaction.
+            "tps": qps,
+            "latency_ms": {
+                "p50": self.window_hist.quantile_ms(0.50),
+                "p95": self.window_hist.quantile_ms(0.95),
+                "p99": self.window_hist.quantile_ms(0.99),
+                "max": self.window_hist.max_ms(),
+                "mean": self.window_hist.mean_ms(),
+            },
+            "cpu_utilization": ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / window_s / self.cpus.vcpus() as f64).min(1.0),
+            "devices": devices,
+            "innodb": {
+                "buffer_pool_hit_ratio": if req > 0 { 1.0 - reads as f64 / req as f64 } else { 0.0 },
+                "pages_read": reads,
+                "read_requests": req,
+                "buffer_pool_pages": self.bp.capacity(),
+            },
+        });
+        if let (Some(x), Some(y)) = (&a.arc, &b.arc) {
+            out["arc"] = arc_window(x, y);
+        }
+        out
+    }
+}
+
+/// arcstats over a window: counters as differences, sizes as at the end.
+fn arc_window(a: &ArcStats, b: &ArcStats) -> Value {
+    let mut m = Map::new();
+    macro_rules! counters {
+        ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(b.$f - a.$f)); )* };
+    }
+    macro_rules! sizes {
+        ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(b.$f)); )* };
+    }
+    counters!(
+        hits, misses, demand_data_hits, demand_data_misses, demand_metadata_hits,
+        demand_metadata_misses, prefetch_data_hits, prefetch_data_misses,
+        prefetch_metadata_hits, prefetch_metadata_misses, mru_hits, mfu_hits, mru_ghost_hits,
+        mfu_ghost_hits, deleted, evict_skip
+    );
+    sizes!(
+        size, c, c_min, c_max, data_size, metadata_size, hdr_size, compressed_size,
+        uncompressed_size, mru_size, mfu_size, mru_ghost_size, mfu_ghost_size
+    );
+    Value::Object(m)
+}
+
+/// Runs one resolved, validated variant.
+pub fn run_variant(cfg: &VariantConfig) -> Result<VariantResult> {
+    cfg.validate()?;
+    Sim::new(cfg)?.run()
+}
 
 /// Runs one resolved variant given as JSON and returns its result as JSON.
 ///
-/// Input: a [`VariantConfig`]. Output: an object with the variant's summary
-/// ("qps", "tps", "latency_ms", "cpu_utilization", "devices", "innodb", "arc" for ZFS)
-/// and "series" (columns of equal length, one row per report interval).
+/// Input: a [`VariantConfig`]. Output: the summary over the measured window ("qps",
+/// "tps", "queries", "window_s", "latency_ms" {p50, p95, p99, max, mean},
+/// "cpu_utilization", "devices" {NAME: {read_iops, write_iops, read_mbps, write_mbps,
+/// utilization}}, "innodb" {buffer_pool_hit_ratio, pages_read, ...}, "arc" {arcstats
+/// names} for ZFS) plus "series": columns of equal length, one row per report interval
+/// from the start of the warm-up ("time_s" is the interval's end).
 pub fn run_variant_json(config_json: &str) -> Result<String> {
     let cfg = VariantConfig::from_json(config_json)?;
-    Err(Error::Simulation {
-        component: format!("{}.{}", cfg.scenario, cfg.variant),
+    let r = run_variant(&cfg)?;
+    let mut doc = r.summary;
+    doc["series"] = serde_json::to_value(&r.series).map_err(|e| Error::Simulation {
+        component: "stats.series".into(),
         time_ns: 0,
-        message: "the simulation driver is not built yet".into(),
+        message: e.to_string(),
+    })?;
+    serde_json::to_string(&doc).map_err(|e| Error::Simulation {
+        component: "result".into(),
+        time_ns: 0,
+        message: e.to_string(),
     })
 }
