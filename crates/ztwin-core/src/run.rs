@@ -143,6 +143,8 @@ struct Sim<'a> {
     window_hist: LatencyHistogram,
     interval_hist: LatencyHistogram,
     measuring: bool,
+    events: u64,
+    block_lookups: u64,
 }
 
 fn scaled(ns: u64, speed: f64) -> Nanos {
@@ -258,6 +260,8 @@ impl<'a> Sim<'a> {
             window_hist: LatencyHistogram::new(),
             interval_hist: LatencyHistogram::new(),
             measuring: cfg.run.warmup_ns == 0,
+            events: 0,
+            block_lookups: 0,
         })
     }
 
@@ -353,6 +357,7 @@ impl<'a> Sim<'a> {
                     let (key, info) = layout.block(object, c.rec, c.level);
                     let flags = if info.kind == BufType::Data { *data_flags } else { *meta_flags };
                     c.cpu_pending += self.costs.zfs_block;
+                    self.block_lookups += 1;
                     c.block = key.0;
                     c.block_psize = info.psize;
                     c.block_compressed = info.psize < info.lsize;
@@ -493,6 +498,7 @@ impl<'a> Sim<'a> {
                 break;
             }
             let (now, i) = self.queue.pop().expect("peeked");
+            self.events += 1;
             self.step(i as usize, now);
         }
         if prev.time < end {
@@ -591,6 +597,14 @@ impl<'a> Sim<'a> {
         if let (Some(x), Some(y)) = (&a.arc, &b.arc) {
             out["arc"] = arc_window(x, y);
         }
+        // Work the simulator did over the whole run (warm-up included), for `ztwin bench`.
+        out["engine"] = json!({
+            "events": self.events,
+            "page_lookups": self.bp_requests,
+            "block_lookups": self.block_lookups,
+            "device_ios": self.devices.iter().map(|d| d.counters().reads + d.counters().writes).sum::<u64>(),
+            "simulated_s": (self.cfg.run.warmup_ns + self.cfg.run.duration_ns) as f64 / SEC as f64,
+        });
         out
     }
 }
