@@ -1,0 +1,148 @@
+//! Scenario tests with bands derived from first principles, on small datasets so they run
+//! in seconds. Each states the reasoning that fixes its band.
+
+use ztwin_core::config::*;
+use ztwin_core::run::run_variant;
+use ztwin_core::sim::time::{MS, SEC, US};
+
+fn base(fs: FsConfig, iops: f64) -> VariantConfig {
+    VariantConfig {
+        scenario: "first-principles".into(),
+        variant: "v".into(),
+        seed: 7,
+        machine: MachineConfig {
+            name: "test".into(),
+            vcpus: 8,
+            ram_bytes: 16 << 30,
+            cpu: CpuCosts {
+                speed: 1.0,
+                statement_ns: 20_000,
+                row_ns: 1_000,
+                page_access_ns: 500,
+                syscall_ns: 2_000,
+                device_io_ns: 5_000,
+                zfs_block_ns: 1_000,
+                checksum_bytes_per_sec: 4_000_000_000,
+                decompress_bytes_per_sec: 2_000_000_000,
+            },
+        },
+        devices: vec![DeviceConfig {
+            name: "ebs".into(),
+            kind: "test".into(),
+            iops_limit: Some(iops),
+            throughput_limit_bytes_per_sec: None,
+            read_latency_ns: 500 * US,
+            write_latency_ns: 500 * US,
+            latency_sigma: 0.2,
+            transfer_bytes_per_sec: 1e9,
+            parallelism: 64,
+        }],
+        filesystem: fs,
+        database: DatabaseConfig::Innodb(InnodbConfig {
+            innodb_buffer_pool_size: 16 << 20,
+            innodb_page_size: 16384,
+            innodb_old_blocks_pct: 37,
+            innodb_old_blocks_time_ns: 1000 * MS,
+            innodb_flush_method: "O_DIRECT".into(),
+        }),
+        dataset: DatasetConfig::Sysbench(SysbenchDataset { tables: 8, table_size: 400_000, compress_ratio: 1.28 }),
+        workload: WorkloadConfig::Sysbench(SysbenchWorkload {
+            test: SysbenchTest::OltpPointSelect,
+            threads: 8,
+            rand_type: RandType::Uniform,
+            rand_spec_iter: 12,
+            rand_spec_pct: 1.0,
+            rand_spec_res: 75.0,
+            rand_pareto_h: 0.2,
+            rand_zipfian_exp: 0.8,
+            random_points: 10,
+        }),
+        run: RunConfig { warmup_ns: 20 * SEC, duration_ns: 30 * SEC, report_interval_ns: 10 * SEC },
+    }
+}
+
+fn xfs() -> FsConfig {
+    FsConfig::Xfs(ExtentFsConfig { device: "ebs".into(), block_size: 4096 })
+}
+
+fn zfs(arc_max: u64) -> FsConfig {
+    FsConfig::Zfs(ZfsConfig {
+        release: ZfsRelease::V0_8,
+        vdevs: vec!["ebs".into()],
+        ashift: 9,
+        recordsize: 16384,
+        indirect_block_size: 16384,
+        compression: Compression::Lz4,
+        primarycache: CacheProperty::All,
+        arc: ArcTunables { zfs_arc_max: arc_max, zfs_compressed_arc_enabled: true, ..Default::default() },
+    })
+}
+
+fn f(v: &serde_json::Value, path: &[&str]) -> f64 {
+    let mut x = v;
+    for p in path {
+        x = &x[*p];
+    }
+    x.as_f64().unwrap_or_else(|| panic!("{path:?} missing in {v}"))
+}
+
+/// XFS with O_DIRECT reads one page per buffer-pool miss and nothing else: device reads
+/// equal InnoDB page reads, and a 3000-IOPS cap bounds queries at 3000 / miss ratio.
+#[test]
+fn xfs_reads_one_page_per_miss_and_respects_the_iops_cap() {
+    let r = run_variant(&base(xfs(), 3000.0)).unwrap().summary;
+    let qps = f(&r, &["qps"]);
+    let iops = f(&r, &["devices", "ebs", "read_iops"]);
+    let pages_read = f(&r, &["innodb", "pages_read"]);
+    let window = f(&r, &["window_s"]);
+    assert!(iops <= 3000.0 * 1.001, "iops {iops}");
+    assert!(iops > 3000.0 * 0.97, "IO bound: iops {iops}");
+    assert!((pages_read / window / iops - 1.0).abs() < 0.01, "one device read per page read");
+    let miss = 1.0 - f(&r, &["innodb", "buffer_pool_hit_ratio"]);
+    assert!(qps <= 3000.0 / miss * 1.02, "qps {qps} vs bound {}", 3000.0 / miss);
+}
+
+/// With an ARC larger than all indirect blocks, after warm-up every BP miss costs exactly
+/// one device read (the L0 record): demand metadata misses vanish.
+#[test]
+fn zfs_with_all_metadata_cached_reads_one_record_per_page() {
+    let r = run_variant(&base(zfs(2 << 30), 3000.0)).unwrap().summary;
+    let iops = f(&r, &["devices", "ebs", "read_iops"]);
+    let window = f(&r, &["window_s"]);
+    let pages_read = f(&r, &["innodb", "pages_read"]) / window;
+    let meta_misses = f(&r, &["arc", "demand_metadata_misses"]);
+    let data_misses = f(&r, &["arc", "demand_data_misses"]) / window;
+    assert_eq!(meta_misses, 0.0, "{r}");
+    assert!((iops - data_misses).abs() / iops < 0.01);
+    assert!(data_misses <= pages_read * 1.0001);
+}
+
+/// With a tiny ARC most indirect blocks miss, so each page read costs more than one
+/// device read and ZFS serves fewer queries than XFS at the same IOPS cap.
+#[test]
+fn zfs_with_a_small_arc_is_below_xfs() {
+    let x = run_variant(&base(xfs(), 3000.0)).unwrap().summary;
+    let z = run_variant(&base(zfs(64 << 20), 3000.0)).unwrap().summary;
+    assert!(f(&z, &["qps"]) < f(&x, &["qps"]), "zfs {} xfs {}", f(&z, &["qps"]), f(&x, &["qps"]));
+}
+
+/// Same config, same seed: the same numbers.
+#[test]
+fn runs_are_deterministic() {
+    let a = run_variant(&base(zfs(256 << 20), 3000.0)).unwrap();
+    let b = run_variant(&base(zfs(256 << 20), 3000.0)).unwrap();
+    assert_eq!(a.summary, b.summary);
+}
+
+/// When the disk is fast and uncapped, queries are bounded by CPU: qps <= vcpus / cpu per query.
+#[test]
+fn cpu_bounds_qps_when_io_is_free() {
+    let mut c = base(xfs(), 1e9);
+    c.machine.vcpus = 2;
+    let r = run_variant(&c).unwrap().summary;
+    let qps = f(&r, &["qps"]);
+    // The least CPU a point select costs: statement + one row + the pages of its path.
+    let min_cpu_ns = 20_000.0 + 1_000.0 + 3.0 * 500.0;
+    assert!(qps <= 2.0 * 1e9 / min_cpu_ns, "qps {qps}");
+    assert!(f(&r, &["cpu_utilization"]) > 0.9);
+}
