@@ -91,6 +91,8 @@ struct Costs {
     syscall: Nanos,
     device_io: Nanos,
     zfs_block: Nanos,
+    zio: Nanos,
+    memcpy_ns_per_byte: f64,
     checksum_ns_per_byte: f64,
     decompress_ns_per_byte: f64,
 }
@@ -164,6 +166,8 @@ impl<'a> Sim<'a> {
             syscall: scaled(c.syscall_ns, c.speed),
             device_io: scaled(c.device_io_ns, c.speed),
             zfs_block: scaled(c.zfs_block_ns, c.speed),
+            zio: scaled(c.zio_ns, c.speed),
+            memcpy_ns_per_byte: SEC as f64 / c.memcpy_bytes_per_sec as f64 / c.speed,
             checksum_ns_per_byte: SEC as f64 / c.checksum_bytes_per_sec as f64 / c.speed,
             decompress_ns_per_byte: SEC as f64 / c.decompress_bytes_per_sec as f64 / c.speed,
         };
@@ -380,7 +384,7 @@ impl<'a> Sim<'a> {
                             self.block_inflight.insert(key.0, 0);
                             let device = vdev_device[layout.vdev_of(key)] as u16;
                             let lsize = info.lsize;
-                            c.cpu_pending += (info.psize as f64 * self.costs.checksum_ns_per_byte) as Nanos;
+                            c.cpu_pending += self.costs.zio + (info.psize as f64 * self.costs.checksum_ns_per_byte) as Nanos;
                             if c.block_compressed {
                                 c.cpu_pending += (lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos;
                             }
@@ -398,6 +402,8 @@ impl<'a> Sim<'a> {
                         c.level = layout.nlevels() - 1;
                         c.state = State::ZfsWalk;
                     } else {
+                        // dmu_read_uio: copy the page out of the dbufs into InnoDB's buffer.
+                        c.cpu_pending += (self.page_size as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
                         self.page_read_done(&mut c, now);
                     }
                 }

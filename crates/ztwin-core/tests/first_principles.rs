@@ -22,6 +22,8 @@ fn base(fs: FsConfig, iops: f64) -> VariantConfig {
                 syscall_ns: 2_000,
                 device_io_ns: 5_000,
                 zfs_block_ns: 1_000,
+                zio_ns: 5_000,
+                memcpy_bytes_per_sec: 8_000_000_000,
                 checksum_bytes_per_sec: 4_000_000_000,
                 decompress_bytes_per_sec: 2_000_000_000,
             },

@@ -74,6 +74,12 @@ pub struct CpuCosts {
     pub device_io_ns: u64,
     /// ZFS: per block looked up in the ARC (dbuf hold, hash lookup).
     pub zfs_block_ns: u64,
+    /// ZFS: per zio sent to a device, beyond `device_io_ns`: the zio pipeline stages, the
+    /// vdev queue, and the hand-offs to the z_rd_iss / z_rd_int taskq threads.
+    pub zio_ns: u64,
+    /// Memory copy throughput, bytes per second: ZFS copies every read from the ARC/dbuf
+    /// buffer to the caller (uiomove; no O_DIRECT bypass before 2.3).
+    pub memcpy_bytes_per_sec: u64,
     /// ZFS: checksum (fletcher4) throughput, bytes per second, on every block read from a device.
     pub checksum_bytes_per_sec: u64,
     /// ZFS: decompression throughput (lz4), bytes of output per second.
@@ -341,6 +347,7 @@ impl VariantConfig {
         ensure(m.cpu.speed > 0.0 && m.cpu.speed.is_finite(), "machine.cpu.speed", "must be a positive number")?;
         ensure(m.cpu.checksum_bytes_per_sec > 0, "machine.cpu.checksum_bytes_per_sec", "must be positive")?;
         ensure(m.cpu.decompress_bytes_per_sec > 0, "machine.cpu.decompress_bytes_per_sec", "must be positive")?;
+        ensure(m.cpu.memcpy_bytes_per_sec > 0, "machine.cpu.memcpy_bytes_per_sec", "must be positive")?;
         for (i, d) in self.devices.iter().enumerate() {
             let at = |f: &str| format!("devices[{i}] ({}).{f}", d.name);
             if let Some(iops) = d.iops_limit {
