@@ -187,7 +187,7 @@ impl<'a> Sim<'a> {
         let fs = match &cfg.filesystem {
             FsConfig::Zfs(z) => {
                 let geometry = FileGeometry::new(table.file_size(), z.recordsize, z.indirect_block_size);
-                let compression = CompressionModel::new(z.compression, ds.compress_ratio, z.ashift, cfg.seed);
+                let compression = CompressionModel::new(z.compression, ds.compress_ratio, z.ashift, cfg.seed)?;
                 let vdev_device = z
                     .vdevs
                     .iter()
@@ -359,6 +359,12 @@ impl<'a> Sim<'a> {
                     };
                     let object = c.space + 1;
                     let (key, info) = layout.block(object, c.rec, c.level);
+                    if info.psize == 0 {
+                        // A hole or an embedded block: the block pointer itself holds the
+                        // content (BP_IS_HOLE / BP_IS_EMBEDDED), nothing to read or cache.
+                        c.state = State::ZfsAdvance;
+                        continue;
+                    }
                     let flags = if info.kind == BufType::Data { *data_flags } else { *meta_flags };
                     c.cpu_pending += self.costs.zfs_block;
                     self.block_lookups += 1;
