@@ -390,8 +390,7 @@ def _model_at(loc: tuple[Any, ...]) -> Any:
         if isinstance(tp, tuple):  # discriminated union: the next element is the tag
             tag = loc[i] if i < len(loc) else None
             i += 1
-            tp = next((m for m in tp if _fields_of(m) and m.model_fields["type"].default is None
-                       and get_args(m.model_fields["type"].annotation) == (tag,)), None)
+            tp = next((m for m in tp if _fields_of(m) and get_args(m.model_fields["type"].annotation) == (tag,)), None)
         cur = tp
     return cur
 
