@@ -39,7 +39,7 @@ EXIT_INTERNAL = 3
 
 
 def _stdout() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=True)
 
 
 def _stderr() -> Console:
@@ -128,8 +128,8 @@ def _abbr(x: float, base: int = 1000) -> str:
     return f"{x:.0f}"  # pragma: no cover
 
 
-def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -> Table:
-    """Variants side by side; every row names its unit."""
+def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -> tuple[str, Table]:
+    """Its title line and the table: variants side by side; every row names its unit."""
     variants = summary["variants"]
     names = list(variants)
     windows = {v: variants[v].get("window_s") for v in names}
@@ -140,7 +140,7 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
         (ws,) = w
         wu = set(warm.values())
         title += f" ({_num(ws, 'g')} s of simulated time" + (f", after a {next(iter(wu)) / 1e9:g} s warm-up)" if len(wu) == 1 and None not in wu else ")")
-    t = Table(title=title, title_justify="left")
+    t = Table()
     t.add_column("metric (unit)", no_wrap=True)
     for n in names:
         t.add_column(n, justify="right")
@@ -191,7 +191,7 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
         row("ARC demand metadata misses (/s)", per_s("demand_metadata_misses"))
         row("ARC size at end (GiB)", lambda d: _gib(g(d, "arc", "size")))
         row("ARC target c at end (GiB)", lambda d: _gib(g(d, "arc", "c")))
-    return t
+    return title, t
 
 
 @app.command("run")
@@ -255,8 +255,9 @@ def run_cmd(
             )
             for line in lines:
                 out.print(escape(line))
-    out.print()
-    out.print(summary_table(result.summary, result.configs))
+    title, table = summary_table(result.summary, result.configs)
+    out.print(f"\n[bold]{escape(title)}[/]")
+    out.print(table)
 
 
 # ---------------------------------------------------------------------------------------
