@@ -218,7 +218,13 @@ def run_cmd(
         except units.UnitError as e:
             raise ScenarioError(f"--duration: {e}") from None
         overrides["run"] = {"duration": duration}
-    sc = load_scenario(scenario if scenario is not None else DEFAULT_SCENARIO, overrides=overrides or None)
+    try:
+        sc = load_scenario(scenario if scenario is not None else DEFAULT_SCENARIO, overrides=overrides or None)
+    except ScenarioError as e:
+        if not overrides:
+            raise
+        given = " ".join(f"--{k} {v}" for k, v in (("seed", seed), ("duration", duration)) if v is not None)
+        raise ScenarioError(f"{e}\n(with the command-line overrides {given})", errors=e.errors()) from None
     from . import select_variants
 
     names = select_variants(sc, variant)
