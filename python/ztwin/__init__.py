@@ -1,1 +1,93 @@
-"""ztwin: a performance digital twin of ZFS under database workloads."""
+"""ztwin: a performance digital twin of ZFS under database workloads.
+
+>>> import ztwin
+>>> res = ztwin.run("scenarios/exp1-arc-sizing.toml")       # or a dict, or None (default)
+>>> res.summary["variants"]["xfs"]["qps"]
+>>> res.series                                               # polars frame, one row per interval
+
+:func:`load_scenario` validates and resolves a scenario without running it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Union
+
+from .exceptions import ScenarioError, SimulationError, ZtwinError
+from .results import Result
+from .scenario import DEFAULT_SCENARIO, Scenario, load_scenario, resolve
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "run",
+    "load_scenario",
+    "resolve",
+    "Scenario",
+    "Result",
+    "ZtwinError",
+    "ScenarioError",
+    "SimulationError",
+    "DEFAULT_SCENARIO",
+    "core_version",
+    "__version__",
+]
+
+
+def core_version() -> str:
+    """Version of the compiled core (``ztwin._core``)."""
+    from . import _core
+
+    return _core.version()
+
+
+def select_variants(scenario: Scenario, variants: Optional[Iterable[str]]) -> list[str]:
+    """The variant names to run, in the scenario's order; unknown names are a ScenarioError."""
+    if variants is None:
+        return scenario.variant_names
+    wanted = list(variants)
+    unknown = [v for v in wanted if v not in scenario.variants]
+    if unknown:
+        known = ", ".join(scenario.variant_names)
+        raise ScenarioError(
+            f"scenario {scenario.source} has no variant {', '.join(repr(u) for u in unknown)}; its variants: {known}",
+            errors=[{"loc": ("variants", u), "loc_str": f"variants.{u}", "msg": f"no such variant; known: {known}", "input": u, "type": "unknown_variant"} for u in unknown],
+        )
+    return [v for v in scenario.variant_names if v in wanted]
+
+
+def run_variant(scenario: Scenario, name: str) -> str:
+    """Runs one resolved variant through the core; returns the core's JSON answer."""
+    from . import _core
+
+    cfg = scenario.variants[name]
+    try:
+        return _core.run_variant(json.dumps(cfg))
+    except ScenarioError as e:
+        # The core validates again; a rejection here means Python let something through.
+        raise ScenarioError(
+            f"scenario {scenario.source}, variant {name}: the core rejected the resolved configuration: {e}",
+            errors=[dict(err, loc=("variants", name) + tuple(err["loc"]), loc_str=f"variants.{name}.{err['loc_str']}") for err in e.errors()],
+        ) from None
+
+
+def run(
+    scenario: Union[str, Path, dict[str, Any], Scenario, None] = None,
+    variants: Optional[Iterable[str]] = None,
+    *,
+    on_variant: Optional[Callable[[str, int, int], None]] = None,
+) -> Result:
+    """Runs a scenario (path, dict, loaded :class:`Scenario`, or None for the default).
+
+    ``variants`` limits the run to those names. ``on_variant(name, index, total)`` is
+    called before each variant runs (the CLI's progress bar uses it).
+    """
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    names = select_variants(sc, variants)
+    answers = {}
+    for i, name in enumerate(names):
+        if on_variant is not None:
+            on_variant(name, i, len(names))
+        answers[name] = run_variant(sc, name)
+    return Result.from_core(sc.name, answers, {n: sc.variants[n] for n in names})

@@ -1,0 +1,368 @@
+"""The ``ztwin`` command line (Typer + Rich).
+
+``ztwin run [SCENARIO]``     run every variant (default: the packaged experiment 1)
+``ztwin validate SCENARIO``  validate and print the resolved variants as JSON
+``ztwin geometry ...``       block-pointer tree geometry of a ZFS file
+
+Errors of the scenario or the simulation print one red message on stderr and exit with
+status 2; nothing else is ever shown as a traceback (set ``ZTWIN_DEBUG=1`` to see one).
+With ``--json`` the only thing on stdout is one JSON document.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import units
+from .exceptions import ScenarioError, SimulationError, ZtwinError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="ztwin: a performance digital twin of ZFS under database workloads.",
+    pretty_exceptions_enable=False,
+)
+
+EXIT_USER = 2
+EXIT_INTERNAL = 3
+
+
+def _stdout() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turns ztwin errors into a red message and exit 2; anything else into exit 3."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+            raise
+        except ZtwinError as e:
+            kind = "scenario error" if isinstance(e, ScenarioError) else "simulation error"
+            _stderr().print(f"[bold red]{kind}:[/] [red]{escape(str(e))}[/]")
+            raise typer.Exit(EXIT_USER) from None
+        except BaseException as e:  # noqa: BLE001 - includes pyo3's PanicException
+            if os.environ.get("ZTWIN_DEBUG"):
+                raise
+            where = "the simulation core" if type(e).__name__ == "PanicException" else "ztwin"
+            _stderr().print(
+                f"[bold red]internal error in {where}:[/] [red]{escape(type(e).__name__)}: {escape(str(e))}[/]\n"
+                "This is a bug; please report it with the scenario (ZTWIN_DEBUG=1 shows the traceback)."
+            )
+            raise typer.Exit(EXIT_INTERNAL) from None
+
+    return wrapper
+
+
+# ---------------------------------------------------------------------------------------
+# run
+
+
+def _pct(x: Optional[float]) -> str:
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def _num(x: Optional[float], fmt: str = ",.0f") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def _gib(x: Optional[float]) -> str:
+    return "-" if x is None else f"{x / 2**30:.2f}"
+
+
+def arcstat_lines(doc: dict[str, Any]) -> list[str]:
+    """arcstat-style rows (0.8 default columns, without the prefetch ones) from a variant's series.
+
+    Each row covers the report interval ending at ``time`` (simulated seconds). ``read`` =
+    ARC accesses/s (hits + misses), ``miss`` misses/s, ``dmis`` demand data misses/s,
+    ``mmis`` demand metadata misses/s; the % columns are shares of ``read`` (arcstat
+    divides dmis by demand reads; the series has no demand-read column). ``arcsz`` and
+    ``c`` are the ARC size and target at the end of the interval.
+    """
+    s = doc.get("series") or {}
+    t = s.get("time_s") or []
+    need = ("arc_hits", "arc_misses", "arc_demand_data_misses", "arc_demand_metadata_misses", "arc_size", "arc_c")
+    if not t or any(k not in s for k in need):
+        return []
+    hdr = f"{'time':>8} {'read':>8} {'miss':>7} {'miss%':>5} {'dmis':>7} {'dm%':>5} {'mmis':>7} {'mm%':>5} {'arcsz':>7} {'c':>7}"
+    out = [hdr]
+    prev = 0.0
+    for i, ts in enumerate(t):
+        dt = (ts - prev) if ts > prev else 1.0
+        prev = ts
+        hits, miss = s["arc_hits"][i], s["arc_misses"][i]
+        dmis, mmis = s["arc_demand_data_misses"][i], s["arc_demand_metadata_misses"][i]
+        read = hits + miss
+        share = (lambda n: f"{100 * n / read:5.0f}") if read else (lambda n: f"{'-':>5}")
+        out.append(
+            f"{ts:8.1f} {_abbr(read / dt):>8} {_abbr(miss / dt):>7} {share(miss)} {_abbr(dmis / dt):>7} {share(dmis)} "
+            f"{_abbr(mmis / dt):>7} {share(mmis)} {_abbr(s['arc_size'][i], 1024):>7} {_abbr(s['arc_c'][i], 1024):>7}"
+        )
+    return out
+
+
+def _abbr(x: float, base: int = 1000) -> str:
+    """arcstat's number style: 3 significant figures with K/M/G/T."""
+    for suffix in ("", "K", "M", "G", "T"):
+        if abs(x) < base * 0.9995 or suffix == "T":
+            return f"{x:.0f}{suffix}" if abs(x) >= 10 or suffix == "" else f"{x:.1f}{suffix}"
+        x /= base
+    return f"{x:.0f}"  # pragma: no cover
+
+
+def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -> tuple[str, Table]:
+    """Its title line and the table: variants side by side; every row names its unit."""
+    variants = summary["variants"]
+    names = list(variants)
+    windows = {v: variants[v].get("window_s") for v in names}
+    warm = {v: configs.get(v, {}).get("run", {}).get("warmup_ns") for v in names}
+    w = set(windows.values())
+    title = "Summary of the measured window"
+    if len(w) == 1:
+        (ws,) = w
+        wu = set(warm.values())
+        title += f" ({_num(ws, 'g')} s of simulated time" + (f", after a {next(iter(wu)) / 1e9:g} s warm-up)" if len(wu) == 1 and None not in wu else ")")
+    t = Table()
+    t.add_column("metric (unit)", no_wrap=True)
+    for n in names:
+        t.add_column(n, justify="right")
+
+    def row(label: str, fn: Callable[[dict[str, Any]], str]) -> None:
+        t.add_row(label, *[fn(variants[n]) for n in names])
+
+    def g(d: dict[str, Any], *path: str) -> Any:
+        for p in path:
+            if not isinstance(d, dict) or p not in d:
+                return None
+            d = d[p]
+        return d
+
+    if len(w) > 1:
+        row("measured window (s)", lambda d: _num(d.get("window_s"), "g"))
+    row("throughput (queries/s)", lambda d: _num(d.get("qps"), ",.1f"))
+    row("transactions (tps)", lambda d: _num(d.get("tps"), ",.1f"))
+    for p in ("p50", "p95", "p99", "max"):
+        row(f"latency {p} (ms)", lambda d, p=p: _num(g(d, "latency_ms", p), ",.2f"))
+    row("CPU utilization (% of all vCPUs)", lambda d: _pct(d.get("cpu_utilization")))
+    devs: list[str] = []
+    for n in names:
+        for dev in (variants[n].get("devices") or {}):
+            if dev not in devs:
+                devs.append(dev)
+    for dev in devs:
+        row(f"{dev} reads (IOPS)", lambda d, dev=dev: _num(g(d, "devices", dev, "read_iops"), ",.0f"))
+        row(f"{dev} reads (MB/s)", lambda d, dev=dev: _num(g(d, "devices", dev, "read_mbps"), ",.1f"))
+        row(f"{dev} writes (IOPS)", lambda d, dev=dev: _num(g(d, "devices", dev, "write_iops"), ",.0f"))
+        row(f"{dev} utilization (%)", lambda d, dev=dev: _pct(g(d, "devices", dev, "utilization")))
+    row("InnoDB buffer pool hit ratio (%)", lambda d: _pct(g(d, "innodb", "buffer_pool_hit_ratio")))
+
+    def arc_hit(d: dict[str, Any]) -> str:
+        h, m = g(d, "arc", "hits"), g(d, "arc", "misses")
+        return "-" if h is None or m is None or h + m == 0 else f"{100 * h / (h + m):.1f}"
+
+    def per_s(key: str) -> Callable[[dict[str, Any]], str]:
+        def f(d: dict[str, Any]) -> str:
+            x, ws = g(d, "arc", key), d.get("window_s")
+            return "-" if x is None or not ws else f"{x / ws:,.1f}"
+
+        return f
+
+    if any("arc" in variants[n] for n in names):
+        row("ARC hit ratio (% of accesses)", arc_hit)
+        row("ARC demand data misses (/s)", per_s("demand_data_misses"))
+        row("ARC demand metadata misses (/s)", per_s("demand_metadata_misses"))
+        row("ARC size at end (GiB)", lambda d: _gib(g(d, "arc", "size")))
+        row("ARC target c at end (GiB)", lambda d: _gib(g(d, "arc", "c")))
+    return title, t
+
+
+@app.command("run")
+@_handle_errors
+def run_cmd(
+    scenario: Optional[Path] = typer.Argument(None, help="Scenario TOML (default: the packaged experiment 1)."),
+    json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON document (the summary) on stdout."),
+    csv_dir: Optional[Path] = typer.Option(None, "--csv", help="Write the series to DIR/<scenario>.series.csv (one long CSV, column 'variant' first)."),
+    variant: Optional[list[str]] = typer.Option(None, "--variant", help="Run only this variant (repeatable)."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Override the scenario's seed."),
+    duration: Optional[str] = typer.Option(None, "--duration", help="Override run.duration (e.g. '60s')."),
+) -> None:
+    """Run a scenario's variants and print what happened (simulated)."""
+    from . import load_scenario
+    from . import run as run_scenario
+    from .scenario import DEFAULT_SCENARIO
+
+    overrides: dict[str, Any] = {}
+    if seed is not None:
+        overrides["seed"] = seed
+    if duration is not None:
+        try:
+            units.parse_duration(duration)
+        except units.UnitError as e:
+            raise ScenarioError(f"--duration: {e}") from None
+        overrides["run"] = {"duration": duration}
+    try:
+        sc = load_scenario(scenario if scenario is not None else DEFAULT_SCENARIO, overrides=overrides or None)
+    except ScenarioError as e:
+        if not overrides:
+            raise
+        given = " ".join(f"--{k} {v}" for k, v in (("seed", seed), ("duration", duration)) if v is not None)
+        raise ScenarioError(f"{e}\n(with the command-line overrides {given})", errors=e.errors()) from None
+    from . import select_variants
+
+    names = select_variants(sc, variant)
+    err = _stderr()
+    if json_out:
+        result = run_scenario(sc, names)
+    else:
+        with Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} variants"),
+            TimeElapsedColumn(), console=err, transient=True,
+        ) as progress:
+            task = progress.add_task(f"{sc.name}", total=len(names))
+
+            def on_variant(name: str, i: int, total: int) -> None:
+                progress.update(task, completed=i, description=f"{sc.name}: {name}")
+
+            result = run_scenario(sc, names, on_variant=on_variant)
+            progress.update(task, completed=len(names))
+    if csv_dir is not None:
+        path = result.to_csv(csv_dir)
+        err.print(f"series written to {escape(str(path))}")
+    if json_out:
+        typer.echo(result.to_json())
+        return
+    out = _stdout()
+    out.print(f"[bold]{escape(sc.name)}[/] ({escape(sc.source)}) - simulated by ztwin; numbers are model outputs, not measurements")
+    for name in names:
+        lines = arcstat_lines(result.variant(name))
+        if lines:
+            ri = sc.variants[name]["run"]["report_interval_ns"] / 1e9
+            out.print(
+                f"\n[bold]ARC, variant {escape(name)}[/] (arcstat-style; each row = the {ri:g} s interval ending at 'time', "
+                "simulated s; rates per second; %: share of ARC accesses; arcsz, c: bytes at interval end)"
+            )
+            for line in lines:
+                out.print(escape(line))
+    title, table = summary_table(result.summary, result.configs)
+    out.print(f"\n[bold]{escape(title)}[/]")
+    out.print(table)
+
+
+# ---------------------------------------------------------------------------------------
+# validate
+
+
+@app.command("validate")
+@_handle_errors
+def validate_cmd(scenario: Path = typer.Argument(..., help="Scenario TOML.")) -> None:
+    """Validate a scenario and print its resolved variants as JSON (what the core receives)."""
+    from . import load_scenario
+
+    sc = load_scenario(scenario)
+    typer.echo(sc.to_json())
+    _stderr().print(f"[green]ok:[/] {escape(sc.source)}: {len(sc.variants)} variant(s): {escape(', '.join(sc.variant_names))}")
+
+
+# ---------------------------------------------------------------------------------------
+# geometry
+
+SHARE_RECORDSIZES = [4096 << i for i in range(9)]  # 4K .. 1M
+
+
+def geometry_request(file_size: int, recordsize: int, indirect_block_size: int, files: int) -> dict[str, Any]:
+    """The JSON request sent to ``_core.geometry`` (PROPOSED contract; the core's module docs rule)."""
+    return {"file_size": file_size, "recordsize": recordsize, "indirect_block_size": indirect_block_size, "files": files}
+
+
+def _core_geometry(req: dict[str, Any]) -> dict[str, Any]:
+    from . import _core
+
+    return json.loads(_core.geometry(json.dumps(req)))
+
+
+def geometry_table(answer: dict[str, Any]) -> Optional[Table]:
+    """zdb-style levels table, when the answer has ``levels: [{level, blocks, bytes}]``."""
+    levels = answer.get("levels")
+    if not isinstance(levels, list) or not all(isinstance(x, dict) for x in levels):
+        return None
+    t = Table(title="Block-pointer tree per file (zdb -ddddd levels)", title_justify="left")
+    t.add_column("level")
+    t.add_column("blocks", justify="right")
+    t.add_column("bytes (logical)", justify="right")
+    for lv in sorted(levels, key=lambda x: -x.get("level", 0)):
+        t.add_row(f"L{lv.get('level')}", _num(lv.get("blocks")), f"{_num(lv.get('bytes'))} ({units.human_size(lv.get('bytes') or 0)})")
+    return t
+
+
+def _size_opt(text: str, opt: str) -> int:
+    try:
+        return units.parse_size(int(text) if text.isdigit() else text)
+    except units.UnitError as e:
+        raise ScenarioError(f"{opt}: {e}") from None
+
+
+@app.command("geometry")
+@_handle_errors
+def geometry_cmd(
+    file_size: str = typer.Option(..., "--file-size", help="File size, e.g. '2.3GiB'."),
+    recordsize: str = typer.Option("128K", "--recordsize", help="Dataset recordsize."),
+    indirect_block_size: str = typer.Option("128K", "--indirect-block-size", help="Indirect block size (16K for files created under 0.6.x)."),
+    files: int = typer.Option(1, "--files", min=1, help="Number of such files (totals scale)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the core's answer as is."),
+) -> None:
+    """Block-pointer tree of a ZFS file: blocks and bytes per level, metadata share by recordsize."""
+    req = geometry_request(
+        _size_opt(file_size, "--file-size"), _size_opt(recordsize, "--recordsize"),
+        _size_opt(indirect_block_size, "--indirect-block-size"), files,
+    )
+    from . import _core
+
+    text = _core.geometry(json.dumps(req))
+    if json_out:
+        typer.echo(text)
+        return
+    answer = json.loads(text)
+    out = _stdout()
+    t = geometry_table(answer)
+    if t is None:
+        out.print_json(text)
+    else:
+        out.print(t)
+    share = Table(title="Metadata share by recordsize (indirect bytes / data bytes)", title_justify="left")
+    share.add_column("recordsize")
+    share.add_column("metadata share (%)", justify="right")
+    any_row = False
+    for rs in SHARE_RECORDSIZES:
+        a = _core_geometry(dict(req, recordsize=rs))
+        if "metadata_share" in a:
+            share.add_row(units.format_size(rs).replace("iB", ""), f"{100 * a['metadata_share']:.2f}")
+            any_row = True
+    if any_row:
+        out.print(share)
+
+
+def main() -> None:
+    """Entry point of the ``ztwin`` script."""
+    app(prog_name="ztwin")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

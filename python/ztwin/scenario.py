@@ -1,0 +1,830 @@
+"""Scenarios: the TOML users write, validated and resolved into the core's ``VariantConfig``.
+
+A scenario file has these tables (every key is checked; an unknown key is an error)::
+
+    name = "exp1-arc-sizing"          # required
+    description = "..."
+    seed = 42                         # default 0
+    [machine]        preset = "aws-i3.large"; any field overridable (vcpus, ram, [machine.cpu])
+    [devices.NAME]   preset = "aws-gp2"; size = "1000GiB"; any DeviceConfig field overridable
+    [filesystem]     type = "zfs" | "xfs" | "ext4", then the fields of that filesystem
+    [filesystem.arc] ZFS ARC tunables named as in zfs(4)
+    [database]       type = "innodb", options named as in the MySQL manual
+    [dataset]        type = "sysbench", tables, table_size, compress_ratio
+    [workload]       type = "sysbench", test, threads, rand_type, ... (sysbench option names)
+    [run]            warmup, duration, report_interval
+    [variants.NAME]  any of the tables above, deep-merged over the base
+
+Sizes, durations and rates follow :mod:`ztwin.units`. Variants are merged table by table
+(a key in the variant replaces the base's key; a table in the variant merges into the
+base's table; lists are replaced whole), except that a table whose ``type`` changes
+(``filesystem.type = "xfs"`` over a ZFS base) replaces the base table: fields of ZFS make
+no sense for XFS. A device table merges even when its ``preset`` changes. Without
+``[variants]`` there is one variant, named ``base``.
+
+:func:`load_scenario` reads and validates a file (or a dict) and resolves every variant;
+:func:`resolve` returns the resolved variants, one dict per variant with exactly the keys
+of the core's ``VariantConfig`` (bytes and nanoseconds as integers). Every error found is
+reported at once in a :class:`~ztwin.exceptions.ScenarioError`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
+
+from . import units
+from .exceptions import ScenarioError
+
+__all__ = [
+    "Scenario",
+    "load_scenario",
+    "resolve",
+    "ScenarioSpec",
+    "MachineSpec",
+    "DeviceSpec",
+    "gp2_limits",
+    "DEFAULT_SCENARIO",
+]
+
+MiB = 1 << 20
+GiB = 1 << 30
+DEFAULT_SCENARIO = Path(__file__).parent / "scenarios" / "default.toml"
+
+# ---------------------------------------------------------------------------------------
+# Value types
+
+
+def _unit_validator(fn, kind: str):
+    def check(v: Any) -> Any:
+        try:
+            return fn(v)
+        except units.UnitError as e:
+            raise PydanticCustomError(kind, str(e)) from None
+
+    return check
+
+
+def _rate_or_none(v: Any) -> Any:
+    if isinstance(v, str) and v.strip().lower() in ("none", "unlimited"):
+        return "none"
+    return units.parse_rate(v)
+
+
+def _iops_or_none(v: Any) -> Any:
+    if isinstance(v, str) and v.strip().lower() in ("none", "unlimited"):
+        return "none"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise units.UnitError(f"expected operations per second (a number) or \"none\", got {v!r}")
+    if not (v > 0 and math.isfinite(v)):
+        raise units.UnitError(f"must be a positive number of operations per second, got {v!r}")
+    return float(v)
+
+
+def _ms_or_duration(v: Any) -> Any:
+    # innodb_old_blocks_time is in milliseconds in MySQL: a bare integer is ms.
+    if isinstance(v, int) and not isinstance(v, bool):
+        if v < 0:
+            raise units.UnitError(f"must not be negative, got {v}")
+        return v * 1_000_000
+    return units.parse_duration(v)
+
+
+Size = Annotated[int, BeforeValidator(_unit_validator(units.parse_size, "size"))]
+Duration = Annotated[int, BeforeValidator(_unit_validator(units.parse_duration, "duration"))]
+Rate = Annotated[float, BeforeValidator(_unit_validator(units.parse_rate, "rate"))]
+RateOrNone = Annotated[Union[float, Literal["none"]], BeforeValidator(_unit_validator(_rate_or_none, "rate"))]
+IopsOrNone = Annotated[Union[float, Literal["none"]], BeforeValidator(_unit_validator(_iops_or_none, "iops"))]
+MsDuration = Annotated[int, BeforeValidator(_unit_validator(_ms_or_duration, "duration"))]
+PosInt = Annotated[int, Field(ge=1)]
+
+
+def _pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def _check(pred, kind: str, msg: str):
+    def check(v: Any) -> Any:
+        if not pred(v):
+            raise PydanticCustomError(kind, msg)
+        return v
+
+    return AfterValidator(check)
+
+
+def _known(which: str):
+    def check(v: Any) -> Any:
+        from . import presets
+
+        known = presets.machine_presets() if which == "machine" else presets.device_presets()
+        if v not in known:
+            msg = f"unknown {which} preset {v!r}; known: {', '.join(known)}"
+            raise PydanticCustomError("unknown_preset", msg.replace("{", "{{").replace("}", "}}"))
+        return v
+
+    return AfterValidator(check)
+
+
+RecordSize = Annotated[Size, _check(lambda n: _pow2(n) and 512 <= n <= 16 * MiB, "recordsize",
+                                    "must be a power of two from 512 B to 16 MiB (512, 1K, ..., 128K, ..., 16M)")]
+IndirectSize = Annotated[Size, _check(lambda n: _pow2(n) and 4096 <= n <= 128 * 1024, "indirect_block_size",
+                                      "must be a power of two from 4K to 128K (16K: files created under 0.6.x; 128K since 0.7.0)")]
+Ashift = Annotated[int, _check(lambda n: 9 <= n <= 16, "ashift", "must be 9 to 16 (512 B to 64 KiB sectors)")]
+FsBlockSize = Annotated[Size, _check(lambda n: _pow2(n) and 512 <= n <= 65536, "block_size", "must be a power of two from 512 to 64K")]
+PageSize = Annotated[Size, _check(lambda n: n in (4096, 8192, 16384, 32768, 65536), "innodb_page_size", "must be 4K, 8K, 16K, 32K or 64K")]
+OldBlocksPct = Annotated[int, _check(lambda n: 5 <= n <= 95, "innodb_old_blocks_pct", "must be 5 to 95 (MySQL's range)")]
+Ratio = Annotated[float, _check(lambda x: x >= 1.0 and math.isfinite(x), "compress_ratio", "must be at least 1.0 (uncompressed / compressed)")]
+MachinePreset = Annotated[str, _known("machine")]
+DevicePreset = Annotated[str, _known("device")]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---------------------------------------------------------------------------------------
+# Machine and devices
+
+
+class CpuSpec(_Model):
+    """CPU costs (the core's ``CpuCosts``): ns of a reference core, divided by ``speed``."""
+
+    speed: Optional[float] = Field(None, gt=0, description="Speed of one vCPU relative to the reference core (0.25 = 4x slower).")
+    statement_ns: Optional[int] = Field(None, ge=0, description="Per SQL statement (client, loopback, parser, optimizer, executor).")
+    row_ns: Optional[int] = Field(None, ge=0, description="Per row returned.")
+    page_access_ns: Optional[int] = Field(None, ge=0, description="Per InnoDB page access.")
+    syscall_ns: Optional[int] = Field(None, ge=0, description="Per read system call reaching the filesystem.")
+    device_io_ns: Optional[int] = Field(None, ge=0, description="Per block device I/O.")
+    zfs_block_ns: Optional[int] = Field(None, ge=0, description="ZFS: per block looked up in the ARC.")
+    checksum_bytes_per_sec: Optional[int] = Field(None, gt=0, description="fletcher4 throughput, bytes/s.")
+    decompress_bytes_per_sec: Optional[int] = Field(None, gt=0, description="lz4 decompression output, bytes/s.")
+
+
+class MachineSpec(_Model):
+    """``[machine]``: a preset (see ``presets/machines.toml``) and overrides."""
+
+    preset: Optional[MachinePreset] = Field(None, description="Name of a machine preset.")
+    name: Optional[str] = Field(None, description="Name in reports (default: the preset's name).")
+    description: Optional[str] = None
+    cpu_model: Optional[str] = Field(None, description="Reporting only.")
+    vcpus: Optional[PosInt] = Field(None, description="vCPUs running the database, the client and the filesystem.")
+    ram: Optional[Size] = Field(None, description="RAM; OpenZFS derives ARC defaults from it (c_max = RAM/2 through 2.2).")
+    cpu: Optional[CpuSpec] = None
+
+
+class DeviceSpec(_Model):
+    """``[devices.NAME]``: a preset (see ``presets/devices.toml``) and overrides."""
+
+    preset: Optional[DevicePreset] = Field(None, description="Name of a device preset.")
+    description: Optional[str] = None
+    size: Optional[Size] = Field(None, description="Device size (AWS volumes: whole GiB; sets gp2 IOPS).")
+    iops_limit: Optional[IopsOrNone] = Field(None, description='Operations/s admitted (reads+writes), or "none".')
+    throughput_limit: Optional[RateOrNone] = Field(None, description='Bytes/s admitted ("250MB/s"), or "none".')
+    read_latency: Optional[Duration] = Field(None, description="Median service time of a small read once admitted.")
+    write_latency: Optional[Duration] = Field(None, description="Median service time of a small write once admitted.")
+    latency_sigma: Optional[float] = Field(None, ge=0, lt=5, description="Log-normal sigma of the service time.")
+    transfer_rate: Optional[Rate] = Field(None, gt=0, description="Internal transfer rate; adds size/rate per I/O.")
+    parallelism: Optional[PosInt] = Field(None, description="Requests served at once.")
+    burst: Optional[bool] = Field(None, description="aws-gp2 burst bucket (not modelled yet: only false).")
+
+
+# ---------------------------------------------------------------------------------------
+# Filesystems
+
+ZfsRelease = Literal["0.8", "2.1", "2.2"]
+
+
+class ArcSpec(_Model):
+    """``[filesystem.arc]``: ARC module parameters named as in zfs(4); 0 = the release's default."""
+
+    zfs_arc_max: Size = Field(0, description="zfs(4) zfs_arc_max; 0 = RAM/2 (0.8 to 2.2).")
+    zfs_arc_min: Size = Field(0, description="zfs(4) zfs_arc_min; 0 = max(RAM/32, 32 MiB).")
+    zfs_arc_meta_limit: Size = Field(0, description="zfs(4) zfs_arc_meta_limit (0.8, 2.1); 0 = 75% of arc_c_max.")
+    zfs_arc_meta_min: Size = Field(0, description="zfs(4) zfs_arc_meta_min (0.8, 2.1); 0 = 16 MiB.")
+    zfs_arc_meta_balance: int = Field(0, ge=0, description="zfs(4) zfs_arc_meta_balance (2.2+); 0 = 500.")
+    zfs_compressed_arc_enabled: bool = Field(True, description="zfs(4) zfs_compressed_arc_enabled; 1 since 0.7.0.")
+
+
+class ZfsSpec(_Model):
+    """``[filesystem] type = "zfs"``: a pool striped over ``vdevs`` and one dataset."""
+
+    type: Literal["zfs"]
+    release: ZfsRelease = Field("2.2", description="OpenZFS release whose behaviour is modelled.")
+    vdevs: list[str] = Field(min_length=1, description="Devices striped in the pool (names of [devices.*]).")
+    ashift: Ashift = Field(
+        12,
+        description="Pool sector size exponent. zpool create detects it from the device's reported "
+        "sector size; 12 (4 KiB) is what SSDs and most virtual disks give; 9 for 512-byte sectors.",
+    )
+    recordsize: RecordSize = Field(128 * 1024, description="zfs recordsize; default 128K.")
+    indirect_block_size: IndirectSize = Field(
+        128 * 1024, description="Indirect block size: 128K since zfs-0.7.0 (16K for files created under 0.6.x)."
+    )
+    compression: Literal["off", "lz4", "lzjb", "zstd", "gzip"] = Field("off", description="zfs compression; default off.")
+    primarycache: Literal["all", "metadata", "none"] = Field("all", description="zfs primarycache; default all.")
+    arc: ArcSpec = Field(default_factory=ArcSpec)
+
+
+class XfsSpec(_Model):
+    """``[filesystem] type = "xfs"``: extent-mapped, no per-record metadata reads."""
+
+    type: Literal["xfs"]
+    device: str = Field(description="Device holding the filesystem (a name of [devices.*]).")
+    block_size: FsBlockSize = Field(4096, description="mkfs.xfs default block size 4K.")
+
+
+class Ext4Spec(_Model):
+    """``[filesystem] type = "ext4"``: extent-mapped, no per-record metadata reads."""
+
+    type: Literal["ext4"]
+    device: str = Field(description="Device holding the filesystem (a name of [devices.*]).")
+    block_size: FsBlockSize = Field(4096, description="mke2fs default block size 4K.")
+
+
+FsSpec = Annotated[Union[ZfsSpec, XfsSpec, Ext4Spec], Field(discriminator="type")]
+FS_TYPES = ("zfs", "xfs", "ext4")
+
+# ---------------------------------------------------------------------------------------
+# Database, dataset, workload, run
+
+
+class InnodbSpec(_Model):
+    """``[database] type = "innodb"``: option names and defaults of the MySQL 5.7/8.0 manual."""
+
+    type: Literal["innodb"] = "innodb"
+    innodb_buffer_pool_size: Size = Field(128 * MiB, description="MySQL default 128M.")
+    innodb_page_size: PageSize = Field(16 * 1024, description="MySQL default 16K.")
+    innodb_old_blocks_pct: OldBlocksPct = Field(37, description="MySQL default 37.")
+    innodb_old_blocks_time: MsDuration = Field(
+        1000 * 1_000_000, description="MySQL default 1000 (ms); a bare integer is ms as in MySQL."
+    )
+    innodb_flush_method: Literal["fsync", "O_DIRECT"] = Field("fsync", description="MySQL default on Linux: fsync.")
+
+
+class SysbenchDatasetSpec(_Model):
+    """``[dataset] type = "sysbench"``: tables as ``sysbench oltp_common prepare`` creates them."""
+
+    type: Literal["sysbench"] = "sysbench"
+    tables: PosInt = Field(1, description="--tables (sysbench 1.0 default 1).")
+    table_size: PosInt = Field(10000, description="--table-size (sysbench 1.0 default 10000).")
+    compress_ratio: Ratio = Field(
+        1.0, description="Mean uncompressed/compressed ratio of the dataset's compression on this data "
+        "(per block, before sector rounding); sysbench data with lz4: 1.28."
+    )
+
+
+class SysbenchWorkloadSpec(_Model):
+    """``[workload] type = "sysbench"``: options and defaults of sysbench 1.0."""
+
+    type: Literal["sysbench"] = "sysbench"
+    test: Literal["oltp_point_select", "select_random_points"]
+    threads: PosInt = Field(1, description="--threads (default 1).")
+    rand_type: Literal["uniform", "special", "gaussian", "pareto", "zipfian"] = Field(
+        "special", description="--rand-type (sysbench 1.0 default special)."
+    )
+    rand_spec_iter: int = Field(12, ge=1, description="--rand-spec-iter (default 12).")
+    rand_spec_pct: float = Field(1.0, ge=0, le=100, description="--rand-spec-pct (default 1).")
+    rand_spec_res: float = Field(75.0, ge=0, le=100, description="--rand-spec-res (default 75).")
+    rand_pareto_h: float = Field(0.2, gt=0, lt=1, description="--rand-pareto-h (default 0.2).")
+    rand_zipfian_exp: float = Field(0.8, ge=0, description="--rand-zipfian-exp (default 0.8).")
+    random_points: int = Field(10, description="--random-points, select_random_points only (default 10).")
+
+
+class RunSpec(_Model):
+    """``[run]``: warm-up, measured window, report interval."""
+
+    warmup: Duration = Field(0, description="Warm-up before the measured window (sysbench --warmup-time default 0).")
+    duration: Duration = Field(10 * 10**9, description="Measured window (sysbench --time default 10s).")
+    report_interval: Duration = Field(10**9, description="Interval of the time series (arcstat's default 1s).")
+
+
+class VariantSpec(_Model):
+    """One variant: the base merged with the variant's overrides."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    seed: int = Field(0, ge=0, lt=2**64, description="Seed of every random stream; same seed, same numbers.")
+    machine: MachineSpec
+    devices: dict[str, DeviceSpec] = Field(min_length=1)
+    filesystem: FsSpec
+    database: InnodbSpec = Field(default_factory=InnodbSpec)
+    dataset: SysbenchDatasetSpec = Field(default_factory=SysbenchDatasetSpec)
+    workload: SysbenchWorkloadSpec
+    run: RunSpec = Field(default_factory=RunSpec)
+
+
+class ScenarioSpec(VariantSpec):
+    """The whole file: the base plus ``[variants.NAME]`` overrides (validated after merging)."""
+
+    variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+_UNIONS: dict[str, tuple[str, ...]] = {"filesystem": FS_TYPES}
+_VARIANT_KEYS = set(VariantSpec.model_fields) - {"name"}
+
+# ---------------------------------------------------------------------------------------
+# Errors
+
+
+@dataclass
+class _Err:
+    loc: tuple[Any, ...]
+    msg: str
+    input: Any = None
+    type: str = "value_error"
+
+
+def _loc_str(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _short(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 50 else r[:24] + "..." + r[-24:]
+
+
+def _fields_of(model: Any) -> list[str]:
+    return list(model.model_fields) if isinstance(model, type) and issubclass(model, BaseModel) else []
+
+
+def _unwrap(tp: Any) -> Any:
+    while get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    if get_origin(tp) is Union:
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return _unwrap(args[0])
+        return tuple(_unwrap(a) for a in args)
+    return tp
+
+
+def _model_at(loc: tuple[Any, ...]) -> Any:
+    """The pydantic model of the table at ``loc`` (a pydantic loc, union tags included)."""
+    cur: Any = ScenarioSpec
+    i = 0
+    while i < len(loc):
+        if not (isinstance(cur, type) and issubclass(cur, BaseModel)):
+            return None
+        f = cur.model_fields.get(loc[i])
+        if f is None:
+            return None
+        tp = _unwrap(f.annotation)
+        i += 1
+        if get_origin(tp) is dict:
+            i += 1  # the key
+            tp = _unwrap(get_args(tp)[1])
+        if isinstance(tp, tuple):  # discriminated union: the next element is the tag
+            tag = loc[i] if i < len(loc) else None
+            i += 1
+            tp = next((m for m in tp if _fields_of(m) and get_args(m.model_fields["type"].annotation) == (tag,)), None)
+        cur = tp
+    return cur
+
+
+def _user_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Drops union tags pydantic inserts (``filesystem.zfs.recordsize`` -> ``filesystem.recordsize``)."""
+    out = list(loc)
+    for key, tags in _UNIONS.items():
+        if len(out) > 1 and out[0] == key and out[1] in tags:
+            del out[1]
+    return tuple(out)
+
+
+def _pydantic_errors(e: ValidationError) -> list[_Err]:
+    errs = []
+    for d in e.errors(include_url=False):
+        loc, typ, msg, inp = tuple(d["loc"]), d["type"], d["msg"], d.get("input")
+        if typ == "extra_forbidden":
+            allowed = [f for f in _fields_of(_model_at(loc[:-1]))]
+            msg = f"unknown key {loc[-1]!r}; allowed keys: {', '.join(allowed)}" if allowed else "unknown key"
+        elif typ == "missing":
+            msg = "required key missing"
+            inp = None
+        elif typ in ("union_tag_not_found", "union_tag_invalid"):
+            tags = _UNIONS.get(loc[-1] if loc else "", ())
+            allowed = ", ".join(repr(t) for t in tags)
+            if typ == "union_tag_not_found":
+                msg = f"required key missing: type, one of {allowed}"
+                inp = None
+            else:
+                msg = f"unknown type {d['ctx']['tag']!r}; allowed: {allowed}"
+                inp = d["ctx"]["tag"]
+            loc = loc + ("type",)
+        elif typ == "literal_error":
+            msg = msg.replace("Input should be", "must be")
+        errs.append(_Err(_user_loc(loc), msg, inp, typ))
+    return errs
+
+
+def _format(source: str, errs: list[_Err]) -> str:
+    n = len(errs)
+    lines = [f"{n} validation error{'s' if n != 1 else ''} for scenario {source}"]
+    for e in errs:
+        lines.append(_loc_str(e.loc) or "(scenario)")
+        tail = f" [input_value={_short(e.input)}]" if e.input is not None else ""
+        lines.append(f"  {e.msg}{tail}")
+    return "\n".join(lines)
+
+
+def _raise(source: str, errs: list[_Err]) -> None:
+    dicts = [
+        {"loc": e.loc, "loc_str": _loc_str(e.loc), "msg": e.msg, "input": e.input, "type": e.type} for e in errs
+    ]
+    raise ScenarioError(_format(source, errs), errors=dicts)
+
+
+# ---------------------------------------------------------------------------------------
+# Merging
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any], path: tuple[str, ...], replaced: set) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        b = base.get(k)
+        if isinstance(v, dict) and isinstance(b, dict):
+            if "type" in v and "type" in b and v["type"] != b["type"]:
+                out[k] = copy.deepcopy(v)
+                replaced.add(path + (k,))
+            else:
+                out[k] = _merge(b, v, path + (k,), replaced)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def merge_variant(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """The base scenario table with a variant's overrides merged in (rules in the module docs)."""
+    return _merge(base, override, (), set())
+
+
+def _set_by_variant(base: dict, override: dict, replaced: set, loc: tuple[Any, ...]) -> bool:
+    """True when the value at ``loc`` comes from the variant (set, added or under a replaced table)."""
+    if any(loc[: len(r)] == r for r in replaced):
+        return True
+    b: Any = base
+    o: Any = override
+    for part in loc:
+        if not isinstance(o, dict):
+            return True  # the variant set a whole value (list, scalar) that contains loc
+        if part not in o:
+            return False
+        if not isinstance(b, dict) or part not in b:
+            return True  # the variant added this key
+        b, o = b[part], o[part]
+    return True
+
+
+def _get(raw: Any, loc: tuple[Any, ...]) -> Any:
+    for part in loc:
+        if isinstance(raw, dict) and part in raw:
+            raw = raw[part]
+        elif isinstance(raw, list) and isinstance(part, int) and part < len(raw):
+            raw = raw[part]
+        else:
+            return None
+    return raw
+
+
+# ---------------------------------------------------------------------------------------
+# Resolution and cross checks
+
+
+def gp2_limits(size_bytes: int) -> tuple[float, float]:
+    """AWS gp2 baseline (no burst): (IOPS, bytes/s) for a volume of ``size_bytes``.
+
+    IOPS = clamp(3 per GiB, 100, 16000); throughput 128 MiB/s up to 170 GiB, 250 MiB/s
+    from 334 GiB, and 128 MiB/s between them (250 there only while burst credits last).
+    Source: AWS EBS User Guide, "General Purpose SSD volumes" (gp2).
+    """
+    gib = size_bytes / GiB
+    iops = float(min(max(3 * gib, 100.0), 16000.0))
+    tput = 250 * MiB if gib >= 334 else 128 * MiB
+    return iops, float(tput)
+
+
+def _aws_size(errs: list[_Err], loc: tuple, raw: Any, size: Optional[int], kind: str, required: bool) -> None:
+    if size is None:
+        if required:
+            errs.append(_Err(loc + ("size",), f"{kind} needs a size: AWS sizes volumes in whole GiB, e.g. size = \"1000GiB\"", None, "missing"))
+        return
+    if size % GiB:
+        errs.append(_Err(
+            loc + ("size",),
+            f"AWS sizes {kind} volumes in whole GiB; this is {size / GiB:.2f} GiB "
+            f"(a volume shown as 1000 in the AWS console is \"1000GiB\", 1000GB is 931.32 GiB)",
+            _get(raw, loc + ("size",)), "value_error"))
+    elif not 1 <= size // GiB <= 16384:
+        errs.append(_Err(loc + ("size",), f"{kind} volumes are 1 GiB to 16384 GiB", _get(raw, loc + ("size",))))
+
+
+def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) -> Optional[dict[str, Any]]:
+    from .presets import device_presets
+
+    loc = ("devices", name)
+    presets = device_presets()
+    base = presets.get(spec.preset) if spec.preset else None
+    if spec.preset and base is None:
+        errs.append(_Err(loc + ("preset",), f"unknown device preset {spec.preset!r}; known: {', '.join(presets)}", spec.preset))
+        return None
+    values: dict[str, Any] = {}
+    for f in DeviceSpec.model_fields:
+        user = getattr(spec, f)
+        values[f] = user if user is not None else (getattr(base, f) if base is not None else None)
+    kind = spec.preset or "custom"
+    n0 = len(errs)
+    if kind == "aws-gp2":
+        _aws_size(errs, loc, raw, spec.size, "aws-gp2", required=True)
+        for f in ("iops_limit", "throughput_limit"):
+            if spec.__pydantic_fields_set__ & {f}:
+                errs.append(_Err(loc + (f,), f"aws-gp2 {f} follows from the size (3 IOPS/GiB, 100 to 16000; 128 or 250 MiB/s); "
+                                 "use preset aws-gp3 or a custom device to set it", _get(raw, loc + (f,))))
+        if spec.burst:
+            errs.append(_Err(loc + ("burst",), "the gp2 burst bucket is not modelled yet; only burst = false is allowed", True))
+        if len(errs) == n0 and spec.size is not None:
+            values["iops_limit"], values["throughput_limit"] = gp2_limits(spec.size)
+    else:
+        if spec.burst:
+            errs.append(_Err(loc + ("burst",), f"burst applies to preset aws-gp2 only (this device is {kind})", True))
+        if kind == "aws-gp3":
+            _aws_size(errs, loc, raw, spec.size, "aws-gp3", required=False)
+            iops, tput = values["iops_limit"], values["throughput_limit"]
+            if iops == "none" or not 3000 <= iops <= 16000:
+                errs.append(_Err(loc + ("iops_limit",), "aws-gp3 provisions 3000 to 16000 IOPS", _get(raw, loc + ("iops_limit",))))
+            elif spec.size and spec.size % GiB == 0 and iops > 500 * (spec.size // GiB):
+                errs.append(_Err(loc + ("iops_limit",), "aws-gp3 allows at most 500 IOPS per GiB of volume size", _get(raw, loc + ("iops_limit",))))
+            if tput == "none" or not 125 * MiB <= tput <= 1000 * MiB:
+                errs.append(_Err(loc + ("throughput_limit",), "aws-gp3 provisions 125 to 1000 MiB/s", _get(raw, loc + ("throughput_limit",))))
+            elif iops != "none" and tput > iops * 0.25 * MiB:
+                errs.append(_Err(loc + ("throughput_limit",), "aws-gp3 allows at most 0.25 MiB/s per provisioned IOPS", _get(raw, loc + ("throughput_limit",))))
+    required = ("read_latency", "write_latency", "latency_sigma", "transfer_rate", "parallelism")
+    for f in required + ("iops_limit", "throughput_limit"):
+        if values[f] is None and not (kind == "aws-gp2" and f in ("iops_limit", "throughput_limit")):
+            errs.append(_Err(loc + (f,), f"required key missing (no preset gives it{'' if spec.preset else '; or set preset = one of ' + ', '.join(presets)})", None, "missing"))
+    if len(errs) > n0:
+        return None
+    none = lambda v: None if v == "none" else float(v)  # noqa: E731
+    return {
+        "name": name,
+        "kind": kind,
+        "iops_limit": none(values["iops_limit"]),
+        "throughput_limit_bytes_per_sec": none(values["throughput_limit"]),
+        "read_latency_ns": values["read_latency"],
+        "write_latency_ns": values["write_latency"],
+        "latency_sigma": float(values["latency_sigma"]),
+        "transfer_bytes_per_sec": float(values["transfer_rate"]),
+        "parallelism": values["parallelism"],
+    }
+
+
+def _resolve_machine(spec: MachineSpec, errs: list[_Err]) -> Optional[dict[str, Any]]:
+    from .presets import machine_presets
+
+    presets = machine_presets()
+    base = presets.get(spec.preset) if spec.preset else None
+    if spec.preset and base is None:
+        errs.append(_Err(("machine", "preset"), f"unknown machine preset {spec.preset!r}; known: {', '.join(presets)}", spec.preset))
+        return None
+    hint = "" if spec.preset else f"; or set preset = one of {', '.join(presets)}"
+    n0 = len(errs)
+
+    def pick(obj: Any, bobj: Any, f: str, loc: tuple) -> Any:
+        v = getattr(obj, f) if obj is not None else None
+        if v is None and bobj is not None:
+            v = getattr(bobj, f)
+        if v is None:
+            errs.append(_Err(loc, f"required key missing (no preset gives it{hint})", None, "missing"))
+        return v
+
+    vcpus = pick(spec, base, "vcpus", ("machine", "vcpus"))
+    ram = pick(spec, base, "ram", ("machine", "ram"))
+    cpu = {f: pick(spec.cpu, base.cpu if base else None, f, ("machine", "cpu", f)) for f in CpuSpec.model_fields}
+    if len(errs) > n0:
+        return None
+    if ram < 64 * MiB:
+        errs.append(_Err(("machine", "ram"), "must be at least 64 MiB", ram))
+        return None
+    cpu["speed"] = float(cpu["speed"])
+    return {"name": spec.name or spec.preset or "custom", "vcpus": vcpus, "ram_bytes": ram, "cpu": cpu}
+
+
+def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict) -> tuple[Optional[dict], list[_Err]]:
+    errs: list[_Err] = []
+    machine = _resolve_machine(spec.machine, errs)
+    devices = [d for n, s in spec.devices.items() if (d := _resolve_device(n, s, raw, errs)) is not None]
+    names = list(spec.devices)
+    fs = spec.filesystem
+    ram = machine["ram_bytes"] if machine else None
+
+    def err(loc: tuple, msg: str) -> None:
+        errs.append(_Err(loc, msg, _get(raw, loc)))
+
+    if isinstance(fs, ZfsSpec):
+        for i, v in enumerate(fs.vdevs):
+            if v not in spec.devices:
+                err(("filesystem", "vdevs", i), f"names no device; devices of this scenario: {', '.join(names)}")
+        if len(set(fs.vdevs)) != len(fs.vdevs):
+            err(("filesystem", "vdevs"), "a device can be a vdev only once")
+        max_rs = 16 * MiB if fs.release == "2.2" else MiB
+        if fs.recordsize > max_rs:
+            err(("filesystem", "recordsize"), f"release {fs.release} allows at most 1M (zfs_max_recordsize); 16M needs release 2.2")
+        a = fs.arc
+        arc = ("filesystem", "arc")
+        if a.zfs_arc_max:
+            if a.zfs_arc_max < 64 * MiB:
+                err(arc + ("zfs_arc_max",), "must be at least 64 MiB (or 0 for the default, RAM/2)")
+            elif ram is not None and a.zfs_arc_max >= ram:
+                err(arc + ("zfs_arc_max",), f"must be less than the machine's RAM ({units.human_size(ram)})")
+        if a.zfs_arc_min and a.zfs_arc_max and a.zfs_arc_min > a.zfs_arc_max:
+            err(arc + ("zfs_arc_min",), "must not exceed zfs_arc_max")
+        if fs.release == "2.2":
+            for t in ("zfs_arc_meta_limit", "zfs_arc_meta_min"):
+                if t in a.model_fields_set:
+                    err(arc + (t,), f"{t} does not exist in release 2.2 (removed by OpenZFS PR #14359); "
+                        "2.2 tunes metadata with zfs_arc_meta_balance; or set release = \"0.8\" or \"2.1\"")
+        elif "zfs_arc_meta_balance" in a.model_fields_set:
+            err(arc + ("zfs_arc_meta_balance",), f"zfs_arc_meta_balance exists only from release 2.2 (this is {fs.release}); "
+                "0.8 and 2.1 use zfs_arc_meta_limit and zfs_arc_meta_min")
+        if a.zfs_arc_meta_limit and a.zfs_arc_max and a.zfs_arc_meta_limit > a.zfs_arc_max:
+            err(arc + ("zfs_arc_meta_limit",), "must not exceed zfs_arc_max")
+        fs_out = {
+            "type": "zfs", "release": fs.release, "vdevs": list(fs.vdevs), "ashift": fs.ashift,
+            "recordsize": fs.recordsize, "indirect_block_size": fs.indirect_block_size,
+            "compression": fs.compression, "primarycache": fs.primarycache,
+            "arc": {f: getattr(a, f) for f in ArcSpec.model_fields},
+        }
+    else:
+        if fs.device not in spec.devices:
+            err(("filesystem", "device"), f"names no device; devices of this scenario: {', '.join(names)}")
+        fs_out = {"type": fs.type, "device": fs.device, "block_size": fs.block_size}
+
+    db = spec.database
+    if db.innodb_buffer_pool_size < 5 * MiB:
+        err(("database", "innodb_buffer_pool_size"), "must be at least 5 MiB")
+    elif ram is not None and db.innodb_buffer_pool_size >= ram:
+        err(("database", "innodb_buffer_pool_size"), f"must be less than the machine's RAM ({units.human_size(ram)})")
+    ds = spec.dataset
+    w = spec.workload
+    if w.threads > 4096:
+        err(("workload", "threads"), "must be 1 to 4096")
+    if not 1 <= w.random_points <= 1000:
+        err(("workload", "random_points"), "must be 1 to 1000")
+    r = spec.run
+    if r.duration <= 0:
+        err(("run", "duration"), "must be positive")
+    if r.report_interval <= 0:
+        err(("run", "report_interval"), "must be positive")
+    elif r.duration > 0 and r.report_interval > r.duration:
+        err(("run", "report_interval"), "must not exceed run.duration")
+    if errs:
+        return None, errs
+    out = {
+        "scenario": scenario,
+        "variant": variant,
+        "seed": spec.seed,
+        "machine": machine,
+        "devices": devices,
+        "filesystem": fs_out,
+        "database": {
+            "type": "innodb",
+            "innodb_buffer_pool_size": db.innodb_buffer_pool_size,
+            "innodb_page_size": db.innodb_page_size,
+            "innodb_old_blocks_pct": db.innodb_old_blocks_pct,
+            "innodb_old_blocks_time_ns": db.innodb_old_blocks_time,
+            "innodb_flush_method": db.innodb_flush_method,
+        },
+        "dataset": {"type": "sysbench", "tables": ds.tables, "table_size": ds.table_size, "compress_ratio": float(ds.compress_ratio)},
+        "workload": {
+            "type": "sysbench", "test": w.test, "threads": w.threads, "rand_type": w.rand_type,
+            "rand_spec_iter": w.rand_spec_iter, "rand_spec_pct": float(w.rand_spec_pct),
+            "rand_spec_res": float(w.rand_spec_res), "rand_pareto_h": float(w.rand_pareto_h),
+            "rand_zipfian_exp": float(w.rand_zipfian_exp), "random_points": w.random_points,
+        },
+        "run": {"warmup_ns": r.warmup, "duration_ns": r.duration, "report_interval_ns": r.report_interval},
+    }
+    return out, []
+
+
+# ---------------------------------------------------------------------------------------
+# Public API
+
+
+@dataclass
+class Scenario:
+    """A validated scenario: its name, where it came from, and every variant resolved."""
+
+    name: str
+    source: str
+    description: str
+    raw: dict[str, Any]
+    variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def variant_names(self) -> list[str]:
+        return list(self.variants)
+
+    def to_json(self) -> str:
+        """The resolved variants as one JSON document ``{variant: VariantConfig}``."""
+        return json.dumps(self.variants, indent=2)
+
+
+def _validate(raw: dict[str, Any], source: str, overrides: Optional[dict[str, Any]] = None) -> Scenario:
+    if not isinstance(raw, dict):
+        _raise(source, [_Err((), "a scenario is a table (dict) of keys", raw, "dict_type")])
+    raw = copy.deepcopy(raw)
+    errs: list[_Err] = []
+    variants_raw = raw.pop("variants", None)
+    if variants_raw is None:
+        variants_raw = {}
+    if not isinstance(variants_raw, dict):
+        errs.append(_Err(("variants",), "must be a table of [variants.NAME] tables", variants_raw, "dict_type"))
+        variants_raw = {}
+    for vname, over in variants_raw.items():
+        if not isinstance(over, dict):
+            errs.append(_Err(("variants", vname), "must be a table of overrides", over, "dict_type"))
+        else:
+            for k in over:
+                if k not in _VARIANT_KEYS:
+                    errs.append(_Err(("variants", vname, k), f"unknown key {k!r}; a variant overrides: {', '.join(sorted(_VARIANT_KEYS))}", over[k], "extra_forbidden"))
+    if errs:
+        _raise(source, errs)
+    todo = variants_raw or {"base": {}}
+    name = raw.get("name") if isinstance(raw.get("name"), str) else "?"
+    # loc/msg -> variants in which the base-attributed error occurs
+    base_errs: dict[tuple, tuple[_Err, list[str]]] = {}
+    var_errs: list[_Err] = []
+    resolved: dict[str, dict] = {}
+    for vname, over in todo.items():
+        replaced: set = set()
+        merged = _merge(raw, over, (), replaced)
+        if overrides:
+            merged = _merge(merged, overrides, (), set())
+        try:
+            spec = VariantSpec.model_validate(merged)
+        except ValidationError as e:
+            found = _pydantic_errors(e)
+        else:
+            out, found = _resolve_variant(name, vname, spec, merged)
+            if out is not None:
+                resolved[vname] = out
+        for e in found:
+            if variants_raw and _set_by_variant(raw, over, replaced, e.loc):
+                var_errs.append(_Err(("variants", vname) + e.loc, e.msg, e.input, e.type))
+            else:
+                key = (e.loc, e.msg)
+                base_errs.setdefault(key, (e, []))[1].append(vname)
+    errs = []
+    for e, where in base_errs.values():
+        if variants_raw and len(where) < len(todo):
+            e = _Err(e.loc, f"{e.msg} (in variant{'s' if len(where) > 1 else ''} {', '.join(where)})", e.input, e.type)
+        errs.append(e)
+    errs += var_errs
+    if errs:
+        _raise(source, errs)
+    return Scenario(name=name, source=source, description=raw.get("description", ""), raw=raw | {"variants": variants_raw}, variants=resolved)
+
+
+def load_scenario(src: Union[str, Path, dict[str, Any], None] = None, *, overrides: Optional[dict[str, Any]] = None) -> Scenario:
+    """Reads, validates and resolves a scenario: a TOML file path, a dict, or None (the default).
+
+    ``overrides`` is a table merged into every variant last (the CLI's ``--seed`` and
+    ``--duration`` use it). Raises :class:`~ztwin.exceptions.ScenarioError` listing every
+    problem found.
+    """
+    if src is None:
+        src = DEFAULT_SCENARIO
+    if isinstance(src, dict):
+        return _validate(src, "<dict>", overrides)
+    path = Path(src)
+    source = str(src)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"scenario file {source} does not exist", errors=[{"loc": (), "loc_str": "", "msg": "file not found", "input": source, "type": "file_not_found"}]) from None
+    except OSError as e:
+        raise ScenarioError(f"cannot read scenario file {source}: {e.strerror}") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"scenario {source} is not valid TOML: {e}", errors=[{"loc": (), "loc_str": "", "msg": f"not valid TOML: {e}", "input": None, "type": "toml"}]) from None
+    return _validate(raw, source, overrides)
+
+
+def resolve(scenario: Union[Scenario, str, Path, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The resolved variants ``{variant name: VariantConfig dict}`` of a scenario."""
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario)
+    return copy.deepcopy(scenario.variants)

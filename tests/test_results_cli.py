@@ -1,0 +1,194 @@
+"""Result formatting and the command line.
+
+FORMATTING TESTS, NOT MODEL RESULTS: `fake_run_variant` replaces the core's run_variant by a
+hand-written document of the documented shape (tests/fixtures/fake_core_result.json)."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+import ztwin
+from conftest import core_available
+from ztwin.cli import app, arcstat_lines
+from ztwin.results import Result
+
+runner = CliRunner()
+
+MINI = """
+name = "mini"
+[machine]
+preset = "lab-guest"
+[devices.vd]
+preset = "virtio-throttled"
+[filesystem]
+type = "zfs"
+vdevs = ["vd"]
+[filesystem.arc]
+zfs_arc_max = "256MiB"
+[workload]
+type = "sysbench"
+test = "oltp_point_select"
+[variants.zfs]
+[variants.ext4]
+filesystem = { type = "ext4", device = "vd" }
+"""
+
+
+# --------------------------------------------------------------------------------------
+# Result
+
+
+def test_result_summary_series_json(fake_core_result, tmp_path):
+    xfs = {k: v for k, v in fake_core_result.items() if k != "arc"}
+    xfs["series"] = {k: v for k, v in fake_core_result["series"].items() if not k.startswith("arc_")}
+    r = Result("s", {"zfs": fake_core_result, "xfs": xfs})
+    s = r.summary
+    assert s["scenario"] == "s" and list(s["variants"]) == ["zfs", "xfs"]
+    assert "series" not in s["variants"]["zfs"] and s["variants"]["zfs"]["arc"]["hits"] == 1000
+    df = r.series
+    assert df.columns[0] == "variant" and df.height == 6
+    assert df.filter(pl.col("variant") == "xfs")["arc_hits"].null_count() == 3
+    assert json.loads(r.to_json()) == s
+    path = r.to_csv(tmp_path / "out")
+    back = pl.read_csv(path)
+    assert back.height == 6 and back.columns == df.columns
+
+
+def test_run_api_calls_core_per_variant(fake_run_variant, write_toml):
+    res = ztwin.run(write_toml(MINI))
+    assert res.variant_names == ["zfs", "ext4"]
+    assert [c["variant"] for c in fake_run_variant] == ["zfs", "ext4"]
+    res = ztwin.run(write_toml(MINI), variants=["ext4"])
+    assert res.variant_names == ["ext4"]
+    with pytest.raises(ztwin.ScenarioError, match="has no variant 'nope'; its variants: zfs, ext4"):
+        ztwin.run(write_toml(MINI), variants=["nope"])
+
+
+def test_arcstat_lines(fake_core_result):
+    lines = arcstat_lines(fake_core_result)
+    assert lines[0].split() == ["time", "read", "miss", "miss%", "dmis", "dm%", "mmis", "mm%", "arcsz", "c"]
+    first = lines[1].split()
+    assert first[0] == "10.0" and first[1] == "4.6K" and first[2] == "3.0K" and first[-1] == "1.0G"
+    assert arcstat_lines({"series": {"time_s": [1.0], "qps": [1.0]}}) == []
+
+
+# --------------------------------------------------------------------------------------
+# CLI
+
+
+def test_cli_run_json_is_one_document(fake_run_variant, write_toml):
+    r = runner.invoke(app, ["run", str(write_toml(MINI)), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)  # nothing else on stdout
+    assert doc["scenario"] == "mini" and list(doc["variants"]) == ["zfs", "ext4"]
+    assert set(doc["variants"]["zfs"]) == {"qps", "tps", "queries", "window_s", "latency_ms", "cpu_utilization", "devices", "innodb", "arc"}
+    assert "arc" not in doc["variants"]["ext4"]
+
+
+def test_cli_run_default_scenario_human_output(fake_run_variant):
+    r = runner.invoke(app, ["run"])
+    assert r.exit_code == 0, r.output
+    out = r.stdout
+    assert "exp1-arc-sizing" in out and "arcstat-style" in out
+    assert "throughput (queries/s)" in out and "latency p95 (ms)" in out and "ebs reads (IOPS)" in out
+    assert "600 s of simulated time, after a 60 s warm-up" in out
+    assert [c["variant"] for c in fake_run_variant] == ["xfs", "zfs-arc-1g", "zfs-arc-meta"]
+
+
+def test_cli_run_options(fake_run_variant, write_toml, tmp_path):
+    r = runner.invoke(app, ["run", str(write_toml(MINI)), "--json", "--variant", "ext4", "--seed", "7",
+                            "--duration", "30s", "--csv", str(tmp_path / "csv")])
+    assert r.exit_code == 0, r.output
+    assert list(json.loads(r.stdout)["variants"]) == ["ext4"]
+    (cfg,) = fake_run_variant
+    assert cfg["seed"] == 7 and cfg["run"]["duration_ns"] == 30 * 10**9
+    assert pl.read_csv(tmp_path / "csv" / "mini.series.csv")["variant"].to_list() == ["ext4"] * 3
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["run", "{bad}"], "1 validation error for scenario"),
+        (["run", "{mini}", "--variant", "nope"], "has no variant 'nope'"),
+        (["run", "{mini}", "--duration", "soon"], "--duration: cannot read 'soon'"),
+        (["run", "/nonexistent.toml"], "does not exist"),
+        (["validate", "{bad}"], "filesystem.recordsize"),
+        (["geometry", "--file-size", "2Q"], "--file-size: unknown size unit 'Q'"),
+    ],
+)
+def test_cli_errors_exit_2_with_message(args, fragment, write_toml):
+    bad = write_toml(MINI.replace('[filesystem.arc]', 'recordsize = "24K"\n[filesystem.arc]'), "bad.toml")
+    mini = write_toml(MINI, "mini.toml")
+    args = [a.format(bad=bad, mini=mini) for a in args]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 2, r.output
+    assert fragment in r.stderr
+    assert "Traceback" not in r.output and r.stdout == ""
+
+
+def test_cli_simulation_error_exit_2(write_toml, monkeypatch):
+    from ztwin import _core
+
+    def fail(_):
+        raise ztwin.SimulationError("mini.zfs at t=5 ns: arc exploded")
+
+    monkeypatch.setattr(_core, "run_variant", fail)
+    r = runner.invoke(app, ["run", str(write_toml(MINI)), "--json"])
+    assert r.exit_code == 2 and "simulation error: mini.zfs at t=5 ns: arc exploded" in r.stderr
+
+
+def test_cli_unexpected_error_is_not_a_traceback(write_toml, monkeypatch):
+    from ztwin import _core
+
+    class PanicException(BaseException):  # what pyo3 raises on a Rust panic
+        pass
+
+    def panic(_):
+        raise PanicException("index out of bounds")
+
+    monkeypatch.setattr(_core, "run_variant", panic)
+    r = runner.invoke(app, ["run", str(write_toml(MINI)), "--json"])
+    assert r.exit_code == 3
+    assert "internal error in the simulation core" in r.stderr and "Traceback" not in r.output
+
+
+def test_cli_validate_prints_resolved_json(write_toml):
+    r = runner.invoke(app, ["validate", str(write_toml(MINI))])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert list(doc) == ["zfs", "ext4"] and doc["ext4"]["filesystem"]["type"] == "ext4"
+
+
+def test_cli_geometry_formats_levels(monkeypatch):
+    """FORMATTING TEST: a fake geometry answer in the proposed shape."""
+    from ztwin import _core
+
+    sent = []
+
+    def geometry(req):
+        r = json.loads(req)
+        sent.append(r)
+        return json.dumps({"levels": [{"level": 0, "blocks": 145447, "bytes": 145447 * 16384},
+                                      {"level": 1, "blocks": 1137, "bytes": 1137 * 16384}],
+                           "metadata_share": 0.008})
+
+    monkeypatch.setattr(_core, "geometry", geometry)
+    r = runner.invoke(app, ["geometry", "--file-size", "2GiB", "--recordsize", "16K", "--indirect-block-size", "16K"])
+    assert r.exit_code == 0, r.output
+    assert "L1" in r.stdout and "145,447" in r.stdout and "Metadata share" in r.stdout
+    assert sent[0] == {"file_size": 2 * 2**30, "recordsize": 16384, "indirect_block_size": 16384, "files": 1}
+    assert [s["recordsize"] for s in sent[1:]] == [4096 << i for i in range(9)]
+    r = runner.invoke(app, ["geometry", "--file-size", "1G", "--json"])
+    assert json.loads(r.stdout)["levels"][0]["blocks"] == 145447
+
+
+@pytest.mark.skipif(not core_available(), reason="ztwin._core not built")
+def test_version():
+    from ztwin import _core
+
+    assert ztwin.core_version() == _core.version()
+    assert ztwin.__version__ == "0.1.0"

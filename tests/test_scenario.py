@@ -1,0 +1,383 @@
+"""Scenario validation, merging and resolution (ztwin.scenario)."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+import tomli_w
+
+from ztwin import ScenarioError, load_scenario, resolve
+from ztwin.presets import device_presets, machine_presets, raw_device_presets
+from ztwin.scenario import DEFAULT_SCENARIO, GiB, MiB, gp2_limits, merge_variant
+
+BASE = {
+    "name": "t",
+    "machine": {"preset": "aws-i3.large"},
+    "devices": {"ebs": {"preset": "aws-gp2", "size": "1000GiB"}},
+    "filesystem": {"type": "zfs", "release": "0.8", "vdevs": ["ebs"], "recordsize": "16K", "arc": {"zfs_arc_max": "1GiB"}},
+    "workload": {"type": "sysbench", "test": "oltp_point_select"},
+}
+
+
+def base(**changes):
+    d = copy.deepcopy(BASE)
+    d.update(changes)
+    return d
+
+
+@pytest.fixture
+def load_file(tmp_path):
+    """Writes a scenario dict as TOML to tmp_path/s.toml and loads it."""
+
+    def load(d):
+        p = tmp_path / "s.toml"
+        p.write_text(tomli_w.dumps(d))
+        return load_scenario(p)
+
+    return load
+
+
+def rejected(load_file, d):
+    with pytest.raises(ScenarioError) as e:
+        load_file(d)
+    text = str(e.value)
+    assert "s.toml" in text.splitlines()[0], text  # names the file
+    assert re.match(r"\d+ validation errors? for scenario ", text)
+    return e.value
+
+
+def only_error(err):
+    errs = err.errors()
+    assert len(errs) == 1, str(err)
+    return errs[0]
+
+
+# --------------------------------------------------------------------------------------
+# accepted scenarios
+
+
+def test_minimal_scenario_resolves_with_real_defaults():
+    (cfg,) = resolve(base()).values()
+    assert cfg["variant"] == "base"
+    db = cfg["database"]
+    assert db == {
+        "type": "innodb", "innodb_buffer_pool_size": 128 * MiB, "innodb_page_size": 16384,
+        "innodb_old_blocks_pct": 37, "innodb_old_blocks_time_ns": 10**9, "innodb_flush_method": "fsync",
+    }
+    w = cfg["workload"]
+    assert (w["threads"], w["rand_type"], w["rand_spec_iter"], w["rand_spec_pct"], w["rand_spec_res"]) == (1, "special", 12, 1.0, 75.0)
+    assert (w["rand_pareto_h"], w["rand_zipfian_exp"], w["random_points"]) == (0.2, 0.8, 10)
+    arc = cfg["filesystem"]["arc"]
+    assert arc["zfs_arc_min"] == 0 and arc["zfs_compressed_arc_enabled"] is True
+    assert cfg["filesystem"]["indirect_block_size"] == 128 * 1024
+
+
+def test_default_scenario_is_experiment_1():
+    sc = load_scenario()
+    assert sc.name == "exp1-arc-sizing"
+    assert sc.variant_names == ["xfs", "zfs-arc-1g", "zfs-arc-meta"]
+    z = sc.variants["zfs-arc-1g"]
+    assert z["devices"][0]["iops_limit"] == 3000.0
+    assert z["filesystem"]["recordsize"] == 16384 and z["filesystem"]["indirect_block_size"] == 16384
+    assert z["filesystem"]["ashift"] == 9 and z["filesystem"]["release"] == "0.8"
+    assert z["filesystem"]["arc"]["zfs_arc_max"] == GiB
+    assert z["dataset"] == {"type": "sysbench", "tables": 330, "table_size": 10_000_000, "compress_ratio": 1.28}
+    assert sc.variants["xfs"]["filesystem"] == {"type": "xfs", "device": "ebs", "block_size": 4096}
+    assert sc.variants["zfs-arc-meta"]["filesystem"]["arc"]["zfs_arc_max"] > 6 * GiB
+
+
+def test_dict_and_path_give_the_same_result():
+    import tomllib
+
+    raw = tomllib.loads(DEFAULT_SCENARIO.read_text())
+    assert resolve(raw) == resolve(DEFAULT_SCENARIO)
+
+
+# --------------------------------------------------------------------------------------
+# variants
+
+
+def test_variant_table_merges_into_base():
+    d = base(variants={"big": {"filesystem": {"arc": {"zfs_arc_max": "8GiB"}}}, "same": {}})
+    r = resolve(d)
+    assert r["big"]["filesystem"]["arc"]["zfs_arc_max"] == 8 * GiB
+    assert r["big"]["filesystem"]["recordsize"] == 16384  # kept from the base
+    assert r["same"]["filesystem"]["arc"]["zfs_arc_max"] == GiB
+    assert list(r) == ["big", "same"]
+
+
+def test_variant_changing_filesystem_type_replaces_the_table():
+    d = base(variants={"xfs": {"filesystem": {"type": "xfs", "device": "ebs"}}})
+    assert resolve(d)["xfs"]["filesystem"] == {"type": "xfs", "device": "ebs", "block_size": 4096}
+
+
+def test_variant_type_change_does_not_inherit_zfs_fields(load_file):
+    d = base(variants={"xfs": {"filesystem": {"type": "xfs"}}})
+    e = only_error(rejected(load_file, d))
+    assert e["loc_str"] == "variants.xfs.filesystem.device"
+    assert "required" in e["msg"]
+
+
+def test_variant_lists_are_replaced_and_devices_merge():
+    d = base(variants={"two": {"devices": {"ebs2": {"preset": "aws-gp2", "size": "500GiB"}}, "filesystem": {"vdevs": ["ebs", "ebs2"]}}})
+    r = resolve(d)["two"]
+    assert [x["name"] for x in r["devices"]] == ["ebs", "ebs2"]
+    assert r["filesystem"]["vdevs"] == ["ebs", "ebs2"]
+    assert merge_variant({"a": [1, 2], "t": {"x": 1}}, {"a": [3], "t": {"y": 2}}) == {"a": [3], "t": {"x": 1, "y": 2}}
+
+
+def test_error_in_variant_is_located_in_the_variant(load_file):
+    d = base(variants={"zfs-arc-meta": {"filesystem": {"arc": {"zfs_arc_max": "20GiB"}}}, "ok": {}})
+    err = rejected(load_file, d)
+    e = only_error(err)
+    assert e["loc_str"] == "variants.zfs-arc-meta.filesystem.arc.zfs_arc_max"
+    assert "less than the machine's RAM (15.25 GiB)" in e["msg"]
+    assert "input_value='20GiB'" in str(err)
+
+
+def test_error_in_base_reported_once_and_names_variants_when_partial(load_file):
+    d = base(filesystem={**BASE["filesystem"], "recordsize": "24K"}, variants={"a": {}, "b": {}})
+    e = only_error(rejected(load_file, d))
+    assert e["loc_str"] == "filesystem.recordsize" and "power of two" in e["msg"]
+    d = base(variants={"small": {"machine": {"ram": "1GiB"}}, "ok": {}})
+    e = only_error(rejected(load_file, d))
+    assert e["loc_str"] == "filesystem.arc.zfs_arc_max" and "(in variant small)" in e["msg"]
+
+
+def test_variant_cannot_rename_scenario_or_nest_variants(load_file):
+    e = only_error(rejected(load_file, base(variants={"v": {"name": "x"}})))
+    assert e["loc_str"] == "variants.v.name" and "a variant overrides:" in e["msg"]
+    e = only_error(rejected(load_file, base(variants={"v": 3})))
+    assert e["loc_str"] == "variants.v"
+
+
+# --------------------------------------------------------------------------------------
+# unknown keys at every level
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        (),
+        ("machine",),
+        ("machine", "cpu"),
+        ("devices", "ebs"),
+        ("filesystem",),
+        ("filesystem", "arc"),
+        ("database",),
+        ("dataset",),
+        ("workload",),
+        ("run",),
+    ],
+)
+@pytest.mark.parametrize("in_variant", [False, True])
+def test_unknown_key_rejected_everywhere(load_file, path, in_variant):
+    d = base(database={"type": "innodb"}, dataset={"type": "sysbench"}, run={"duration": "10s"})
+    d["machine"]["cpu"] = {"speed": 1.0}
+    target = {} if in_variant else d
+    if in_variant:
+        d["variants"] = {"v": target}
+    t = target
+    for p in path:
+        t = t.setdefault(p, {})
+    t["colour"] = "red"
+    e = only_error(rejected(load_file, d))
+    want = ".".join((("variants", "v") if in_variant else ()) + path + ("colour",))
+    if not path and in_variant:
+        assert e["loc_str"] == "variants.v.colour" and "a variant overrides:" in e["msg"]
+    else:
+        assert e["loc_str"] == want
+        assert "unknown key 'colour'; allowed keys:" in e["msg"]
+
+
+def test_unknown_key_lists_allowed_keys_of_the_right_filesystem(load_file):
+    d = base(filesystem={"type": "xfs", "device": "ebs", "recordsize": "16K"})
+    e = only_error(rejected(load_file, d))
+    assert e["loc_str"] == "filesystem.recordsize"
+    assert "allowed keys: type, device, block_size" in e["msg"]
+
+
+# --------------------------------------------------------------------------------------
+# rejections: each names the field and what is allowed
+
+
+@pytest.mark.parametrize(
+    "change, loc, fragment",
+    [
+        ({"filesystem": {"type": "btrfs"}}, "filesystem.type", "unknown type 'btrfs'; allowed: 'zfs', 'xfs', 'ext4'"),
+        ({"filesystem": {"vdevs": ["ebs"]}}, "filesystem.type", "required key missing: type, one of 'zfs', 'xfs', 'ext4'"),
+        ({"filesystem": {**BASE["filesystem"], "vdevs": ["nvme"]}}, "filesystem.vdevs[0]", "names no device; devices of this scenario: ebs"),
+        ({"filesystem": {"type": "ext4", "device": "sda"}}, "filesystem.device", "names no device; devices of this scenario: ebs"),
+        ({"filesystem": {**BASE["filesystem"], "recordsize": "24K"}}, "filesystem.recordsize", "power of two from 512 B to 16 MiB"),
+        ({"filesystem": {**BASE["filesystem"], "recordsize": "32M"}}, "filesystem.recordsize", "power of two from 512 B to 16 MiB"),
+        ({"filesystem": {**BASE["filesystem"], "recordsize": "4M"}}, "filesystem.recordsize", "release 0.8 allows at most 1M"),
+        ({"filesystem": {**BASE["filesystem"], "indirect_block_size": "256K"}}, "filesystem.indirect_block_size", "power of two from 4K to 128K"),
+        ({"filesystem": {**BASE["filesystem"], "ashift": 8}}, "filesystem.ashift", "must be 9 to 16"),
+        ({"filesystem": {**BASE["filesystem"], "compression": "lz5"}}, "filesystem.compression", "must be 'off', 'lz4', 'lzjb', 'zstd' or 'gzip'"),
+        ({"filesystem": {**BASE["filesystem"], "primarycache": "some"}}, "filesystem.primarycache", "must be 'all', 'metadata' or 'none'"),
+        ({"filesystem": {**BASE["filesystem"], "release": "2.3"}}, "filesystem.release", "must be '0.8', '2.1' or '2.2'"),
+        ({"filesystem": {**BASE["filesystem"], "arc": {"zfs_arc_max": "16GiB"}}}, "filesystem.arc.zfs_arc_max", "less than the machine's RAM"),
+        ({"filesystem": {**BASE["filesystem"], "arc": {"zfs_arc_max": "32M"}}}, "filesystem.arc.zfs_arc_max", "at least 64 MiB"),
+        ({"filesystem": {**BASE["filesystem"], "arc": {"zfs_arc_max": "1G", "zfs_arc_min": "2G"}}}, "filesystem.arc.zfs_arc_min", "must not exceed zfs_arc_max"),
+        ({"filesystem": {**BASE["filesystem"], "release": "2.2", "arc": {"zfs_arc_meta_limit": "900M"}}}, "filesystem.arc.zfs_arc_meta_limit", "does not exist in release 2.2"),
+        ({"filesystem": {**BASE["filesystem"], "release": "2.2", "arc": {"zfs_arc_meta_min": 0}}}, "filesystem.arc.zfs_arc_meta_min", "does not exist in release 2.2"),
+        ({"filesystem": {**BASE["filesystem"], "arc": {"zfs_arc_meta_balance": 500}}}, "filesystem.arc.zfs_arc_meta_balance", "exists only from release 2.2"),
+        ({"filesystem": {**BASE["filesystem"], "arc": {"zfs_arc_max": "1G", "zfs_arc_meta_limit": "2G"}}}, "filesystem.arc.zfs_arc_meta_limit", "must not exceed zfs_arc_max"),
+        ({"filesystem": {**BASE["filesystem"], "recordsize": "16Q"}}, "filesystem.recordsize", "unknown size unit 'Q'"),
+        ({"filesystem": {"type": "xfs", "device": "ebs", "block_size": "3K"}}, "filesystem.block_size", "power of two from 512 to 64K"),
+        ({"machine": {"preset": "aws-i3.xlarge"}}, "machine.preset", "known: aws-i3.large, lab-guest, fusionio-host, baremetal-2018"),
+        ({"machine": {"vcpus": 2}}, "machine.ram", "required key missing (no preset gives it; or set preset = one of aws-i3.large"),
+        ({"machine": {"preset": "aws-i3.large", "vcpus": 0}}, "machine.vcpus", "greater than or equal to 1"),
+        ({"machine": {"preset": "aws-i3.large", "ram": "32M"}}, "machine.ram", "at least 64 MiB"),
+        ({"machine": {"preset": "aws-i3.large", "cpu": {"speed": 0}}}, "machine.cpu.speed", "greater than 0"),
+        ({"devices": {"ebs": {"preset": "aws-gp1"}}}, "devices.ebs.preset", "known: aws-gp2, aws-gp3, nvme-local, virtio-throttled, hdd-7200, fusionio"),
+        ({"devices": {"ebs": {"preset": "aws-gp2"}}}, "devices.ebs.size", "aws-gp2 needs a size"),
+        ({"devices": {"ebs": {"preset": "aws-gp2", "size": "1000GB"}}}, "devices.ebs.size", "whole GiB; this is 931.32 GiB"),
+        ({"devices": {"ebs": {"preset": "aws-gp2", "size": "20TiB"}}}, "devices.ebs.size", "1 GiB to 16384 GiB"),
+        ({"devices": {"ebs": {"preset": "aws-gp2", "size": "1000GiB", "burst": True}}}, "devices.ebs.burst", "burst bucket is not modelled yet"),
+        ({"devices": {"ebs": {"preset": "aws-gp2", "size": "1000GiB", "iops_limit": 5000}}}, "devices.ebs.iops_limit", "follows from the size"),
+        ({"devices": {"ebs": {"preset": "aws-gp3", "iops_limit": 20000}}}, "devices.ebs.iops_limit", "3000 to 16000 IOPS"),
+        ({"devices": {"ebs": {"preset": "aws-gp3", "size": "8GiB", "iops_limit": 5000}}}, "devices.ebs.iops_limit", "500 IOPS per GiB"),
+        ({"devices": {"ebs": {"preset": "aws-gp3", "throughput_limit": "2000MiB/s"}}}, "devices.ebs.throughput_limit", "125 to 1000 MiB/s"),
+        ({"devices": {"ebs": {"preset": "aws-gp3", "throughput_limit": "1000MiB/s"}}}, "devices.ebs.throughput_limit", "0.25 MiB/s per provisioned IOPS"),
+        ({"devices": {"ebs": {"preset": "hdd-7200", "burst": True}}}, "devices.ebs.burst", "aws-gp2 only"),
+        ({"devices": {"ebs": {"read_latency": "1ms"}}}, "devices.ebs.write_latency", "required key missing"),
+        ({"devices": {"ebs": {"preset": "hdd-7200", "read_latency": "8"}}}, "devices.ebs.read_latency", "needs a unit"),
+        ({"devices": {"ebs": {"preset": "hdd-7200", "iops_limit": -3}}}, "devices.ebs.iops_limit", "positive number"),
+        ({"devices": {"ebs": {"preset": "hdd-7200", "throughput_limit": "fast"}}}, "devices.ebs.throughput_limit", "size per second"),
+        ({"devices": {"ebs": {"preset": "hdd-7200", "latency_sigma": 7}}}, "devices.ebs.latency_sigma", "less than 5"),
+        ({"devices": {}}, "devices", "at least 1 item"),
+        ({"database": {"innodb_page_size": "12K"}}, "database.innodb_page_size", "4K, 8K, 16K, 32K or 64K"),
+        ({"database": {"innodb_buffer_pool_size": "1M"}}, "database.innodb_buffer_pool_size", "at least 5 MiB"),
+        ({"database": {"innodb_buffer_pool_size": "16G"}}, "database.innodb_buffer_pool_size", "less than the machine's RAM"),
+        ({"database": {"innodb_old_blocks_pct": 99}}, "database.innodb_old_blocks_pct", "5 to 95"),
+        ({"database": {"innodb_flush_method": "O_DSYNC"}}, "database.innodb_flush_method", "must be 'fsync' or 'O_DIRECT'"),
+        ({"database": {"type": "postgres"}}, "database.type", "must be 'innodb'"),
+        ({"dataset": {"compress_ratio": 0.5}}, "dataset.compress_ratio", "at least 1.0"),
+        ({"dataset": {"tables": 0}}, "dataset.tables", "greater than or equal to 1"),
+        ({"workload": {"type": "sysbench"}}, "workload.test", "required key missing"),
+        ({"workload": {"test": "oltp_read_only"}}, "workload.test", "must be 'oltp_point_select' or 'select_random_points'"),
+        ({"workload": {"test": "oltp_point_select", "rand_type": "random"}}, "workload.rand_type", "must be 'uniform', 'special', 'gaussian', 'pareto' or 'zipfian'"),
+        ({"workload": {"test": "oltp_point_select", "threads": 5000}}, "workload.threads", "1 to 4096"),
+        ({"workload": {"test": "select_random_points", "random_points": 0}}, "workload.random_points", "1 to 1000"),
+        ({"run": {"duration": "0s"}}, "run.duration", "must be positive"),
+        ({"run": {"duration": "10s", "report_interval": "20s"}}, "run.report_interval", "must not exceed run.duration"),
+        ({"run": {"report_interval": "0s"}}, "run.report_interval", "must be positive"),
+        ({"run": {"warmup": "soon"}}, "run.warmup", "cannot read 'soon'"),
+        ({"seed": -1}, "seed", "greater than or equal to 0"),
+        ({"name": ""}, "name", "at least 1 character"),
+        ({"variants": [1]}, "variants", "must be a table"),
+    ],
+)
+def test_rejection(load_file, change, loc, fragment):
+    err = rejected(load_file, base(**change))
+    locs = [e["loc_str"] for e in err.errors()]
+    assert loc in locs, str(err)
+    e = next(e for e in err.errors() if e["loc_str"] == loc)
+    assert fragment in e["msg"], str(err)
+    assert f"\n{loc}\n  " in str(err)  # pydantic-core style: location line, indented message
+
+
+def test_missing_name_and_sections(load_file):
+    d = {"machine": {"preset": "aws-i3.large"}}
+    err = rejected(load_file, d)
+    locs = {e["loc_str"] for e in err.errors()}
+    assert {"name", "devices", "filesystem", "workload"} <= locs
+
+
+def test_all_errors_reported_at_once(load_file):
+    d = base(run={"duration": "x", "warmup": "y"}, workload={"test": "oltp_point_select", "threads": "eight"})
+    err = rejected(load_file, d)
+    assert len(err.errors()) == 3
+    assert str(err).startswith("3 validation errors for scenario ")
+
+
+def test_input_is_cut_short(load_file):
+    err = rejected(load_file, base(machine={"preset": "x" * 200}))
+    line = [ln for ln in str(err).splitlines() if "input_value" in ln][0]
+    assert "..." in line and len(line.split("input_value=")[1]) < 60
+
+
+def test_file_errors():
+    with pytest.raises(ScenarioError, match="does not exist"):
+        load_scenario("/nonexistent/s.toml")
+
+
+def test_bad_toml(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text("name = \n")
+    with pytest.raises(ScenarioError, match=r"bad.toml is not valid TOML"):
+        load_scenario(p)
+
+
+def test_dict_source_is_named(tmp_path):
+    with pytest.raises(ScenarioError, match="for scenario <dict>"):
+        load_scenario({"name": "x"})
+
+
+# --------------------------------------------------------------------------------------
+# presets
+
+
+def test_presets_load_and_validate():
+    assert {"aws-i3.large", "lab-guest", "fusionio-host", "baremetal-2018"} <= set(machine_presets())
+    assert {"aws-gp2", "aws-gp3", "nvme-local", "virtio-throttled", "hdd-7200", "fusionio"} <= set(device_presets())
+    assert machine_presets()["lab-guest"].cpu.speed == 0.25
+    assert machine_presets()["aws-i3.large"].ram == int(15.25 * GiB)
+
+
+@pytest.mark.parametrize("preset", sorted(raw_device_presets()))
+def test_every_device_preset_resolves(preset):
+    d = base(devices={"d": {"preset": preset, "size": "1000GiB"}})
+    d["filesystem"] = {"type": "xfs", "device": "d"}
+    (cfg,) = resolve(d).values()
+    assert cfg["devices"][0]["kind"] == preset
+
+
+def test_preset_override():
+    d = base(devices={"ebs": {"preset": "virtio-throttled", "iops_limit": 300, "throughput_limit": "none", "read_latency": "1ms"}},
+             machine={"preset": "lab-guest", "cpu": {"statement_ns": 70000}, "name": "guest"})
+    d["filesystem"]["arc"] = {"zfs_arc_max": "256MiB"}
+    (cfg,) = resolve(d).values()
+    dev = cfg["devices"][0]
+    assert dev["iops_limit"] == 300.0 and dev["throughput_limit_bytes_per_sec"] is None
+    assert dev["read_latency_ns"] == 10**6 and dev["write_latency_ns"] == 200_000  # from the preset
+    assert cfg["machine"]["cpu"]["statement_ns"] == 70000 and cfg["machine"]["cpu"]["speed"] == 0.25
+    assert cfg["machine"]["name"] == "guest" and cfg["machine"]["ram_bytes"] == 4 * GiB
+
+
+def test_custom_device_without_preset():
+    d = base(devices={"ebs": {"iops_limit": "none", "throughput_limit": "none", "read_latency": "100us", "write_latency": "50us",
+                              "latency_sigma": 0, "transfer_rate": "1GB/s", "parallelism": 4}})
+    (cfg,) = resolve(d).values()
+    assert cfg["devices"][0]["kind"] == "custom" and cfg["devices"][0]["iops_limit"] is None
+
+
+@pytest.mark.parametrize(
+    "size_gib, iops, mib_s",
+    [(1, 100, 128), (33, 100, 128), (34, 102, 128), (170, 510, 128), (200, 600, 128), (334, 1002, 250),
+     (1000, 3000, 250), (5334, 16000, 250), (16384, 16000, 250)],
+)
+def test_gp2_rule(size_gib, iops, mib_s):
+    assert gp2_limits(size_gib * GiB) == (float(iops), float(mib_s * MiB))
+    d = base(devices={"ebs": {"preset": "aws-gp2", "size": f"{size_gib}GiB"}})
+    dev = next(iter(resolve(d).values()))["devices"][0]
+    assert dev["iops_limit"] == iops and dev["throughput_limit_bytes_per_sec"] == mib_s * MiB
+
+
+def test_gp3_defaults_and_provisioning():
+    d = base(devices={"ebs": {"preset": "aws-gp3"}})
+    dev = next(iter(resolve(d).values()))["devices"][0]
+    assert dev["iops_limit"] == 3000 and dev["throughput_limit_bytes_per_sec"] == 125 * MiB
+    d = base(devices={"ebs": {"preset": "aws-gp3", "size": "100GiB", "iops_limit": 16000, "throughput_limit": "1000MiB/s"}})
+    dev = next(iter(resolve(d).values()))["devices"][0]
+    assert dev["iops_limit"] == 16000 and dev["throughput_limit_bytes_per_sec"] == 1000 * MiB
+
+
+def test_innodb_old_blocks_time_bare_integer_is_ms():
+    d = base(database={"innodb_old_blocks_time": 0})
+    assert next(iter(resolve(d).values()))["database"]["innodb_old_blocks_time_ns"] == 0
+    d = base(database={"innodb_old_blocks_time": "2s"})
+    assert next(iter(resolve(d).values()))["database"]["innodb_old_blocks_time_ns"] == 2 * 10**9
