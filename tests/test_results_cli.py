@@ -163,27 +163,18 @@ def test_cli_validate_prints_resolved_json(write_toml):
     assert list(doc) == ["zfs", "ext4"] and doc["ext4"]["filesystem"]["type"] == "ext4"
 
 
-def test_cli_geometry_formats_levels(monkeypatch):
-    """FORMATTING TEST: a fake geometry answer in the proposed shape."""
-    from ztwin import _core
-
-    sent = []
-
-    def geometry(req):
-        r = json.loads(req)
-        sent.append(r)
-        return json.dumps({"levels": [{"level": 0, "blocks": 145447, "bytes": 145447 * 16384},
-                                      {"level": 1, "blocks": 1137, "bytes": 1137 * 16384}],
-                           "metadata_share": 0.008})
-
-    monkeypatch.setattr(_core, "geometry", geometry)
-    r = runner.invoke(app, ["geometry", "--file-size", "2GiB", "--recordsize", "16K", "--indirect-block-size", "16K"])
+def test_cli_geometry_experiment1_tree():
+    """Experiment 1's table file: 145447 16K records, 16K indirect blocks -> a 4-level tree."""
+    size = str(145447 * 16384)
+    r = runner.invoke(app, ["geometry", "--file-size", size, "--recordsize", "16K", "--indirect-block-size", "16K", "--json"])
     assert r.exit_code == 0, r.output
-    assert "L1" in r.stdout and "145,447" in r.stdout and "Metadata share" in r.stdout
-    assert sent[0] == {"file_size": 2 * 2**30, "recordsize": 16384, "indirect_block_size": 16384, "files": 1}
-    assert [s["recordsize"] for s in sent[1:]] == [4096 << i for i in range(9)]
-    r = runner.invoke(app, ["geometry", "--file-size", "1G", "--json"])
-    assert json.loads(r.stdout)["levels"][0]["blocks"] == 145447
+    doc = json.loads(r.stdout)
+    assert [lv["blocks"] for lv in doc["per_file"]["levels"]] == [145447, 1137, 9, 1]
+    assert doc["per_file"]["nlevels"] == 4
+    r = runner.invoke(app, ["geometry", "--file-size", size, "--recordsize", "16K", "--indirect-block-size", "16K", "--files", "330"])
+    assert r.exit_code == 0, r.output
+    assert "L3" in r.stdout and "145,447" in r.stdout and "Metadata share" in r.stdout
+    assert "All 330 file(s)" in r.stdout
 
 
 @pytest.mark.skipif(not core_available(), reason="ztwin._core not built")

@@ -284,32 +284,42 @@ def validate_cmd(scenario: Path = typer.Argument(..., help="Scenario TOML.")) ->
 # ---------------------------------------------------------------------------------------
 # geometry
 
-SHARE_RECORDSIZES = [4096 << i for i in range(9)]  # 4K .. 1M
-
-
 def geometry_request(file_size: int, recordsize: int, indirect_block_size: int, files: int) -> dict[str, Any]:
-    """The JSON request sent to ``_core.geometry`` (PROPOSED contract; the core's module docs rule)."""
-    return {"file_size": file_size, "recordsize": recordsize, "indirect_block_size": indirect_block_size, "files": files}
+    """The JSON request of ``_core.geometry`` (contract in ``ztwin_core::fs::zfs::geometry``)."""
+    return {
+        "recordsize": recordsize,
+        "indirect_block_size": indirect_block_size,
+        "files": [{"size": file_size, "count": files}],
+    }
 
 
-def _core_geometry(req: dict[str, Any]) -> dict[str, Any]:
-    from . import _core
-
-    return json.loads(_core.geometry(json.dumps(req)))
-
-
-def geometry_table(answer: dict[str, Any]) -> Optional[Table]:
-    """zdb-style levels table, when the answer has ``levels: [{level, blocks, bytes}]``."""
-    levels = answer.get("levels")
-    if not isinstance(levels, list) or not all(isinstance(x, dict) for x in levels):
-        return None
-    t = Table(title="Block-pointer tree per file (zdb -ddddd levels)", title_justify="left")
-    t.add_column("level")
-    t.add_column("blocks", justify="right")
-    t.add_column("bytes (logical)", justify="right")
-    for lv in sorted(levels, key=lambda x: -x.get("level", 0)):
-        t.add_row(f"L{lv.get('level')}", _num(lv.get("blocks")), f"{_num(lv.get('bytes'))} ({units.human_size(lv.get('bytes') or 0)})")
-    return t
+def geometry_tables(answer: dict[str, Any]) -> list[Table]:
+    """zdb-style levels of one file and of all files, then the metadata share by recordsize."""
+    tables = []
+    per_file = answer["per_file"]
+    for title, levels in (
+        (f"One file: {per_file['nlevels']}-level block-pointer tree (zdb -ddddd levels)", per_file["levels"]),
+        (f"All {answer['files']} file(s)", answer["levels"]),
+    ):
+        t = Table(title=title, title_justify="left")
+        t.add_column("level")
+        t.add_column("blocks", justify="right")
+        t.add_column("logical bytes", justify="right")
+        for lv in sorted(levels, key=lambda x: -x["level"]):
+            b = lv["logical_bytes"]
+            t.add_row(f"L{lv['level']}", _num(lv["blocks"]), f"{_num(b)} ({units.human_size(b)})")
+        tables.append(t)
+    tables[-1].caption = (
+        f"indirect blocks: {units.human_size(answer['metadata_bytes'])} logical, "
+        f"{100 * answer['metadata_share']:.3f}% of the data"
+    )
+    share = Table(title="Metadata share by recordsize (indirect bytes / data bytes, logical)", title_justify="left")
+    share.add_column("recordsize")
+    share.add_column("metadata share (%)", justify="right")
+    for row in answer["rule_of_thumb"]:
+        share.add_row(units.format_size(row["recordsize"]).replace("iB", ""), f"{100 * row['metadata_share']:.2f}")
+    tables.append(share)
+    return tables
 
 
 def _size_opt(text: str, opt: str) -> int:
@@ -339,24 +349,9 @@ def geometry_cmd(
     if json_out:
         typer.echo(text)
         return
-    answer = json.loads(text)
     out = _stdout()
-    t = geometry_table(answer)
-    if t is None:
-        out.print_json(text)
-    else:
+    for t in geometry_tables(json.loads(text)):
         out.print(t)
-    share = Table(title="Metadata share by recordsize (indirect bytes / data bytes)", title_justify="left")
-    share.add_column("recordsize")
-    share.add_column("metadata share (%)", justify="right")
-    any_row = False
-    for rs in SHARE_RECORDSIZES:
-        a = _core_geometry(dict(req, recordsize=rs))
-        if "metadata_share" in a:
-            share.add_row(units.format_size(rs).replace("iB", ""), f"{100 * a['metadata_share']:.2f}")
-            any_row = True
-    if any_row:
-        out.print(share)
 
 
 def main() -> None:
