@@ -430,31 +430,45 @@ impl TableLayout {
         self.secondary.path(pos / self.secondary.recs_per_leaf, out)
     }
 
-    /// How many rows have `k` (0 outside 1..=rows): Poisson(1), deterministic in (seed, k).
+    /// How many rows have `k` (0 outside 1..=rows): see [`k_matches`].
     #[inline]
     pub fn secondary_matches(&self, k: u64, seed: u64) -> u32 {
-        if k == 0 || k > self.rows {
-            return 0;
-        }
-        let u = unit(mix(seed ^ mix(k)));
-        let mut p = (-1.0f64).exp();
-        let mut cdf = p;
-        let mut n = 0u32;
-        while u >= cdf && n < 32 {
-            n += 1;
-            p /= n as f64;
-            cdf += p;
-        }
-        n
+        k_matches(self.rows, k, seed)
     }
 
-    /// Id of the `j`-th row (0-based, j < `secondary_matches(k, seed)`) with key `k`:
-    /// uniform in 1..=rows, deterministic in (seed, k, j). Not sorted.
+    /// Id of the `j`-th row with key `k`: see [`k_match_id`].
     #[inline]
     pub fn secondary_match_id(&self, k: u64, j: u32, seed: u64) -> u64 {
-        let h = mix(mix(seed ^ mix(k)) ^ (j as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        1 + ((h as u128 * self.rows as u128) >> 64) as u64
+        k_match_id(self.rows, k, j, seed)
     }
+}
+
+/// How many of a `rows`-row sysbench table's rows have `k` (0 outside 1..=rows):
+/// Poisson(1), deterministic in (seed, k). `seed` is the dataset's seed: every user of
+/// one table must pass the same one.
+#[inline]
+pub fn k_matches(rows: u64, k: u64, seed: u64) -> u32 {
+    if k == 0 || k > rows {
+        return 0;
+    }
+    let u = unit(mix(seed ^ mix(k)));
+    let mut p = (-1.0f64).exp();
+    let mut cdf = p;
+    let mut n = 0u32;
+    while u >= cdf && n < 32 {
+        n += 1;
+        p /= n as f64;
+        cdf += p;
+    }
+    n
+}
+
+/// Id of the `j`-th row (0-based, j < [`k_matches`]) with key `k`: uniform in
+/// 1..=rows, deterministic in (seed, k, j), not sorted.
+#[inline]
+pub fn k_match_id(rows: u64, k: u64, j: u32, seed: u64) -> u64 {
+    let h = mix(mix(seed ^ mix(k)) ^ (j as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    1 + ((h as u128 * rows as u128) >> 64) as u64
 }
 
 /// splitmix64 finaliser.
