@@ -59,6 +59,9 @@
 //!    (seed, k): Poisson(1) counts (the limit of Binomial(rows, 1/rows)) and uniform ids,
 //!    independent of the real table; the total over all k is `rows` only on average.
 
+// `u64::is_multiple_of` needs Rust 1.87; the workspace declares 1.80.
+#![allow(clippy::manual_is_multiple_of)]
+
 /// Maximum depth of a B+tree path (root..leaf) returned by the path methods.
 pub const MAX_DEPTH: usize = 8;
 
@@ -78,7 +81,7 @@ fn free_space_of_empty(page_size: u64) -> u64 {
 
 /// `page_dir_calc_reserved_space`: directory bytes for `n` records.
 fn dir_reserved(n: u64) -> u64 {
-    (PAGE_DIR_SLOT_SIZE * n + 3) / 4
+    (PAGE_DIR_SLOT_SIZE * n).div_ceil(4)
 }
 
 /// Records of `rec_size` bytes that fit one page when every insert must leave

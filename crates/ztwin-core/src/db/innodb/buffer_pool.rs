@@ -304,7 +304,7 @@ impl BufferPool {
         }
     }
 
-    fn to_head_young(&mut self, i: u32) {
+    fn put_at_head_young(&mut self, i: u32) {
         self.nodes[i as usize].set_old(false);
         self.nodes[i as usize].clock_old = self.freed_page_clock & !OLD_BIT;
         self.push_head(i);
@@ -313,7 +313,7 @@ impl BufferPool {
     /// `buf_page_make_young`: move to the head of the LRU list.
     fn make_young(&mut self, i: u32) {
         self.unlink(i);
-        self.to_head_young(i);
+        self.put_at_head_young(i);
         self.adjust_old_len();
     }
 
