@@ -1,1 +1,578 @@
-//! (to be written)
+//! The InnoDB buffer pool: a page cache with an LRU list and midpoint insertion.
+//!
+//! Source (facts, not code): MySQL 5.7 / MariaDB 10.x `buf0lru.cc` (`buf_LRU_add_block`,
+//! `buf_LRU_old_adjust_len`, `buf_LRU_old_init`, `BUF_LRU_OLD_MIN_LEN`,
+//! `BUF_LRU_OLD_TOLERANCE`), `buf0buf.cc`/`buf0buf.ic` (`buf_page_peek_if_too_old`,
+//! `buf_page_peek_if_young`, `buf_page_make_young`, `buf_page_set_accessed`,
+//! `buf_chunk_init`), and the manual's "Making the Buffer Pool Scan Resistant".
+//!
+//! What is modelled:
+//! - The LRU list is split at `LRU_old`: the old sublist is the tail holding
+//!   `innodb_old_blocks_pct` (37%) of the list, kept within ±`BUF_LRU_OLD_TOLERANCE` (20)
+//!   pages of its target by moving the boundary one page at a time. The old sublist
+//!   exists only once the list has `BUF_LRU_OLD_MIN_LEN` (512) pages; before that every
+//!   page enters at the head.
+//! - A page read from disk enters at the head of the old sublist with its first-access
+//!   time set (the read is for an access).
+//! - On a hit to an old page: it moves to the head of the list ("made young") only if its
+//!   first access was at least `innodb_old_blocks_time` ago; otherwise it stays
+//!   (`pages_not_made_young`). With `innodb_old_blocks_time` = 0 old pages follow the
+//!   young rule below.
+//! - On a hit to a young page: it moves to the head only if it is not among the most
+//!   recently made young, measured as InnoDB does with the eviction clock: at least
+//!   `curr_size * (1 - old_ratio) / 4` pages were evicted since it was last put at the
+//!   head (`buf_page_peek_if_young`). So the first quarter of the young sublist is never
+//!   reshuffled.
+//! - When the pool is full, an insert evicts the LRU tail.
+//!
+//! Capacity: `innodb_buffer_pool_size / innodb_page_size` minus one page per buffer-pool
+//! chunk (`innodb_buffer_pool_chunk_size` = 128 MiB: `buf_chunk_init` loses one frame to
+//! alignment; the block descriptors are allocated beside the frames in 5.7+), so 128 MiB
+//! of 16 KiB pages gives 8191 pages, as SHOW ENGINE INNODB STATUS reports for MySQL 5.7.
+//!
+//! Simplifications:
+//! 1. Only clean, read-only pages: no flushing, no dirty pages, no free list beyond "not
+//!    yet full", no read-ahead (linear or random), no adaptive hash index taking frames.
+//! 2. Times are kept in milliseconds (as InnoDB's `access_time`), 32 bits, from the
+//!    simulation's start.
+//! 3. The boundary moves one page per adjustment step like `buf_LRU_old_adjust_len`, but
+//!    the target uses `innodb_old_blocks_pct` directly rather than the 1/1024 ratio.
+//!
+//! Memory: a 24-byte slab node per cached page plus a `hashbrown::HashTable<u32>` of slab
+//! indices (5 bytes per bucket, at most ~2.3 buckets per page) < 40 bytes per page. No
+//! allocation per access once the slab is full.
+
+use hashbrown::HashTable;
+
+use crate::config::InnodbConfig;
+use crate::sim::time::{Nanos, MS};
+
+/// A page of a tablespace, (space_id, page_no) packed in a u64 by [`PageKey::new`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PageKey(pub u64);
+
+impl PageKey {
+    /// Packs (space_id, page_no): space id in the high 32 bits, page number in the low 32
+    /// (InnoDB page numbers are 32-bit).
+    #[inline]
+    pub fn new(space_id: u32, page_no: u64) -> PageKey {
+        debug_assert!(page_no <= u32::MAX as u64);
+        PageKey(((space_id as u64) << 32) | (page_no & 0xFFFF_FFFF))
+    }
+
+    /// The tablespace id.
+    #[inline]
+    pub fn space_id(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+
+    /// The page number in the tablespace.
+    #[inline]
+    pub fn page_no(self) -> u64 {
+        self.0 & 0xFFFF_FFFF
+    }
+}
+
+const NIL: u32 = u32::MAX;
+const OLD_BIT: u32 = 1 << 31;
+/// `BUF_LRU_OLD_MIN_LEN`: the old sublist exists from this LRU length on.
+pub const BUF_LRU_OLD_MIN_LEN: usize = 512;
+/// `BUF_LRU_OLD_TOLERANCE`: slack of the old sublist length around its target.
+pub const BUF_LRU_OLD_TOLERANCE: usize = 20;
+/// `innodb_buffer_pool_chunk_size` default.
+pub const CHUNK_SIZE: u64 = 128 << 20;
+
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    key: u64,
+    prev: u32,
+    next: u32,
+    /// First access time, ms (0 = never accessed).
+    access_ms: u32,
+    /// Eviction clock when last put at the head (31 bits) | OLD_BIT.
+    clock_old: u32,
+}
+
+impl Node {
+    #[inline]
+    fn old(&self) -> bool {
+        self.clock_old & OLD_BIT != 0
+    }
+    #[inline]
+    fn set_old(&mut self, old: bool) {
+        if old {
+            self.clock_old |= OLD_BIT
+        } else {
+            self.clock_old &= !OLD_BIT
+        }
+    }
+    #[inline]
+    fn clock(&self) -> u32 {
+        self.clock_old & !OLD_BIT
+    }
+}
+
+/// Buffer pool counters, named after the status variables.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BufferPoolStats {
+    /// Innodb_buffer_pool_read_requests: logical page reads (every `access`).
+    pub read_requests: u64,
+    /// Innodb_buffer_pool_reads: logical reads not satisfied from the pool.
+    pub reads: u64,
+    /// Innodb_pages_read: pages read from disk into the pool (every `insert`).
+    pub pages_read: u64,
+    /// Innodb_buffer_pool_pages_made_young.
+    pub pages_made_young: u64,
+    /// Innodb_buffer_pool_pages_made_not_young.
+    pub pages_not_made_young: u64,
+    /// Pages evicted from the LRU tail (buffer_LRU_batch_evict_total_pages-like).
+    pub pages_evicted: u64,
+}
+
+/// The InnoDB buffer pool (LRU with midpoint insertion).
+#[derive(Debug, Clone)]
+pub struct BufferPool {
+    capacity: usize,
+    old_pct: usize,
+    old_threshold_ms: u32,
+    nodes: Vec<Node>,
+    table: HashTable<u32>,
+    head: u32,
+    tail: u32,
+    /// First page of the old sublist (NIL if none).
+    lru_old: u32,
+    old_len: usize,
+    freed_page_clock: u32,
+    /// Counters.
+    pub stats: BufferPoolStats,
+}
+
+#[inline]
+fn hash(key: u64) -> u64 {
+    let z = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z ^ (z >> 29)
+}
+
+impl BufferPool {
+    /// An empty pool sized from `innodb_buffer_pool_size` and `innodb_page_size`.
+    pub fn new(cfg: &InnodbConfig) -> BufferPool {
+        let pages = cfg.innodb_buffer_pool_size / cfg.innodb_page_size as u64;
+        let chunks = cfg.innodb_buffer_pool_size.div_ceil(CHUNK_SIZE);
+        let capacity = pages.saturating_sub(chunks).max(1) as usize;
+        BufferPool::with_capacity(
+            capacity,
+            cfg.innodb_old_blocks_pct as usize,
+            cfg.innodb_old_blocks_time_ns,
+        )
+    }
+
+    /// An empty pool of `capacity` pages with the given old-sublist share (percent) and
+    /// `innodb_old_blocks_time` (ns).
+    pub fn with_capacity(capacity: usize, innodb_old_blocks_pct: usize, innodb_old_blocks_time_ns: Nanos) -> BufferPool {
+        assert!(capacity >= 1 && capacity < NIL as usize);
+        BufferPool {
+            capacity,
+            old_pct: innodb_old_blocks_pct.clamp(5, 95),
+            old_threshold_ms: (innodb_old_blocks_time_ns / MS).min(u32::MAX as u64) as u32,
+            nodes: Vec::with_capacity(capacity),
+            table: HashTable::with_capacity(capacity),
+            head: NIL,
+            tail: NIL,
+            lru_old: NIL,
+            old_len: 0,
+            freed_page_clock: 0,
+            stats: BufferPoolStats::default(),
+        }
+    }
+
+    /// Pages the pool holds at most.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Pages cached now.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// True when no page is cached.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Pages in the old sublist.
+    #[inline]
+    pub fn old_len(&self) -> usize {
+        self.old_len
+    }
+
+    /// Whether `key` is cached (no counters, no LRU change).
+    #[inline]
+    pub fn contains(&self, key: PageKey) -> bool {
+        self.find(key.0).is_some()
+    }
+
+    /// Whether `key` is cached and in the old sublist.
+    pub fn is_old(&self, key: PageKey) -> Option<bool> {
+        self.find(key.0).map(|i| self.nodes[i as usize].old())
+    }
+
+    #[inline]
+    fn find(&self, key: u64) -> Option<u32> {
+        let nodes = &self.nodes;
+        self.table.find(hash(key), |&i| nodes[i as usize].key == key).copied()
+    }
+
+    /// A logical read of `key` at `now`: true on a hit (with InnoDB's make-young rules).
+    /// On a miss the caller reads the page and then calls [`BufferPool::insert`].
+    pub fn access(&mut self, key: PageKey, now: Nanos) -> bool {
+        self.stats.read_requests += 1;
+        let Some(i) = self.find(key.0) else {
+            self.stats.reads += 1;
+            return false;
+        };
+        let now_ms = to_ms(now);
+        let n = &mut self.nodes[i as usize];
+        // buf_page_set_accessed: first access time only.
+        if n.access_ms == 0 {
+            n.access_ms = now_ms;
+        }
+        let make_young = if self.old_threshold_ms != 0 && n.old() {
+            now_ms.wrapping_sub(n.access_ms) >= self.old_threshold_ms
+        } else {
+            !self.peek_if_young(i)
+        };
+        if make_young {
+            self.stats.pages_made_young += 1;
+            self.make_young(i);
+        } else if self.nodes[i as usize].old() {
+            self.stats.pages_not_made_young += 1;
+        }
+        true
+    }
+
+    /// `buf_page_peek_if_young`: put at the head recently enough that moving it is useless.
+    #[inline]
+    fn peek_if_young(&self, i: u32) -> bool {
+        let young_quarter = (self.capacity * (100 - self.old_pct) / 400) as u32;
+        (self.freed_page_clock & !OLD_BIT) < self.nodes[i as usize].clock().wrapping_add(young_quarter)
+    }
+
+    /// Inserts a page just read from disk at `now` at the head of the old sublist,
+    /// evicting the LRU tail if the pool is full. Inserting a cached page is a no-op.
+    pub fn insert(&mut self, key: PageKey, now: Nanos) {
+        if self.find(key.0).is_some() {
+            return;
+        }
+        self.stats.pages_read += 1;
+        let node = Node {
+            key: key.0,
+            prev: NIL,
+            next: NIL,
+            access_ms: to_ms(now),
+            clock_old: self.freed_page_clock & !OLD_BIT,
+        };
+        let i = if self.nodes.len() >= self.capacity {
+            // Evict the tail and reuse its slot.
+            let t = self.tail;
+            self.unlink(t);
+            let old_key = self.nodes[t as usize].key;
+            self.table
+                .find_entry(hash(old_key), |&j| j == t)
+                .expect("tail is in the table")
+                .remove();
+            self.stats.pages_evicted += 1;
+            self.freed_page_clock = (self.freed_page_clock + 1) & !OLD_BIT;
+            self.nodes[t as usize] = node;
+            t
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
+        let nodes = &self.nodes;
+        self.table.insert_unique(hash(key.0), i, |&j| hash(nodes[j as usize].key));
+        if self.lru_old != NIL {
+            self.insert_before_old(i);
+        } else {
+            self.push_head(i);
+            if self.nodes.len() >= BUF_LRU_OLD_MIN_LEN {
+                self.old_init();
+            }
+        }
+    }
+
+    fn put_at_head_young(&mut self, i: u32) {
+        self.nodes[i as usize].set_old(false);
+        self.nodes[i as usize].clock_old = self.freed_page_clock & !OLD_BIT;
+        self.push_head(i);
+    }
+
+    /// `buf_page_make_young`: move to the head of the LRU list.
+    fn make_young(&mut self, i: u32) {
+        self.unlink(i);
+        self.put_at_head_young(i);
+        self.adjust_old_len();
+    }
+
+    /// Removes `i` from the list, keeping `lru_old` and `old_len` right.
+    fn unlink(&mut self, i: u32) {
+        let Node { prev, next, .. } = self.nodes[i as usize];
+        if self.nodes[i as usize].old() {
+            self.old_len -= 1;
+            if self.lru_old == i {
+                self.lru_old = next;
+                if next == NIL {
+                    // Old sublist empty: the boundary moves up to the prev (becomes old).
+                    self.lru_old = NIL;
+                }
+            }
+        }
+        if prev != NIL {
+            self.nodes[prev as usize].next = next;
+        } else {
+            self.head = next;
+        }
+        if next != NIL {
+            self.nodes[next as usize].prev = prev;
+        } else {
+            self.tail = prev;
+        }
+        let n = &mut self.nodes[i as usize];
+        n.prev = NIL;
+        n.next = NIL;
+        if self.lru_old == NIL && self.old_len == 0 && self.nodes.len() >= BUF_LRU_OLD_MIN_LEN && self.tail != NIL {
+            // Keep an old sublist once it exists: restart it at the tail.
+            self.lru_old = self.tail;
+            self.nodes[self.tail as usize].set_old(true);
+            self.old_len = 1;
+        }
+    }
+
+    fn push_head(&mut self, i: u32) {
+        let h = self.head;
+        {
+            let n = &mut self.nodes[i as usize];
+            n.prev = NIL;
+            n.next = h;
+        }
+        if h != NIL {
+            self.nodes[h as usize].prev = i;
+        } else {
+            self.tail = i;
+        }
+        self.head = i;
+    }
+
+    /// Insert `i` as the new first page of the old sublist.
+    fn insert_before_old(&mut self, i: u32) {
+        let o = self.lru_old;
+        let p = self.nodes[o as usize].prev;
+        {
+            let n = &mut self.nodes[i as usize];
+            n.prev = p;
+            n.next = o;
+            n.set_old(true);
+        }
+        self.nodes[o as usize].prev = i;
+        if p != NIL {
+            self.nodes[p as usize].next = i;
+        } else {
+            self.head = i;
+        }
+        self.lru_old = i;
+        self.old_len += 1;
+        self.adjust_old_len();
+    }
+
+    /// `buf_LRU_old_init`: all pages old, then shrink to the target.
+    fn old_init(&mut self) {
+        let mut c = self.head;
+        while c != NIL {
+            self.nodes[c as usize].set_old(true);
+            c = self.nodes[c as usize].next;
+        }
+        self.lru_old = self.head;
+        self.old_len = self.nodes.len();
+        self.adjust_old_len();
+    }
+
+    /// `buf_LRU_old_adjust_len`: move the boundary until the old length is within the
+    /// tolerance of its target.
+    fn adjust_old_len(&mut self) {
+        if self.lru_old == NIL {
+            return;
+        }
+        let len = self.nodes.len();
+        let target = len * self.old_pct / 100;
+        loop {
+            if self.old_len + BUF_LRU_OLD_TOLERANCE < target {
+                let p = self.nodes[self.lru_old as usize].prev;
+                if p == NIL {
+                    return;
+                }
+                self.nodes[p as usize].set_old(true);
+                self.lru_old = p;
+                self.old_len += 1;
+            } else if self.old_len > target + BUF_LRU_OLD_TOLERANCE {
+                let o = self.lru_old;
+                let nx = self.nodes[o as usize].next;
+                if nx == NIL {
+                    return;
+                }
+                self.nodes[o as usize].set_old(false);
+                self.lru_old = nx;
+                self.old_len -= 1;
+            } else {
+                return;
+            }
+        }
+    }
+
+    /// Pages from the LRU head to the tail (for tests and inspection; allocates).
+    pub fn lru_keys(&self) -> Vec<PageKey> {
+        let mut v = Vec::with_capacity(self.len());
+        let mut c = self.head;
+        while c != NIL {
+            v.push(PageKey(self.nodes[c as usize].key));
+            c = self.nodes[c as usize].next;
+        }
+        v
+    }
+}
+
+#[inline]
+fn to_ms(now: Nanos) -> u32 {
+    // 0 means "never accessed" in InnoDB; shift by one so time 0 is a real access.
+    ((now / MS) as u32).wrapping_add(1).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::time::SEC;
+    use proptest::prelude::*;
+
+    fn cfg(size: u64) -> InnodbConfig {
+        InnodbConfig {
+            innodb_buffer_pool_size: size,
+            innodb_page_size: 16384,
+            innodb_old_blocks_pct: 37,
+            innodb_old_blocks_time_ns: SEC,
+            innodb_flush_method: "O_DIRECT".into(),
+        }
+    }
+
+    fn k(p: u64) -> PageKey {
+        PageKey::new(1, p)
+    }
+
+    #[test]
+    fn capacity_from_config() {
+        assert_eq!(BufferPool::new(&cfg(128 << 20)).capacity(), 8191);
+        assert_eq!(BufferPool::new(&cfg(2560 << 20)).capacity(), 163_840 - 20);
+    }
+
+    #[test]
+    fn node_is_small() {
+        assert_eq!(std::mem::size_of::<Node>(), 24);
+    }
+
+    #[test]
+    fn page_key_roundtrip() {
+        let p = PageKey::new(77, 145_446);
+        assert_eq!((p.space_id(), p.page_no()), (77, 145_446));
+    }
+
+    #[test]
+    fn old_page_within_old_blocks_time_stays_old() {
+        let mut bp = BufferPool::with_capacity(2000, 37, SEC);
+        for p in 0..2000 {
+            assert!(!bp.access(k(p), 0));
+            bp.insert(k(p), 0);
+        }
+        // The last inserted page sits at the old head.
+        assert_eq!(bp.is_old(k(1999)), Some(true));
+        assert!(bp.access(k(1999), 500 * MS));
+        assert_eq!(bp.is_old(k(1999)), Some(true));
+        assert_eq!(bp.stats.pages_made_young, 0);
+        assert!(bp.access(k(1999), 1001 * MS));
+        assert_eq!(bp.is_old(k(1999)), Some(false));
+        assert_eq!(bp.stats.pages_made_young, 1);
+        assert_eq!(bp.lru_keys()[0], k(1999));
+    }
+
+    #[test]
+    fn scan_does_not_flush_hot_pages() {
+        // A hot set made young, then a one-pass scan larger than the pool: the scan only
+        // churns the old sublist.
+        let mut bp = BufferPool::with_capacity(1000, 37, SEC);
+        for p in 0..1000 {
+            bp.insert(k(p), 0);
+        }
+        for p in 0..300 {
+            bp.access(k(p), 2 * SEC);
+        }
+        for p in 10_000..15_000 {
+            if !bp.access(k(p), 3 * SEC) {
+                bp.insert(k(p), 3 * SEC);
+            }
+        }
+        let kept = (0..300).filter(|&p| bp.contains(k(p))).count();
+        assert_eq!(kept, 300);
+        let old = bp.old_len() as f64 / bp.len() as f64;
+        assert!((old - 0.37).abs() <= 0.03, "{old}");
+    }
+
+    #[test]
+    fn small_pool_without_old_sublist() {
+        let mut bp = BufferPool::with_capacity(100, 37, SEC);
+        for p in 0..150 {
+            bp.insert(k(p), 0);
+        }
+        assert_eq!(bp.len(), 100);
+        assert_eq!(bp.old_len(), 0);
+        assert!(!bp.contains(k(49)) && bp.contains(k(50)));
+    }
+
+    proptest! {
+        #[test]
+        fn invariants(cap in 1usize..1500, ops in proptest::collection::vec((0u64..3000, 0u64..5000), 1..4000)) {
+            let mut bp = BufferPool::with_capacity(cap, 37, SEC);
+            let mut hits = 0u64;
+            for (n, (p, dt)) in ops.iter().enumerate() {
+                let now = n as u64 * 10 * MS + dt * MS;
+                if bp.access(k(*p), now) { hits += 1 } else { bp.insert(k(*p), now) }
+                prop_assert!(bp.len() <= bp.capacity());
+            }
+            let s = bp.stats;
+            prop_assert_eq!(s.read_requests, ops.len() as u64);
+            prop_assert_eq!(hits + s.reads, s.read_requests);
+            prop_assert_eq!(s.pages_read, s.reads);
+            prop_assert_eq!(s.pages_evicted, s.pages_read - bp.len() as u64);
+            let keys = bp.lru_keys();
+            prop_assert_eq!(keys.len(), bp.len());
+            // Old pages form the tail, and their count is tracked.
+            let olds: Vec<bool> = keys.iter().map(|&x| bp.is_old(x).unwrap()).collect();
+            let n_old = olds.iter().filter(|&&o| o).count();
+            prop_assert_eq!(n_old, bp.old_len());
+            prop_assert!(olds.iter().skip_while(|&&o| !o).all(|&o| o));
+            if bp.len() >= BUF_LRU_OLD_MIN_LEN {
+                let target = bp.len() * 37 / 100;
+                prop_assert!(n_old + BUF_LRU_OLD_TOLERANCE + 1 >= target && n_old <= target + BUF_LRU_OLD_TOLERANCE + 1);
+            }
+        }
+
+        #[test]
+        fn recent_old_hit_not_made_young(extra in 0u64..999) {
+            let mut bp = BufferPool::with_capacity(1000, 37, SEC);
+            for p in 0..1000 { bp.insert(k(p), 5 * SEC); }
+            let before = bp.stats.pages_made_young;
+            prop_assert!(bp.access(k(999), 5 * SEC + extra * MS));
+            prop_assert_eq!(bp.stats.pages_made_young, before);
+            prop_assert_eq!(bp.is_old(k(999)), Some(true));
+        }
+    }
+}
