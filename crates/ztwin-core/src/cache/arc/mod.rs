@@ -83,8 +83,9 @@
 //! # Tunables (zfs(4) names; value 0 in [`ArcTunables`] = release default)
 //!
 //! - `zfs_arc_max`: 0 = RAM/2 (`arc_default_max`, 2.x: max(RAM/2, c_min)); applied only if
-//!   >= 64 MiB and < RAM; 0.8 also ignores it unless > c_min (`arc_tuning_update`); 2.1+
-//!   lowers c_min to max(zfs_arc_max/2, 32 MiB) when c_min >= it (`arc_init`).
+//!   at least 64 MiB and below RAM; 0.8 also ignores it unless above c_min
+//!   (`arc_tuning_update`); 2.1+ lowers c_min to max(zfs_arc_max/2, 32 MiB) when c_min is
+//!   not below it (`arc_init`).
 //! - `zfs_arc_min`: 0 = max(RAM/32, 32 MiB); applied if >= 32 MiB and <= c_max.
 //! - `zfs_arc_meta_limit` (0.8/2.1): 0 = `zfs_arc_meta_limit_percent` (75) % of c_max.
 //! - `zfs_arc_meta_min` (0.8/2.1): 0 = 16 MiB (1 << SPA_MAXBLOCKSHIFT).
@@ -1037,20 +1038,20 @@ impl Arc {
         let mut wt = t - (asize - c);
         let mut total = 0i64;
         // MRU metadata down to wt * meta * pm.
-        let w = wt * ((self.meta as u128 * self.pm as u128) >> 48) as i64 >> 16;
+        let w = (wt * ((self.meta as u128 * self.pm as u128) >> 48) as i64) >> 16;
         let b = self.evict_impl(State::Mru, T_META, (asize - c).min(mrum - w), now) as i64;
         total += b;
         mrum -= b;
         asize -= b;
         // All metadata down to wt * meta (from MFU).
-        let w = wt * (self.meta >> 16) as i64 >> 16;
+        let w = (wt * (self.meta >> 16) as i64) >> 16;
         let b = self.evict_impl(State::Mfu, T_META, (asize - c).min(m - w), now) as i64;
         total += b;
         mfum -= b;
         asize -= b;
         // MRU data down to the remainder * pd.
         wt -= m - total;
-        let w = wt * (self.pd >> 16) as i64 >> 16;
+        let w = (wt * (self.pd >> 16) as i64) >> 16;
         let b = self.evict_impl(State::Mru, T_DATA, (asize - c).min(mrud - w), now) as i64;
         mrud -= b;
         asize -= b;
@@ -1069,12 +1070,6 @@ impl Arc {
             let e = self.lbytes(s, meta) as i64 - cap;
             self.evict_impl(s, meta, e, now);
         }
-    }
-
-    /// Ghost-hit byte accumulators and ghost caps (2.2), for tests and diagnostics.
-    #[cfg(test)]
-    pub(crate) fn ghost_caps(&self) -> [u64; 4] {
-        self.ghost_caps
     }
 }
 

@@ -142,7 +142,7 @@ impl Slab {
     /// Unlinks (must already be off its list), unindexes and recycles slot `i`.
     pub(crate) fn free(&mut self, i: u32) {
         let key = self.hdrs[i as usize].key;
-        let entry = self.table.find_entry(hash_key(key), |&j| j == i).ok().expect("indexed header");
+        let entry = self.table.find_entry(hash_key(key), |&j| j == i).expect("indexed header");
         entry.remove();
         let h = &mut self.hdrs[i as usize];
         h.state = State::Free;
@@ -187,6 +187,12 @@ impl Slab {
         let l = &mut self.lists[li];
         l.bytes -= h.state_bytes();
         l.count -= 1;
+    }
+
+    /// Slab slots and table capacity: both stop growing once the header count peaks.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> (usize, usize) {
+        (self.hdrs.capacity(), self.table.allocation_size())
     }
 
     /// Number of indexed headers.
