@@ -339,10 +339,10 @@ fn steady_state(n: u64) -> std::time::Duration {
         x
     };
     let mut t = 0;
-    let mut read = |a: &mut Arc, t: &mut Nanos, r: u64| {
+    let read = |a: &mut Arc, t: &mut Nanos, r: u64| {
         let blk = r % 98_304; // 1536 MiB of 16K records
         a.read(BlockKey::new(1, 0, blk), data(16384, 16384), DEMAND, *t);
-        if r % 8 == 0 {
+        if r & 7 == 0 {
             a.read(BlockKey::new(1, 1, blk / 128), meta(16384, 4096), DEMAND, *t);
         }
         *t += 100_000;
