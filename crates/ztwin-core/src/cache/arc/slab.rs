@@ -1,0 +1,202 @@
+//! Compact header storage: a slab of fixed-size headers, intrusive doubly linked lists
+//! (one per state x buffer type) threaded through u32 indices, and a hash table of slot
+//! indices keyed by block. Nothing here allocates once the slab and table have reached the
+//! largest header count of the run (slots are recycled through a free list).
+
+use hashbrown::HashTable;
+
+/// End of list / no slot.
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// ARC states that own a list. `Free` marks a recycled slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum State {
+    Mru = 0,
+    Mfu = 1,
+    MruGhost = 2,
+    MfuGhost = 3,
+    /// arc_uncached (2.2 only).
+    Uncached = 4,
+    Free = 5,
+}
+
+/// Number of states that own lists.
+pub(crate) const NSTATES: usize = 5;
+
+impl State {
+    pub(crate) fn is_ghost(self) -> bool {
+        matches!(self, State::MruGhost | State::MfuGhost)
+    }
+    pub(crate) fn is_live(self) -> bool {
+        matches!(self, State::Mru | State::Mfu | State::Uncached)
+    }
+}
+
+/// Header flag: ARC_FLAG_PREFETCH.
+pub(crate) const F_PREFETCH: u8 = 1;
+/// Header flag: ARC_FLAG_INDIRECT (level > 0 block).
+pub(crate) const F_INDIRECT: u8 = 2;
+/// Header flag: ARC_BUFC_METADATA.
+pub(crate) const F_META: u8 = 4;
+
+/// One ARC header as the simulator keeps it (40 bytes).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Header {
+    /// BlockKey.0
+    pub key: u64,
+    /// b_arc_access, ns.
+    pub access: u64,
+    pub prev: u32,
+    pub next: u32,
+    /// Logical size (ghost lists count this).
+    pub lsize: u32,
+    /// Bytes the cached copy occupies: psize with compressed ARC, else lsize (arc_hdr_size).
+    pub asize: u32,
+    pub state: State,
+    pub flags: u8,
+}
+
+impl Header {
+    pub(crate) fn is_meta(&self) -> bool {
+        self.flags & F_META != 0
+    }
+    /// List index: state * 2 + type.
+    pub(crate) fn list(&self) -> usize {
+        list_index(self.state, self.is_meta())
+    }
+    /// Bytes this header contributes to its state's size.
+    pub(crate) fn state_bytes(&self) -> u64 {
+        if self.state.is_ghost() {
+            self.lsize as u64
+        } else {
+            self.asize as u64
+        }
+    }
+}
+
+pub(crate) fn list_index(state: State, meta: bool) -> usize {
+    state as usize * 2 + meta as usize
+}
+
+/// Head (most recent), tail (least recent) and byte count of one list.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct List {
+    pub head: u32,
+    pub tail: u32,
+    pub bytes: u64,
+    pub count: u64,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List { head: NIL, tail: NIL, bytes: 0, count: 0 }
+    }
+}
+
+/// splitmix64 finalizer: a fast, deterministic hash of the packed block key.
+#[inline]
+fn hash_key(k: u64) -> u64 {
+    let mut z = k.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The slab, lists and index.
+pub(crate) struct Slab {
+    pub hdrs: Vec<Header>,
+    free: u32,
+    table: HashTable<u32>,
+    pub lists: [List; NSTATES * 2],
+}
+
+impl Slab {
+    pub(crate) fn new() -> Self {
+        Slab { hdrs: Vec::new(), free: NIL, table: HashTable::new(), lists: [List::default(); NSTATES * 2] }
+    }
+
+    #[inline]
+    pub(crate) fn find(&self, key: u64) -> Option<u32> {
+        let hdrs = &self.hdrs;
+        self.table.find(hash_key(key), |&i| hdrs[i as usize].key == key).copied()
+    }
+
+    /// Allocates a slot for `h` (not linked in any list yet) and indexes it.
+    pub(crate) fn alloc(&mut self, h: Header) -> u32 {
+        let idx = if self.free != NIL {
+            let i = self.free;
+            self.free = self.hdrs[i as usize].next;
+            self.hdrs[i as usize] = h;
+            i
+        } else {
+            assert!(self.hdrs.len() < NIL as usize, "ARC header slab full");
+            self.hdrs.push(h);
+            (self.hdrs.len() - 1) as u32
+        };
+        let hdrs = &self.hdrs;
+        self.table.insert_unique(hash_key(h.key), idx, |&i| hash_key(hdrs[i as usize].key));
+        idx
+    }
+
+    /// Unlinks (must already be off its list), unindexes and recycles slot `i`.
+    pub(crate) fn free(&mut self, i: u32) {
+        let key = self.hdrs[i as usize].key;
+        let entry = self.table.find_entry(hash_key(key), |&j| j == i).expect("indexed header");
+        entry.remove();
+        let h = &mut self.hdrs[i as usize];
+        h.state = State::Free;
+        h.prev = NIL;
+        h.next = self.free;
+        self.free = i;
+    }
+
+    /// Links `i` at the head (most recently used end) of its state's list.
+    pub(crate) fn push_head(&mut self, i: u32) {
+        let h = self.hdrs[i as usize];
+        let l = &mut self.lists[h.list()];
+        let old = l.head;
+        l.head = i;
+        if old == NIL {
+            l.tail = i;
+        }
+        l.bytes += h.state_bytes();
+        l.count += 1;
+        if old != NIL {
+            self.hdrs[old as usize].prev = i;
+        }
+        let h = &mut self.hdrs[i as usize];
+        h.prev = NIL;
+        h.next = old;
+    }
+
+    /// Removes `i` from its state's list.
+    pub(crate) fn unlink(&mut self, i: u32) {
+        let h = self.hdrs[i as usize];
+        let li = h.list();
+        if h.prev != NIL {
+            self.hdrs[h.prev as usize].next = h.next;
+        } else {
+            self.lists[li].head = h.next;
+        }
+        if h.next != NIL {
+            self.hdrs[h.next as usize].prev = h.prev;
+        } else {
+            self.lists[li].tail = h.prev;
+        }
+        let l = &mut self.lists[li];
+        l.bytes -= h.state_bytes();
+        l.count -= 1;
+    }
+
+    /// Slab slots and table capacity: both stop growing once the header count peaks.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> (usize, usize) {
+        (self.hdrs.capacity(), self.table.allocation_size())
+    }
+
+    /// Number of indexed headers.
+    pub(crate) fn len(&self) -> usize {
+        self.table.len()
+    }
+}

@@ -1,0 +1,457 @@
+use super::*;
+use crate::sim::time::MS;
+use proptest::prelude::*;
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+fn params(release: ZfsRelease, ram: u64, arc_max: u64) -> ArcParams {
+    ArcParams {
+        release,
+        ram_bytes: ram,
+        tunables: ArcTunables { zfs_arc_max: arc_max, zfs_compressed_arc_enabled: true, ..Default::default() },
+    }
+}
+
+fn data(lsize: u32, psize: u32) -> BlockInfo {
+    BlockInfo { lsize, psize, kind: BufType::Data }
+}
+
+fn meta(lsize: u32, psize: u32) -> BlockInfo {
+    BlockInfo { lsize, psize, kind: BufType::Metadata }
+}
+
+const DEMAND: ReadFlags = ReadFlags { prefetch: false, uncacheable: false };
+const PREFETCH: ReadFlags = ReadFlags { prefetch: true, uncacheable: false };
+
+fn k(i: u64) -> BlockKey {
+    BlockKey::new(1, 0, i)
+}
+
+/// First key of `keys` whose header is in `state`.
+fn first_in(a: &Arc, state: State, keys: impl Iterator<Item = u64>) -> Option<u64> {
+    keys.into_iter().find(|&i| a.slab.find(k(i).0).is_some_and(|j| a.slab.hdrs[j as usize].state == state))
+}
+
+/// Sum of state sizes plus headers, recomputed from the lists.
+fn check_invariants(a: &Arc) {
+    let s = a.stats();
+    assert_eq!(s.size, s.data_size + s.metadata_size + s.hdr_size);
+    assert_eq!(s.data_size + s.metadata_size, s.mru_size + s.mfu_size + s.uncached_size);
+    assert_eq!(s.hdr_size, a.headers() as u64 * hdr_full_size(a.release));
+    assert_eq!(s.hits + s.misses,
+        s.demand_data_hits + s.demand_metadata_hits + s.prefetch_data_hits + s.prefetch_metadata_hits
+            + s.demand_data_misses + s.demand_metadata_misses + s.prefetch_data_misses + s.prefetch_metadata_misses);
+    // List links agree with list sizes.
+    let mut n = 0;
+    for l in a.slab.lists.iter() {
+        let (mut cur, mut bytes, mut cnt, mut prev) = (l.head, 0u64, 0u64, NIL);
+        while cur != NIL {
+            let h = &a.slab.hdrs[cur as usize];
+            assert_eq!(h.prev, prev);
+            bytes += h.state_bytes();
+            cnt += 1;
+            prev = cur;
+            cur = h.next;
+        }
+        assert_eq!(l.tail, prev);
+        assert_eq!((bytes, cnt), (l.bytes, l.count));
+        n += cnt;
+    }
+    assert_eq!(n as usize, a.headers());
+}
+
+#[test]
+fn header_fits_memory_budget() {
+    assert!(std::mem::size_of::<Header>() <= 40, "{}", std::mem::size_of::<Header>());
+    // Slab + hash table (u32 slot + control byte at 7/8 load, doubled worst case) <= 64 B.
+    assert!(std::mem::size_of::<Header>() + 2 * (4 + 1) * 8 / 7 < 64);
+}
+
+#[test]
+fn header_sizes_per_release() {
+    assert_eq!(hdr_full_size(ZfsRelease::V0_8), 328);
+    assert_eq!(hdr_full_size(ZfsRelease::V2_1), 320);
+    assert_eq!(hdr_full_size(ZfsRelease::V2_2), 240);
+}
+
+#[test]
+fn defaults_from_ram() {
+    let l = ArcLimits::from_params(&params(ZfsRelease::V0_8, 16 * GIB, 0));
+    assert_eq!(l.c_max, 8 * GIB);
+    assert_eq!(l.c_min, 512 * MIB);
+    assert_eq!(l.c, 8 * GIB, "0.8 starts at c_max");
+    assert_eq!(l.p, 4 * GIB);
+    assert_eq!(l.meta_limit, 6 * GIB);
+    assert_eq!(l.meta_min, 16 * MIB);
+    let l = ArcLimits::from_params(&params(ZfsRelease::V2_1, 16 * GIB, 0));
+    assert_eq!((l.c_max, l.c_min, l.c), (8 * GIB, 512 * MIB, 512 * MIB), "2.1 starts at c_min");
+    let l = ArcLimits::from_params(&params(ZfsRelease::V2_2, 512 * MIB, 0));
+    assert_eq!((l.c_max, l.c_min), (256 * MIB, 32 * MIB), "c_min floor 32 MiB");
+}
+
+#[test]
+fn small_arc_max_per_release() {
+    // Lab: 4 GiB RAM, zfs_arc_max 256 MiB; c_min = 128 MiB.
+    let l = ArcLimits::from_params(&params(ZfsRelease::V2_2, 4 * GIB, 256 * MIB));
+    assert_eq!((l.c_max, l.c_min, l.c), (256 * MIB, 128 * MIB, 128 * MIB));
+    // zfs_arc_max below the default c_min: 2.1+ lowers c_min, 0.8 ignores zfs_arc_max.
+    let l = ArcLimits::from_params(&params(ZfsRelease::V2_1, 16 * GIB, 256 * MIB));
+    assert_eq!((l.c_max, l.c_min), (256 * MIB, 128 * MIB));
+    let l = ArcLimits::from_params(&params(ZfsRelease::V0_8, 16 * GIB, 256 * MIB));
+    assert_eq!(l.c_max, 8 * GIB);
+    // Published 2018 setup: 15.25 GiB, zfs_arc_max 1 GB.
+    let l = ArcLimits::from_params(&params(ZfsRelease::V0_8, 15616 * MIB, 1_000_000_000));
+    assert_eq!((l.c_max, l.c, l.meta_limit), (1_000_000_000, 1_000_000_000, 750_000_000));
+}
+
+#[test]
+fn mru_hit_promotes_only_after_mintime() {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+        let mut a = Arc::new(&params(rel, 4 * GIB, 256 * MIB));
+        assert_eq!(a.read(k(1), data(16384, 16384), DEMAND, 0), ArcRead::Miss { ghost: false });
+        assert_eq!(a.read(k(1), data(16384, 16384), DEMAND, 61 * MS), ArcRead::Hit);
+        let s = a.stats();
+        assert_eq!((s.mru_hits, s.mfu_size, s.mru_size), (1, 0, 16384), "{rel:?}");
+        // 62 ms count from insertion: a non-promoting hit does not refresh the time.
+        assert_eq!(a.read(k(1), data(16384, 16384), DEMAND, 63 * MS), ArcRead::Hit);
+        let s = a.stats();
+        assert_eq!((s.mru_hits, s.mfu_size, s.mru_size), (2, 16384, 0), "{rel:?}");
+        a.read(k(1), data(16384, 16384), DEMAND, 64 * MS);
+        assert_eq!(a.stats().mfu_hits, 1);
+        check_invariants(&a);
+    }
+}
+
+#[test]
+fn prefetch_then_demand_per_release() {
+    // 2.2: a demand hit on a prefetched block never promotes; the next one after 62 ms does.
+    let mut a = Arc::new(&params(ZfsRelease::V2_2, 4 * GIB, 256 * MIB));
+    a.read(k(1), data(16384, 16384), PREFETCH, 0);
+    a.read(k(1), data(16384, 16384), DEMAND, 500 * MS);
+    let s = a.stats();
+    assert_eq!((s.prefetch_data_misses, s.demand_data_hits, s.mru_hits, s.mfu_size), (1, 1, 1, 0));
+    a.read(k(1), data(16384, 16384), DEMAND, 600 * MS);
+    assert_eq!(a.stats().mfu_size, 16384);
+    // 0.8: add_reference clears the prefetch flag first, so the demand hit promotes.
+    let mut a = Arc::new(&params(ZfsRelease::V0_8, 4 * GIB, 256 * MIB));
+    a.read(k(1), data(16384, 16384), PREFETCH, 0);
+    a.read(k(1), data(16384, 16384), PREFETCH, 100 * MS);
+    assert_eq!((a.stats().mru_hits, a.stats().prefetch_data_hits), (0, 1), "prefetch re-access: no mru_hits");
+    a.read(k(1), data(16384, 16384), DEMAND, 150 * MS);
+    assert_eq!(a.stats().mfu_size, 0, "access time was refreshed by the second prefetch");
+    a.read(k(1), data(16384, 16384), DEMAND, 300 * MS);
+    assert_eq!(a.stats().mfu_size, 16384);
+}
+
+/// Fills an ARC with distinct data blocks until some reach the ghost lists.
+fn churn(a: &mut Arc, from: u64, n: u64, t0: Nanos) -> Nanos {
+    let mut t = t0;
+    for i in from..from + n {
+        a.read(k(i), data(16384, 16384), DEMAND, t);
+        t += MS;
+    }
+    t
+}
+
+#[test]
+fn mru_ghost_hit_grows_p_08() {
+    let mut a = Arc::new(&params(ZfsRelease::V0_8, 4 * GIB, 256 * MIB));
+    let t = churn(&mut a, 0, 40_000, 0);
+    let s = a.stats();
+    assert!(s.mru_ghost_size > 0);
+    // Anonymous growth has pushed p to its ceiling; start the ghost hit from c/2.
+    a.p = a.c / 2;
+    let p0 = a.p;
+    let g = first_in(&a, State::MruGhost, 0..40_000).expect("an MRU ghost");
+    assert_eq!(a.read(k(g), data(16384, 16384), DEMAND, t), ArcRead::Miss { ghost: true });
+    let s = a.stats();
+    assert_eq!(s.mru_ghost_hits, 1);
+    assert!(s.p > p0, "p {} -> {}", p0, s.p);
+    assert!(s.mfu_size >= 16384, "MRU-ghost hit goes to MFU");
+    check_invariants(&a);
+}
+
+#[test]
+fn mfu_ghost_hit_shrinks_p_08() {
+    let mut a = Arc::new(&params(ZfsRelease::V2_1, 4 * GIB, 256 * MIB));
+    a.c = a.c_max;
+    let mut t = 0;
+    // Make 0..2000 MFU, then flood with single-use blocks so MFU spills to its ghost.
+    for i in 0..2000 {
+        a.read(k(i), data(16384, 16384), DEMAND, t);
+        a.read(k(i), data(16384, 16384), DEMAND, t + 100 * MS);
+        t += MS;
+    }
+    t += 200 * MS;
+    // With p at its ceiling the MRU is protected and the MFU is evicted to its ghost.
+    a.p = a.c - (a.c >> 4);
+    t = churn(&mut a, 10_000, 60_000, t);
+    let s = a.stats();
+    assert!(s.mfu_ghost_size > 0, "{s:?}");
+    a.p = a.c / 2;
+    let p0 = a.p;
+    let g = first_in(&a, State::MfuGhost, 0..2000).expect("an MFU ghost");
+    assert_eq!(a.read(k(g), data(16384, 16384), DEMAND, t), ArcRead::Miss { ghost: true });
+    assert_eq!(a.stats().mfu_ghost_hits, 1);
+    assert!(a.stats().p < p0, "p {} -> {}", p0, a.stats().p);
+    check_invariants(&a);
+}
+
+#[test]
+fn mru_ghost_hit_moves_pd_up_22() {
+    let mut a = Arc::new(&params(ZfsRelease::V2_2, 4 * GIB, 256 * MIB));
+    // MFU data first: the MRU-ghost data cap is half of the other live lists.
+    let mut t = 0;
+    for i in 100_000..104_000 {
+        a.read(k(i), data(16384, 16384), DEMAND, t);
+        a.read(k(i), data(16384, 16384), DEMAND, t + 100 * MS);
+        t += MS;
+    }
+    let t = churn(&mut a, 0, 40_000, t + 200 * MS);
+    let pd0 = a.stats().pd;
+    assert_eq!(pd0, 1 << 31);
+    let mut t = t;
+    let g = first_in(&a, State::MruGhost, 0..40_000).expect("an MRU ghost");
+    for i in g..g + 200 {
+        a.read(k(i), data(16384, 16384), DEMAND, t);
+        t += MS;
+    }
+    let s = a.stats();
+    assert!(s.mru_ghost_hits > 0);
+    assert!(s.pd > pd0, "pd {} -> {}", pd0, s.pd);
+    // No metadata ghost hits: data ghost hits push arc_meta down.
+    assert!(s.meta < 1 << 30);
+    check_invariants(&a);
+}
+
+#[test]
+fn size_never_exceeds_c_after_read() {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+        let mut a = Arc::new(&params(rel, 4 * GIB, 256 * MIB));
+        let mut t = 0;
+        for i in 0..60_000u64 {
+            let key = (i * 7919) % 30_000;
+            let info = if key % 10 == 0 { meta(16384, 4096) } else { data(16384, 12288) };
+            a.read(BlockKey::new(1, (key % 10 == 0) as u8, key), info, DEMAND, t);
+            assert!(a.size() <= a.c() + 16384 + hdr_full_size(rel), "{rel:?} size {} c {}", a.size(), a.c());
+            assert!(a.c() <= a.stats().c_max);
+            t += MS;
+        }
+        check_invariants(&a);
+    }
+}
+
+#[test]
+fn c_grows_from_c_min_to_c_max_21() {
+    let mut a = Arc::new(&params(ZfsRelease::V2_1, 4 * GIB, 256 * MIB));
+    assert_eq!(a.c(), 128 * MIB);
+    churn(&mut a, 0, 40_000, 0);
+    assert_eq!(a.c(), 256 * MIB);
+}
+
+#[test]
+fn metadata_over_limit_evicted_first_08() {
+    let mut p = params(ZfsRelease::V0_8, 4 * GIB, 256 * MIB);
+    p.tunables.zfs_arc_meta_limit = 32 * MIB;
+    let mut a = Arc::new(&p);
+    let mut t = 0;
+    // Metadata first, then data; metadata is the oldest but still over the limit.
+    for i in 0..6000u64 {
+        a.read(BlockKey::new(2, 1, i), meta(16384, 16384), DEMAND, t);
+        t += MS;
+    }
+    assert!(a.stats().arc_meta_used > 32 * MIB);
+    t += 2000 * MS;
+    t = churn(&mut a, 0, 20_000, t);
+    let s = a.stats();
+    assert!(s.arc_meta_used <= 32 * MIB + 16384, "meta_used {}", s.arc_meta_used);
+    assert!(s.metadata_size < 32 * MIB);
+    assert!(s.data_size > 0);
+    let _ = t;
+    check_invariants(&a);
+}
+
+#[test]
+fn compressed_sizes_counted() {
+    let mut a = Arc::new(&params(ZfsRelease::V2_2, 4 * GIB, 256 * MIB));
+    a.read(k(1), data(16384, 8192), DEMAND, 0);
+    a.read(BlockKey::new(1, 1, 0), meta(131072, 4096), DEMAND, 0);
+    let s = a.stats();
+    assert_eq!((s.data_size, s.metadata_size), (8192, 4096));
+    assert_eq!((s.compressed_size, s.uncompressed_size), (12288, 16384 + 131072));
+    assert_eq!(s.hdr_size, 2 * 240);
+    assert_eq!(s.size, 12288 + 480);
+    let mut p = params(ZfsRelease::V2_2, 4 * GIB, 256 * MIB);
+    p.tunables.zfs_compressed_arc_enabled = false;
+    let mut a = Arc::new(&p);
+    a.read(k(1), data(16384, 8192), DEMAND, 0);
+    assert_eq!(a.stats().data_size, 16384);
+}
+
+#[test]
+fn uncacheable_not_kept() {
+    let unc = ReadFlags { prefetch: false, uncacheable: true };
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_2] {
+        let mut a = Arc::new(&params(rel, 4 * GIB, 256 * MIB));
+        assert_eq!(a.read(k(1), data(16384, 16384), unc, 0), ArcRead::Miss { ghost: false });
+        assert!(!a.contains(k(1)));
+        assert_eq!(a.read(k(1), data(16384, 16384), unc, MS), ArcRead::Miss { ghost: false });
+        let s = a.stats();
+        assert_eq!((s.misses, s.size, s.hdr_size), (2, 0, 0), "{rel:?}");
+    }
+    // 2.2: a prefetched uncacheable block waits in UNCACHED for a demand read.
+    let mut a = Arc::new(&params(ZfsRelease::V2_2, 4 * GIB, 256 * MIB));
+    let unc_pf = ReadFlags { prefetch: true, uncacheable: true };
+    a.read(k(1), data(16384, 16384), unc_pf, 0);
+    assert_eq!(a.stats().uncached_size, 16384);
+    assert_eq!(a.read(k(1), data(16384, 16384), unc, 10 * MS), ArcRead::Hit);
+    assert_eq!((a.stats().uncached_hits, a.stats().size), (1, 0));
+    // ... and is flushed after its minimum life.
+    a.read(k(2), data(16384, 16384), unc_pf, 0);
+    a.read(k(3), data(16384, 16384), DEMAND, 1500 * MS);
+    assert!(!a.contains(k(2)));
+}
+
+#[test]
+fn evict_adj_moves_towards_hits() {
+    let f = 1u64 << 31;
+    assert_eq!(evict_adj(f, 0, 100, 0, 100), f);
+    let up = evict_adj(f, 1 << 30, 1 << 20, 0, 100);
+    assert!(up > f);
+    let down = evict_adj(f, 1 << 30, 0, 1 << 20, 100);
+    assert!(down < f);
+    assert_eq!(up - f, f - down);
+    // balance 500 makes the downward push five times weaker.
+    let down5 = evict_adj(f, 1 << 30, 0, 1 << 20, 500);
+    assert_eq!((f - down5) * 5 / 100, (f - down) / 100);
+}
+
+/// Steady state: after warm-up, reads recycle slots and the table never grows (no heap
+/// allocation in read()). Also a speed check when run with --release --ignored.
+fn steady_state(n: u64) -> std::time::Duration {
+    let mut a = Arc::new(&params(ZfsRelease::V2_2, 4 * GIB, 256 * MIB));
+    let mut x: u64 = 42;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut t = 0;
+    let read = |a: &mut Arc, t: &mut Nanos, r: u64| {
+        let blk = r % 98_304; // 1536 MiB of 16K records
+        a.read(BlockKey::new(1, 0, blk), data(16384, 16384), DEMAND, *t);
+        if r & 7 == 0 {
+            a.read(BlockKey::new(1, 1, blk / 128), meta(16384, 4096), DEMAND, *t);
+        }
+        *t += 100_000;
+    };
+    for _ in 0..500_000 {
+        read(&mut a, &mut t, next());
+    }
+    let cap = a.slab.capacity();
+    let start = std::time::Instant::now();
+    for _ in 0..n {
+        read(&mut a, &mut t, next());
+    }
+    let el = start.elapsed();
+    assert_eq!(a.slab.capacity(), cap, "slab or table grew in steady state");
+    check_invariants(&a);
+    el
+}
+
+#[test]
+fn no_growth_in_steady_state() {
+    steady_state(200_000);
+}
+
+#[test]
+#[ignore]
+fn speed_10m_reads() {
+    let el = steady_state(10_000_000);
+    eprintln!("10M reads: {el:?}");
+    assert!(el.as_secs_f64() < 10.0);
+}
+
+#[derive(Debug, Clone)]
+struct Op {
+    key: u64,
+    meta: bool,
+    prefetch: bool,
+    uncacheable: bool,
+    psize_sectors: u32,
+    dt_ms: u64,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    (0u64..3000, prop::bool::weighted(0.2), prop::bool::weighted(0.1), prop::bool::weighted(0.02), 1u32..=4, 0u64..100)
+        .prop_map(|(key, meta, prefetch, uncacheable, psize_sectors, dt_ms)| Op { key, meta, prefetch, uncacheable, psize_sectors, dt_ms })
+}
+
+fn release() -> impl Strategy<Value = ZfsRelease> {
+    prop_oneof![Just(ZfsRelease::V0_8), Just(ZfsRelease::V2_1), Just(ZfsRelease::V2_2)]
+}
+
+fn run(rel: ZfsRelease, ops: &[Op]) -> (Arc, Vec<ArcRead>) {
+    let mut p = params(rel, GIB, 0);
+    // Small ARC: 64 MiB c_max, ~30 MiB working set of 16K records + metadata.
+    p.tunables.zfs_arc_max = 64 * MIB;
+    p.tunables.zfs_arc_min = 32 * MIB;
+    let mut a = Arc::new(&p);
+    let mut t = 0;
+    let mut out = Vec::with_capacity(ops.len());
+    for o in ops {
+        t += o.dt_ms * MS;
+        let key = BlockKey::new(3, o.meta as u8, o.key);
+        let info = if o.meta { meta(16384, 4096 * o.psize_sectors) } else { data(65536, 16384 * o.psize_sectors) };
+        out.push(a.read(key, info, ReadFlags { prefetch: o.prefetch, uncacheable: o.uncacheable }, t));
+    }
+    (a, out)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn invariants_hold(rel in release(), ops in prop::collection::vec(op(), 1..4000)) {
+        let (a, out) = run(rel, &ops);
+        check_invariants(&a);
+        let s = a.stats();
+        prop_assert_eq!(s.hits + s.misses, ops.len() as u64);
+        prop_assert_eq!(s.hits, out.iter().filter(|r| **r == ArcRead::Hit).count() as u64);
+        prop_assert_eq!(s.mru_ghost_hits + s.mfu_ghost_hits,
+            out.iter().filter(|r| **r == ArcRead::Miss { ghost: true }).count() as u64);
+        prop_assert!(s.c >= s.c_min && s.c <= s.c_max);
+        prop_assert!(s.size <= s.c + 65536 + hdr_full_size(rel));
+        if rel == ZfsRelease::V2_2 {
+            prop_assert!(s.meta <= 1 << 32 && s.pd <= 1 << 32 && s.pm <= 1 << 32);
+        } else {
+            prop_assert!(s.mru_ghost_size + s.mfu_ghost_size <= s.c + 65536);
+            prop_assert!(s.p <= s.c);
+            prop_assert_eq!(s.arc_meta_used, s.size - s.data_size);
+            prop_assert!(s.arc_meta_max >= s.arc_meta_used);
+        }
+    }
+
+    #[test]
+    fn deterministic(rel in release(), ops in prop::collection::vec(op(), 1..1500)) {
+        let (a, out_a) = run(rel, &ops);
+        let (b, out_b) = run(rel, &ops);
+        prop_assert_eq!(out_a, out_b);
+        prop_assert_eq!(a.stats(), b.stats());
+    }
+
+    #[test]
+    fn contains_matches_hit(rel in release(), ops in prop::collection::vec(op(), 1..800)) {
+        let (mut a, _) = run(rel, &ops);
+        // A cached block read now (no eviction in between for a hit) must hit.
+        for o in ops.iter().take(50) {
+            let key = BlockKey::new(3, o.meta as u8, o.key);
+            let cached = a.contains(key);
+            let info = if o.meta { meta(16384, 4096) } else { data(65536, 16384) };
+            let r = a.read(key, info, DEMAND, 1 << 50);
+            prop_assert_eq!(cached, r == ArcRead::Hit);
+        }
+    }
+}
