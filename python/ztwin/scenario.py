@@ -164,6 +164,8 @@ class CpuSpec(_Model):
     syscall_ns: Optional[int] = Field(None, ge=0, description="Per read system call reaching the filesystem.")
     device_io_ns: Optional[int] = Field(None, ge=0, description="Per block device I/O.")
     zfs_block_ns: Optional[int] = Field(None, ge=0, description="ZFS: per block looked up in the ARC.")
+    zio_ns: Optional[int] = Field(None, ge=0, description="ZFS: per zio beyond device_io_ns (pipeline, vdev queue, taskq hand-offs).")
+    memcpy_bytes_per_sec: Optional[int] = Field(None, gt=0, description="Copy to the caller (uiomove), bytes/s.")
     checksum_bytes_per_sec: Optional[int] = Field(None, gt=0, description="fletcher4 throughput, bytes/s.")
     decompress_bytes_per_sec: Optional[int] = Field(None, gt=0, description="lz4 decompression output, bytes/s.")
 

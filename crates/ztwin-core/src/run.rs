@@ -21,7 +21,7 @@
 use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
 
-use crate::cache::arc::{Arc, ArcParams, ArcRead, ArcStats, BlockKey, BufType, ReadFlags};
+use crate::cache::arc::{Arc, ArcParams, ArcRead, ArcStats, BufType, ReadFlags};
 use crate::config::{
     CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, VariantConfig, WorkloadConfig,
 };
@@ -61,11 +61,10 @@ enum Wait {
     Block(u64),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Client {
     state: State,
     wait: Wait,
-    stmt: Statement,
     lookup: usize,
     path: [u64; MAX_DEPTH],
     path_len: usize,
@@ -133,7 +132,11 @@ struct Sim<'a> {
     bp: BufferPool,
     table: TableLayout,
     fs: Fs,
-    gen: SysbenchGen,
+    /// One generator per client: sysbench threads draw from their own streams (and, for
+    /// select_random_points, their own slice of k).
+    gens: Vec<SysbenchGen>,
+    /// The statement each client is executing (kept apart so a client step copies little).
+    stmts: Vec<Statement>,
     clients: Vec<Client>,
     queue: EventQueue,
     bp_inflight: HashMap<u64, u32>,
@@ -218,12 +221,12 @@ impl<'a> Sim<'a> {
                 Fs::Extent(ExtentFs { device: device_index(&x.device, "filesystem.device")?, block_size: x.block_size })
             }
         };
-        let gen = SysbenchGen::new(cfg.seed, wl, ds);
         let threads = wl.threads as usize;
+        let gens = (0..wl.threads).map(|t| SysbenchGen::for_thread(cfg.seed, t, wl, ds)).collect();
+        let stmts = (0..threads).map(|_| Statement::default()).collect();
         let client = Client {
             state: State::Start,
             wait: Wait::None,
-            stmt: Statement::default(),
             lookup: 0,
             path: [0; MAX_DEPTH],
             path_len: 0,
@@ -252,7 +255,8 @@ impl<'a> Sim<'a> {
             bp: BufferPool::new(db),
             table,
             fs,
-            gen,
+            gens,
+            stmts,
             clients: vec![client; threads],
             queue,
             bp_inflight: HashMap::with_capacity(threads * 4),
@@ -286,8 +290,8 @@ impl<'a> Sim<'a> {
     }
 
     /// Sets the path of lookup `c.lookup` of the client's statement.
-    fn start_lookup(&self, c: &mut Client) {
-        let l = c.stmt.lookups[c.lookup];
+    fn start_lookup(&self, i: usize, c: &mut Client) {
+        let l = self.stmts[i].lookups[c.lookup];
         c.space = l.table;
         c.path_len = match l.index {
             Index::Clustered => self.table.clustered_path(l.key, &mut c.path),
@@ -298,29 +302,29 @@ impl<'a> Sim<'a> {
 
     /// Steps client `i` at `now` until it must wait; schedules its next event.
     fn step(&mut self, i: usize, now: Nanos) {
-        let mut c = self.clients[i].clone();
+        let mut c = self.clients[i];
         loop {
             match c.state {
                 State::Start => {
-                    self.gen.next(&mut c.stmt);
+                    self.gens[i].next(&mut self.stmts[i]);
                     c.started = now;
-                    c.cpu_pending += self.costs.statement + self.costs.row * c.stmt.rows as u64;
+                    c.cpu_pending += self.costs.statement + self.costs.row * self.stmts[i].rows as u64;
                     c.lookup = 0;
-                    if c.stmt.n == 0 {
+                    if self.stmts[i].n == 0 {
                         c.state = State::Finish;
                         continue;
                     }
-                    self.start_lookup(&mut c);
+                    self.start_lookup(i, &mut c);
                     c.state = State::NextPage;
                 }
                 State::NextPage => {
                     if c.path_pos == c.path_len {
                         c.lookup += 1;
-                        if c.lookup == c.stmt.n {
+                        if c.lookup == self.stmts[i].n {
                             c.state = State::Finish;
                             continue;
                         }
-                        self.start_lookup(&mut c);
+                        self.start_lookup(i, &mut c);
                     }
                     c.page = c.path[c.path_pos];
                     let key = PageKey::new(c.space, c.page);
@@ -445,7 +449,7 @@ impl<'a> Sim<'a> {
                     }
                     if self.measuring {
                         self.statements += 1;
-                        self.rows += c.stmt.rows as u64;
+                        self.rows += self.stmts[i].rows as u64;
                         self.window_hist.record(now - c.started);
                         self.interval_hist.record(now - c.started);
                     }
@@ -586,6 +590,7 @@ impl<'a> Sim<'a> {
             "window_s": window_s,
             "warmup_s": self.cfg.run.warmup_ns as f64 / SEC as f64,
             "queries": statements,
+            "rows": b.rows - a.rows,
             "qps": qps,
             // oltp_point_select and select_random_points run one statement per event,
             // outside an explicit transaction: sysbench counts each as a transaction.

@@ -146,6 +146,17 @@ pub enum ZfsRelease {
     V2_2,
 }
 
+impl ZfsRelease {
+    /// The release as users write it ("0.8", "2.1", "2.2").
+    pub fn name(self) -> &'static str {
+        match self {
+            ZfsRelease::V0_8 => "0.8",
+            ZfsRelease::V2_1 => "2.1",
+            ZfsRelease::V2_2 => "2.2",
+        }
+    }
+}
+
 /// Compression algorithm (zfs property `compression`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -388,6 +399,31 @@ impl VariantConfig {
                 }
                 if a.zfs_arc_min != 0 && a.zfs_arc_max != 0 {
                     ensure(a.zfs_arc_min <= a.zfs_arc_max, "filesystem.arc.zfs_arc_min", "must not exceed zfs_arc_max")?;
+                }
+                // OpenZFS ignores out-of-range tunables without a word (arc_tuning_update);
+                // we refuse them instead, saying what the release would have done.
+                let limits = crate::cache::arc::ArcLimits::from_params(&crate::cache::arc::ArcParams {
+                    release: z.release,
+                    ram_bytes: m.ram_bytes,
+                    tunables: a.clone(),
+                });
+                if a.zfs_arc_max != 0 && limits.c_max != a.zfs_arc_max {
+                    return Err(Error::config(
+                        "filesystem.arc.zfs_arc_max",
+                        format!(
+                            "release {} ignores zfs_arc_max = {} bytes here (it must exceed arc_c_min = {} bytes, the default max(RAM/32, 32 MiB), in 0.8; be at least 64 MiB and below RAM in every release); arc_c_max would stay {} bytes",
+                            z.release.name(), a.zfs_arc_max, limits.c_min, limits.c_max
+                        ),
+                    ));
+                }
+                if a.zfs_arc_min != 0 && limits.c_min != a.zfs_arc_min {
+                    return Err(Error::config(
+                        "filesystem.arc.zfs_arc_min",
+                        format!(
+                            "release {} ignores zfs_arc_min = {} bytes here (it must be at least 32 MiB and at most arc_c_max = {} bytes)",
+                            z.release.name(), a.zfs_arc_min, limits.c_max
+                        ),
+                    ));
                 }
                 if z.release == ZfsRelease::V2_2 {
                     ensure(a.zfs_arc_meta_limit == 0, "filesystem.arc.zfs_arc_meta_limit", "does not exist in release 2.2 (removed by PR #14359)")?;
