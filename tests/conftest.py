@@ -1,5 +1,5 @@
-"""Test setup: import ztwin from this checkout's python/ (the compiled _core must be built
-into python/ztwin/, e.g. copied from `cargo build --release -p ztwin-py`)."""
+"""Test setup. The tests import the installed `ztwin` (the README's test command installs
+this checkout first), so they exercise the compiled core exactly as users get it."""
 
 from __future__ import annotations
 
@@ -11,17 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python"))
 
 FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def core_available() -> bool:
-    try:
-        import ztwin._core  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 @pytest.fixture

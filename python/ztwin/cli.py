@@ -157,6 +157,8 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
 
     if len(w) > 1:
         row("measured window (s)", lambda d: _num(d.get("window_s"), "g"))
+    if len(set(warm.values())) > 1:
+        t.add_row("warm-up before the window (s)", *[_num((warm[n] or 0) / 1e9, "g") for n in names])
     row("throughput (queries/s)", lambda d: _num(d.get("qps"), ",.1f"))
     row("transactions (tps)", lambda d: _num(d.get("tps"), ",.1f"))
     for p in ("p50", "p95", "p99", "max"):
