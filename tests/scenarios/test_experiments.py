@@ -1,0 +1,93 @@
+"""The brief's experiments, run through the whole stack, checked against bands that follow
+from first principles or from the published outcomes the brief states. Runs are shortened
+where the band does not depend on length."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import ztwin
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def run(name: str, variants=None, **run_overrides) -> dict:
+    overrides = {"run": run_overrides} if run_overrides else None
+    sc = ztwin.load_scenario(SCENARIOS / name, overrides=overrides)
+    return ztwin.run(sc, variants).summary["variants"]
+
+
+def reads_per_query(v: dict, device: str) -> float:
+    return v["devices"][device]["read_iops"] / v["qps"]
+
+
+@pytest.fixture(scope="module")
+def exp1() -> dict:
+    return run("exp1-arc-sizing.toml")
+
+
+def test_exp1_xfs_is_io_bound_at_3000_iops_with_one_read_per_query(exp1):
+    x = exp1["xfs"]
+    assert 2970 <= x["devices"]["ebs"]["read_iops"] <= 3000 * 1.001
+    # A 2.5 GiB pool holds every non-leaf page (330 x ~115 pages), so each query misses
+    # at most its leaf: one 16K read.
+    assert 0.95 <= reads_per_query(x, "ebs") <= 1.0 + 1e-9
+    assert x["qps"] <= 3000 / 0.95
+
+
+def test_exp1_zfs_with_1g_arc_is_well_below_xfs(exp1):
+    z, x = exp1["zfs-arc-1g"], exp1["xfs"]
+    assert z["devices"]["ebs"]["read_iops"] >= 2970  # also IO bound
+    # 6 GB of indirect blocks against 1 GB of ARC: L1 blocks miss, extra reads per query.
+    assert z["arc"]["demand_metadata_misses"] > 0.2 * z["arc"]["demand_data_misses"]
+    assert reads_per_query(z, "ebs") > 1.2
+    assert z["qps"] < 0.8 * x["qps"]
+
+
+def test_exp1_zfs_with_arc_for_all_metadata_reads_one_record_per_query(exp1):
+    z, x = exp1["zfs-arc-meta"], exp1["xfs"]
+    a = z["arc"]
+    assert a["demand_metadata_misses"] < 0.01 * a["demand_data_misses"]
+    assert reads_per_query(z, "ebs") <= 1.0 + 1e-9
+    assert z["qps"] >= 0.97 * x["qps"]
+
+
+def test_exp7_calibration_holds():
+    """The lab guest's two calibrated costs reproduce the two CPU-bound rates."""
+    v = run("exp7-lab-sysbench.toml", ["ext4-3000", "zfs-3000"])
+    assert abs(v["ext4-3000"]["qps"] / 1000 - 1) < 0.05
+    assert abs(v["zfs-3000"]["qps"] / 700 - 1) < 0.05
+    for name in ("ext4-3000", "zfs-3000"):
+        assert v[name]["cpu_utilization"] > 0.95, name
+        assert v[name]["devices"]["disk"]["read_iops"] < 2900, name
+
+
+def test_exp7_at_300_iops_the_disk_binds():
+    v = run("exp7-lab-sysbench.toml", ["ext4-300", "zfs-300"])
+    e, z = v["ext4-300"], v["zfs-300"]
+    for d in (e, z):
+        assert d["devices"]["disk"]["read_iops"] >= 297
+        assert d["cpu_utilization"] < 0.9  # the vCPUs are not what binds
+    # ext4 with O_DIRECT reads one page per buffer-pool miss; ZFS's ARC (256 MiB of a
+    # 966 MB dataset) serves some of those misses from memory.
+    assert e["devices"]["disk"]["read_iops"] * e["window_s"] == pytest.approx(e["innodb"]["pages_read"], rel=0.01)
+    assert z["qps"] > e["qps"]
+
+
+def test_exp8_32k_records_read_twice_the_bytes_at_the_same_iops():
+    v = run("exp8-lab-recordsize.toml", warmup="30s", duration="60s")
+    a, b = v["rs16k"]["devices"]["disk"], v["rs32k"]["devices"]["disk"]
+    assert a["read_iops"] == pytest.approx(300, rel=0.01) and b["read_iops"] == pytest.approx(300, rel=0.01)
+    assert b["read_mbps"] / a["read_mbps"] == pytest.approx(2.0, rel=0.03)
+    for name in ("rs16k", "rs32k"):
+        # select_random_points: 10 values of k, each matching Poisson(1) rows.
+        assert 8 <= v[name]["rows"] / v[name]["queries"] <= 12
+
+
+def test_exp5_runs_both_recordsizes():
+    v = run("exp5-recordsize.toml", warmup="10s", duration="20s")
+    assert set(v) == {"rs16k", "rs32k"}
+    for d in v.values():
+        assert d["qps"] > 0 and d["arc"]["misses"] > 0
