@@ -3,6 +3,7 @@
 ``ztwin run [SCENARIO]``     run every variant (default: the packaged experiment 1)
 ``ztwin validate SCENARIO``  validate and print the resolved variants as JSON
 ``ztwin geometry ...``       block-pointer tree geometry of a ZFS file
+``ztwin bench``              wall time, peak memory and simulated work per second
 
 Errors of the scenario or the simulation print one red message on stderr and exit with
 status 2; nothing else is ever shown as a traceback (set ``ZTWIN_DEBUG=1`` to see one).
@@ -354,6 +355,33 @@ def geometry_cmd(
     out = _stdout()
     for t in geometry_tables(json.loads(text)):
         out.print(t)
+
+
+@app.command("bench")
+@_handle_errors
+def bench_cmd(
+    json_out: bool = typer.Option(False, "--json", help="Print the measurements as one JSON document."),
+) -> None:
+    """Measure the twin: experiment 1 at full scale for one simulated hour, per variant."""
+    from . import bench
+
+    results = []
+    for scenario, variant, warmup, duration in bench.CASES:
+        _stderr().print(f"running {scenario}:{variant} for {duration} of simulated time ...")
+        results.append(bench.run_case(scenario, variant, warmup, duration))
+    if json_out:
+        typer.echo(json.dumps([dict(vars(r), accesses_per_wall_s=r.accesses_per_wall_s) for r in results]))
+        return
+    t = Table(title="ztwin bench (one process per case; wall time on this machine)", title_justify="left")
+    for col in ("case", "wall (s)", "peak RSS (MiB)", "simulated/wall", "queries", "block accesses per wall s"):
+        t.add_column(col, justify="left" if col == "case" else "right")
+    for r in results:
+        t.add_row(
+            r.case, f"{r.wall_s:.2f}", f"{r.peak_rss_mib:.0f}", f"{r.simulated_s / r.wall_s:.0f}x",
+            _num(r.queries), f"{r.accesses_per_wall_s / 1e6:.2f} M",
+        )
+    _stdout().print(t)
+    _stdout().print("block accesses = InnoDB buffer-pool page lookups + ARC block lookups (one per tree level)")
 
 
 def main() -> None:
