@@ -22,9 +22,7 @@ use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
 
 use crate::cache::arc::{Arc, ArcParams, ArcRead, ArcStats, BufType, ReadFlags};
-use crate::config::{
-    CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, VariantConfig, WorkloadConfig,
-};
+use crate::config::{CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, VariantConfig, WorkloadConfig};
 use crate::db::innodb::btree::{TableLayout, MAX_DEPTH};
 use crate::db::innodb::buffer_pool::{BufferPool, PageKey};
 use crate::dev::cpu::Cpus;
@@ -97,7 +95,13 @@ struct Costs {
 }
 
 enum Fs {
-    Zfs { arc: Box<Arc>, layout: ZfsLayout, vdev_device: Vec<usize>, data_flags: ReadFlags, meta_flags: ReadFlags },
+    Zfs {
+        arc: Box<Arc>,
+        layout: ZfsLayout,
+        vdev_device: Vec<usize>,
+        data_flags: ReadFlags,
+        meta_flags: ReadFlags,
+    },
     Extent(ExtentFs),
 }
 
@@ -190,7 +194,8 @@ impl<'a> Sim<'a> {
         let fs = match &cfg.filesystem {
             FsConfig::Zfs(z) => {
                 let geometry = FileGeometry::new(table.file_size(), z.recordsize, z.indirect_block_size);
-                let compression = CompressionModel::new(z.compression, ds.compress_ratio, z.ashift, cfg.seed)?;
+                let compression =
+                    CompressionModel::new(z.compression, ds.compress_ratio, z.ashift, cfg.seed)?;
                 let vdev_device = z
                     .vdevs
                     .iter()
@@ -207,8 +212,10 @@ impl<'a> Sim<'a> {
                     ram_bytes: cfg.machine.ram_bytes,
                     tunables: z.arc.clone(),
                 });
-                let data_flags = ReadFlags { prefetch: false, uncacheable: z.primarycache != CacheProperty::All };
-                let meta_flags = ReadFlags { prefetch: false, uncacheable: z.primarycache == CacheProperty::None };
+                let data_flags =
+                    ReadFlags { prefetch: false, uncacheable: z.primarycache != CacheProperty::All };
+                let meta_flags =
+                    ReadFlags { prefetch: false, uncacheable: z.primarycache == CacheProperty::None };
                 Fs::Zfs { arc: Box::new(arc), layout, vdev_device, data_flags, meta_flags }
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
@@ -218,7 +225,10 @@ impl<'a> Sim<'a> {
                         "fsync (buffered I/O through the Linux page cache) is not modelled yet on XFS/ext4; use O_DIRECT",
                     ));
                 }
-                Fs::Extent(ExtentFs { device: device_index(&x.device, "filesystem.device")?, block_size: x.block_size })
+                Fs::Extent(ExtentFs {
+                    device: device_index(&x.device, "filesystem.device")?,
+                    block_size: x.block_size,
+                })
             }
         };
         let threads = wl.threads as usize;
@@ -346,7 +356,10 @@ impl<'a> Sim<'a> {
                     let offset = c.page * self.page_size as u64;
                     match &self.fs {
                         Fs::Extent(x) => {
-                            c.state = State::Io { device: x.device as u16, bytes: x.read_bytes(offset, self.page_size) };
+                            c.state = State::Io {
+                                device: x.device as u16,
+                                bytes: x.read_bytes(offset, self.page_size),
+                            };
                         }
                         Fs::Zfs { layout, .. } => {
                             let (first, last) = layout.records(offset, self.page_size);
@@ -386,7 +399,8 @@ impl<'a> Sim<'a> {
                             // A data hit hands out a decompressed copy (compressed ARC keeps
                             // b_pabd compressed); indirect blocks stay decompressed in their dbufs.
                             if info.kind == BufType::Data && c.block_compressed {
-                                c.cpu_pending += (info.lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos;
+                                c.cpu_pending +=
+                                    (info.lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos;
                             }
                             c.state = State::ZfsAdvance;
                         }
@@ -394,7 +408,8 @@ impl<'a> Sim<'a> {
                             self.block_inflight.insert(key.0, 0);
                             let device = vdev_device[layout.vdev_of(key)] as u16;
                             let lsize = info.lsize;
-                            c.cpu_pending += self.costs.zio + (info.psize as f64 * self.costs.checksum_ns_per_byte) as Nanos;
+                            c.cpu_pending += self.costs.zio
+                                + (info.psize as f64 * self.costs.checksum_ns_per_byte) as Nanos;
                             if c.block_compressed {
                                 c.cpu_pending += (lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos;
                             }
@@ -540,14 +555,20 @@ impl<'a> Sim<'a> {
         s.set("cpu_utilization", ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / dt / vcpus).min(1.0));
         let req = b.bp_requests - a.bp_requests;
         let reads = b.bp_reads - a.bp_reads;
-        s.set("innodb_buffer_pool_hit_ratio", if req > 0 { 1.0 - reads as f64 / req as f64 } else { f64::NAN });
+        s.set(
+            "innodb_buffer_pool_hit_ratio",
+            if req > 0 { 1.0 - reads as f64 / req as f64 } else { f64::NAN },
+        );
         for (k, d) in self.devices.iter().enumerate() {
             let (x, y) = (&a.devices[k], &b.devices[k]);
             let name = d.name();
             s.set(&format!("{name}_read_iops"), (y.reads - x.reads) as f64 / dt);
             s.set(&format!("{name}_write_iops"), (y.writes - x.writes) as f64 / dt);
             s.set(&format!("{name}_read_mbps"), (y.read_bytes - x.read_bytes) as f64 / 1e6 / dt);
-            s.set(&format!("{name}_utilization"), ((y.busy_ns - x.busy_ns) as f64 / SEC as f64 / dt).min(1.0));
+            s.set(
+                &format!("{name}_utilization"),
+                ((y.busy_ns - x.busy_ns) as f64 / SEC as f64 / dt).min(1.0),
+            );
         }
         if let (Some(x), Some(y)) = (&a.arc, &b.arc) {
             s.set("arc_hits", (y.hits - x.hits) as f64);
@@ -636,14 +657,37 @@ fn arc_window(a: &ArcStats, b: &ArcStats) -> Value {
         ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(b.$f)); )* };
     }
     counters!(
-        hits, misses, demand_data_hits, demand_data_misses, demand_metadata_hits,
-        demand_metadata_misses, prefetch_data_hits, prefetch_data_misses,
-        prefetch_metadata_hits, prefetch_metadata_misses, mru_hits, mfu_hits, mru_ghost_hits,
-        mfu_ghost_hits, deleted, evict_skip
+        hits,
+        misses,
+        demand_data_hits,
+        demand_data_misses,
+        demand_metadata_hits,
+        demand_metadata_misses,
+        prefetch_data_hits,
+        prefetch_data_misses,
+        prefetch_metadata_hits,
+        prefetch_metadata_misses,
+        mru_hits,
+        mfu_hits,
+        mru_ghost_hits,
+        mfu_ghost_hits,
+        deleted,
+        evict_skip
     );
     sizes!(
-        size, c, c_min, c_max, data_size, metadata_size, hdr_size, compressed_size,
-        uncompressed_size, mru_size, mfu_size, mru_ghost_size, mfu_ghost_size
+        size,
+        c,
+        c_min,
+        c_max,
+        data_size,
+        metadata_size,
+        hdr_size,
+        compressed_size,
+        uncompressed_size,
+        mru_size,
+        mfu_size,
+        mru_ghost_size,
+        mfu_ghost_size
     );
     Value::Object(m)
 }

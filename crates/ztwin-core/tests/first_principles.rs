@@ -47,7 +47,11 @@ fn base(fs: FsConfig, iops: f64) -> VariantConfig {
             innodb_old_blocks_time_ns: 1000 * MS,
             innodb_flush_method: "O_DIRECT".into(),
         }),
-        dataset: DatasetConfig::Sysbench(SysbenchDataset { tables: 8, table_size: 2_000_000, compress_ratio: 1.28 }),
+        dataset: DatasetConfig::Sysbench(SysbenchDataset {
+            tables: 8,
+            table_size: 2_000_000,
+            compress_ratio: 1.28,
+        }),
         workload: WorkloadConfig::Sysbench(SysbenchWorkload {
             test: SysbenchTest::OltpPointSelect,
             threads: 8,
@@ -135,7 +139,11 @@ fn zfs_with_an_arc_smaller_than_its_metadata_is_below_xfs() {
     let mut cz = base(zfs(64 << 20, 32 << 20), 3000.0);
     cz.machine.ram_bytes = 1 << 30; // arc_c_min = 32 MiB, so release 0.8 honours zfs_arc_max
     for c in [&mut cx, &mut cz] {
-        c.dataset = DatasetConfig::Sysbench(SysbenchDataset { tables: 100, table_size: 2_000_000, compress_ratio: 1.28 });
+        c.dataset = DatasetConfig::Sysbench(SysbenchDataset {
+            tables: 100,
+            table_size: 2_000_000,
+            compress_ratio: 1.28,
+        });
         // Room for every non-leaf InnoDB page (100 x 24), as experiment 1's 2.5 GB pool has.
         let DatabaseConfig::Innodb(db) = &mut c.database;
         db.innodb_buffer_pool_size = 128 << 20;

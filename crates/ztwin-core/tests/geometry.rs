@@ -14,8 +14,7 @@ fn experiment1_physical_metadata() {
     let mut physical = 0u64;
     for level in 1..g.nlevels() {
         for blkid in 0..g.blocks_at(level) {
-            physical +=
-                u64::from(m.indirect_psize(g.indirect_block_size(), g.children_of(level, blkid)));
+            physical += u64::from(m.indirect_psize(g.indirect_block_size(), g.children_of(level, blkid)));
         }
     }
     // 1136 full L1 (5632) + L1 of 39 pointers (1716 -> 2048) + 8 full L2 + L2 of 113

@@ -13,7 +13,11 @@ const MIB: f64 = 1024.0 * 1024.0;
 fn experiment1_ten_million_rows() {
     let t = TableLayout::sysbench(10_000_000, 16384);
     let d = t.data_pages();
-    println!("10M rows: data pages {d}, file pages {}, file {:.3} GB", t.file_pages(), t.file_size() as f64 / 1e9);
+    println!(
+        "10M rows: data pages {d}, file pages {}, file {:.3} GB",
+        t.file_pages(),
+        t.file_size() as f64 / 1e9
+    );
     assert!((d as f64 / 145_447.0 - 1.0).abs() < 0.001, "{d}");
     assert!((d as f64 * 16384.0 / 1e9 - 2.38).abs() < 0.01);
 }
@@ -38,6 +42,10 @@ fn experiment8_one_table() {
     let t = TableLayout::sysbench(2_650_000, 16384);
     let total = t.file_size() as f64 / MIB;
     let data = t.data_pages() as f64 * 16384.0 / MIB;
-    println!("2.65M: file {total:.1} MiB, data {data:.1} MiB, depth {} / {}", t.clustered_depth(), t.secondary_depth());
+    println!(
+        "2.65M: file {total:.1} MiB, data {data:.1} MiB, depth {} / {}",
+        t.clustered_depth(),
+        t.secondary_depth()
+    );
     assert!((total / 636.0 - 1.0).abs() < 0.05, "{total}");
 }

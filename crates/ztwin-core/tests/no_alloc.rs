@@ -77,7 +77,11 @@ fn config(fs: FsConfig, duration_s: u64) -> VariantConfig {
             innodb_old_blocks_time_ns: 1000 * MS,
             innodb_flush_method: "O_DIRECT".into(),
         }),
-        dataset: DatasetConfig::Sysbench(SysbenchDataset { tables: 4, table_size: 1_000_000, compress_ratio: 1.28 }),
+        dataset: DatasetConfig::Sysbench(SysbenchDataset {
+            tables: 4,
+            table_size: 1_000_000,
+            compress_ratio: 1.28,
+        }),
         workload: WorkloadConfig::Sysbench(SysbenchWorkload {
             test: SysbenchTest::OltpPointSelect,
             threads: 16,
@@ -90,7 +94,11 @@ fn config(fs: FsConfig, duration_s: u64) -> VariantConfig {
             random_points: 10,
         }),
         // Caches fill during the warm-up; one report row whatever the duration.
-        run: RunConfig { warmup_ns: 30 * SEC, duration_ns: duration_s * SEC, report_interval_ns: 10_000 * SEC },
+        run: RunConfig {
+            warmup_ns: 30 * SEC,
+            duration_ns: duration_s * SEC,
+            report_interval_ns: 10_000 * SEC,
+        },
     }
 }
 

@@ -29,8 +29,7 @@ fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
 /// Runs one resolved variant (JSON of `VariantConfig`) and returns the result as JSON.
 #[pyfunction]
 fn run_variant(py: Python<'_>, config_json: String) -> PyResult<String> {
-    py.detach(|| ztwin_core::run::run_variant_json(&config_json))
-        .map_err(|e| to_py_err(py, e))
+    py.detach(|| ztwin_core::run::run_variant_json(&config_json)).map_err(|e| to_py_err(py, e))
 }
 
 /// Block-pointer tree geometry (JSON request, JSON answer); see `ztwin_core::fs::zfs::geometry`.

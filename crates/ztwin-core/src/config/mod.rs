@@ -355,9 +355,17 @@ impl VariantConfig {
         let m = &self.machine;
         ensure(m.vcpus >= 1, "machine.vcpus", "must be at least 1")?;
         ensure(m.ram_bytes >= 64 << 20, "machine.ram_bytes", "must be at least 64 MiB")?;
-        ensure(m.cpu.speed > 0.0 && m.cpu.speed.is_finite(), "machine.cpu.speed", "must be a positive number")?;
+        ensure(
+            m.cpu.speed > 0.0 && m.cpu.speed.is_finite(),
+            "machine.cpu.speed",
+            "must be a positive number",
+        )?;
         ensure(m.cpu.checksum_bytes_per_sec > 0, "machine.cpu.checksum_bytes_per_sec", "must be positive")?;
-        ensure(m.cpu.decompress_bytes_per_sec > 0, "machine.cpu.decompress_bytes_per_sec", "must be positive")?;
+        ensure(
+            m.cpu.decompress_bytes_per_sec > 0,
+            "machine.cpu.decompress_bytes_per_sec",
+            "must be positive",
+        )?;
         ensure(m.cpu.memcpy_bytes_per_sec > 0, "machine.cpu.memcpy_bytes_per_sec", "must be positive")?;
         for (i, d) in self.devices.iter().enumerate() {
             let at = |f: &str| format!("devices[{i}] ({}).{f}", d.name);
@@ -369,9 +377,13 @@ impl VariantConfig {
             }
             ensure(d.parallelism >= 1, &at("parallelism"), "must be at least 1")?;
             ensure(d.transfer_bytes_per_sec > 0.0, &at("transfer_bytes_per_sec"), "must be positive")?;
-            ensure(d.latency_sigma >= 0.0 && d.latency_sigma < 5.0, &at("latency_sigma"), "must be in [0, 5)")?;
+            ensure(
+                d.latency_sigma >= 0.0 && d.latency_sigma < 5.0,
+                &at("latency_sigma"),
+                "must be in [0, 5)",
+            )?;
             if self.devices[..i].iter().any(|o| o.name == d.name) {
-                return Err(Error::config(&at("name"), "device names must be unique"));
+                return Err(Error::config(at("name"), "device names must be unique"));
             }
         }
         let has = |n: &str| self.devices.iter().any(|d| d.name == n);
@@ -388,17 +400,30 @@ impl VariantConfig {
                     "must be a power of two from 512 B to 16 MiB",
                 )?;
                 ensure(
-                    z.indirect_block_size.is_power_of_two() && (4096..=128 << 10).contains(&z.indirect_block_size),
+                    z.indirect_block_size.is_power_of_two()
+                        && (4096..=128 << 10).contains(&z.indirect_block_size),
                     "filesystem.indirect_block_size",
                     "must be a power of two from 4 KiB to 128 KiB",
                 )?;
                 let a = &z.arc;
                 if a.zfs_arc_max != 0 {
-                    ensure(a.zfs_arc_max >= 64 << 20, "filesystem.arc.zfs_arc_max", "must be at least 64 MiB")?;
-                    ensure(a.zfs_arc_max < m.ram_bytes, "filesystem.arc.zfs_arc_max", "must be less than the machine's RAM")?;
+                    ensure(
+                        a.zfs_arc_max >= 64 << 20,
+                        "filesystem.arc.zfs_arc_max",
+                        "must be at least 64 MiB",
+                    )?;
+                    ensure(
+                        a.zfs_arc_max < m.ram_bytes,
+                        "filesystem.arc.zfs_arc_max",
+                        "must be less than the machine's RAM",
+                    )?;
                 }
                 if a.zfs_arc_min != 0 && a.zfs_arc_max != 0 {
-                    ensure(a.zfs_arc_min <= a.zfs_arc_max, "filesystem.arc.zfs_arc_min", "must not exceed zfs_arc_max")?;
+                    ensure(
+                        a.zfs_arc_min <= a.zfs_arc_max,
+                        "filesystem.arc.zfs_arc_min",
+                        "must not exceed zfs_arc_max",
+                    )?;
                 }
                 // OpenZFS ignores out-of-range tunables without a word (arc_tuning_update);
                 // we refuse them instead, saying what the release would have done.
@@ -426,15 +451,31 @@ impl VariantConfig {
                     ));
                 }
                 if z.release == ZfsRelease::V2_2 {
-                    ensure(a.zfs_arc_meta_limit == 0, "filesystem.arc.zfs_arc_meta_limit", "does not exist in release 2.2 (removed by PR #14359)")?;
-                    ensure(a.zfs_arc_meta_min == 0, "filesystem.arc.zfs_arc_meta_min", "does not exist in release 2.2 (removed by PR #14359)")?;
+                    ensure(
+                        a.zfs_arc_meta_limit == 0,
+                        "filesystem.arc.zfs_arc_meta_limit",
+                        "does not exist in release 2.2 (removed by PR #14359)",
+                    )?;
+                    ensure(
+                        a.zfs_arc_meta_min == 0,
+                        "filesystem.arc.zfs_arc_meta_min",
+                        "does not exist in release 2.2 (removed by PR #14359)",
+                    )?;
                 } else {
-                    ensure(a.zfs_arc_meta_balance == 0, "filesystem.arc.zfs_arc_meta_balance", "exists only from release 2.2")?;
+                    ensure(
+                        a.zfs_arc_meta_balance == 0,
+                        "filesystem.arc.zfs_arc_meta_balance",
+                        "exists only from release 2.2",
+                    )?;
                 }
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
                 ensure(has(&x.device), "filesystem.device", &format!("names unknown device '{}'", x.device))?;
-                ensure(x.block_size.is_power_of_two() && (512..=65536).contains(&x.block_size), "filesystem.block_size", "must be a power of two from 512 to 64K")?;
+                ensure(
+                    x.block_size.is_power_of_two() && (512..=65536).contains(&x.block_size),
+                    "filesystem.block_size",
+                    "must be a power of two from 512 to 64K",
+                )?;
             }
         }
         let DatabaseConfig::Innodb(db) = &self.database;
@@ -448,7 +489,11 @@ impl VariantConfig {
             "database.innodb_buffer_pool_size",
             "must be at least 5 MiB",
         )?;
-        ensure((5..=95).contains(&db.innodb_old_blocks_pct), "database.innodb_old_blocks_pct", "must be 5 to 95")?;
+        ensure(
+            (5..=95).contains(&db.innodb_old_blocks_pct),
+            "database.innodb_old_blocks_pct",
+            "must be 5 to 95",
+        )?;
         ensure(
             db.innodb_flush_method == "O_DIRECT" || db.innodb_flush_method == "fsync",
             "database.innodb_flush_method",
@@ -457,10 +502,18 @@ impl VariantConfig {
         let DatasetConfig::Sysbench(ds) = &self.dataset;
         ensure(ds.tables >= 1, "dataset.tables", "must be at least 1")?;
         ensure(ds.table_size >= 1, "dataset.table_size", "must be at least 1")?;
-        ensure(ds.compress_ratio >= 1.0 && ds.compress_ratio.is_finite(), "dataset.compress_ratio", "must be at least 1.0")?;
+        ensure(
+            ds.compress_ratio >= 1.0 && ds.compress_ratio.is_finite(),
+            "dataset.compress_ratio",
+            "must be at least 1.0",
+        )?;
         let WorkloadConfig::Sysbench(w) = &self.workload;
         ensure((1..=4096).contains(&w.threads), "workload.threads", "must be 1 to 4096")?;
-        ensure(w.random_points >= 1 && w.random_points <= 1000, "workload.random_points", "must be 1 to 1000")?;
+        ensure(
+            w.random_points >= 1 && w.random_points <= 1000,
+            "workload.random_points",
+            "must be 1 to 1000",
+        )?;
         ensure(self.run.duration_ns > 0, "run.duration", "must be positive")?;
         ensure(self.run.report_interval_ns > 0, "run.report_interval", "must be positive")?;
         Ok(())

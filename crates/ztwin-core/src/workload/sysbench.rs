@@ -115,7 +115,12 @@ impl SysbenchGen {
 
     /// The generator of client thread `thread_id` (0-based, < `workload.threads`). `seed`
     /// is the run's seed, shared by all threads: it also fixes which rows have each k.
-    pub fn for_thread(seed: u64, thread_id: u32, workload: &SysbenchWorkload, dataset: &SysbenchDataset) -> Self {
+    pub fn for_thread(
+        seed: u64,
+        thread_id: u32,
+        workload: &SysbenchWorkload,
+        dataset: &SysbenchDataset,
+    ) -> Self {
         let stream = seed ^ (thread_id as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407);
         let threads = workload.threads.max(1) as f64;
         let rlen = dataset.table_size as f64 / threads;
@@ -238,7 +243,10 @@ mod tests {
                 assert_eq!(l.table, 0);
                 match l.index {
                     Index::Secondary => {
-                        assert!(l.key > last_k && (lo..=hi).contains(&l.key), "keys ascending, in the thread's slice");
+                        assert!(
+                            l.key > last_k && (lo..=hi).contains(&l.key),
+                            "keys ascending, in the thread's slice"
+                        );
                         last_k = l.key;
                         last_id = 0;
                     }

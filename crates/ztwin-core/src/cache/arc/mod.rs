@@ -304,7 +304,11 @@ impl ArcLimits {
                 c = c_max;
                 p = c >> 1;
                 // arc_tuning_update: zfs_arc_max first, and only above c_min.
-                if t.zfs_arc_max != 0 && t.zfs_arc_max >= MIN_ARC_MAX && t.zfs_arc_max < ram && t.zfs_arc_max > c_min {
+                if t.zfs_arc_max != 0
+                    && t.zfs_arc_max >= MIN_ARC_MAX
+                    && t.zfs_arc_max < ram
+                    && t.zfs_arc_max > c_min
+                {
                     c_max = t.zfs_arc_max;
                     c = c_max;
                     p = c >> 1;
@@ -612,7 +616,16 @@ impl Arc {
             f |= F_PREFETCH;
         }
         let asize = self.asize_of(&info);
-        let h = Header { key: key.0, access: now, prev: NIL, next: NIL, lsize: info.lsize, asize, state: State::Free, flags: f };
+        let h = Header {
+            key: key.0,
+            access: now,
+            prev: NIL,
+            next: NIL,
+            lsize: info.lsize,
+            asize,
+            state: State::Free,
+            flags: f,
+        };
         // The header is allocated (hdr_size grows) before its data buffer.
         let i = self.slab.alloc(h);
         let bytes = asize as u64;
@@ -631,7 +644,10 @@ impl Arc {
             // arc_get_data_impl: anonymous data outgrowing arc_p while below c grows p.
             let size_after = self.size() + bytes;
             let mru_anon = self.sbytes(State::Mru) + bytes;
-            if size_after < self.c && mru_anon > self.p && (self.release == ZfsRelease::V0_8 || self.p < self.c >> 1) {
+            if size_after < self.c
+                && mru_anon > self.p
+                && (self.release == ZfsRelease::V0_8 || self.p < self.c >> 1)
+            {
                 self.p = self.c.min(self.p + bytes);
             }
             self.enter(i, State::Mru);
@@ -892,7 +908,8 @@ impl Arc {
                 self.st.deleted += 1;
                 evicted += h.lsize as u64;
             } else {
-                if h.flags & (F_PREFETCH | F_INDIRECT) != 0 && now.saturating_sub(h.access) < ARC_MIN_PREFETCH {
+                if h.flags & (F_PREFETCH | F_INDIRECT) != 0 && now.saturating_sub(h.access) < ARC_MIN_PREFETCH
+                {
                     self.st.evict_skip += 1;
                     skips += 1;
                     if skips >= MAX_SKIP_SCAN {
@@ -1059,11 +1076,20 @@ impl Arc {
         let b = self.evict_impl(State::Mfu, T_DATA, asize - c, now) as i64;
         mfud -= b;
         // Ghost caps: half of the other three live lists each.
-        let caps = [(mrum + mfud + mfum) / 2, (mrud + mfud + mfum) / 2, (mrud + mrum + mfum) / 2, (mrud + mrum + mfud) / 2];
-        for (k, (s, meta)) in
-            [(State::MruGhost, T_DATA), (State::MruGhost, T_META), (State::MfuGhost, T_DATA), (State::MfuGhost, T_META)]
-                .into_iter()
-                .enumerate()
+        let caps = [
+            (mrum + mfud + mfum) / 2,
+            (mrud + mfud + mfum) / 2,
+            (mrud + mrum + mfum) / 2,
+            (mrud + mrum + mfud) / 2,
+        ];
+        for (k, (s, meta)) in [
+            (State::MruGhost, T_DATA),
+            (State::MruGhost, T_META),
+            (State::MfuGhost, T_DATA),
+            (State::MfuGhost, T_META),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let cap = caps[k].max(0);
             self.ghost_caps[k] = cap as u64;

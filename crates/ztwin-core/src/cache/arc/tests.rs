@@ -9,7 +9,11 @@ fn params(release: ZfsRelease, ram: u64, arc_max: u64) -> ArcParams {
     ArcParams {
         release,
         ram_bytes: ram,
-        tunables: ArcTunables { zfs_arc_max: arc_max, zfs_compressed_arc_enabled: true, ..Default::default() },
+        tunables: ArcTunables {
+            zfs_arc_max: arc_max,
+            zfs_compressed_arc_enabled: true,
+            ..Default::default()
+        },
     }
 }
 
@@ -39,9 +43,17 @@ fn check_invariants(a: &Arc) {
     assert_eq!(s.size, s.data_size + s.metadata_size + s.hdr_size);
     assert_eq!(s.data_size + s.metadata_size, s.mru_size + s.mfu_size + s.uncached_size);
     assert_eq!(s.hdr_size, a.headers() as u64 * hdr_full_size(a.release));
-    assert_eq!(s.hits + s.misses,
-        s.demand_data_hits + s.demand_metadata_hits + s.prefetch_data_hits + s.prefetch_metadata_hits
-            + s.demand_data_misses + s.demand_metadata_misses + s.prefetch_data_misses + s.prefetch_metadata_misses);
+    assert_eq!(
+        s.hits + s.misses,
+        s.demand_data_hits
+            + s.demand_metadata_hits
+            + s.prefetch_data_hits
+            + s.prefetch_metadata_hits
+            + s.demand_data_misses
+            + s.demand_metadata_misses
+            + s.prefetch_data_misses
+            + s.prefetch_metadata_misses
+    );
     // List links agree with list sizes.
     let mut n = 0;
     for l in a.slab.lists.iter() {
@@ -385,8 +397,22 @@ struct Op {
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    (0u64..3000, prop::bool::weighted(0.2), prop::bool::weighted(0.1), prop::bool::weighted(0.02), 1u32..=4, 0u64..100)
-        .prop_map(|(key, meta, prefetch, uncacheable, psize_sectors, dt_ms)| Op { key, meta, prefetch, uncacheable, psize_sectors, dt_ms })
+    (
+        0u64..3000,
+        prop::bool::weighted(0.2),
+        prop::bool::weighted(0.1),
+        prop::bool::weighted(0.02),
+        1u32..=4,
+        0u64..100,
+    )
+        .prop_map(|(key, meta, prefetch, uncacheable, psize_sectors, dt_ms)| Op {
+            key,
+            meta,
+            prefetch,
+            uncacheable,
+            psize_sectors,
+            dt_ms,
+        })
 }
 
 fn release() -> impl Strategy<Value = ZfsRelease> {
@@ -404,7 +430,8 @@ fn run(rel: ZfsRelease, ops: &[Op]) -> (Arc, Vec<ArcRead>) {
     for o in ops {
         t += o.dt_ms * MS;
         let key = BlockKey::new(3, o.meta as u8, o.key);
-        let info = if o.meta { meta(16384, 4096 * o.psize_sectors) } else { data(65536, 16384 * o.psize_sectors) };
+        let info =
+            if o.meta { meta(16384, 4096 * o.psize_sectors) } else { data(65536, 16384 * o.psize_sectors) };
         out.push(a.read(key, info, ReadFlags { prefetch: o.prefetch, uncacheable: o.uncacheable }, t));
     }
     (a, out)

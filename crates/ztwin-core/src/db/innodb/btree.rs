@@ -376,15 +376,7 @@ impl TableLayout {
         let file_pages = size_ext * e;
         let xdes_pairs = (file_pages - 1) / sp.xdes_period; // beyond the one in page 0..1
         let data_pages = HEADER_PAGES + 2 * xdes_pairs + clustered.pages() + secondary.pages();
-        TableLayout {
-            rows,
-            page_size,
-            clustered,
-            secondary,
-            extent_pages: e,
-            data_pages,
-            file_pages,
-        }
+        TableLayout { rows, page_size, clustered, secondary, extent_pages: e, data_pages, file_pages }
     }
 
     /// Size of the `.ibd` file in pages.

@@ -159,16 +159,16 @@ impl BufferPool {
         let pages = cfg.innodb_buffer_pool_size / cfg.innodb_page_size as u64;
         let chunks = cfg.innodb_buffer_pool_size.div_ceil(CHUNK_SIZE);
         let capacity = pages.saturating_sub(chunks).max(1) as usize;
-        BufferPool::with_capacity(
-            capacity,
-            cfg.innodb_old_blocks_pct as usize,
-            cfg.innodb_old_blocks_time_ns,
-        )
+        BufferPool::with_capacity(capacity, cfg.innodb_old_blocks_pct as usize, cfg.innodb_old_blocks_time_ns)
     }
 
     /// An empty pool of `capacity` pages with the given old-sublist share (percent) and
     /// `innodb_old_blocks_time` (ns).
-    pub fn with_capacity(capacity: usize, innodb_old_blocks_pct: usize, innodb_old_blocks_time_ns: Nanos) -> BufferPool {
+    pub fn with_capacity(
+        capacity: usize,
+        innodb_old_blocks_pct: usize,
+        innodb_old_blocks_time_ns: Nanos,
+    ) -> BufferPool {
         assert!(capacity >= 1 && capacity < NIL as usize);
         BufferPool {
             capacity,
@@ -280,10 +280,7 @@ impl BufferPool {
             let t = self.tail;
             self.unlink(t);
             let old_key = self.nodes[t as usize].key;
-            self.table
-                .find_entry(hash(old_key), |&j| j == t)
-                .expect("tail is in the table")
-                .remove();
+            self.table.find_entry(hash(old_key), |&j| j == t).expect("tail is in the table").remove();
             self.stats.pages_evicted += 1;
             self.freed_page_clock = (self.freed_page_clock + 1) & !OLD_BIT;
             self.nodes[t as usize] = node;
@@ -343,7 +340,11 @@ impl BufferPool {
         let n = &mut self.nodes[i as usize];
         n.prev = NIL;
         n.next = NIL;
-        if self.lru_old == NIL && self.old_len == 0 && self.nodes.len() >= BUF_LRU_OLD_MIN_LEN && self.tail != NIL {
+        if self.lru_old == NIL
+            && self.old_len == 0
+            && self.nodes.len() >= BUF_LRU_OLD_MIN_LEN
+            && self.tail != NIL
+        {
             // Keep an old sublist once it exists: restart it at the tail.
             self.lru_old = self.tail;
             self.nodes[self.tail as usize].set_old(true);

@@ -167,26 +167,24 @@ impl CompressionModel {
     /// A model for a dataset with compression `algorithm` whose data compresses on average
     /// by `data_ratio` (>= 1; infinity = all zeros), on a pool of sector exponent `ashift`
     /// (9..=16); `seed` fixes every block's ratio.
-    pub fn new(
-        algorithm: Compression,
-        data_ratio: f64,
-        ashift: u8,
-        seed: u64,
-    ) -> Result<CompressionModel> {
+    pub fn new(algorithm: Compression, data_ratio: f64, ashift: u8, seed: u64) -> Result<CompressionModel> {
         if data_ratio.is_nan() || data_ratio < 1.0 {
             return Err(Error::config(
                 "compression_ratio",
-                format!("mean compression ratio {data_ratio} is not allowed: >= 1.0 (infinity for all-zero data)"),
+                format!(
+                    "mean compression ratio {data_ratio} is not allowed: >= 1.0 (infinity for all-zero data)"
+                ),
             ));
         }
         if !(ASHIFT_MIN..=ASHIFT_MAX).contains(&ashift) {
             return Err(Error::config(
                 "ashift",
-                format!("ashift {ashift} is not allowed: {ASHIFT_MIN} (512 B sectors) to {ASHIFT_MAX} (64 KiB)"),
+                format!(
+                    "ashift {ashift} is not allowed: {ASHIFT_MIN} (512 B sectors) to {ASHIFT_MAX} (64 KiB)"
+                ),
             ));
         }
-        let mut model =
-            CompressionModel { algorithm, data_ratio, ashift, seed, sigma: 0.0, mu: 0.0 };
+        let mut model = CompressionModel { algorithm, data_ratio, ashift, seed, sigma: 0.0, mu: 0.0 };
         model.set_spread(DEFAULT_RATIO_SPREAD);
         Ok(model)
     }
@@ -325,16 +323,10 @@ mod tests {
         assert_eq!(zio_stored_block(14337, 16 * K, 9, true).psize(), 16 * K);
         assert_eq!(zio_stored_block(12801, 16 * K, 9, true).psize(), 13312);
         // 16K at ashift 12: the 1/8 test passes but rounding to 16K stores it as is.
-        assert_eq!(
-            zio_stored_block(12800, 16 * K, 12, true),
-            StoredBlock::Uncompressed { lsize: 16 * K }
-        );
+        assert_eq!(zio_stored_block(12800, 16 * K, 12, true), StoredBlock::Uncompressed { lsize: 16 * K });
         assert_eq!(zio_stored_block(12288, 16 * K, 12, true).psize(), 12 * K);
         // Embedded only for level 0 and <= 112 bytes; zeros are holes.
-        assert_eq!(
-            zio_stored_block(112, 16 * K, 12, true),
-            StoredBlock::Embedded { lsize: 16 * K }
-        );
+        assert_eq!(zio_stored_block(112, 16 * K, 12, true), StoredBlock::Embedded { lsize: 16 * K });
         assert_eq!(zio_stored_block(112, 16 * K, 12, false).psize(), 4096);
         assert_eq!(zio_stored_block(113, 16 * K, 9, true).psize(), 512);
         assert_eq!(zio_stored_block(0, 16 * K, 12, true), StoredBlock::Hole);
@@ -403,9 +395,7 @@ mod tests {
         let a = lz4(1.28, 9);
         let b = lz4(1.28, 9);
         let c = CompressionModel::new(Compression::Lz4, 1.28, 9, 43).unwrap();
-        let sizes = |m: &CompressionModel| {
-            (0..1000).map(|i| m.data_psize(3, i, 16 * K)).collect::<Vec<_>>()
-        };
+        let sizes = |m: &CompressionModel| (0..1000).map(|i| m.data_psize(3, i, 16 * K)).collect::<Vec<_>>();
         assert_eq!(sizes(&a), sizes(&b));
         assert_ne!(sizes(&a), sizes(&c));
         // Object and block id both matter.
@@ -437,10 +427,7 @@ mod tests {
             Err(e) => panic!("unexpected {e}"),
         };
         assert_eq!(err(CompressionModel::new(Compression::Lz4, 0.9, 12, 0)), "compression_ratio");
-        assert_eq!(
-            err(CompressionModel::new(Compression::Lz4, f64::NAN, 12, 0)),
-            "compression_ratio"
-        );
+        assert_eq!(err(CompressionModel::new(Compression::Lz4, f64::NAN, 12, 0)), "compression_ratio");
         assert_eq!(err(CompressionModel::new(Compression::Lz4, 1.5, 8, 0)), "ashift");
         assert_eq!(err(CompressionModel::new(Compression::Lz4, 1.5, 17, 0)), "ashift");
         assert_eq!(err(lz4(1.5, 12).with_spread(-0.1)), "compression_spread");

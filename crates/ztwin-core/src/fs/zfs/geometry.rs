@@ -112,8 +112,8 @@ pub fn check_recordsize(field: &str, recordsize: u64) -> Result<u32> {
 /// Checks an indirect block size: a power of two from 4 KiB (`DN_MIN_INDBLKSHIFT` 12) to
 /// 128 KiB (`DN_MAX_INDBLKSHIFT` 17). `field` names the offending field in the error.
 pub fn check_indirect_block_size(field: &str, ibs: u64) -> Result<u32> {
-    let ok = ibs.is_power_of_two()
-        && (1u64 << DN_MIN_INDBLKSHIFT..=1u64 << DN_MAX_INDBLKSHIFT).contains(&ibs);
+    let ok =
+        ibs.is_power_of_two() && (1u64 << DN_MIN_INDBLKSHIFT..=1u64 << DN_MAX_INDBLKSHIFT).contains(&ibs);
     if ok {
         Ok(ibs as u32)
     } else {
@@ -144,11 +144,7 @@ impl FileGeometry {
     /// As [`Self::new`], with a configuration error for a recordsize that is not a power
     /// of two in 512 B..16 MiB or an indirect block size that is not a power of two in
     /// 4 KiB..128 KiB. A file of 0 bytes has no blocks (one level, block count 0).
-    pub fn try_new(
-        file_size: u64,
-        recordsize: u32,
-        indirect_block_size: u32,
-    ) -> Result<FileGeometry> {
+    pub fn try_new(file_size: u64, recordsize: u32, indirect_block_size: u32) -> Result<FileGeometry> {
         let recordsize = check_recordsize("recordsize", u64::from(recordsize))?;
         let ibs = check_indirect_block_size("indirect_block_size", u64::from(indirect_block_size))?;
         let min_block = 1u64 << SPA_MINBLOCKSHIFT;
@@ -158,11 +154,8 @@ impl FileGeometry {
         } else {
             u64::from(recordsize)
         } as u32;
-        let datablkshift = if data_block_size.is_power_of_two() {
-            data_block_size.trailing_zeros() as u8
-        } else {
-            0
-        };
+        let datablkshift =
+            if data_block_size.is_power_of_two() { data_block_size.trailing_zeros() as u8 } else { 0 };
         let indblkshift = ibs.trailing_zeros() as u8;
         let epbs = indblkshift - SPA_BLKPTRSHIFT as u8;
         let l0 = file_size.div_ceil(u64::from(data_block_size));
@@ -348,8 +341,7 @@ impl DatasetGeometry {
             let blocks = l.blocks.checked_mul(count).ok_or_else(overflow)?;
             let bytes = l.logical_bytes.checked_mul(count).ok_or_else(overflow)?;
             next.blocks[i] = next.blocks[i].checked_add(blocks).ok_or_else(overflow)?;
-            next.logical_bytes[i] =
-                next.logical_bytes[i].checked_add(bytes).ok_or_else(overflow)?;
+            next.logical_bytes[i] = next.logical_bytes[i].checked_add(bytes).ok_or_else(overflow)?;
         }
         if count > 0 {
             next.nlevels = next.nlevels.max(file.nlevels());
@@ -465,10 +457,7 @@ pub fn geometry_json(request_json: &str) -> Result<String> {
     let recordsize = check_recordsize("recordsize", req.recordsize)?;
     let ibs = check_indirect_block_size("indirect_block_size", req.indirect_block_size)?;
     if req.files.is_empty() {
-        return Err(Error::config(
-            "files",
-            "at least one file spec {\"size\", \"count\"} is required",
-        ));
+        return Err(Error::config("files", "at least one file spec {\"size\", \"count\"} is required"));
     }
     let mut dataset = DatasetGeometry::new();
     let mut first = None;
@@ -601,10 +590,7 @@ mod tests {
                 let expect = 128.0 / f64::from(rs);
                 // L1 alone is at least 128/rs; upper levels add ~1/fanout of it and the
                 // partial last block of each level a little more.
-                assert!(
-                    share >= expect && share < expect * 1.04,
-                    "ibs {ibs} rs {rs}: {share} vs {expect}"
-                );
+                assert!(share >= expect && share < expect * 1.04, "ibs {ibs} rs {rs}: {share} vs {expect}");
             }
         }
         // One table file of experiment 1 (about 2.4 GB): the brief's rule of thumb.
@@ -687,10 +673,7 @@ mod tests {
             field(&format!(r#"{{"recordsize": 16384, "indirect_block_size": 2048, {files}}}"#)),
             "indirect_block_size"
         );
-        assert_eq!(
-            field(r#"{"recordsize": 16384, "indirect_block_size": 16384, "files": []}"#),
-            "files"
-        );
+        assert_eq!(field(r#"{"recordsize": 16384, "indirect_block_size": 16384, "files": []}"#), "files");
         assert_eq!(
             field(
                 r#"{"recordsize": 16384, "indirect_block_size": 16384, "files": [{"size": 1, "count": 1}, {"size": 0, "count": 1}]}"#
@@ -704,16 +687,12 @@ mod tests {
             "files[0].count"
         );
         assert_eq!(
-            field(&format!(
-                r#"{{"recordsize": 16384, "indirect_block_size": 16384, "x": 1, {files}}}"#
-            )),
+            field(&format!(r#"{{"recordsize": 16384, "indirect_block_size": 16384, "x": 1, {files}}}"#)),
             "geometry"
         );
-        let msg = geometry_json(&format!(
-            r#"{{"recordsize": 3000, "indirect_block_size": 16384, {files}}}"#
-        ))
-        .unwrap_err()
-        .to_string();
+        let msg = geometry_json(&format!(r#"{{"recordsize": 3000, "indirect_block_size": 16384, {files}}}"#))
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("power of two"), "{msg}");
     }
 
