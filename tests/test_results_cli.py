@@ -182,3 +182,27 @@ def test_version():
 
     assert ztwin.core_version() == _core.version()
     assert ztwin.__version__ == "0.1.0"
+
+
+def test_cli_geometry_of_a_scenario_dataset():
+    """Experiment 1's dataset: 330 tables, 4-level trees whose indirect blocks are 0.79% of
+    the data (the brief's rule of thumb for 16K records: 0.8%)."""
+    from conftest import ROOT
+
+    r = runner.invoke(app, ["geometry", "--scenario", str(ROOT / "scenarios" / "exp1-arc-sizing.toml"), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["files"] == 330 and doc["per_file"]["nlevels"] == 4
+    assert doc["metadata_share"] == pytest.approx(128 / 16384, rel=0.02)
+    r = runner.invoke(app, ["geometry", "--scenario", str(ROOT / "scenarios" / "exp1-arc-sizing.toml"), "--variant", "xfs"])
+    assert r.exit_code == 2 and "no ZFS variant named 'xfs'" in r.stderr
+
+
+def test_default_scenario_is_experiment_1():
+    """The packaged default and scenarios/exp1-arc-sizing.toml are the same file."""
+    from importlib import resources
+
+    from conftest import ROOT
+
+    packaged = resources.files("ztwin").joinpath("scenarios/default.toml").read_text()
+    assert packaged == (ROOT / "scenarios" / "exp1-arc-sizing.toml").read_text()

@@ -12,3 +12,6 @@ def geometry(request_json: str) -> str:
 
 def version() -> str:
     """Version of the core crate."""
+
+def sysbench_table_bytes(rows: int, page_size: int) -> int:
+    """Size in bytes of one sysbench table's .ibd file as the core lays it out."""

@@ -335,19 +335,38 @@ def _size_opt(text: str, opt: str) -> int:
 @app.command("geometry")
 @_handle_errors
 def geometry_cmd(
-    file_size: str = typer.Option(..., "--file-size", help="File size, e.g. '2.3GiB'."),
+    file_size: Optional[str] = typer.Option(None, "--file-size", help="File size, e.g. '2.3GiB'."),
     recordsize: str = typer.Option("128K", "--recordsize", help="Dataset recordsize."),
     indirect_block_size: str = typer.Option("128K", "--indirect-block-size", help="Indirect block size (16K for files created under 0.6.x)."),
     files: int = typer.Option(1, "--files", min=1, help="Number of such files (totals scale)."),
+    scenario: Optional[Path] = typer.Option(None, "--scenario", help="Take the files and dataset properties from a scenario's ZFS variant."),
+    variant: Optional[str] = typer.Option(None, "--variant", help="With --scenario: the variant (default: its first ZFS variant)."),
     json_out: bool = typer.Option(False, "--json", help="Print the core's answer as is."),
 ) -> None:
-    """Block-pointer tree of a ZFS file: blocks and bytes per level, metadata share by recordsize."""
-    req = geometry_request(
-        _size_opt(file_size, "--file-size"), _size_opt(recordsize, "--recordsize"),
-        _size_opt(indirect_block_size, "--indirect-block-size"), files,
-    )
+    """Block-pointer tree of a ZFS file or dataset: blocks and bytes per level, metadata share by recordsize."""
     from . import _core
+    from .scenario import load_scenario
 
+    if scenario is not None:
+        if file_size is not None:
+            raise ScenarioError("--file-size and --scenario exclude each other: the scenario's tables give the files")
+        sc = load_scenario(scenario)
+        zfs = [n for n, c in sc.variants.items() if c["filesystem"]["type"] == "zfs"]
+        name = variant or (zfs[0] if zfs else None)
+        if name not in zfs:
+            raise ScenarioError(f"--variant: scenario {scenario} has no ZFS variant named {name!r}; ZFS variants: {', '.join(zfs) or 'none'}")
+        cfg = sc.variants[name]
+        ds, fs = cfg["dataset"], cfg["filesystem"]
+        size = _core.sysbench_table_bytes(ds["table_size"], cfg["database"]["innodb_page_size"])
+        req = geometry_request(size, fs["recordsize"], fs["indirect_block_size"], ds["tables"])
+        _stderr().print(f"{scenario}, variant {name}: {ds['tables']} sysbench table(s) of {ds['table_size']:,} rows, .ibd file {size:,} bytes")
+    else:
+        if file_size is None:
+            raise ScenarioError("give --file-size SIZE (or --scenario FILE)")
+        req = geometry_request(
+            _size_opt(file_size, "--file-size"), _size_opt(recordsize, "--recordsize"),
+            _size_opt(indirect_block_size, "--indirect-block-size"), files,
+        )
     text = _core.geometry(json.dumps(req))
     if json_out:
         typer.echo(text)

@@ -38,6 +38,17 @@ fn geometry(py: Python<'_>, request_json: String) -> PyResult<String> {
     ztwin_core::fs::zfs::geometry::geometry_json(&request_json).map_err(|e| to_py_err(py, e))
 }
 
+/// Size in bytes of one sysbench table's .ibd file (`TableLayout::sysbench(rows, page_size)`).
+#[pyfunction]
+fn sysbench_table_bytes(rows: u64, page_size: u32) -> PyResult<u64> {
+    if rows == 0 || ![4096, 8192, 16384, 32768, 65536].contains(&page_size) {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "rows must be at least 1 and page_size one of 4K, 8K, 16K, 32K, 64K",
+        ));
+    }
+    Ok(ztwin_core::db::innodb::btree::TableLayout::sysbench(rows, page_size).file_size())
+}
+
 /// Version of the core crate.
 #[pyfunction]
 fn version() -> &'static str {
@@ -48,6 +59,7 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_variant, m)?)?;
     m.add_function(wrap_pyfunction!(geometry, m)?)?;
+    m.add_function(wrap_pyfunction!(sysbench_table_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }
