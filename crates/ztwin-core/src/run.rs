@@ -154,6 +154,8 @@ struct Sim<'a> {
     measuring: bool,
     events: u64,
     block_lookups: u64,
+    /// Block lookups that found the block being read by another client and waited.
+    block_waits: u64,
 }
 
 fn scaled(ns: u64, speed: f64) -> Nanos {
@@ -280,6 +282,7 @@ impl<'a> Sim<'a> {
             measuring: cfg.run.warmup_ns == 0,
             events: 0,
             block_lookups: 0,
+            block_waits: 0,
         })
     }
 
@@ -382,20 +385,22 @@ impl<'a> Sim<'a> {
                         c.state = State::ZfsAdvance;
                         continue;
                     }
-                    let flags = if info.kind == BufType::Data { *data_flags } else { *meta_flags };
                     c.cpu_pending += self.costs.zfs_block;
                     self.block_lookups += 1;
                     c.block = key.0;
                     c.block_psize = info.psize;
                     c.block_compressed = info.psize < info.lsize;
+                    if let Some(waiters) = self.block_inflight.get_mut(&key.0) {
+                        // dbuf_read on a dbuf in DB_READ waits on db_changed: no ARC access.
+                        *waiters += 1;
+                        self.block_waits += 1;
+                        c.wait = Wait::Block(key.0);
+                        c.state = State::Blocked;
+                        break;
+                    }
+                    let flags = if info.kind == BufType::Data { *data_flags } else { *meta_flags };
                     match arc.read(key, info, flags, now) {
                         ArcRead::Hit => {
-                            if let Some(waiters) = self.block_inflight.get_mut(&key.0) {
-                                *waiters += 1;
-                                c.wait = Wait::Block(key.0);
-                                c.state = State::Blocked;
-                                break;
-                            }
                             // A data hit hands out a decompressed copy (compressed ARC keeps
                             // b_pabd compressed); indirect blocks stay decompressed in their dbufs.
                             if info.kind == BufType::Data && c.block_compressed {
@@ -405,7 +410,8 @@ impl<'a> Sim<'a> {
                             c.state = State::ZfsAdvance;
                         }
                         ArcRead::Miss { .. } => {
-                            self.block_inflight.insert(key.0, 0);
+                            let previous = self.block_inflight.insert(key.0, 0);
+                            debug_assert!(previous.is_none(), "block {:#x} read twice at once", key.0);
                             let device = vdev_device[layout.vdev_of(key)] as u16;
                             let lsize = info.lsize;
                             c.cpu_pending += self.costs.zio
@@ -720,4 +726,52 @@ pub fn run_variant_json(config_json: &str) -> Result<String> {
         time_ns: 0,
         message: e.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{test_variant, ZfsRelease};
+
+    /// Runs the event loop of `cfg` up to its end, without the reporting.
+    fn simulate(cfg: &VariantConfig) -> Sim<'_> {
+        let mut sim = Sim::new(cfg).unwrap();
+        let end = cfg.run.warmup_ns + cfg.run.duration_ns;
+        while let Some((t, i)) = sim.queue.pop() {
+            if t >= end {
+                break;
+            }
+            sim.step(i as usize, t);
+        }
+        sim
+    }
+
+    /// Records of 128K hold 8 pages of 16K and one 128K L1 covers a whole table, so 32
+    /// clients starting cold often want a block another client is reading. As in
+    /// dbuf_read (a dbuf in DB_READ is waited for on db_changed), the waiter does not go
+    /// to the ARC: no hit is counted for it, and the block is never read twice at once,
+    /// even when the ARC does not keep it (primarycache=metadata).
+    #[test]
+    fn a_block_in_flight_is_waited_for_without_an_arc_access() {
+        for release in [ZfsRelease::V0_8, ZfsRelease::V2_2] {
+            for primarycache in [CacheProperty::All, CacheProperty::Metadata] {
+                let mut cfg = test_variant();
+                let WorkloadConfig::Sysbench(w) = &mut cfg.workload;
+                w.threads = 32;
+                let FsConfig::Zfs(z) = &mut cfg.filesystem else { unreachable!() };
+                z.recordsize = 128 << 10;
+                z.release = release;
+                z.primarycache = primarycache;
+                let sim = simulate(&cfg);
+                let Fs::Zfs { arc, .. } = &sim.fs else { unreachable!() };
+                let st = arc.stats();
+                assert!(sim.block_waits > 0, "the test needs concurrent reads of one block");
+                assert_eq!(
+                    st.hits + st.misses + sim.block_waits,
+                    sim.block_lookups,
+                    "{release:?} {primarycache:?}: every lookup is one ARC access or one wait"
+                );
+            }
+        }
+    }
 }

@@ -527,3 +527,74 @@ fn ensure(ok: bool, field: &str, what: &str) -> Result<()> {
         Err(Error::config(field, what))
     }
 }
+
+/// A small valid variant for unit tests: 8 clients on 2 vCPUs, one 3000-IOPS device,
+/// ZFS 0.8 (recordsize 16K, 128 MiB ARC) over 4 tables of 200k rows, 16 MiB buffer pool.
+#[cfg(test)]
+pub(crate) fn test_variant() -> VariantConfig {
+    use crate::sim::time::{MS, SEC, US};
+    VariantConfig {
+        scenario: "test".into(),
+        variant: "v".into(),
+        seed: 7,
+        machine: MachineConfig {
+            name: "test".into(),
+            vcpus: 2,
+            ram_bytes: 4 << 30,
+            cpu: CpuCosts {
+                speed: 1.0,
+                statement_ns: 20_000,
+                row_ns: 1_000,
+                page_access_ns: 500,
+                syscall_ns: 2_000,
+                device_io_ns: 5_000,
+                zfs_block_ns: 1_000,
+                zio_ns: 5_000,
+                memcpy_bytes_per_sec: 8_000_000_000,
+                checksum_bytes_per_sec: 4_000_000_000,
+                decompress_bytes_per_sec: 2_000_000_000,
+            },
+        },
+        devices: vec![DeviceConfig {
+            name: "disk".into(),
+            kind: "test".into(),
+            iops_limit: Some(3000.0),
+            throughput_limit_bytes_per_sec: None,
+            read_latency_ns: 500 * US,
+            write_latency_ns: 500 * US,
+            latency_sigma: 0.2,
+            transfer_bytes_per_sec: 1e9,
+            parallelism: 64,
+        }],
+        filesystem: FsConfig::Zfs(ZfsConfig {
+            release: ZfsRelease::V0_8,
+            vdevs: vec!["disk".into()],
+            ashift: 12,
+            recordsize: 16384,
+            indirect_block_size: 131072,
+            compression: Compression::Lz4,
+            primarycache: CacheProperty::All,
+            arc: ArcTunables { zfs_arc_max: 128 << 20, zfs_compressed_arc_enabled: true, ..Default::default() },
+        }),
+        database: DatabaseConfig::Innodb(InnodbConfig {
+            innodb_buffer_pool_size: 16 << 20,
+            innodb_page_size: 16384,
+            innodb_old_blocks_pct: 37,
+            innodb_old_blocks_time_ns: 1000 * MS,
+            innodb_flush_method: "O_DIRECT".into(),
+        }),
+        dataset: DatasetConfig::Sysbench(SysbenchDataset { tables: 4, table_size: 200_000, compress_ratio: 1.28 }),
+        workload: WorkloadConfig::Sysbench(SysbenchWorkload {
+            test: SysbenchTest::OltpPointSelect,
+            threads: 8,
+            rand_type: RandType::Uniform,
+            rand_spec_iter: 12,
+            rand_spec_pct: 1.0,
+            rand_spec_res: 75.0,
+            rand_pareto_h: 0.2,
+            rand_zipfian_exp: 0.8,
+            random_points: 10,
+        }),
+        run: RunConfig { warmup_ns: 2 * SEC, duration_ns: 4 * SEC, report_interval_ns: SEC },
+    }
+}
