@@ -540,7 +540,7 @@ pub(crate) fn test_variant() -> VariantConfig {
         machine: MachineConfig {
             name: "test".into(),
             vcpus: 2,
-            ram_bytes: 4 << 30,
+            ram_bytes: 2 << 30,
             cpu: CpuCosts {
                 speed: 1.0,
                 statement_ns: 20_000,
