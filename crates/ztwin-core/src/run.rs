@@ -293,8 +293,8 @@ impl<'a> Sim<'a> {
             rows: self.rows,
             bp_requests: self.bp_requests,
             bp_reads: self.bp_reads,
-            cpu_busy: self.cpus.busy_ns(),
-            devices: self.devices.iter().map(Device::counters).collect(),
+            cpu_busy: self.cpus.busy_ns_at(time),
+            devices: self.devices.iter().map(|d| d.counters_at(time)).collect(),
             arc: match &self.fs {
                 Fs::Zfs { arc, .. } => Some(arc.stats()),
                 Fs::Extent(_) => None,

@@ -146,6 +146,15 @@ impl Device {
     pub fn counters(&self) -> DeviceCounters {
         self.counters
     }
+
+    /// Counters as of time `t`, no earlier than the last submission: operations count at
+    /// submission, busy time only up to `t` (the planned busy time beyond `t` is one
+    /// stretch, `[t, busy_until]`, since every interval began before `t`).
+    pub fn counters_at(&self, t: Nanos) -> DeviceCounters {
+        let mut c = self.counters;
+        c.busy_ns -= self.busy_until.saturating_sub(t);
+        c
+    }
 }
 
 #[cfg(test)]
@@ -211,6 +220,17 @@ mod tests {
         assert_eq!(d.counters().busy_ns, 600 * US + 500 * US);
         assert_eq!(d.counters().reads, 2);
         assert_eq!(d.counters().writes, 1);
+    }
+
+    /// Busy time as of a time inside an I/O stops at that time.
+    #[test]
+    fn busy_time_at_a_time_counts_only_up_to_it() {
+        let mut d = Device::new(&cfg(None, 4), 1);
+        d.submit(0, Op::Read, 0);
+        d.submit(100 * US, Op::Read, 0); // busy until 600 us
+        assert_eq!(d.counters_at(250 * US).busy_ns, 250 * US);
+        assert_eq!(d.counters_at(600 * US).busy_ns, 600 * US);
+        assert_eq!(d.counters_at(SEC).busy_ns, 600 * US);
     }
 
     #[test]
