@@ -45,7 +45,7 @@ enum State {
     NextPage,
     ZfsWalk,
     ZfsAdvance,
-    Io { device: u16, bytes: u32 },
+    Io { device: usize, bytes: u32 },
     IoDone,
     Finish,
     Blocked,
@@ -360,7 +360,7 @@ impl<'a> Sim<'a> {
                     match &self.fs {
                         Fs::Extent(x) => {
                             c.state = State::Io {
-                                device: x.device as u16,
+                                device: x.device,
                                 bytes: x.read_bytes(offset, self.page_size),
                             };
                         }
@@ -412,7 +412,7 @@ impl<'a> Sim<'a> {
                         ArcRead::Miss { .. } => {
                             let previous = self.block_inflight.insert(key.0, 0);
                             debug_assert!(previous.is_none(), "block {:#x} read twice at once", key.0);
-                            let device = vdev_device[layout.vdev_of(key)] as u16;
+                            let device = vdev_device[layout.vdev_of(key)];
                             let lsize = info.lsize;
                             c.cpu_pending += self.costs.zio
                                 + (info.psize as f64 * self.costs.checksum_ns_per_byte) as Nanos;
@@ -445,7 +445,7 @@ impl<'a> Sim<'a> {
                         self.queue.push(done, i as u32);
                         break;
                     }
-                    let done = self.devices[device as usize].submit(now, Op::Read, bytes);
+                    let done = self.devices[device].submit(now, Op::Read, bytes);
                     c.cpu_pending += self.costs.device_io;
                     c.state = State::IoDone;
                     self.queue.push(done, i as u32);

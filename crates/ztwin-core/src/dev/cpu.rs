@@ -31,9 +31,9 @@ impl Cpus {
             return now;
         }
         let Reverse(free) = self.free_at.pop().expect("at least one vCPU");
-        let done = free.max(now) + work;
+        let done = free.max(now).saturating_add(work);
         self.free_at.push(Reverse(done));
-        self.busy_ns += work;
+        self.busy_ns = self.busy_ns.saturating_add(work);
         done
     }
 
