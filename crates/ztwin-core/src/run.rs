@@ -73,7 +73,6 @@ struct Client {
     rec_last: u64,
     level: u8,
     block: u64,
-    block_psize: u32,
     block_compressed: bool,
     cpu_pending: Nanos,
     started: Nanos,
@@ -249,7 +248,6 @@ impl<'a> Sim<'a> {
             rec_last: 0,
             level: 0,
             block: 0,
-            block_psize: 0,
             block_compressed: false,
             cpu_pending: 0,
             started: 0,
@@ -388,7 +386,6 @@ impl<'a> Sim<'a> {
                     c.cpu_pending += self.costs.zfs_block;
                     self.block_lookups += 1;
                     c.block = key.0;
-                    c.block_psize = info.psize;
                     c.block_compressed = info.psize < info.lsize;
                     if let Some(waiters) = self.block_inflight.get_mut(&key.0) {
                         // dbuf_read on a dbuf in DB_READ waits on db_changed: no ARC access.
@@ -439,10 +436,7 @@ impl<'a> Sim<'a> {
                     }
                 }
                 State::Io { device, bytes } => {
-                    if c.cpu_pending > 0 {
-                        let done = self.cpus.run(now, c.cpu_pending);
-                        c.cpu_pending = 0;
-                        self.queue.push(done, i as u32);
+                    if self.run_pending_cpu(i, &mut c, now) {
                         break;
                     }
                     let done = self.devices[device].submit(now, Op::Read, bytes);
@@ -462,10 +456,7 @@ impl<'a> Sim<'a> {
                     }
                 },
                 State::Finish => {
-                    if c.cpu_pending > 0 {
-                        let done = self.cpus.run(now, c.cpu_pending);
-                        c.cpu_pending = 0;
-                        self.queue.push(done, i as u32);
+                    if self.run_pending_cpu(i, &mut c, now) {
                         break;
                     }
                     // Counted always (the series covers the warm-up); the summary takes
@@ -482,6 +473,18 @@ impl<'a> Sim<'a> {
             }
         }
         self.clients[i] = c;
+    }
+
+    /// Runs the client's accumulated CPU work on the vCPUs and schedules it to resume
+    /// (same state) when that work is done; false if there was none.
+    fn run_pending_cpu(&mut self, i: usize, c: &mut Client, now: Nanos) -> bool {
+        if c.cpu_pending == 0 {
+            return false;
+        }
+        let done = self.cpus.run(now, c.cpu_pending);
+        c.cpu_pending = 0;
+        self.queue.push(done, i as u32);
+        true
     }
 
     /// The page is in memory: insert it in the buffer pool and release its waiters.
