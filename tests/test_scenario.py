@@ -257,6 +257,8 @@ def test_unknown_key_lists_allowed_keys_of_the_right_filesystem(load_file):
         ({"database": {"type": "postgres"}}, "database.type", "must be 'innodb'"),
         ({"dataset": {"compress_ratio": 0.5}}, "dataset.compress_ratio", "at least 1.0"),
         ({"dataset": {"tables": 0}}, "dataset.tables", "greater than or equal to 1"),
+        ({"dataset": {"tables": 2**24}}, "dataset.tables", "less than or equal to 16777215"),
+        ({"dataset": {"table_size": 2**31}}, "dataset.table_size", "less than or equal to 2147483647"),
         ({"workload": {"type": "sysbench"}}, "workload.test", "required key missing"),
         ({"workload": {"test": "oltp_read_only"}}, "workload.test", "must be 'oltp_point_select' or 'select_random_points'"),
         ({"workload": {"test": "oltp_point_select", "rand_type": "random"}}, "workload.rand_type", "must be 'uniform', 'special', 'gaussian', 'pareto' or 'zipfian'"),

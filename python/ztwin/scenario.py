@@ -275,8 +275,8 @@ class SysbenchDatasetSpec(_Model):
     """``[dataset] type = "sysbench"``: tables as ``sysbench oltp_common prepare`` creates them."""
 
     type: Literal["sysbench"] = "sysbench"
-    tables: PosInt = Field(1, description="--tables (sysbench 1.0 default 1).")
-    table_size: PosInt = Field(10000, description="--table-size (sysbench 1.0 default 10000).")
+    tables: PosInt = Field(1, le=2**24 - 1, description="--tables (sysbench 1.0 default 1; the core's block keys hold 24-bit object numbers).")
+    table_size: PosInt = Field(10000, le=2**31 - 1, description="--table-size (sysbench 1.0 default 10000; id is a 32-bit INTEGER).")
     compress_ratio: Ratio = Field(
         1.0, description="Mean uncompressed/compressed ratio of the dataset's compression on this data "
         "(per block, before sector rounding); sysbench data with lz4: 1.28."

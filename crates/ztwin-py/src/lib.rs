@@ -41,9 +41,9 @@ fn geometry(py: Python<'_>, request_json: String) -> PyResult<String> {
 /// Size in bytes of one sysbench table's .ibd file (`TableLayout::sysbench(rows, page_size)`).
 #[pyfunction]
 fn sysbench_table_bytes(rows: u64, page_size: u32) -> PyResult<u64> {
-    if rows == 0 || ![4096, 8192, 16384, 32768, 65536].contains(&page_size) {
+    if !(1..=i32::MAX as u64).contains(&rows) || ![4096, 8192, 16384, 32768, 65536].contains(&page_size) {
         return Err(pyo3::exceptions::PyValueError::new_err(
-            "rows must be at least 1 and page_size one of 4K, 8K, 16K, 32K, 64K",
+            "rows must be 1 to 2147483647 (sysbench's 32-bit id) and page_size one of 4K, 8K, 16K, 32K, 64K",
         ));
     }
     Ok(ztwin_core::db::innodb::btree::TableLayout::sysbench(rows, page_size).file_size())

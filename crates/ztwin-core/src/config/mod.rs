@@ -360,13 +360,36 @@ impl VariantConfig {
             "machine.cpu.speed",
             "must be a positive number",
         )?;
-        ensure(m.cpu.checksum_bytes_per_sec > 0, "machine.cpu.checksum_bytes_per_sec", "must be positive")?;
-        ensure(
-            m.cpu.decompress_bytes_per_sec > 0,
-            "machine.cpu.decompress_bytes_per_sec",
-            "must be positive",
-        )?;
-        ensure(m.cpu.memcpy_bytes_per_sec > 0, "machine.cpu.memcpy_bytes_per_sec", "must be positive")?;
+        // Bounds that keep every sum of simulated nanoseconds far from u64 overflow: a
+        // cost of more than a second per unit of work, or a copy slower than 1 MB/s, is
+        // a unit mistake, not a machine.
+        let c = &m.cpu;
+        for (name, ns) in [
+            ("statement_ns", c.statement_ns),
+            ("row_ns", c.row_ns),
+            ("page_access_ns", c.page_access_ns),
+            ("syscall_ns", c.syscall_ns),
+            ("device_io_ns", c.device_io_ns),
+            ("zfs_block_ns", c.zfs_block_ns),
+            ("zio_ns", c.zio_ns),
+        ] {
+            ensure(
+                ns as f64 / c.speed <= SEC_F,
+                &format!("machine.cpu.{name}"),
+                "must be at most 1 s of CPU per unit of work (after dividing by speed)",
+            )?;
+        }
+        for (name, bps) in [
+            ("checksum_bytes_per_sec", c.checksum_bytes_per_sec),
+            ("decompress_bytes_per_sec", c.decompress_bytes_per_sec),
+            ("memcpy_bytes_per_sec", c.memcpy_bytes_per_sec),
+        ] {
+            ensure(
+                bps as f64 * c.speed >= 1e6,
+                &format!("machine.cpu.{name}"),
+                "must be at least 1 MB/s (after multiplying by speed)",
+            )?;
+        }
         for (i, d) in self.devices.iter().enumerate() {
             let at = |f: &str| format!("devices[{i}] ({}).{f}", d.name);
             if let Some(iops) = d.iops_limit {
@@ -377,6 +400,9 @@ impl VariantConfig {
             }
             ensure(d.parallelism >= 1, &at("parallelism"), "must be at least 1")?;
             ensure(d.transfer_bytes_per_sec > 0.0, &at("transfer_bytes_per_sec"), "must be positive")?;
+            for (name, ns) in [("read_latency_ns", d.read_latency_ns), ("write_latency_ns", d.write_latency_ns)] {
+                ensure(ns <= 60 * SEC, &at(name), "must be at most 60 s")?;
+            }
             ensure(
                 d.latency_sigma >= 0.0 && d.latency_sigma < 5.0,
                 &at("latency_sigma"),
@@ -490,6 +516,16 @@ impl VariantConfig {
             "must be at least 5 MiB",
         )?;
         ensure(
+            db.innodb_buffer_pool_size <= m.ram_bytes,
+            "database.innodb_buffer_pool_size",
+            "must not exceed the machine's RAM",
+        )?;
+        ensure(
+            db.innodb_buffer_pool_size / u64::from(db.innodb_page_size) <= 1 << 30,
+            "database.innodb_buffer_pool_size",
+            "must hold at most 2^30 pages (the model keeps about 40 bytes per page)",
+        )?;
+        ensure(
             (5..=95).contains(&db.innodb_old_blocks_pct),
             "database.innodb_old_blocks_pct",
             "must be 5 to 95",
@@ -500,8 +536,14 @@ impl VariantConfig {
             "must be O_DIRECT or fsync",
         )?;
         let DatasetConfig::Sysbench(ds) = &self.dataset;
-        ensure(ds.tables >= 1, "dataset.tables", "must be at least 1")?;
-        ensure(ds.table_size >= 1, "dataset.table_size", "must be at least 1")?;
+        // Object numbers of the ARC's block keys have 24 bits (BlockKey).
+        ensure((1..1 << 24).contains(&ds.tables), "dataset.tables", "must be 1 to 16777215")?;
+        // sysbench's id column is a signed 32-bit INTEGER.
+        ensure(
+            (1..=i32::MAX as u64).contains(&ds.table_size),
+            "dataset.table_size",
+            "must be 1 to 2147483647 (sysbench's id is a 32-bit INTEGER)",
+        )?;
         ensure(
             ds.compress_ratio >= 1.0 && ds.compress_ratio.is_finite(),
             "dataset.compress_ratio",
@@ -514,16 +556,184 @@ impl VariantConfig {
             "workload.random_points",
             "must be 1 to 1000",
         )?;
-        ensure(self.run.duration_ns > 0, "run.duration", "must be positive")?;
-        ensure(self.run.report_interval_ns > 0, "run.report_interval", "must be positive")?;
+        ensure(w.rand_spec_iter >= 1, "workload.rand_spec_iter", "must be at least 1")?;
+        ensure((0.0..=100.0).contains(&w.rand_spec_pct), "workload.rand_spec_pct", "must be 0 to 100")?;
+        ensure((0.0..=100.0).contains(&w.rand_spec_res), "workload.rand_spec_res", "must be 0 to 100")?;
+        ensure(
+            w.rand_pareto_h > 0.0 && w.rand_pareto_h < 1.0,
+            "workload.rand_pareto_h",
+            "must be between 0 and 1 (exclusive)",
+        )?;
+        ensure(
+            w.rand_zipfian_exp >= 0.0 && w.rand_zipfian_exp.is_finite(),
+            "workload.rand_zipfian_exp",
+            "must be a number >= 0",
+        )?;
+        let r = &self.run;
+        ensure(r.duration_ns > 0, "run.duration", "must be positive")?;
+        ensure(
+            r.warmup_ns.checked_add(r.duration_ns).is_some_and(|t| t <= MAX_SIMULATED_NS),
+            "run.duration",
+            "warm-up plus duration must be at most 30 days of simulated time",
+        )?;
+        ensure(r.report_interval_ns > 0, "run.report_interval", "must be positive")?;
+        ensure(
+            (r.warmup_ns + r.duration_ns) / r.report_interval_ns <= MAX_SERIES_ROWS,
+            "run.report_interval",
+            "too short: the series would have more than 1,000,000 rows",
+        )?;
         Ok(())
     }
 }
+
+const SEC: u64 = crate::sim::time::SEC;
+const SEC_F: f64 = SEC as f64;
+/// Longest run (warm-up plus window) the core accepts: 30 days.
+pub const MAX_SIMULATED_NS: u64 = 30 * 86_400 * SEC;
+/// Most rows a run's series may have.
+pub const MAX_SERIES_ROWS: u64 = 1_000_000;
 
 fn ensure(ok: bool, field: &str, what: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
         Err(Error::config(field, what))
+    }
+}
+
+/// A small valid variant for unit tests: 8 clients on 2 vCPUs, one 3000-IOPS device,
+/// ZFS 0.8 (recordsize 16K, 128 MiB ARC) over 4 tables of 200k rows, 16 MiB buffer pool.
+#[cfg(test)]
+pub(crate) fn test_variant() -> VariantConfig {
+    use crate::sim::time::{MS, SEC, US};
+    VariantConfig {
+        scenario: "test".into(),
+        variant: "v".into(),
+        seed: 7,
+        machine: MachineConfig {
+            name: "test".into(),
+            vcpus: 2,
+            ram_bytes: 2 << 30,
+            cpu: CpuCosts {
+                speed: 1.0,
+                statement_ns: 20_000,
+                row_ns: 1_000,
+                page_access_ns: 500,
+                syscall_ns: 2_000,
+                device_io_ns: 5_000,
+                zfs_block_ns: 1_000,
+                zio_ns: 5_000,
+                memcpy_bytes_per_sec: 8_000_000_000,
+                checksum_bytes_per_sec: 4_000_000_000,
+                decompress_bytes_per_sec: 2_000_000_000,
+            },
+        },
+        devices: vec![DeviceConfig {
+            name: "disk".into(),
+            kind: "test".into(),
+            iops_limit: Some(3000.0),
+            throughput_limit_bytes_per_sec: None,
+            read_latency_ns: 500 * US,
+            write_latency_ns: 500 * US,
+            latency_sigma: 0.2,
+            transfer_bytes_per_sec: 1e9,
+            parallelism: 64,
+        }],
+        filesystem: FsConfig::Zfs(ZfsConfig {
+            release: ZfsRelease::V0_8,
+            vdevs: vec!["disk".into()],
+            ashift: 12,
+            recordsize: 16384,
+            indirect_block_size: 131072,
+            compression: Compression::Lz4,
+            primarycache: CacheProperty::All,
+            arc: ArcTunables { zfs_arc_max: 128 << 20, zfs_compressed_arc_enabled: true, ..Default::default() },
+        }),
+        database: DatabaseConfig::Innodb(InnodbConfig {
+            innodb_buffer_pool_size: 16 << 20,
+            innodb_page_size: 16384,
+            innodb_old_blocks_pct: 37,
+            innodb_old_blocks_time_ns: 1000 * MS,
+            innodb_flush_method: "O_DIRECT".into(),
+        }),
+        dataset: DatasetConfig::Sysbench(SysbenchDataset { tables: 4, table_size: 200_000, compress_ratio: 1.28 }),
+        workload: WorkloadConfig::Sysbench(SysbenchWorkload {
+            test: SysbenchTest::OltpPointSelect,
+            threads: 8,
+            rand_type: RandType::Uniform,
+            rand_spec_iter: 12,
+            rand_spec_pct: 1.0,
+            rand_spec_res: 75.0,
+            rand_pareto_h: 0.2,
+            rand_zipfian_exp: 0.8,
+            random_points: 10,
+        }),
+        run: RunConfig { warmup_ns: 2 * SEC, duration_ns: 4 * SEC, report_interval_ns: SEC },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::run_variant;
+
+    fn rejected(field: &str, change: impl FnOnce(&mut VariantConfig)) {
+        let mut cfg = test_variant();
+        change(&mut cfg);
+        match run_variant(&cfg) {
+            Err(Error::Config { field: f, .. }) => assert!(f.contains(field), "{f} is not {field}"),
+            other => panic!("{field}: expected a configuration error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_test_variant_is_valid() {
+        test_variant().validate().unwrap();
+    }
+
+    /// Inputs that used to overflow, loop for ages, or collide keys are refused by name
+    /// (before the run, so no panic reaches a user).
+    #[test]
+    fn out_of_range_inputs_are_configuration_errors() {
+        rejected("machine.cpu.statement_ns", |c| c.machine.cpu.speed = 1e-300);
+        rejected("machine.cpu.row_ns", |c| c.machine.cpu.row_ns = u64::MAX);
+        rejected("machine.cpu.memcpy_bytes_per_sec", |c| c.machine.cpu.memcpy_bytes_per_sec = 1);
+        rejected("read_latency_ns", |c| c.devices[0].read_latency_ns = u64::MAX);
+        rejected("database.innodb_buffer_pool_size", |c| {
+            let DatabaseConfig::Innodb(db) = &mut c.database;
+            db.innodb_buffer_pool_size = u64::MAX;
+        });
+        rejected("dataset.tables", |c| {
+            let DatasetConfig::Sysbench(ds) = &mut c.dataset;
+            ds.tables = 1 << 24;
+        });
+        rejected("dataset.table_size", |c| {
+            let DatasetConfig::Sysbench(ds) = &mut c.dataset;
+            ds.table_size = u64::MAX;
+        });
+        rejected("workload.rand_pareto_h", |c| {
+            let WorkloadConfig::Sysbench(w) = &mut c.workload;
+            w.rand_pareto_h = 0.0;
+        });
+        rejected("workload.rand_zipfian_exp", |c| {
+            let WorkloadConfig::Sysbench(w) = &mut c.workload;
+            w.rand_zipfian_exp = f64::NAN;
+        });
+        rejected("workload.rand_spec_iter", |c| {
+            let WorkloadConfig::Sysbench(w) = &mut c.workload;
+            w.rand_spec_iter = 0;
+        });
+        rejected("run.duration", |c| c.run.warmup_ns = u64::MAX);
+        rejected("run.report_interval", |c| c.run.report_interval_ns = 1);
+    }
+
+    /// Devices at the edge of what validation lets through run to the end without a panic.
+    #[test]
+    fn absurd_but_valid_devices_run() {
+        let mut cfg = test_variant();
+        cfg.devices[0].iops_limit = Some(1e-300);
+        cfg.devices[0].latency_sigma = 4.99;
+        let r = run_variant(&cfg).unwrap();
+        assert_eq!(r.summary["queries"], 0);
     }
 }

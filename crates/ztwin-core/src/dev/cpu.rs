@@ -31,15 +31,22 @@ impl Cpus {
             return now;
         }
         let Reverse(free) = self.free_at.pop().expect("at least one vCPU");
-        let done = free.max(now) + work;
+        let done = free.max(now).saturating_add(work);
         self.free_at.push(Reverse(done));
-        self.busy_ns += work;
+        self.busy_ns = self.busy_ns.saturating_add(work);
         done
     }
 
-    /// CPU time consumed so far (all vCPUs), ns.
+    /// CPU time consumed so far (all vCPUs), ns, counting queued work in full.
     pub fn busy_ns(&self) -> Nanos {
         self.busy_ns
+    }
+
+    /// CPU time consumed up to time `t`, no earlier than the last submission. Work planned
+    /// beyond `t` on a vCPU is one stretch `[t, free_at]` (each burst was submitted before
+    /// `t` and starts at its submission or at the previous burst's end).
+    pub fn busy_ns_at(&self, t: Nanos) -> Nanos {
+        self.busy_ns - self.free_at.iter().map(|Reverse(f)| f.saturating_sub(t)).sum::<Nanos>()
     }
 
     /// Number of vCPUs.
@@ -59,6 +66,18 @@ mod tests {
         assert_eq!(c.run(0, 100), 100);
         assert_eq!(c.run(0, 100), 200);
         assert_eq!(c.busy_ns(), 300);
+    }
+
+    /// Work queued past `t` is not yet consumed at `t`.
+    #[test]
+    fn busy_at_a_time_excludes_work_planned_after_it() {
+        let mut c = Cpus::new(2);
+        c.run(0, 100);
+        c.run(0, 100);
+        c.run(0, 100); // 100..200 on the first vCPU free
+        assert_eq!(c.busy_ns_at(50), 100);
+        assert_eq!(c.busy_ns_at(150), 250);
+        assert_eq!(c.busy_ns_at(1000), 300);
     }
 
     #[test]

@@ -117,16 +117,18 @@ impl Device {
         let latency = dist.map_or(median, |d| d.sample(&mut self.rng));
         let service = latency + bytes as f64 * self.transfer_ns_per_byte;
         let Reverse(slot_free) = self.slots.pop().expect("parallelism >= 1");
+        // Casts saturate; sums saturate too, so an absurd device (an IOPS cap of 1e-300,
+        // a latency tail draw beyond u64) completes "never" instead of overflowing.
         let start = slot_free.max(admit.ceil() as Nanos);
-        let done = start + service.round().max(1.0) as Nanos;
+        let done = start.saturating_add(service.round().max(1.0) as Nanos);
         self.slots.push(Reverse(done));
 
         // iostat %util: union of [submit, done] intervals.
         if now >= self.busy_until {
-            self.counters.busy_ns += done - now;
+            self.counters.busy_ns = self.counters.busy_ns.saturating_add(done - now);
             self.busy_until = done;
         } else if done > self.busy_until {
-            self.counters.busy_ns += done - self.busy_until;
+            self.counters.busy_ns = self.counters.busy_ns.saturating_add(done - self.busy_until);
             self.busy_until = done;
         }
         match op {
@@ -145,6 +147,15 @@ impl Device {
     /// Counters so far (busy time counts intervals up to their planned completion).
     pub fn counters(&self) -> DeviceCounters {
         self.counters
+    }
+
+    /// Counters as of time `t`, no earlier than the last submission: operations count at
+    /// submission, busy time only up to `t` (the planned busy time beyond `t` is one
+    /// stretch, `[t, busy_until]`, since every interval began before `t`).
+    pub fn counters_at(&self, t: Nanos) -> DeviceCounters {
+        let mut c = self.counters;
+        c.busy_ns -= self.busy_until.saturating_sub(t);
+        c
     }
 }
 
@@ -211,6 +222,29 @@ mod tests {
         assert_eq!(d.counters().busy_ns, 600 * US + 500 * US);
         assert_eq!(d.counters().reads, 2);
         assert_eq!(d.counters().writes, 1);
+    }
+
+    /// Busy time as of a time inside an I/O stops at that time.
+    #[test]
+    fn busy_time_at_a_time_counts_only_up_to_it() {
+        let mut d = Device::new(&cfg(None, 4), 1);
+        d.submit(0, Op::Read, 0);
+        d.submit(100 * US, Op::Read, 0); // busy until 600 us
+        assert_eq!(d.counters_at(250 * US).busy_ns, 250 * US);
+        assert_eq!(d.counters_at(600 * US).busy_ns, 600 * US);
+        assert_eq!(d.counters_at(SEC).busy_ns, 600 * US);
+    }
+
+    /// A throttle so slow that the next admission lies beyond u64 nanoseconds does not
+    /// overflow: the I/O completes at the end of time.
+    #[test]
+    fn absurd_limits_saturate_instead_of_overflowing() {
+        let mut c = cfg(Some(1e-300), 1);
+        c.transfer_bytes_per_sec = 1e-300;
+        let mut d = Device::new(&c, 1);
+        assert!(d.submit(0, Op::Read, 16384) > 1_000 * SEC);
+        assert_eq!(d.submit(5, Op::Read, 16384), Nanos::MAX);
+        assert!(d.counters_at(10).busy_ns <= 10);
     }
 
     #[test]
