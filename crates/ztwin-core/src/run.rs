@@ -30,6 +30,7 @@ use crate::dev::device::{Device, DeviceCounters, Op};
 use crate::error::{Error, Result};
 use crate::fs::extent::ExtentFs;
 use crate::fs::zfs::compression::CompressionModel;
+use crate::fs::zfs::dbuf::{DbufLayer, DBUF_CACHE_SHIFT};
 use crate::fs::zfs::geometry::FileGeometry;
 use crate::fs::zfs::read_path::ZfsLayout;
 use crate::sim::queue::EventQueue;
@@ -43,6 +44,7 @@ use crate::workload::sysbench::{Index, Statement, SysbenchGen};
 enum State {
     Start,
     NextPage,
+    ZfsRecord,
     ZfsWalk,
     ZfsAdvance,
     Io { device: usize, bytes: u32 },
@@ -96,6 +98,7 @@ struct Costs {
 enum Fs {
     Zfs {
         arc: Box<Arc>,
+        dbufs: DbufLayer,
         layout: ZfsLayout,
         vdev_device: Vec<usize>,
         data_flags: ReadFlags,
@@ -217,7 +220,7 @@ impl<'a> Sim<'a> {
                     ReadFlags { prefetch: false, uncacheable: z.primarycache != CacheProperty::All };
                 let meta_flags =
                     ReadFlags { prefetch: false, uncacheable: z.primarycache == CacheProperty::None };
-                Fs::Zfs { arc: Box::new(arc), layout, vdev_device, data_flags, meta_flags }
+                Fs::Zfs { arc: Box::new(arc), dbufs: DbufLayer::new(), layout, vdev_device, data_flags, meta_flags }
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
                 if db.innodb_flush_method != "O_DIRECT" {
@@ -366,56 +369,93 @@ impl<'a> Sim<'a> {
                             let (first, last) = layout.records(offset, self.page_size);
                             c.rec = first;
                             c.rec_last = last;
-                            c.level = layout.nlevels() - 1;
-                            c.state = State::ZfsWalk;
+                            c.state = State::ZfsRecord;
                         }
                     }
                 }
+                State::ZfsRecord => {
+                    // dbuf_hold of the record: one access at the lowest level whose dbuf
+                    // exists, then a read of every level below it (see fs::zfs::dbuf).
+                    let Fs::Zfs { arc, dbufs, layout, .. } = &mut self.fs else {
+                        unreachable!("ZfsRecord only on ZFS")
+                    };
+                    let object = c.space + 1;
+                    let nlevels = layout.nlevels();
+                    let found = (0..nlevels).find(|&l| dbufs.exists(layout.block(object, c.rec, l).0));
+                    let Some(level) = found else {
+                        // No dbuf on the path: start at the dnode's block pointer.
+                        c.level = nlevels - 1;
+                        c.state = State::ZfsWalk;
+                        continue;
+                    };
+                    let (key, info) = layout.block(object, c.rec, level);
+                    dbufs.hold_existing(key);
+                    c.level = level;
+                    c.state = State::ZfsAdvance;
+                    c.cpu_pending += self.costs.zfs_block;
+                    if let Some(waiters) = self.block_inflight.get_mut(&key.0) {
+                        // The dbuf is being read (DB_READ): dbuf_read waits on db_changed,
+                        // with no ARC access.
+                        *waiters += 1;
+                        self.block_lookups += 1;
+                        self.block_waits += 1;
+                        c.wait = Wait::Block(key.0);
+                        c.state = State::Blocked;
+                        break;
+                    }
+                    if info.psize != 0 && arc.contains(key) {
+                        // arc_buf_access(): an ARC hit, no copy, no decompression. (If the
+                        // ARC model evicted the header, the dbuf still serves its data: the
+                        // real ARC cannot evict a buffer a dbuf references.)
+                        self.block_lookups += 1;
+                        let flags = ReadFlags::default();
+                        let hit = arc.read(key, info, flags, now);
+                        debug_assert_eq!(hit, ArcRead::Hit);
+                    }
+                }
                 State::ZfsWalk => {
-                    let Fs::Zfs { arc, layout, vdev_device, data_flags, meta_flags } = &mut self.fs else {
+                    let Fs::Zfs { arc, dbufs, layout, vdev_device, data_flags, meta_flags } = &mut self.fs else {
                         unreachable!("ZfsWalk only on ZFS")
                     };
                     let object = c.space + 1;
                     let (key, info) = layout.block(object, c.rec, c.level);
+                    let flags = if info.kind == BufType::Data { *data_flags } else { *meta_flags };
+                    // dbuf_create under the parent (held by the new child from now on), then
+                    // the reader's own hold on the parent is dropped.
+                    let parent = (c.level + 1 < layout.nlevels()).then(|| layout.block(object, c.rec, c.level + 1).0);
+                    dbufs.create(key, parent, info.lsize, !flags.uncacheable);
+                    if let Some(p) = parent {
+                        let target = arc.c() >> DBUF_CACHE_SHIFT;
+                        dbufs.release(p, target, |k| layout.parent_of(k));
+                    }
+                    c.cpu_pending += self.costs.zfs_block;
+                    c.block = key.0;
+                    c.block_compressed = info.psize < info.lsize;
                     if info.psize == 0 {
                         // A hole or an embedded block: the block pointer itself holds the
                         // content (BP_IS_HOLE / BP_IS_EMBEDDED), nothing to read or cache.
                         c.state = State::ZfsAdvance;
                         continue;
                     }
-                    c.cpu_pending += self.costs.zfs_block;
                     self.block_lookups += 1;
-                    c.block = key.0;
-                    c.block_compressed = info.psize < info.lsize;
-                    if let Some(waiters) = self.block_inflight.get_mut(&key.0) {
-                        // dbuf_read on a dbuf in DB_READ waits on db_changed: no ARC access.
-                        *waiters += 1;
-                        self.block_waits += 1;
-                        c.wait = Wait::Block(key.0);
-                        c.state = State::Blocked;
-                        break;
-                    }
-                    let flags = if info.kind == BufType::Data { *data_flags } else { *meta_flags };
+                    debug_assert!(!self.block_inflight.contains_key(&key.0), "a new dbuf cannot be in flight");
+                    // arc_read: the new dbuf gets its own decompressed copy (arc_buf_fill).
+                    let decompress = if c.block_compressed {
+                        (info.lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos
+                    } else {
+                        0
+                    };
                     match arc.read(key, info, flags, now) {
                         ArcRead::Hit => {
-                            // A data hit hands out a decompressed copy (compressed ARC keeps
-                            // b_pabd compressed); indirect blocks stay decompressed in their dbufs.
-                            if info.kind == BufType::Data && c.block_compressed {
-                                c.cpu_pending +=
-                                    (info.lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos;
-                            }
+                            c.cpu_pending += decompress;
                             c.state = State::ZfsAdvance;
                         }
                         ArcRead::Miss { .. } => {
-                            let previous = self.block_inflight.insert(key.0, 0);
-                            debug_assert!(previous.is_none(), "block {:#x} read twice at once", key.0);
+                            self.block_inflight.insert(key.0, 0);
                             let device = vdev_device[layout.vdev_of(key)];
-                            let lsize = info.lsize;
                             c.cpu_pending += self.costs.zio
-                                + (info.psize as f64 * self.costs.checksum_ns_per_byte) as Nanos;
-                            if c.block_compressed {
-                                c.cpu_pending += (lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos;
-                            }
+                                + (info.psize as f64 * self.costs.checksum_ns_per_byte) as Nanos
+                                + decompress;
                             c.state = State::Io { device, bytes: info.psize };
                         }
                     }
@@ -426,12 +466,12 @@ impl<'a> Sim<'a> {
                         c.state = State::ZfsWalk;
                     } else if c.rec < c.rec_last {
                         c.rec += 1;
-                        let Fs::Zfs { layout, .. } = &self.fs else { unreachable!() };
-                        c.level = layout.nlevels() - 1;
-                        c.state = State::ZfsWalk;
+                        c.state = State::ZfsRecord;
                     } else {
-                        // dmu_read_uio: copy the page out of the dbufs into InnoDB's buffer.
+                        // dmu_read_uio: copy the page out of the dbufs into InnoDB's buffer,
+                        // then dmu_buf_rele_array: the record dbufs go to the dbuf cache.
                         c.cpu_pending += (self.page_size as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
+                        self.release_records(&c);
                         self.page_read_done(&mut c, now);
                     }
                 }
@@ -485,6 +525,17 @@ impl<'a> Sim<'a> {
         c.cpu_pending = 0;
         self.queue.push(done, i as u32);
         true
+    }
+
+    /// dmu_buf_rele_array: the reader drops its holds on the page's record dbufs.
+    fn release_records(&mut self, c: &Client) {
+        let Fs::Zfs { arc, dbufs, layout, .. } = &mut self.fs else { return };
+        let target = arc.c() >> DBUF_CACHE_SHIFT;
+        let (first, last) = layout.records(c.page * self.page_size as u64, self.page_size);
+        for rec in first..=last {
+            let key = layout.block(c.space + 1, rec, 0).0;
+            dbufs.release(key, target, |k| layout.parent_of(k));
+        }
     }
 
     /// The page is in memory: insert it in the buffer pool and release its waiters.

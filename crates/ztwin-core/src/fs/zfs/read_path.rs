@@ -61,6 +61,16 @@ impl ZfsLayout {
         }
     }
 
+    /// The block whose pointer points at `key`: the same object one level up, None at the
+    /// top level (the dnode holds that pointer).
+    pub fn parent_of(&self, key: BlockKey) -> Option<BlockKey> {
+        let level = key.level();
+        (level + 1 < self.nlevels()).then(|| {
+            let shift = self.geometry.fanout().trailing_zeros();
+            BlockKey::new(key.object(), level + 1, key.blkid() >> shift)
+        })
+    }
+
     /// The top-level vdev holding `key` (hash of the block identity).
     pub fn vdev_of(&self, key: BlockKey) -> usize {
         // SplitMix64 finalizer: cheap, well mixed, stable across platforms.

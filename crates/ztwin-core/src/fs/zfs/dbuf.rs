@@ -1,0 +1,297 @@
+//! The DMU buffer layer (dbufs) in front of the ARC: which blocks a read touches.
+//!
+//! Source: module/zfs/dbuf.c (dbuf_hold_impl, dbuf_findbp, dbuf_read, dbuf_rele_and_unlock,
+//! dbuf_evict_one, dbuf_cache_target_bytes) at zfs-0.8.6 and zfs-2.2.0; the rules below
+//! are the same in both.
+//!
+//! To read record `b` the DMU holds its L0 dbuf. If the dbuf exists (another reader holds
+//! it, or it sits in the dbuf cache), holding it is one `arc_buf_access()`: an ARC hit,
+//! and nothing above it is touched. If it does not exist, `dbuf_findbp()` holds the parent
+//! indirect dbuf the same way (recursively, up to the dnode's block pointer), reads it,
+//! and the new dbuf is read through `arc_read()`. So a read costs one ARC access at the
+//! lowest level whose dbuf exists, then one `arc_read()` per level below it: with the L1
+//! dbuf present, a page read touches exactly the L1 and the L0 in arcstats.
+//!
+//! A dbuf lives while it is held: by a reader, or by each of its child dbufs (a child
+//! holds its parent). When the last hold goes, a cacheable dbuf enters the dbuf cache, an
+//! LRU of decompressed buffers of at most `arc_c >> dbuf_cache_shift` (5) bytes
+//! (`dbuf_cache_target_bytes`); evicting it there destroys it and releases its parent,
+//! which may in turn enter the cache. Indirect blocks of plain files are not of an object
+//! type kept in the separate metadata dbuf cache (`dbuf_include_in_metadata_cache`), so
+//! they share this one. An uncacheable dbuf (primarycache) is destroyed on release.
+//!
+//! Simplifications: 1. the cache is trimmed to its target at once (the real eviction
+//! thread works between a 10% low and high water mark around it); 2. one exact LRU, not a
+//! multilist with random sublists; 3. the decompressed copies' memory is not charged to
+//! the ARC (arcstats `overhead_size`); 4. the ARC model has no reference counts, so it may
+//! evict the header of a block a dbuf still holds (the real ARC cannot); the dbuf keeps
+//! serving its data and the driver then skips the ARC access.
+
+use hashbrown::HashMap;
+
+use crate::cache::arc::BlockKey;
+
+const NIL: u32 = u32::MAX;
+
+/// dbuf_cache_shift: the dbuf cache's target is arc_c >> 5 (dbuf.c, all modelled releases).
+pub const DBUF_CACHE_SHIFT: u32 = 5;
+
+#[derive(Debug, Clone, Copy)]
+struct Dbuf {
+    key: BlockKey,
+    /// Holds by readers and child dbufs.
+    holds: u32,
+    /// Logical size (db.db_size), bytes.
+    size: u32,
+    cacheable: bool,
+    /// LRU links while in the dbuf cache (holds == 0).
+    prev: u32,
+    next: u32,
+    in_cache: bool,
+}
+
+/// The dbufs of a pool, with the dbuf cache.
+#[derive(Debug, Default)]
+pub struct DbufLayer {
+    index: HashMap<u64, u32>,
+    slab: Vec<Dbuf>,
+    free: Vec<u32>,
+    /// Most recently released first.
+    head: u32,
+    tail: u32,
+    cache_bytes: u64,
+    /// Holds of existing dbufs (each an arc_buf_access, or a wait on a read in flight).
+    pub hits: u64,
+    /// dbufs created (each followed by an arc_read).
+    pub created: u64,
+}
+
+impl DbufLayer {
+    /// An empty layer.
+    pub fn new() -> Self {
+        DbufLayer { head: NIL, tail: NIL, ..Default::default() }
+    }
+
+    /// True when a dbuf for `key` exists.
+    pub fn exists(&self, key: BlockKey) -> bool {
+        self.index.contains_key(&key.0)
+    }
+
+    /// Bytes in the dbuf cache.
+    pub fn cache_bytes(&self) -> u64 {
+        self.cache_bytes
+    }
+
+    /// Number of dbufs alive.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// True when no dbuf exists.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// A reader holds the existing dbuf `key` (taking it out of the dbuf cache).
+    pub fn hold_existing(&mut self, key: BlockKey) {
+        let i = self.index[&key.0];
+        self.hits += 1;
+        self.add_hold(i);
+    }
+
+    /// Creates the dbuf `key` held by a reader; its parent (if any, and it must exist)
+    /// gains a hold from it.
+    pub fn create(&mut self, key: BlockKey, parent: Option<BlockKey>, size: u32, cacheable: bool) {
+        debug_assert!(!self.exists(key));
+        if let Some(p) = parent {
+            let pi = self.index[&p.0];
+            self.add_hold(pi);
+        }
+        let d = Dbuf { key, holds: 1, size, cacheable, prev: NIL, next: NIL, in_cache: false };
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = d;
+                i
+            }
+            None => {
+                self.slab.push(d);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.index.insert(key.0, i);
+        self.created += 1;
+    }
+
+    /// A reader releases `key`; unheld dbufs enter the cache, which is then trimmed to
+    /// `target_bytes`, destroying the least recently released dbufs and releasing their
+    /// parents in turn. `parent_of` names a dbuf's parent (None at the top level).
+    pub fn release(&mut self, key: BlockKey, target_bytes: u64, parent_of: impl Fn(BlockKey) -> Option<BlockKey>) {
+        let i = self.index[&key.0];
+        self.drop_hold(i, &parent_of);
+        while self.cache_bytes > target_bytes && self.tail != NIL {
+            let t = self.tail;
+            self.unlink(t);
+            self.destroy(t, &parent_of);
+        }
+    }
+
+    fn add_hold(&mut self, i: u32) {
+        if self.slab[i as usize].in_cache {
+            self.unlink(i);
+        }
+        self.slab[i as usize].holds += 1;
+    }
+
+    fn drop_hold(&mut self, i: u32, parent_of: &impl Fn(BlockKey) -> Option<BlockKey>) {
+        let d = &mut self.slab[i as usize];
+        debug_assert!(d.holds > 0);
+        d.holds -= 1;
+        if d.holds > 0 {
+            return;
+        }
+        if d.cacheable {
+            self.push_front(i);
+        } else {
+            self.destroy(i, parent_of);
+        }
+    }
+
+    fn destroy(&mut self, i: u32, parent_of: &impl Fn(BlockKey) -> Option<BlockKey>) {
+        let key = self.slab[i as usize].key;
+        self.index.remove(&key.0);
+        self.free.push(i);
+        if let Some(p) = parent_of(key) {
+            if let Some(&pi) = self.index.get(&p.0) {
+                self.drop_hold(pi, parent_of);
+            }
+        }
+    }
+
+    fn push_front(&mut self, i: u32) {
+        let old = self.head;
+        let d = &mut self.slab[i as usize];
+        d.prev = NIL;
+        d.next = old;
+        d.in_cache = true;
+        self.cache_bytes += d.size as u64;
+        if old != NIL {
+            self.slab[old as usize].prev = i;
+        } else {
+            self.tail = i;
+        }
+        self.head = i;
+    }
+
+    fn unlink(&mut self, i: u32) {
+        let Dbuf { prev, next, size, .. } = self.slab[i as usize];
+        if prev != NIL {
+            self.slab[prev as usize].next = next;
+        } else {
+            self.head = next;
+        }
+        if next != NIL {
+            self.slab[next as usize].prev = prev;
+        } else {
+            self.tail = prev;
+        }
+        let d = &mut self.slab[i as usize];
+        d.in_cache = false;
+        d.prev = NIL;
+        d.next = NIL;
+        self.cache_bytes -= size as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn parent(k: BlockKey) -> Option<BlockKey> {
+        // A 3-level test tree with fanout 4: L2 is the top.
+        (k.level() < 2).then(|| BlockKey::new(k.object(), k.level() + 1, k.blkid() >> 2))
+    }
+
+    fn read(d: &mut DbufLayer, blkid: u64, target: u64) {
+        // As the driver walks: find the lowest existing level, create below it, release L0.
+        let chain = [BlockKey::new(1, 0, blkid), BlockKey::new(1, 1, blkid >> 2), BlockKey::new(1, 2, blkid >> 4)];
+        let j = (0..3).find(|&l| d.exists(chain[l])).unwrap_or(3);
+        if j < 3 {
+            d.hold_existing(chain[j]);
+        }
+        for l in (0..j).rev() {
+            d.create(chain[l], parent(chain[l]), 100, true);
+        }
+        // The reader's transient holds on the parents are dropped once the child holds them.
+        if j < 3 && j > 0 {
+            d.release(chain[j], target, parent);
+        }
+        for l in (1..j).rev() {
+            d.release(chain[l], target, parent);
+        }
+        d.release(chain[0], target, parent);
+    }
+
+    #[test]
+    fn a_cached_leaf_is_one_access_and_an_uncached_leaf_under_a_live_parent_creates_one() {
+        let mut d = DbufLayer::new();
+        read(&mut d, 0, 10_000);
+        assert_eq!((d.hits, d.created), (0, 3));
+        read(&mut d, 0, 10_000); // L0 in the dbuf cache
+        assert_eq!((d.hits, d.created), (1, 3));
+        read(&mut d, 1, 10_000); // sibling: the L1 is alive (held by L0 0)
+        assert_eq!((d.hits, d.created), (2, 4));
+        assert_eq!(d.cache_bytes(), 200); // two leaves; parents held by them
+    }
+
+    #[test]
+    fn evicting_the_last_child_releases_the_parent_into_the_cache() {
+        let mut d = DbufLayer::new();
+        read(&mut d, 0, 1000);
+        assert_eq!((d.len(), d.cache_bytes()), (3, 100)); // L0 cached, L1 and L2 held by it
+        // Room for one dbuf and a half: evicting leaf 0 puts its L1 at the head of the
+        // cache (multilist_insert), which pushes out leaf 16, whose L1 follows, and so on
+        // up the trees until only the last released parent remains.
+        read(&mut d, 16, 150);
+        assert_eq!((d.len(), d.cache_bytes()), (1, 100));
+        assert!(d.exists(BlockKey::new(1, 2, 1)));
+    }
+
+    #[test]
+    fn uncacheable_dbufs_are_destroyed_on_release() {
+        let mut d = DbufLayer::new();
+        d.create(BlockKey::new(1, 2, 0), None, 100, true);
+        d.create(BlockKey::new(1, 1, 0), parent(BlockKey::new(1, 1, 0)), 100, true);
+        d.create(BlockKey::new(1, 0, 0), parent(BlockKey::new(1, 0, 0)), 100, false);
+        d.release(BlockKey::new(1, 2, 0), 1000, parent);
+        d.release(BlockKey::new(1, 1, 0), 1000, parent);
+        d.release(BlockKey::new(1, 0, 0), 1000, parent);
+        assert!(!d.exists(BlockKey::new(1, 0, 0)));
+        // Its parent lost its last hold and went to the cache, then the L2 with it.
+        assert_eq!(d.cache_bytes(), 100);
+        assert!(d.exists(BlockKey::new(1, 1, 0)));
+    }
+
+    proptest! {
+        /// The cache never exceeds its target after a release, every cached dbuf is unheld,
+        /// and every live dbuf's parent is live (a child holds its parent).
+        #[test]
+        fn invariants(reads in proptest::collection::vec(0u64..64, 1..300), target in 0u64..2000) {
+            let mut d = DbufLayer::new();
+            for b in reads {
+                read(&mut d, b, target);
+                prop_assert!(d.cache_bytes() <= target);
+                let mut cached = 0u64;
+                for (&k, &i) in &d.index {
+                    let x = d.slab[i as usize];
+                    prop_assert_eq!(x.in_cache, x.holds == 0);
+                    if x.in_cache { cached += x.size as u64; }
+                    if let Some(p) = parent(BlockKey(k)) {
+                        prop_assert!(d.exists(p));
+                    }
+                }
+                prop_assert_eq!(cached, d.cache_bytes());
+            }
+        }
+    }
+}
