@@ -54,6 +54,15 @@ def test_exp1_zfs_with_arc_for_all_metadata_reads_one_record_per_query(exp1):
     assert z["qps"] >= 0.97 * x["qps"]
 
 
+def test_arcstats_follow_the_release(exp1):
+    """0.8 reports arc_p and the arc_meta limits; 2.2 (PR #14359) replaced them by meta, pd, pm."""
+    a = exp1["zfs-arc-1g"]["arc"]
+    assert {"p", "arc_meta_used", "arc_meta_limit"} <= set(a) and not {"meta", "pd", "pm"} & set(a)
+    assert a["arc_meta_limit"] == 3 * 2**30 // 4  # 75% of zfs_arc_max
+    b = run("exp7-lab-sysbench.toml", ["zfs-300"], warmup="0s", duration="5s")["zfs-300"]["arc"]
+    assert {"meta", "pd", "pm"} <= set(b) and not {"p", "arc_meta_limit"} & set(b)
+
+
 def test_exp7_calibration_holds():
     """The lab guest's two calibrated costs reproduce the two CPU-bound rates."""
     v = run("exp7-lab-sysbench.toml", ["ext4-3000", "zfs-3000"])

@@ -22,7 +22,9 @@ use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
 
 use crate::cache::arc::{Arc, ArcParams, ArcRead, ArcStats, BufType, ReadFlags};
-use crate::config::{CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, VariantConfig, WorkloadConfig};
+use crate::config::{
+    CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, VariantConfig, WorkloadConfig, ZfsRelease,
+};
 use crate::db::innodb::btree::{TableLayout, MAX_DEPTH};
 use crate::db::innodb::buffer_pool::{BufferPool, PageKey};
 use crate::dev::cpu::Cpus;
@@ -220,7 +222,14 @@ impl<'a> Sim<'a> {
                     ReadFlags { prefetch: false, uncacheable: z.primarycache != CacheProperty::All };
                 let meta_flags =
                     ReadFlags { prefetch: false, uncacheable: z.primarycache == CacheProperty::None };
-                Fs::Zfs { arc: Box::new(arc), dbufs: DbufLayer::new(), layout, vdev_device, data_flags, meta_flags }
+                Fs::Zfs {
+                    arc: Box::new(arc),
+                    dbufs: DbufLayer::new(),
+                    layout,
+                    vdev_device,
+                    data_flags,
+                    meta_flags,
+                }
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
                 if db.innodb_flush_method != "O_DIRECT" {
@@ -360,10 +369,8 @@ impl<'a> Sim<'a> {
                     let offset = c.page * self.page_size as u64;
                     match &self.fs {
                         Fs::Extent(x) => {
-                            c.state = State::Io {
-                                device: x.device,
-                                bytes: x.read_bytes(offset, self.page_size),
-                            };
+                            c.state =
+                                State::Io { device: x.device, bytes: x.read_bytes(offset, self.page_size) };
                         }
                         Fs::Zfs { layout, .. } => {
                             let (first, last) = layout.records(offset, self.page_size);
@@ -414,7 +421,8 @@ impl<'a> Sim<'a> {
                     }
                 }
                 State::ZfsWalk => {
-                    let Fs::Zfs { arc, dbufs, layout, vdev_device, data_flags, meta_flags } = &mut self.fs else {
+                    let Fs::Zfs { arc, dbufs, layout, vdev_device, data_flags, meta_flags } = &mut self.fs
+                    else {
                         unreachable!("ZfsWalk only on ZFS")
                     };
                     let object = c.space + 1;
@@ -422,7 +430,8 @@ impl<'a> Sim<'a> {
                     let flags = if info.kind == BufType::Data { *data_flags } else { *meta_flags };
                     // dbuf_create under the parent (held by the new child from now on), then
                     // the reader's own hold on the parent is dropped.
-                    let parent = (c.level + 1 < layout.nlevels()).then(|| layout.block(object, c.rec, c.level + 1).0);
+                    let parent =
+                        (c.level + 1 < layout.nlevels()).then(|| layout.block(object, c.rec, c.level + 1).0);
                     dbufs.create(key, parent, info.lsize, !flags.uncacheable);
                     if let Some(p) = parent {
                         let target = arc.c() >> DBUF_CACHE_SHIFT;
@@ -438,7 +447,10 @@ impl<'a> Sim<'a> {
                         continue;
                     }
                     self.block_lookups += 1;
-                    debug_assert!(!self.block_inflight.contains_key(&key.0), "a new dbuf cannot be in flight");
+                    debug_assert!(
+                        !self.block_inflight.contains_key(&key.0),
+                        "a new dbuf cannot be in flight"
+                    );
                     // arc_read: the new dbuf gets its own decompressed copy (arc_buf_fill).
                     let decompress = if c.block_compressed {
                         (info.lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos
@@ -695,7 +707,8 @@ impl<'a> Sim<'a> {
             },
         });
         if let (Some(x), Some(y)) = (&a.arc, &b.arc) {
-            out["arc"] = arc_window(x, y);
+            let FsConfig::Zfs(z) = &self.cfg.filesystem else { unreachable!("ARC stats only on ZFS") };
+            out["arc"] = arc_window(x, y, z.release);
         }
         // Work the simulator did over the whole run (warm-up included), for `ztwin bench`.
         out["engine"] = json!({
@@ -710,7 +723,9 @@ impl<'a> Sim<'a> {
 }
 
 /// arcstats over a window: counters as differences, sizes as at the end.
-fn arc_window(a: &ArcStats, b: &ArcStats) -> Value {
+/// Only the arcstats the modelled release has are reported (0.8/2.1: p and the
+/// arc_meta_* limits; 2.2: meta, pd, pm and the uncached state).
+fn arc_window(a: &ArcStats, b: &ArcStats, release: ZfsRelease) -> Value {
     let mut m = Map::new();
     macro_rules! counters {
         ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(b.$f - a.$f)); )* };
@@ -749,8 +764,21 @@ fn arc_window(a: &ArcStats, b: &ArcStats) -> Value {
         mru_size,
         mfu_size,
         mru_ghost_size,
-        mfu_ghost_size
+        mfu_ghost_size,
+        mru_data,
+        mru_metadata,
+        mfu_data,
+        mfu_metadata
     );
+    match release {
+        ZfsRelease::V0_8 | ZfsRelease::V2_1 => {
+            sizes!(p, arc_meta_used, arc_meta_limit, arc_meta_min, arc_meta_max);
+        }
+        ZfsRelease::V2_2 => {
+            counters!(uncached_hits);
+            sizes!(meta, pd, pm, uncached_size);
+        }
+    }
     Value::Object(m)
 }
 

@@ -400,7 +400,9 @@ impl VariantConfig {
             }
             ensure(d.parallelism >= 1, &at("parallelism"), "must be at least 1")?;
             ensure(d.transfer_bytes_per_sec > 0.0, &at("transfer_bytes_per_sec"), "must be positive")?;
-            for (name, ns) in [("read_latency_ns", d.read_latency_ns), ("write_latency_ns", d.write_latency_ns)] {
+            for (name, ns) in
+                [("read_latency_ns", d.read_latency_ns), ("write_latency_ns", d.write_latency_ns)]
+            {
                 ensure(ns <= 60 * SEC, &at(name), "must be at most 60 s")?;
             }
             ensure(
@@ -647,7 +649,11 @@ pub(crate) fn test_variant() -> VariantConfig {
             indirect_block_size: 131072,
             compression: Compression::Lz4,
             primarycache: CacheProperty::All,
-            arc: ArcTunables { zfs_arc_max: 128 << 20, zfs_compressed_arc_enabled: true, ..Default::default() },
+            arc: ArcTunables {
+                zfs_arc_max: 128 << 20,
+                zfs_compressed_arc_enabled: true,
+                ..Default::default()
+            },
         }),
         database: DatabaseConfig::Innodb(InnodbConfig {
             innodb_buffer_pool_size: 16 << 20,
@@ -656,7 +662,11 @@ pub(crate) fn test_variant() -> VariantConfig {
             innodb_old_blocks_time_ns: 1000 * MS,
             innodb_flush_method: "O_DIRECT".into(),
         }),
-        dataset: DatasetConfig::Sysbench(SysbenchDataset { tables: 4, table_size: 200_000, compress_ratio: 1.28 }),
+        dataset: DatasetConfig::Sysbench(SysbenchDataset {
+            tables: 4,
+            table_size: 200_000,
+            compress_ratio: 1.28,
+        }),
         workload: WorkloadConfig::Sysbench(SysbenchWorkload {
             test: SysbenchTest::OltpPointSelect,
             threads: 8,

@@ -125,7 +125,12 @@ impl DbufLayer {
     /// A reader releases `key`; unheld dbufs enter the cache, which is then trimmed to
     /// `target_bytes`, destroying the least recently released dbufs and releasing their
     /// parents in turn. `parent_of` names a dbuf's parent (None at the top level).
-    pub fn release(&mut self, key: BlockKey, target_bytes: u64, parent_of: impl Fn(BlockKey) -> Option<BlockKey>) {
+    pub fn release(
+        &mut self,
+        key: BlockKey,
+        target_bytes: u64,
+        parent_of: impl Fn(BlockKey) -> Option<BlockKey>,
+    ) {
         let i = self.index[&key.0];
         self.drop_hold(i, &parent_of);
         while self.cache_bytes > target_bytes && self.tail != NIL {
@@ -214,7 +219,8 @@ mod tests {
 
     fn read(d: &mut DbufLayer, blkid: u64, target: u64) {
         // As the driver walks: find the lowest existing level, create below it, release L0.
-        let chain = [BlockKey::new(1, 0, blkid), BlockKey::new(1, 1, blkid >> 2), BlockKey::new(1, 2, blkid >> 4)];
+        let chain =
+            [BlockKey::new(1, 0, blkid), BlockKey::new(1, 1, blkid >> 2), BlockKey::new(1, 2, blkid >> 4)];
         let j = (0..3).find(|&l| d.exists(chain[l])).unwrap_or(3);
         if j < 3 {
             d.hold_existing(chain[j]);
@@ -249,9 +255,9 @@ mod tests {
         let mut d = DbufLayer::new();
         read(&mut d, 0, 1000);
         assert_eq!((d.len(), d.cache_bytes()), (3, 100)); // L0 cached, L1 and L2 held by it
-        // Room for one dbuf and a half: evicting leaf 0 puts its L1 at the head of the
-        // cache (multilist_insert), which pushes out leaf 16, whose L1 follows, and so on
-        // up the trees until only the last released parent remains.
+                                                          // Room for one dbuf and a half: evicting leaf 0 puts its L1 at the head of the
+                                                          // cache (multilist_insert), which pushes out leaf 16, whose L1 follows, and so on
+                                                          // up the trees until only the last released parent remains.
         read(&mut d, 16, 150);
         assert_eq!((d.len(), d.cache_bytes()), (1, 100));
         assert!(d.exists(BlockKey::new(1, 2, 1)));
