@@ -100,7 +100,7 @@ struct Costs {
 enum Fs {
     Zfs {
         arc: Box<Arc>,
-        dbufs: DbufLayer,
+        dbufs: Box<DbufLayer>,
         layout: ZfsLayout,
         vdev_device: Vec<usize>,
         data_flags: ReadFlags,
@@ -224,7 +224,7 @@ impl<'a> Sim<'a> {
                     ReadFlags { prefetch: false, uncacheable: z.primarycache == CacheProperty::None };
                 Fs::Zfs {
                     arc: Box::new(arc),
-                    dbufs: DbufLayer::new(),
+                    dbufs: Box::new(DbufLayer::new()),
                     layout,
                     vdev_device,
                     data_flags,
