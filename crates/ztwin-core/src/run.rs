@@ -6,17 +6,21 @@
 //! one ARC lookup of one tree level) and either continues at once or waits for a resource:
 //!
 //! ```text
-//!  Start ─► NextPage ─┬─ BP hit ────────────────────────────────► NextPage (next page)
-//!                     ├─ BP miss, XFS/ext4 ─► Io ─► IoDone ─► page read ─► NextPage
-//!                     └─ BP miss, ZFS ─► ZfsWalk(top level) ─┬─ ARC hit ─► next level
-//!                                                            └─ ARC miss ─► Io ─► IoDone
-//!  ... last page of the last lookup ─► Finish (latency recorded) ─► Start
+//!  Start ─► NextPage ─┬─ BP hit ─────────────────────────────────────► NextPage (next page)
+//!                     └─ BP miss ─► ReadStart (CPU so far runs) ─┬─ XFS/ext4: device read ─► PageDone
+//!                                                                └─ ZFS, per record of the page:
+//!     ZfsRecord: the lowest level whose dbuf exists (one ARC access there; see fs::zfs::dbuf)
+//!     ZfsWalk:   each level below it: arc_read; a miss goes to the device at once; an
+//!                indirect block is waited for (the next level needs it), data is not
+//!     ZfsPageEnd: wait for the page's data reads, copy out, release the dbufs ─► NextPage
+//!  ... last page of the last lookup ─► Finish (CPU runs, latency recorded) ─► Start
 //! ```
 //!
-//! CPU work accumulates per client and runs on the vCPUs (FCFS) before the client next
-//! waits for a device or finishes a statement, so CPU contention delays I/O issue exactly
-//! as a busy machine does. A page or block that another client is already reading is
-//! waited for (InnoDB's io_fix, ARC's IO_IN_PROGRESS), not read twice.
+//! CPU work accumulates per client and runs on the vCPUs (FCFS) before the client starts a
+//! file read and before it finishes a statement, so CPU contention delays I/O issue as a
+//! busy machine does; the CPU a read costs after it completes (interrupt, zio pipeline,
+//! checksum, decompression) joins the next burst. A page another client is reading is
+//! waited for (InnoDB's io_fix), and so is a block (a dbuf in DB_READ): never read twice.
 
 use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
@@ -46,21 +50,24 @@ use crate::workload::sysbench::{Index, Statement, SysbenchGen};
 enum State {
     Start,
     NextPage,
+    /// A buffer-pool miss: run the CPU work so far, then start the file read.
+    ReadStart,
     ZfsRecord,
     ZfsWalk,
     ZfsAdvance,
-    Io { device: usize, bytes: u32 },
-    IoDone,
+    /// Every record of the page is walked; wait for the data reads still in flight.
+    ZfsPageEnd,
+    /// The page's device read (XFS/ext4) completed.
+    PageDone,
     Finish,
     Blocked,
 }
 
-/// What a blocked client waits for, and where it resumes.
+/// A page another client is reading, that this client waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Wait {
     None,
     Page(u64),
-    Block(u64),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -76,8 +83,9 @@ struct Client {
     rec: u64,
     rec_last: u64,
     level: u8,
-    block: u64,
-    block_compressed: bool,
+    /// Completion of the page's data (L0) reads in flight: they are issued together, as
+    /// dmu_buf_hold_array_by_dnode issues every record read of one request before waiting.
+    data_done: Nanos,
     cpu_pending: Nanos,
     started: Nanos,
 }
@@ -148,7 +156,12 @@ struct Sim<'a> {
     clients: Vec<Client>,
     queue: EventQueue,
     bp_inflight: HashMap<u64, u32>,
-    block_inflight: HashMap<u64, u32>,
+    /// Blocks being read from a device, with their completion time; a reader that finds
+    /// one waits until then (dbuf_read on a dbuf in DB_READ). The reader that issued the
+    /// read removes the entry when its page is done.
+    block_inflight: HashMap<u64, Nanos>,
+    /// Per client, the blocks it has in flight (removed from `block_inflight` at page end).
+    owned_inflight: Vec<Vec<u64>>,
     statements: u64,
     rows: u64,
     bp_requests: u64,
@@ -259,8 +272,7 @@ impl<'a> Sim<'a> {
             rec: 0,
             rec_last: 0,
             level: 0,
-            block: 0,
-            block_compressed: false,
+            data_done: 0,
             cpu_pending: 0,
             started: 0,
         };
@@ -283,6 +295,7 @@ impl<'a> Sim<'a> {
             queue,
             bp_inflight: HashMap::with_capacity(threads * 4),
             block_inflight: HashMap::with_capacity(threads * 16),
+            owned_inflight: (0..threads).map(|_| Vec::with_capacity(16)).collect(),
             statements: 0,
             rows: 0,
             bp_requests: 0,
@@ -366,16 +379,27 @@ impl<'a> Sim<'a> {
                     self.bp_reads += 1;
                     self.bp_inflight.insert(key.0, 0);
                     c.cpu_pending += self.costs.syscall;
+                    c.state = State::ReadStart;
+                }
+                State::ReadStart => {
+                    if self.run_pending_cpu(i, &mut c, now) {
+                        break;
+                    }
                     let offset = c.page * self.page_size as u64;
                     match &self.fs {
                         Fs::Extent(x) => {
-                            c.state =
-                                State::Io { device: x.device, bytes: x.read_bytes(offset, self.page_size) };
+                            let bytes = x.read_bytes(offset, self.page_size);
+                            let done = self.devices[x.device].submit(now, Op::Read, bytes);
+                            c.cpu_pending += self.costs.device_io;
+                            c.state = State::PageDone;
+                            self.queue.push(done, i as u32);
+                            break;
                         }
                         Fs::Zfs { layout, .. } => {
                             let (first, last) = layout.records(offset, self.page_size);
                             c.rec = first;
                             c.rec_last = last;
+                            c.data_done = now;
                             c.state = State::ZfsRecord;
                         }
                     }
@@ -400,15 +424,18 @@ impl<'a> Sim<'a> {
                     c.level = level;
                     c.state = State::ZfsAdvance;
                     c.cpu_pending += self.costs.zfs_block;
-                    if let Some(waiters) = self.block_inflight.get_mut(&key.0) {
+                    if let Some(&done) = self.block_inflight.get(&key.0) {
                         // The dbuf is being read (DB_READ): dbuf_read waits on db_changed,
                         // with no ARC access.
-                        *waiters += 1;
                         self.block_lookups += 1;
                         self.block_waits += 1;
-                        c.wait = Wait::Block(key.0);
-                        c.state = State::Blocked;
-                        break;
+                        if level == 0 {
+                            c.data_done = c.data_done.max(done);
+                        } else if done > now {
+                            self.queue.push(done, i as u32);
+                            break;
+                        }
+                        continue;
                     }
                     if info.psize != 0 && arc.contains(key) {
                         // arc_buf_access(): an ARC hit, no copy, no decompression. (If the
@@ -438,8 +465,6 @@ impl<'a> Sim<'a> {
                         dbufs.release(p, target, |k| layout.parent_of(k));
                     }
                     c.cpu_pending += self.costs.zfs_block;
-                    c.block = key.0;
-                    c.block_compressed = info.psize < info.lsize;
                     if info.psize == 0 {
                         // A hole or an embedded block: the block pointer itself holds the
                         // content (BP_IS_HOLE / BP_IS_EMBEDDED), nothing to read or cache.
@@ -452,7 +477,7 @@ impl<'a> Sim<'a> {
                         "a new dbuf cannot be in flight"
                     );
                     // arc_read: the new dbuf gets its own decompressed copy (arc_buf_fill).
-                    let decompress = if c.block_compressed {
+                    let decompress = if info.psize < info.lsize {
                         (info.lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos
                     } else {
                         0
@@ -463,12 +488,26 @@ impl<'a> Sim<'a> {
                             c.state = State::ZfsAdvance;
                         }
                         ArcRead::Miss { .. } => {
-                            self.block_inflight.insert(key.0, 0);
+                            // The zio goes out now; its CPU (pipeline, interrupt, checksum,
+                            // decompression) is charged before the client's next wait.
                             let device = vdev_device[layout.vdev_of(key)];
-                            c.cpu_pending += self.costs.zio
+                            let done = self.devices[device].submit(now, Op::Read, info.psize);
+                            self.block_inflight.insert(key.0, done);
+                            self.owned_inflight[i].push(key.0);
+                            c.cpu_pending += self.costs.device_io
+                                + self.costs.zio
                                 + (info.psize as f64 * self.costs.checksum_ns_per_byte) as Nanos
                                 + decompress;
-                            c.state = State::Io { device, bytes: info.psize };
+                            c.state = State::ZfsAdvance;
+                            if c.level == 0 {
+                                // Data: the next record's read goes out at once.
+                                c.data_done = c.data_done.max(done);
+                            } else {
+                                // An indirect block: the level below cannot be located
+                                // before it arrives.
+                                self.queue.push(done, i as u32);
+                                break;
+                            }
                         }
                     }
                 }
@@ -480,33 +519,24 @@ impl<'a> Sim<'a> {
                         c.rec += 1;
                         c.state = State::ZfsRecord;
                     } else {
-                        // dmu_read_uio: copy the page out of the dbufs into InnoDB's buffer,
-                        // then dmu_buf_rele_array: the record dbufs go to the dbuf cache.
-                        c.cpu_pending += (self.page_size as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
-                        self.release_records(&c);
-                        self.page_read_done(&mut c, now);
-                    }
-                }
-                State::Io { device, bytes } => {
-                    if self.run_pending_cpu(i, &mut c, now) {
-                        break;
-                    }
-                    let done = self.devices[device].submit(now, Op::Read, bytes);
-                    c.cpu_pending += self.costs.device_io;
-                    c.state = State::IoDone;
-                    self.queue.push(done, i as u32);
-                    break;
-                }
-                State::IoDone => match &self.fs {
-                    Fs::Extent(_) => self.page_read_done(&mut c, now),
-                    Fs::Zfs { .. } => {
-                        let waiters = self.block_inflight.remove(&c.block).unwrap_or(0);
-                        if waiters > 0 {
-                            self.wake(Wait::Block(c.block), now);
+                        c.state = State::ZfsPageEnd;
+                        if c.data_done > now {
+                            self.queue.push(c.data_done, i as u32);
+                            break;
                         }
-                        c.state = State::ZfsAdvance;
                     }
-                },
+                }
+                State::ZfsPageEnd => {
+                    // dmu_read_uio: copy the page out of the dbufs into InnoDB's buffer,
+                    // then dmu_buf_rele_array: the record dbufs go to the dbuf cache.
+                    c.cpu_pending += (self.page_size as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
+                    self.release_records(&c);
+                    for key in self.owned_inflight[i].drain(..) {
+                        self.block_inflight.remove(&key);
+                    }
+                    self.page_read_done(&mut c, now);
+                }
+                State::PageDone => self.page_read_done(&mut c, now),
                 State::Finish => {
                     if self.run_pending_cpu(i, &mut c, now) {
                         break;
@@ -567,14 +597,9 @@ impl<'a> Sim<'a> {
         for (j, other) in self.clients.iter_mut().enumerate() {
             if other.state == State::Blocked && other.wait == what {
                 other.wait = Wait::None;
-                other.state = match what {
-                    Wait::Page(_) => State::NextPage,
-                    _ => State::ZfsAdvance,
-                };
-                if matches!(what, Wait::Page(_)) {
-                    // Re-run the page access now that the page is in the pool.
-                    other.cpu_pending = other.cpu_pending.saturating_sub(self.costs.page_access);
-                }
+                other.state = State::NextPage;
+                // Re-run the page access now that the page is in the pool.
+                other.cpu_pending = other.cpu_pending.saturating_sub(self.costs.page_access);
                 self.queue.push(now, j as u32);
             }
         }

@@ -183,3 +183,27 @@ fn cpu_bounds_qps_when_io_is_free() {
     assert!(qps <= 2.0 * 1e9 / min_cpu_ns, "qps {qps}");
     assert!(f(&r, &["cpu_utilization"]) > 0.9);
 }
+
+/// A 16K page on 4K records is four records: dmu_buf_hold_array issues their reads
+/// together, so a page read that misses all four costs one device latency, not four.
+/// (primarycache=metadata keeps data out of the ARC; indirect blocks stay cached.)
+#[test]
+fn the_records_of_one_page_are_read_in_parallel() {
+    let mut c = base(zfs(512 << 20, 0), 1e9);
+    let FsConfig::Zfs(z) = &mut c.filesystem else { unreachable!() };
+    z.recordsize = 4096;
+    z.primarycache = CacheProperty::Metadata;
+    let WorkloadConfig::Sysbench(w) = &mut c.workload;
+    w.threads = 1;
+    c.devices[0].latency_sigma = 0.0; // every read takes exactly 500 us
+    let r = run_variant(&c).unwrap().summary;
+    let window = f(&r, &["window_s"]);
+    let data_reads_per_page = f(&r, &["arc", "demand_data_misses"]) / f(&r, &["innodb", "pages_read"]);
+    assert!((data_reads_per_page - 4.0).abs() < 0.01, "{r}");
+    let meta_misses = f(&r, &["arc", "demand_metadata_misses"]) / window;
+    assert!(meta_misses < 0.01 * f(&r, &["innodb", "pages_read"]) / window, "{r}");
+    // One page read per query at most (the pool keeps the non-leaf pages): the median
+    // query is one 500 us device latency plus CPU, far from 4 x 500 us.
+    let p50 = f(&r, &["latency_ms", "p50"]);
+    assert!(p50 > 0.5 && p50 < 0.75, "p50 {p50} ms: {r}");
+}
