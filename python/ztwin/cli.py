@@ -129,6 +129,26 @@ def _abbr(x: float, base: int = 1000) -> str:
     return f"{x:.0f}"  # pragma: no cover
 
 
+def phases_table(summary: dict[str, Any]) -> Optional[Table]:
+    """One row per phase and variant, when a variant ran more than one phase."""
+    variants = summary["variants"]
+    if all(len(v.get("phases", [])) <= 1 for v in variants.values()):
+        return None
+    t = Table(title="Phases (simulated time; the summary above is the last workload phase's window)", title_justify="left")
+    for col in ("variant", "phase", "type", "from (s)", "to (s)", "result"):
+        t.add_column(col, justify="right" if col.endswith("(s)") else "left")
+    for name, v in variants.items():
+        for p in v.get("phases", []):
+            if p["type"] == "workload":
+                what = f"{_num(p['qps'], ',.1f')} queries/s over {_num(p['window_s'], 'g')} s"
+            elif p["type"] == "cat":
+                what = f"{units.human_size(p['bytes_read'])} read at {_num(p['read_mbps'], ',.1f')} MB/s"
+            else:
+                what = "caches emptied"
+            t.add_row(name, p["name"], p["type"], f"{p['start_s']:.1f}", f"{p['end_s']:.1f}", what)
+    return t
+
+
 def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -> tuple[str, Table]:
     """Its title line and the table: variants side by side; every row names its unit."""
     variants = summary["variants"]
@@ -267,6 +287,9 @@ def run_cmd(
     title, table = summary_table(result.summary, result.configs)
     out.print(f"\n[bold]{escape(title)}[/]")
     out.print(table)
+    phases = phases_table(result.summary)
+    if phases is not None:
+        out.print(phases)
 
 
 # ---------------------------------------------------------------------------------------

@@ -308,6 +308,35 @@ class RunSpec(_Model):
     report_interval: Duration = Field(10**9, description="Interval of the time series (arcstat's default 1s).")
 
 
+class WorkloadPhaseSpec(_Model):
+    """``[[phases]]`` with ``type = "workload"``: the workload's clients; warm-up and duration
+    default to ``[run]``'s."""
+
+    type: Literal["workload"]
+    name: str = Field("benchmark", min_length=1)
+    warmup: Optional[Duration] = Field(None, description="Warm-up before the measured window (default: run.warmup).")
+    duration: Optional[Duration] = Field(None, description="Measured window (default: run.duration).")
+
+
+class CatPhaseSpec(_Model):
+    """``[[phases]]`` with ``type = "cat"``: read every table file once, as ``cat *.ibd > /dev/null``."""
+
+    type: Literal["cat"]
+    name: str = Field("cat", min_length=1)
+    read_size: Size = Field(128 * 1024, description="Bytes per read(2): coreutils cat reads max(128 KiB, st_blksize).")
+    passes: int = Field(1, ge=1, le=100, description="How many times the files are read.")
+
+
+class RestartPhaseSpec(_Model):
+    """``[[phases]]`` with ``type = "restart"``: the machine reboots; the ARC and the buffer pool start empty."""
+
+    type: Literal["restart"]
+    name: str = Field("restart", min_length=1)
+
+
+PhaseSpec = Annotated[Union[WorkloadPhaseSpec, CatPhaseSpec, RestartPhaseSpec], Field(discriminator="type")]
+
+
 class VariantSpec(_Model):
     """One variant: the base merged with the variant's overrides."""
 
@@ -321,6 +350,10 @@ class VariantSpec(_Model):
     dataset: SysbenchDatasetSpec = Field(default_factory=SysbenchDatasetSpec)
     workload: SysbenchWorkloadSpec
     run: RunSpec = Field(default_factory=RunSpec)
+    phases: list[PhaseSpec] = Field(
+        default_factory=list,
+        description="The run as a sequence of phases on the same state; none = one workload phase from [run].",
+    )
 
 
 class ScenarioSpec(VariantSpec):
@@ -330,6 +363,7 @@ class ScenarioSpec(VariantSpec):
 
 
 _UNIONS: dict[str, tuple[str, ...]] = {"filesystem": FS_TYPES}
+PHASE_TYPES = ("workload", "cat", "restart")
 _VARIANT_KEYS = set(VariantSpec.model_fields) - {"name"}
 
 # ---------------------------------------------------------------------------------------
@@ -403,6 +437,8 @@ def _user_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     for key, tags in _UNIONS.items():
         if len(out) > 1 and out[0] == key and out[1] in tags:
             del out[1]
+    if len(out) > 2 and out[0] == "phases" and isinstance(out[1], int) and out[2] in PHASE_TYPES:
+        del out[2]
     return tuple(out)
 
 
@@ -418,6 +454,8 @@ def _pydantic_errors(e: ValidationError) -> list[_Err]:
             inp = None
         elif typ in ("union_tag_not_found", "union_tag_invalid"):
             tags = _UNIONS.get(loc[-1] if loc else "", ())
+            if len(loc) > 1 and loc[0] == "phases":
+                tags = PHASE_TYPES
             allowed = ", ".join(repr(t) for t in tags)
             if typ == "union_tag_not_found":
                 msg = f"required key missing: type, one of {allowed}"
@@ -691,6 +729,21 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict) 
         err(("run", "report_interval"), "must be positive")
     elif r.duration > 0 and r.report_interval > r.duration:
         err(("run", "report_interval"), "must not exceed run.duration")
+    phases = []
+    for i, ph in enumerate(spec.phases):
+        if isinstance(ph, WorkloadPhaseSpec):
+            dur = r.duration if ph.duration is None else ph.duration
+            if dur <= 0:
+                err(("phases", i, "duration"), "must be positive")
+            phases.append({"type": "workload", "name": ph.name, "warmup_ns": r.warmup if ph.warmup is None else ph.warmup, "duration_ns": dur})
+        elif isinstance(ph, CatPhaseSpec):
+            if not 512 <= ph.read_size <= 16 << 20:
+                err(("phases", i, "read_size"), "must be from 512 B to 16 MiB")
+            phases.append({"type": "cat", "name": ph.name, "read_size": ph.read_size, "passes": ph.passes})
+        else:
+            phases.append({"type": "restart", "name": ph.name})
+    if phases and not any(p["type"] == "workload" for p in phases):
+        err(("phases",), "needs at least one workload phase (the one measured)")
     if errs:
         return None, errs
     out = {
@@ -716,6 +769,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict) 
             "rand_zipfian_exp": float(w.rand_zipfian_exp), "random_points": w.random_points,
         },
         "run": {"warmup_ns": r.warmup, "duration_ns": r.duration, "report_interval_ns": r.report_interval},
+        "phases": phases,
     }
     return out, []
 

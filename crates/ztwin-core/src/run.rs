@@ -27,7 +27,8 @@ use serde_json::{json, Map, Value};
 
 use crate::cache::arc::{Arc, ArcParams, ArcRead, ArcStats, BufType, ReadFlags};
 use crate::config::{
-    CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, VariantConfig, WorkloadConfig, ZfsRelease,
+    CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, PhaseConfig, VariantConfig, WorkloadConfig,
+    ZfsRelease,
 };
 use crate::db::innodb::btree::{TableLayout, MAX_DEPTH};
 use crate::db::innodb::buffer_pool::{BufferPool, PageKey};
@@ -61,6 +62,17 @@ enum State {
     PageDone,
     Finish,
     Blocked,
+    /// Nothing more to issue in this phase.
+    Idle,
+}
+
+/// What the clients of the current phase do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// sysbench statements until `issue_until`; statements in progress then finish.
+    Workload { issue_until: Nanos },
+    /// One reader going through every table file (`cat`), `read_size` bytes a read.
+    Cat { read_size: u32, passes: u32, pass: u32, table: u32, offset: u64 },
 }
 
 /// A page another client is reading, that this client waits for.
@@ -80,6 +92,9 @@ struct Client {
     path_pos: usize,
     space: u32,
     page: u64,
+    /// The file read in progress: bytes [read_offset, read_offset + read_len) of table `space`.
+    read_offset: u64,
+    read_len: u32,
     rec: u64,
     rec_last: u64,
     level: u8,
@@ -130,6 +145,17 @@ struct Snapshot {
     arc: Option<ArcStats>,
 }
 
+/// The series being recorded across phases.
+struct Recorder {
+    series: Series,
+    prev: Snapshot,
+    next_report: Nanos,
+}
+
+fn secs(t: Nanos) -> f64 {
+    t as f64 / SEC as f64
+}
+
 /// Result of one variant: the summary document and the per-interval series.
 #[derive(Debug, Clone)]
 pub struct VariantResult {
@@ -169,6 +195,14 @@ struct Sim<'a> {
     window_hist: LatencyHistogram,
     interval_hist: LatencyHistogram,
     measuring: bool,
+    mode: Mode,
+    /// Bytes and read calls served to `cat` phases.
+    cat_bytes: u64,
+    cat_reads: u64,
+    /// Simulated time of the last event processed.
+    clock: Nanos,
+    /// Index of the phase running (a series column).
+    phase_index: usize,
     events: u64,
     block_lookups: u64,
     /// Block lookups that found the block being read by another client and waited.
@@ -269,6 +303,8 @@ impl<'a> Sim<'a> {
             path_pos: 0,
             space: 0,
             page: 0,
+            read_offset: 0,
+            read_len: 0,
             rec: 0,
             rec_last: 0,
             level: 0,
@@ -276,10 +312,7 @@ impl<'a> Sim<'a> {
             cpu_pending: 0,
             started: 0,
         };
-        let mut queue = EventQueue::with_capacity(threads + 1);
-        for i in 0..threads {
-            queue.push(0, i as u32);
-        }
+        let queue = EventQueue::with_capacity(threads + 1);
         Ok(Sim {
             cfg,
             costs,
@@ -302,7 +335,12 @@ impl<'a> Sim<'a> {
             bp_reads: 0,
             window_hist: LatencyHistogram::new(),
             interval_hist: LatencyHistogram::new(),
-            measuring: cfg.run.warmup_ns == 0,
+            measuring: false,
+            mode: Mode::Workload { issue_until: 0 },
+            cat_bytes: 0,
+            cat_reads: 0,
+            clock: 0,
+            phase_index: 0,
             events: 0,
             block_lookups: 0,
             block_waits: 0,
@@ -342,6 +380,26 @@ impl<'a> Sim<'a> {
         loop {
             match c.state {
                 State::Start => {
+                    match self.mode {
+                        Mode::Workload { issue_until } if now >= issue_until => {
+                            c.state = State::Idle;
+                            break;
+                        }
+                        Mode::Workload { .. } => {}
+                        Mode::Cat { .. } => {
+                            let Some((table, offset, len)) = self.cat_next() else {
+                                c.state = State::Idle;
+                                break;
+                            };
+                            c.space = table;
+                            c.read_offset = offset;
+                            c.read_len = len;
+                            c.started = now;
+                            c.cpu_pending += self.costs.syscall;
+                            c.state = State::ReadStart;
+                            continue;
+                        }
+                    }
                     self.gens[i].next(&mut self.stmts[i]);
                     c.started = now;
                     c.cpu_pending += self.costs.statement + self.costs.row * self.stmts[i].rows as u64;
@@ -379,16 +437,17 @@ impl<'a> Sim<'a> {
                     self.bp_reads += 1;
                     self.bp_inflight.insert(key.0, 0);
                     c.cpu_pending += self.costs.syscall;
+                    c.read_offset = c.page * self.page_size as u64;
+                    c.read_len = self.page_size;
                     c.state = State::ReadStart;
                 }
                 State::ReadStart => {
                     if self.run_pending_cpu(i, &mut c, now) {
                         break;
                     }
-                    let offset = c.page * self.page_size as u64;
                     match &self.fs {
                         Fs::Extent(x) => {
-                            let bytes = x.read_bytes(offset, self.page_size);
+                            let bytes = x.read_bytes(c.read_offset, c.read_len);
                             let done = self.devices[x.device].submit(now, Op::Read, bytes);
                             c.cpu_pending += self.costs.device_io;
                             c.state = State::PageDone;
@@ -396,7 +455,7 @@ impl<'a> Sim<'a> {
                             break;
                         }
                         Fs::Zfs { layout, .. } => {
-                            let (first, last) = layout.records(offset, self.page_size);
+                            let (first, last) = layout.records(c.read_offset, c.read_len);
                             c.rec = first;
                             c.rec_last = last;
                             c.data_done = now;
@@ -529,7 +588,7 @@ impl<'a> Sim<'a> {
                 State::ZfsPageEnd => {
                     // dmu_read_uio: copy the page out of the dbufs into InnoDB's buffer,
                     // then dmu_buf_rele_array: the record dbufs go to the dbuf cache.
-                    c.cpu_pending += (self.page_size as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
+                    c.cpu_pending += (c.read_len as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
                     self.release_records(&c);
                     for key in self.owned_inflight[i].drain(..) {
                         self.block_inflight.remove(&key);
@@ -551,7 +610,7 @@ impl<'a> Sim<'a> {
                     }
                     c.state = State::Start;
                 }
-                State::Blocked => unreachable!("a blocked client has no event"),
+                State::Blocked | State::Idle => unreachable!("a blocked or idle client has no event"),
             }
         }
         self.clients[i] = c;
@@ -573,7 +632,7 @@ impl<'a> Sim<'a> {
     fn release_records(&mut self, c: &Client) {
         let Fs::Zfs { arc, dbufs, layout, .. } = &mut self.fs else { return };
         let target = arc.c() >> DBUF_CACHE_SHIFT;
-        let (first, last) = layout.records(c.page * self.page_size as u64, self.page_size);
+        let (first, last) = layout.records(c.read_offset, c.read_len);
         for rec in first..=last {
             let key = layout.block(c.space + 1, rec, 0).0;
             dbufs.release(key, target, |k| layout.parent_of(k));
@@ -582,6 +641,12 @@ impl<'a> Sim<'a> {
 
     /// The page is in memory: insert it in the buffer pool and release its waiters.
     fn page_read_done(&mut self, c: &mut Client, now: Nanos) {
+        if let Mode::Cat { .. } = self.mode {
+            self.cat_reads += 1;
+            self.cat_bytes += c.read_len as u64;
+            c.state = State::Start;
+            return;
+        }
         let key = PageKey::new(c.space, c.page);
         self.bp.insert(key, now);
         let waiters = self.bp_inflight.remove(&key.0).unwrap_or(0);
@@ -605,46 +670,210 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn run(mut self) -> Result<VariantResult> {
-        let warmup = self.cfg.run.warmup_ns;
-        let end = warmup + self.cfg.run.duration_ns;
-        let interval = self.cfg.run.report_interval_ns;
-        let mut series = Series::default();
-        let mut prev = self.snapshot(0);
-        let mut window_start = if self.measuring { Some(self.snapshot(0)) } else { None };
-        let mut next_report = interval.min(end);
+    /// The next read of a `cat` phase: table, offset, length; None when every pass is done.
+    fn cat_next(&mut self) -> Option<(u32, u64, u32)> {
+        let tables = self.cfg.dataset_tables();
+        let file_size = self.table.file_size();
+        let Mode::Cat { read_size, passes, pass, table, offset } = &mut self.mode else { return None };
+        if *offset >= file_size {
+            *offset = 0;
+            *table += 1;
+        }
+        if *table >= tables {
+            *table = 0;
+            *pass += 1;
+        }
+        if *pass >= *passes {
+            return None;
+        }
+        let len = (*read_size as u64).min(file_size - *offset) as u32;
+        let at = (*table, *offset, len);
+        *offset += len as u64;
+        Some(at)
+    }
+
+    /// The machine restarts: the ARC, the dbufs and the buffer pool start empty.
+    fn restart(&mut self) {
+        let DatabaseConfig::Innodb(db) = &self.cfg.database;
+        self.bp = BufferPool::new(db);
+        if let (Fs::Zfs { arc, dbufs, .. }, FsConfig::Zfs(z)) = (&mut self.fs, &self.cfg.filesystem) {
+            **arc = Arc::new(&ArcParams {
+                release: z.release,
+                ram_bytes: self.cfg.machine.ram_bytes,
+                tunables: z.arc.clone(),
+            });
+            **dbufs = DbufLayer::new();
+        }
+    }
+
+    /// Processes events until none is left (clients stop issuing at the phase's end and
+    /// finish what they started), emitting series rows on the way. Returns the snapshots
+    /// taken at `window` (start, end) if given.
+    fn drain(&mut self, rec: &mut Recorder, window: Option<(Nanos, Nanos)>) -> Option<(Snapshot, Snapshot)> {
+        let mut start_snap = None;
+        let mut end_snap = None;
+        // A workload phase reports up to its window's end; the drain after it is not an interval.
+        let report_limit = window.map_or(Nanos::MAX, |w| w.1);
         while let Some(t) = self.queue.peek_time() {
-            while t >= next_report && prev.time < end {
-                let now = self.snapshot(next_report);
-                self.emit_row(&mut series, &prev, &now);
-                prev = now;
-                next_report = (next_report + interval).min(end);
-            }
-            if !self.measuring && t >= warmup {
-                self.measuring = true;
-                window_start = Some(self.snapshot(warmup));
-            }
-            if t >= end {
+            if t > crate::config::MAX_SIMULATED_NS {
+                // Only a device that never answers gets here (saturated clocks): what is
+                // still in progress is abandoned rather than simulated to the end of time.
+                self.abandon_in_progress();
                 break;
+            }
+            self.report_until(rec, t.min(report_limit));
+            if let Some((ws, we)) = window {
+                if start_snap.is_none() && t >= ws {
+                    self.window_hist.reset();
+                    self.measuring = true;
+                    start_snap = Some(self.snapshot(ws));
+                }
+                if end_snap.is_none() && t >= we {
+                    self.measuring = false;
+                    end_snap = Some(self.snapshot(we));
+                }
             }
             let (now, i) = self.queue.pop().expect("peeked");
             self.events += 1;
+            self.clock = now;
             self.step(i as usize, now);
         }
-        if prev.time < end {
-            let now = self.snapshot(end);
-            self.emit_row(&mut series, &prev, &now);
+        let (ws, we) = window?;
+        let start = start_snap.unwrap_or_else(|| self.snapshot(ws));
+        let end = end_snap.unwrap_or_else(|| self.snapshot(we));
+        self.measuring = false;
+        Some((start, end))
+    }
+
+    /// Drops every pending event and in-flight read (see `drain`).
+    fn abandon_in_progress(&mut self) {
+        while self.queue.pop().is_some() {}
+        self.bp_inflight.clear();
+        self.block_inflight.clear();
+        for owned in &mut self.owned_inflight {
+            owned.clear();
         }
-        let start = window_start.unwrap_or_else(|| self.snapshot(warmup));
-        let stop = self.snapshot(end);
-        let summary = self.summary(&start, &stop);
-        Ok(VariantResult { summary, series })
+        for c in &mut self.clients {
+            c.state = State::Idle;
+            c.wait = Wait::None;
+        }
+    }
+
+    /// Emits the series rows of every report boundary up to `t`.
+    fn report_until(&mut self, rec: &mut Recorder, t: Nanos) {
+        // Bounded: a device that never answers (saturated clocks) must not mean endless rows.
+        while t >= rec.next_report && (rec.series.rows() as u64) < crate::config::MAX_SERIES_ROWS {
+            let now = self.snapshot(rec.next_report);
+            self.emit_row(&mut rec.series, &rec.prev, &now);
+            rec.prev = now;
+            rec.next_report += self.cfg.run.report_interval_ns;
+        }
+    }
+
+    fn run(mut self) -> Result<VariantResult> {
+        let mut rec = Recorder {
+            series: Series::default(),
+            prev: self.snapshot(0),
+            next_report: self.cfg.run.report_interval_ns,
+        };
+        let threads = self.clients.len();
+        let mut phases = Vec::new();
+        let mut main = Value::Null;
+        // Where the series ends: a run that ends with a workload phase ends at its window's
+        // end (the statements that finish after it are not part of any interval).
+        let mut series_end = 0;
+        for (index, phase) in self.cfg.effective_phases().iter().enumerate() {
+            self.phase_index = index;
+            let start = self.clock;
+            match phase {
+                PhaseConfig::Restart(r) => {
+                    // arcstats start again from zero after a reboot: close the interval
+                    // before it, and start the next one from the fresh counters.
+                    if rec.prev.time < start {
+                        let now = self.snapshot(start);
+                        self.emit_row(&mut rec.series, &rec.prev, &now);
+                    }
+                    self.restart();
+                    rec.prev = self.snapshot(start);
+                    phases.push(json!({"name": r.name, "type": "restart", "start_s": secs(start), "end_s": secs(start)}));
+                }
+                PhaseConfig::Workload(w) => {
+                    let window = (start + w.warmup_ns, start + w.warmup_ns + w.duration_ns);
+                    self.mode = Mode::Workload { issue_until: window.1 };
+                    for i in 0..threads {
+                        self.clients[i].state = State::Start;
+                        self.queue.push(start, i as u32);
+                    }
+                    let (a, b) = self.drain(&mut rec, Some(window)).expect("a window was given");
+                    let mut doc = self.window_summary(&a, &b, w.warmup_ns);
+                    main = doc.clone();
+                    doc["name"] = json!(w.name);
+                    doc["type"] = json!("workload");
+                    doc["start_s"] = json!(secs(start));
+                    doc["end_s"] = json!(secs(self.clock.max(window.1)));
+                    phases.push(doc);
+                    self.clock = self.clock.max(window.1);
+                    series_end = window.1;
+                }
+                PhaseConfig::Cat(c) => {
+                    self.mode =
+                        Mode::Cat { read_size: c.read_size, passes: c.passes, pass: 0, table: 0, offset: 0 };
+                    let (bytes0, reads0) = (self.cat_bytes, self.cat_reads);
+                    let a = self.snapshot(start);
+                    self.clients[0].state = State::Start;
+                    self.queue.push(start, 0);
+                    self.drain(&mut rec, None);
+                    let b = self.snapshot(self.clock);
+                    let elapsed = (b.time - a.time).max(1) as f64 / SEC as f64;
+                    let bytes = self.cat_bytes - bytes0;
+                    let mut doc = json!({
+                        "name": c.name,
+                        "type": "cat",
+                        "start_s": secs(start),
+                        "end_s": secs(self.clock),
+                        "bytes_read": bytes,
+                        "reads": self.cat_reads - reads0,
+                        "read_mbps": bytes as f64 / 1e6 / elapsed,
+                        "devices": self.devices_window(&a, &b),
+                    });
+                    if let Some(arc) = self.arc_window_of(&a, &b) {
+                        doc["arc"] = arc;
+                    }
+                    phases.push(doc);
+                    series_end = self.clock;
+                }
+            }
+            if let PhaseConfig::Restart(_) = phase {
+                series_end = self.clock;
+            }
+        }
+        let end = self.clock;
+        if rec.prev.time < series_end {
+            self.report_until(&mut rec, series_end);
+            if rec.prev.time < series_end && (rec.series.rows() as u64) < crate::config::MAX_SERIES_ROWS {
+                let now = self.snapshot(series_end);
+                self.emit_row(&mut rec.series, &rec.prev, &now);
+            }
+        }
+        main["scenario"] = json!(self.cfg.scenario);
+        main["variant"] = json!(self.cfg.variant);
+        main["phases"] = Value::Array(phases);
+        // Work the simulator did over the whole run, for `ztwin bench`.
+        main["engine"] = json!({
+            "events": self.events,
+            "page_lookups": self.bp_requests,
+            "block_lookups": self.block_lookups,
+            "device_ios": self.devices.iter().map(|d| d.counters().reads + d.counters().writes).sum::<u64>(),
+            "simulated_s": secs(end),
+        });
+        Ok(VariantResult { summary: main, series: rec.series })
     }
 
     fn emit_row(&mut self, s: &mut Series, a: &Snapshot, b: &Snapshot) {
         let dt = (b.time - a.time).max(1) as f64 / SEC as f64;
         s.set("time_s", b.time as f64 / SEC as f64);
-        s.set("measured", if a.time >= self.cfg.run.warmup_ns { 1.0 } else { 0.0 });
+        s.set("phase", self.phase_index as f64);
+        s.set("measured", if self.measuring { 1.0 } else { 0.0 });
         s.set("qps", (b.statements - a.statements) as f64 / dt);
         s.set("latency_p50_ms", self.interval_hist.quantile_ms(0.50));
         s.set("latency_p95_ms", self.interval_hist.quantile_ms(0.95));
@@ -684,10 +913,9 @@ impl<'a> Sim<'a> {
         s.end_row();
     }
 
-    fn summary(&self, a: &Snapshot, b: &Snapshot) -> Value {
-        let window_s = (b.time - a.time) as f64 / SEC as f64;
-        let statements = b.statements - a.statements;
-        let qps = statements as f64 / window_s;
+    /// Devices over a window, as iostat would show them.
+    fn devices_window(&self, a: &Snapshot, b: &Snapshot) -> Value {
+        let window_s = (b.time - a.time).max(1) as f64 / SEC as f64;
         let mut devices = Map::new();
         for (k, d) in self.devices.iter().enumerate() {
             let (x, y) = (&a.devices[k], &b.devices[k]);
@@ -702,13 +930,27 @@ impl<'a> Sim<'a> {
                 }),
             );
         }
+        Value::Object(devices)
+    }
+
+    /// arcstats over a window, for ZFS.
+    fn arc_window_of(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
+        let (Some(x), Some(y), FsConfig::Zfs(z)) = (&a.arc, &b.arc, &self.cfg.filesystem) else {
+            return None;
+        };
+        Some(arc_window(x, y, z.release))
+    }
+
+    /// The summary of a workload phase's measured window.
+    fn window_summary(&self, a: &Snapshot, b: &Snapshot, warmup_ns: Nanos) -> Value {
+        let window_s = (b.time - a.time).max(1) as f64 / SEC as f64;
+        let statements = b.statements - a.statements;
+        let qps = statements as f64 / window_s;
         let req = b.bp_requests - a.bp_requests;
         let reads = b.bp_reads - a.bp_reads;
         let mut out = json!({
-            "scenario": self.cfg.scenario,
-            "variant": self.cfg.variant,
             "window_s": window_s,
-            "warmup_s": self.cfg.run.warmup_ns as f64 / SEC as f64,
+            "warmup_s": secs(warmup_ns),
             "queries": statements,
             "rows": b.rows - a.rows,
             "qps": qps,
@@ -723,7 +965,7 @@ impl<'a> Sim<'a> {
                 "mean": self.window_hist.mean_ms(),
             },
             "cpu_utilization": ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / window_s / self.cpus.vcpus() as f64).min(1.0),
-            "devices": devices,
+            "devices": self.devices_window(a, b),
             "innodb": {
                 "buffer_pool_hit_ratio": if req > 0 { 1.0 - reads as f64 / req as f64 } else { 0.0 },
                 "pages_read": reads,
@@ -731,23 +973,13 @@ impl<'a> Sim<'a> {
                 "buffer_pool_pages": self.bp.capacity(),
             },
         });
-        if let (Some(x), Some(y)) = (&a.arc, &b.arc) {
-            let FsConfig::Zfs(z) = &self.cfg.filesystem else { unreachable!("ARC stats only on ZFS") };
-            out["arc"] = arc_window(x, y, z.release);
+        if let Some(arc) = self.arc_window_of(a, b) {
+            out["arc"] = arc;
         }
-        // Work the simulator did over the whole run (warm-up included), for `ztwin bench`.
-        out["engine"] = json!({
-            "events": self.events,
-            "page_lookups": self.bp_requests,
-            "block_lookups": self.block_lookups,
-            "device_ios": self.devices.iter().map(|d| d.counters().reads + d.counters().writes).sum::<u64>(),
-            "simulated_s": (self.cfg.run.warmup_ns + self.cfg.run.duration_ns) as f64 / SEC as f64,
-        });
         out
     }
 }
 
-/// arcstats over a window: counters as differences, sizes as at the end.
 /// Only the arcstats the modelled release has are reported (0.8/2.1: p and the
 /// arc_meta_* limits; 2.2: meta, pd, pm and the uncached state).
 fn arc_window(a: &ArcStats, b: &ArcStats, release: ZfsRelease) -> Value {
@@ -846,6 +1078,10 @@ mod tests {
     fn simulate(cfg: &VariantConfig) -> Sim<'_> {
         let mut sim = Sim::new(cfg).unwrap();
         let end = cfg.run.warmup_ns + cfg.run.duration_ns;
+        sim.mode = Mode::Workload { issue_until: end };
+        for i in 0..sim.clients.len() {
+            sim.queue.push(0, i as u32);
+        }
         while let Some((t, i)) = sim.queue.pop() {
             if t >= end {
                 break;

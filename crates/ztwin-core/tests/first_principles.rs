@@ -64,6 +64,7 @@ fn base(fs: FsConfig, iops: f64) -> VariantConfig {
             random_points: 10,
         }),
         run: RunConfig { warmup_ns: 20 * SEC, duration_ns: 30 * SEC, report_interval_ns: 10 * SEC },
+        phases: vec![],
     }
 }
 
@@ -206,4 +207,41 @@ fn the_records_of_one_page_are_read_in_parallel() {
     // query is one 500 us device latency plus CPU, far from 4 x 500 us.
     let p50 = f(&r, &["latency_ms", "p50"]);
     assert!(p50 > 0.5 && p50 < 0.75, "p50 {p50} ms: {r}");
+}
+
+/// A `cat` phase reads every table file once, so it reads exactly tables x file size, and
+/// with an ARC larger than the data the workload after it finds every block in the ARC:
+/// no device reads at all. A restart empties the caches: the same workload then reads
+/// from the device again.
+#[test]
+fn cat_warms_the_arc_and_a_restart_empties_it() {
+    let mut c = base(zfs(2 << 30, 0), 3000.0);
+    c.dataset =
+        DatasetConfig::Sysbench(SysbenchDataset { tables: 2, table_size: 200_000, compress_ratio: 1.28 });
+    let bench = |name: &str| {
+        PhaseConfig::Workload(WorkloadPhase { name: name.into(), warmup_ns: 0, duration_ns: 10 * SEC })
+    };
+    c.phases = vec![
+        PhaseConfig::Cat(CatPhase { name: "cat".into(), read_size: 128 << 10, passes: 1 }),
+        bench("warm"),
+        PhaseConfig::Restart(RestartPhase { name: "reboot".into() }),
+        bench("cold"),
+    ];
+    let r = run_variant(&c).unwrap().summary;
+    let phases = r["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4);
+    let file = ztwin_core::db::innodb::btree::TableLayout::sysbench(200_000, 16384).file_size();
+    assert_eq!(phases[0]["bytes_read"].as_u64().unwrap(), 2 * file);
+    assert!(phases[0]["end_s"].as_f64().unwrap() > 0.0);
+    let warm = &phases[1];
+    assert_eq!(f(warm, &["devices", "ebs", "read_iops"]), 0.0, "{warm:#}");
+    assert!(f(warm, &["arc", "hits"]) > 0.0);
+    let cold = &phases[3];
+    // Cold again: the 6,000 records of the two files come from the device once more.
+    assert!(f(cold, &["arc", "demand_data_misses"]) > 1000.0, "{cold:#}");
+    assert!(f(cold, &["devices", "ebs", "read_iops"]) > 0.0);
+    assert!(f(cold, &["arc", "demand_metadata_misses"]) > 0.0);
+    // The top-level summary is the last workload phase's window.
+    assert_eq!(r["qps"], cold["qps"]);
+    assert!(phases[3]["start_s"].as_f64().unwrap() >= phases[1]["end_s"].as_f64().unwrap());
 }

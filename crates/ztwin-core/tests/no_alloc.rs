@@ -99,6 +99,7 @@ fn config(fs: FsConfig, duration_s: u64) -> VariantConfig {
             duration_ns: duration_s * SEC,
             report_interval_ns: 10_000 * SEC,
         },
+        phases: vec![],
     }
 }
 

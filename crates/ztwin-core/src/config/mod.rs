@@ -35,6 +35,53 @@ pub struct VariantConfig {
     pub workload: WorkloadConfig,
     /// Warm-up, measured window, reporting interval.
     pub run: RunConfig,
+    /// The run as a sequence of phases on the same state (caches carry over); empty means
+    /// one workload phase with `run`'s warm-up and duration.
+    pub phases: Vec<PhaseConfig>,
+}
+
+/// One phase of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum PhaseConfig {
+    /// The workload's clients for a warm-up and a measured window.
+    Workload(WorkloadPhase),
+    /// Read every data file once from start to end, as `cat *.ibd > /dev/null` does.
+    Cat(CatPhase),
+    /// The machine restarts: the ARC and the buffer pool start empty.
+    Restart(RestartPhase),
+}
+
+/// A phase of the workload.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadPhase {
+    /// Name in reports.
+    pub name: String,
+    /// Time before the measured window, ns.
+    pub warmup_ns: u64,
+    /// Measured window, ns.
+    pub duration_ns: u64,
+}
+
+/// Sequential reads of every table file by one process.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatPhase {
+    /// Name in reports.
+    pub name: String,
+    /// Bytes per read(2): coreutils cat uses max(128 KiB, st_blksize) (io_blksize).
+    pub read_size: u32,
+    /// How many times the files are read, one pass after the other.
+    pub passes: u32,
+}
+
+/// A restart of the machine.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RestartPhase {
+    /// Name in reports.
+    pub name: String,
 }
 
 /// The machine the database runs on.
@@ -342,6 +389,25 @@ pub struct RunConfig {
 }
 
 impl VariantConfig {
+    /// Number of tables of the dataset.
+    pub fn dataset_tables(&self) -> u32 {
+        let DatasetConfig::Sysbench(ds) = &self.dataset;
+        ds.tables
+    }
+
+    /// The phases to run: `phases`, or one workload phase from `run` when it is empty.
+    pub fn effective_phases(&self) -> Vec<PhaseConfig> {
+        if self.phases.is_empty() {
+            vec![PhaseConfig::Workload(WorkloadPhase {
+                name: "benchmark".into(),
+                warmup_ns: self.run.warmup_ns,
+                duration_ns: self.run.duration_ns,
+            })]
+        } else {
+            self.phases.clone()
+        }
+    }
+
     /// Parses and validates a resolved variant from JSON.
     pub fn from_json(text: &str) -> Result<Self> {
         let cfg: VariantConfig =
@@ -584,6 +650,42 @@ impl VariantConfig {
             "run.report_interval",
             "too short: the series would have more than 1,000,000 rows",
         )?;
+        let mut workload_ns: u64 = 0;
+        for (i, p) in self.phases.iter().enumerate() {
+            let at = |f: &str| format!("phases[{i}].{f}");
+            match p {
+                PhaseConfig::Workload(w) => {
+                    ensure(w.duration_ns > 0, &at("duration"), "must be positive")?;
+                    workload_ns = workload_ns.saturating_add(w.warmup_ns).saturating_add(w.duration_ns);
+                }
+                PhaseConfig::Cat(c) => {
+                    ensure(
+                        (512..=16 << 20).contains(&c.read_size),
+                        &at("read_size"),
+                        "must be from 512 B to 16 MiB",
+                    )?;
+                    ensure((1..=100).contains(&c.passes), &at("passes"), "must be 1 to 100")?;
+                }
+                PhaseConfig::Restart(_) => {}
+            }
+        }
+        if !self.phases.is_empty() {
+            ensure(
+                self.phases.iter().any(|p| matches!(p, PhaseConfig::Workload(_))),
+                "phases",
+                "needs at least one workload phase (the one measured)",
+            )?;
+            ensure(
+                workload_ns <= MAX_SIMULATED_NS,
+                "phases",
+                "workload phases must add up to at most 30 days of simulated time",
+            )?;
+            ensure(
+                workload_ns / r.report_interval_ns <= MAX_SERIES_ROWS,
+                "run.report_interval",
+                "too short: the series would have more than 1,000,000 rows",
+            )?;
+        }
         Ok(())
     }
 }
@@ -679,6 +781,7 @@ pub(crate) fn test_variant() -> VariantConfig {
             random_points: 10,
         }),
         run: RunConfig { warmup_ns: 2 * SEC, duration_ns: 4 * SEC, report_interval_ns: SEC },
+        phases: vec![],
     }
 }
 

@@ -1,0 +1,73 @@
+"""Phases: a run as a sequence of phases on the same state (cat warm-up, workload, restart)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ztwin
+from ztwin import ScenarioError
+
+BASE = {
+    "name": "phases",
+    "machine": {"preset": "lab-guest"},
+    "devices": {"disk": {"preset": "virtio-throttled", "iops_limit": 3000, "throughput_limit": "250MB/s"}},
+    "filesystem": {"type": "zfs", "vdevs": ["disk"], "recordsize": "16K", "compression": "lz4", "arc": {"zfs_arc_max": "256M"}},
+    "database": {"type": "innodb", "innodb_flush_method": "O_DIRECT"},
+    "dataset": {"type": "sysbench", "tables": 2, "table_size": 100_000},
+    "workload": {"type": "sysbench", "test": "oltp_point_select", "threads": 4},
+    "run": {"warmup": "2s", "duration": "5s", "report_interval": "1s"},
+}
+
+
+def with_phases(*phases):
+    return dict(BASE, phases=list(phases))
+
+
+def test_no_phases_resolve_to_an_empty_list_and_one_implicit_workload_phase():
+    cfg = ztwin.resolve(BASE)["base"]
+    assert cfg["phases"] == []
+    doc = ztwin.run(BASE).summary["variants"]["base"]
+    assert [(p["name"], p["type"]) for p in doc["phases"]] == [("benchmark", "workload")]
+
+
+def test_workload_phases_default_to_run_and_cat_to_128k_reads():
+    cfg = ztwin.resolve(with_phases({"type": "cat"}, {"type": "workload", "duration": "3s"}))["base"]
+    assert cfg["phases"] == [
+        {"type": "cat", "name": "cat", "read_size": 128 * 1024, "passes": 1},
+        {"type": "workload", "name": "benchmark", "warmup_ns": 2 * 10**9, "duration_ns": 3 * 10**9},
+    ]
+
+
+@pytest.mark.parametrize(
+    "phases, where, message",
+    [
+        ([{"type": "cta"}], "phases[0].type", "unknown type 'cta'; allowed: 'workload', 'cat', 'restart'"),
+        ([{"type": "cat"}], "phases", "needs at least one workload phase"),
+        ([{"type": "cat", "read_size": "256"}, {"type": "workload"}], "phases[0].read_size", "must be from 512 B to 16 MiB"),
+        ([{"type": "cat", "passes": 0}, {"type": "workload"}], "phases[0].passes", "greater than or equal to 1"),
+        ([{"type": "workload", "duration": "0s"}], "phases[0].duration", "must be positive"),
+        ([{"type": "restart", "when": "now"}, {"type": "workload"}], "phases[0].when", "unknown key"),
+    ],
+)
+def test_phase_errors_name_the_phase_and_what_is_allowed(phases, where, message):
+    with pytest.raises(ScenarioError) as e:
+        ztwin.resolve(with_phases(*phases))
+    text = str(e.value)
+    assert where in text and message in text, text
+
+
+def test_cat_then_workload_then_restart_reports_each_phase():
+    sc = with_phases({"type": "cat"}, {"type": "workload", "name": "warm"}, {"type": "restart"}, {"type": "workload", "name": "cold"})
+    doc = json.loads(ztwin.run(sc).to_json())["variants"]["base"]
+    names = [(p["name"], p["type"]) for p in doc["phases"]]
+    assert names == [("cat", "cat"), ("warm", "workload"), ("restart", "restart"), ("cold", "workload")]
+    cat, warm, _, cold = doc["phases"]
+    # The cat read both files whole; the 256 MiB ARC then holds the ~130 MB of data.
+    assert cat["bytes_read"] == 2 * ztwin._core.sysbench_table_bytes(100_000, 16384)
+    assert warm["devices"]["disk"]["read_iops"] == 0
+    assert cold["arc"]["demand_data_misses"] > 0
+    assert doc["qps"] == cold["qps"]
+    # Phases follow each other on one clock.
+    assert cat["end_s"] <= warm["start_s"] <= warm["end_s"] <= cold["start_s"]
