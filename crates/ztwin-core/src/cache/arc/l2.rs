@@ -355,8 +355,11 @@ impl Arc {
         feed.target = size;
         feed.fed = true;
         let s = &self.l2.as_ref().expect("device").s;
-        let interval =
-            if s.feed_again && feed.asize_written > size / 2 { s.feed_min_ms * MS } else { s.feed_secs * SEC };
+        let interval = if s.feed_again && feed.asize_written > size / 2 {
+            s.feed_min_ms * MS
+        } else {
+            s.feed_secs * SEC
+        };
         feed.next_feed_at = now + interval;
         feed
     }
@@ -406,7 +409,8 @@ impl Arc {
             if l2.dev.first {
                 return;
             }
-            let taddr = if l2.dev.hand >= end.saturating_sub(2 * distance) { end } else { l2.dev.hand + distance };
+            let taddr =
+                if l2.dev.hand >= end.saturating_sub(2 * distance) { end } else { l2.dev.hand + distance };
             self.l2_evict_range(taddr);
             return;
         }
@@ -580,7 +584,8 @@ impl Arc {
     pub fn l2arc_drop_all(&mut self) {
         self.l2_forget_all();
         if let Some(l2) = self.l2.as_mut() {
-            let cfg = crate::cache::l2arc::L2arcDeviceConfig { capacity: l2.dev.capacity, ashift: l2.dev.ashift };
+            let cfg =
+                crate::cache::l2arc::L2arcDeviceConfig { capacity: l2.dev.capacity, ashift: l2.dev.ashift };
             let persistent = l2.s.persistent;
             *l2.dev = L2arcDeviceState::new(&cfg, persistent);
         }
@@ -645,7 +650,8 @@ impl Arc {
         }
         l2.dev.alloc = 0;
         let Some(&last) = valid.last() else {
-            let cfg = crate::cache::l2arc::L2arcDeviceConfig { capacity: l2.dev.capacity, ashift: l2.dev.ashift };
+            let cfg =
+                crate::cache::l2arc::L2arcDeviceConfig { capacity: l2.dev.capacity, ashift: l2.dev.ashift };
             *l2.dev = L2arcDeviceState::new(&cfg, true);
             return r;
         };
@@ -725,4 +731,3 @@ impl Arc {
         self.l2.as_ref().map_or(0, |l| l.dev.ring.heap_bytes() + l.index.allocation_size())
     }
 }
-

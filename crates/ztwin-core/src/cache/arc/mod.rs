@@ -693,7 +693,14 @@ impl Arc {
     }
 
     /// The read's outcome for a header that was on a ghost list.
-    fn l2_outcome(&mut self, l2_read: bool, attached: bool, psize: u32, hsize: u32, ghost: bool) -> ArcAccess {
+    fn l2_outcome(
+        &mut self,
+        l2_read: bool,
+        attached: bool,
+        psize: u32,
+        hsize: u32,
+        ghost: bool,
+    ) -> ArcAccess {
         if l2_read {
             self.st.l2_hits += 1;
             self.st.l2_read_bytes += psize as u64;

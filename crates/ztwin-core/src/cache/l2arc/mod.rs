@@ -236,7 +236,7 @@ impl L2arcTunables {
             ] {
                 if set {
                     return Err(Error::config(
-                        &format!("l2arc.{name}"),
+                        format!("l2arc.{name}"),
                         "does not exist in release 0.8 (added in 2.0/2.1)",
                     ));
                 }
@@ -247,7 +247,7 @@ impl L2arcTunables {
         if mfuonly > mfu_max {
             return Err(Error::config(
                 "l2arc.l2arc_mfuonly",
-                &format!("must be 0..={mfu_max} in this release (2 exists from 2.2.6)"),
+                format!("must be 0..={mfu_max} in this release (2 exists from 2.2.6)"),
             ));
         }
         let rebuild_enabled = !v08 && self.l2arc_rebuild_enabled.unwrap_or(true);
@@ -398,8 +398,8 @@ impl Ring {
     pub(crate) fn pop_front(&mut self) {
         debug_assert!(self.head < self.tail);
         self.head += 1;
-        if self.head % CHUNK as u64 == 0 || self.head == self.tail {
-            if self.head % CHUNK as u64 == 0 {
+        if self.head.is_multiple_of(CHUNK as u64) || self.head == self.tail {
+            if self.head.is_multiple_of(CHUNK as u64) {
                 let c = self.chunks.pop_front().expect("chunk");
                 self.spare.push(c);
             }
