@@ -1,2 +1,3 @@
-//! Cache tiers: the OpenZFS ARC (and later L2ARC, the page cache, bcache).
+//! Cache tiers: the OpenZFS ARC and its L2ARC (later the page cache, bcache).
 pub mod arc;
+pub mod l2arc;

@@ -56,8 +56,9 @@
 //!    A demand access re-inserts the header at the head of its list (as `remove_reference`
 //!    does); a prefetch access that finds the block cached takes no reference and leaves it
 //!    in place.
-//! 5. Only ARC buffers and headers are counted in `size`: no dbuf, dnode, bonus, L2
-//!    headers or decompressed copies (`overhead_size`); the dbuf cache is the caller's.
+//! 5. Only ARC buffers, headers and L2-only headers (`l2_hdr_size`, see
+//!    [`crate::cache::l2arc`]) are counted in `size`: no dbuf, dnode, bonus or
+//!    decompressed copies (`overhead_size`); the dbuf cache is the caller's.
 //! 6. `uncacheable` reads (primarycache excludes the block): 0.8/2.1 apply the normal
 //!    transitions and counters and then destroy the header outright (the dbuf release calls
 //!    `arc_freed()`), so no ghost is left; 2.2 puts a new block in UNCACHED: a demand read
@@ -65,7 +66,8 @@
 //!    `arc_min_prefetch_ms` (1 s) after its last access and is then flushed (the real flush
 //!    runs every 500 ms, so it lives 1 to 1.5 s). A hit or ghost hit on a block already
 //!    known to the ARC follows the normal rules in 2.2 (as the source does).
-//! 7. Prescient prefetch, encryption, L2ARC and `l2c_only` are not modelled. The minimum
+//! 7. Prescient prefetch and encryption are not modelled (the L2ARC and `l2c_only` are:
+//!    [`crate::cache::l2arc`], `l2.rs`). The minimum
 //!    life of prefetched and indirect buffers (`zfs_arc_min_prefetch_ms`, 1 s) is
 //!    honoured, but an eviction scan passes at most [`MAX_SKIP_SCAN`] protected headers
 //!    before giving up on that list (OpenZFS scans whole sublists).
@@ -95,11 +97,14 @@
 //!   (multiplier uncapped), `zfs_arc_meta_adjust_restarts` 4096, `zfs_arc_meta_strategy`
 //!   balanced, `zfs_arc_min_prefetch_ms` 1000, ARC_MINTIME 62 ms (hz >> 4 at HZ=1000).
 
+mod l2;
+#[cfg(test)]
+mod l2tests;
 mod slab;
 #[cfg(test)]
 mod tests;
 
-use slab::{list_index, Header, Slab, State, F_INDIRECT, F_META, F_PREFETCH, NIL};
+use slab::{list_index, Header, Slab, State, F_INDIRECT, F_L2, F_META, F_PREFETCH, NIL};
 
 use crate::config::{ArcTunables, ZfsRelease};
 use crate::sim::time::Nanos;
@@ -166,6 +171,27 @@ pub struct ReadFlags {
 pub enum ArcRead {
     /// Served from memory.
     Hit,
+    /// Must be read from the pool; `ghost` tells whether the header was on a ghost list.
+    Miss {
+        /// The block was in MRU-ghost or MFU-ghost.
+        ghost: bool,
+    },
+}
+
+/// Outcome of one ARC read with a possible L2ARC ([`Arc::access`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArcAccess {
+    /// Served from memory.
+    Hit,
+    /// Absent from memory (an ARC miss in arcstats) but valid on the cache device: the
+    /// caller reads `asize` bytes from the cache device (`psize` of them are the block);
+    /// the block is then in the ARC as after any miss.
+    L2Hit {
+        /// HDR_GET_PSIZE: the block's physical size (`l2_read_bytes` counts this).
+        psize: u32,
+        /// Bytes read from the cache device: arc_hdr_size rounded up to its sector.
+        asize: u32,
+    },
     /// Must be read from the pool; `ghost` tells whether the header was on a ghost list.
     Miss {
         /// The block was in MRU-ghost or MFU-ghost.
@@ -241,6 +267,42 @@ pub struct ArcStats {
     pub arc_meta_limit: u64,
     pub arc_meta_min: u64,
     pub arc_meta_max: u64,
+    // ---- L2ARC (zero without a cache device; see crate::cache::l2arc) ----
+    pub l2_hits: u64,
+    pub l2_misses: u64,
+    pub l2_feeds: u64,
+    pub l2_read_bytes: u64,
+    /// Data psize plus log blocks written to the cache device.
+    pub l2_write_bytes: u64,
+    pub l2_writes_sent: u64,
+    pub l2_writes_done: u64,
+    pub l2_evict_l1cached: u64,
+    /// 2.1+: feeds skipped by l2arc_hdr_limit_reached.
+    pub l2_abort_lowmem: u64,
+    /// Logical bytes on the cache device (arcstat_l2_lsize).
+    pub l2_size: u64,
+    /// Physical (psize, unrounded) bytes on the cache device (arcstat_l2_psize).
+    pub l2_asize: u64,
+    /// L2-only headers, HDR_L2ONLY_SIZE (96 B) each; part of `size`.
+    pub l2_hdr_size: u64,
+    pub evict_l2_cached: u64,
+    pub evict_l2_eligible: u64,
+    /// 2.1+.
+    pub evict_l2_eligible_mfu: u64,
+    /// 2.1+.
+    pub evict_l2_eligible_mru: u64,
+    pub evict_l2_ineligible: u64,
+    /// 2.1+ persistent L2ARC.
+    pub l2_log_blk_writes: u64,
+    pub l2_log_blk_asize: u64,
+    pub l2_log_blk_count: u64,
+    pub l2_rebuild_success: u64,
+    /// arcstat "l2_rebuild_lowmem".
+    pub l2_rebuild_lowmem: u64,
+    pub l2_rebuild_size: u64,
+    pub l2_rebuild_asize: u64,
+    pub l2_rebuild_bufs: u64,
+    pub l2_rebuild_log_blks: u64,
 }
 
 /// 32 MiB: 2 << SPA_MAXBLOCKSHIFT, the floor of c_min and the growth window of arc_adapt.
@@ -377,6 +439,12 @@ pub struct Arc {
     metadata_size: u64,
     uncompressed_size: u64,
     st: ArcStats,
+    /// The cache device, if any.
+    l2: Option<Box<l2::L2>>,
+    /// arc_warm: ends the L2ARC write boost and head-first feed scans.
+    arc_warm: bool,
+    /// Turn arc_warm on at the first eviction of a live buffer (facts-page rule).
+    warm_on_evict: bool,
 }
 
 const T_DATA: bool = false;
@@ -409,6 +477,9 @@ impl Arc {
             metadata_size: 0,
             uncompressed_size: 0,
             st: ArcStats::default(),
+            l2: None,
+            arc_warm: false,
+            warm_on_evict: false,
         }
     }
 
@@ -416,9 +487,9 @@ impl Arc {
         self.release == ZfsRelease::V2_2
     }
 
-    /// arcstat size: data + metadata + headers.
+    /// arcstat size: data + metadata + headers + L2-only headers.
     pub fn size(&self) -> u64 {
-        self.data_size + self.metadata_size + self.hdr_size()
+        self.data_size + self.metadata_size + self.hdr_size() + self.l2_hdr_size()
     }
 
     /// arc_c, the target size.
@@ -485,6 +556,7 @@ impl Arc {
             s.arc_meta_min = self.meta_min;
             s.arc_meta_max = self.meta_max;
         }
+        self.l2_fill_stats(&mut s);
         s
     }
 
@@ -510,9 +582,13 @@ impl Arc {
         self.slab.push_head(i);
     }
 
-    /// Destroys header `i` (already unlinked): its data and its header bytes go.
+    /// Destroys header `i` (already unlinked): its data and its header bytes go, and
+    /// its L2 copy becomes unreachable.
     fn destroy(&mut self, i: u32) {
         let h = self.slab.hdrs[i as usize];
+        if h.flags & F_L2 != 0 {
+            self.l2_destroy_hdr(h.key);
+        }
         if h.state.is_live() {
             if h.is_meta() {
                 self.metadata_size -= h.asize as u64;
@@ -535,13 +611,28 @@ impl Arc {
 
     // ---- the read ----------------------------------------------------------------------
 
-    /// One arc_read()/arc_buf_access() of `key`: hit or miss, with the release's state
-    /// transitions, adaptation and (synchronous) eviction. Allocates nothing once the
-    /// header slab and table have reached their high-water mark.
+    /// One arc_read()/arc_buf_access() of `key` without an L2ARC: hit or miss, with the
+    /// release's state transitions, adaptation and (synchronous) eviction. Allocates
+    /// nothing once the header slab and table have reached their high-water mark. With a
+    /// cache device attached use [`Arc::access`] (an L2 hit would read as a miss here).
     pub fn read(&mut self, key: BlockKey, info: BlockInfo, flags: ReadFlags, now: Nanos) -> ArcRead {
+        debug_assert!(self.l2.is_none(), "Arc::read with an L2ARC attached: use Arc::access");
+        match self.access(key, info, flags, now) {
+            ArcAccess::Hit => ArcRead::Hit,
+            ArcAccess::Miss { ghost } => ArcRead::Miss { ghost },
+            ArcAccess::L2Hit { .. } => ArcRead::Miss { ghost: false },
+        }
+    }
+
+    /// One arc_read()/arc_buf_access() of `key`, with the L2ARC if attached: a block
+    /// absent from memory but on the cache device is an [`ArcAccess::L2Hit`] (l2_hits),
+    /// any other miss counts l2_misses. Same transitions, adaptation and eviction as
+    /// [`Arc::read`]; allocates nothing in steady state.
+    pub fn access(&mut self, key: BlockKey, info: BlockInfo, flags: ReadFlags, now: Nanos) -> ArcAccess {
         if self.v22() {
             self.flush_uncached(now);
         }
+        let meta = info.kind == BufType::Metadata;
         let found = self.slab.find(key.0);
         let r = match found {
             Some(i) if self.slab.hdrs[i as usize].state.is_live() => {
@@ -550,20 +641,45 @@ impl Arc {
                 } else {
                     self.hit_08(i, flags, now)
                 }
-                ArcRead::Hit
+                self.l2_after_read(key.0, meta, false, false);
+                ArcAccess::Hit
             }
             Some(i) => {
+                let probe = self.l2_probe_hdr(i, flags.prefetch);
+                let h = self.slab.hdrs[i as usize];
                 if self.v22() {
                     self.ghost_22(i, info, flags, now)
                 } else {
                     self.ghost_08(i, info, flags, now)
                 }
-                ArcRead::Miss { ghost: true }
+                if probe.attached {
+                    let stale = h.flags & F_PREFETCH != 0;
+                    let pf_done = if self.v22() { flags.prefetch } else { stale || flags.prefetch };
+                    self.l2_after_read(key.0, meta, true, pf_done);
+                }
+                self.l2_outcome(probe.read, probe.attached, h.psize, h.asize, true)
             }
-            None => {
-                self.new_block(key, info, flags, now);
-                ArcRead::Miss { ghost: false }
-            }
+            None => match self.l2.as_ref().and_then(|l| l.find(key.0)) {
+                Some(seq) => match self.l2only_read(key, info, flags, seq, now) {
+                    Some((psize, asize)) => {
+                        self.st.l2_hits += 1;
+                        self.st.l2_read_bytes += psize as u64;
+                        ArcAccess::L2Hit { psize, asize }
+                    }
+                    None => {
+                        self.st.l2_misses += 1;
+                        ArcAccess::Miss { ghost: false }
+                    }
+                },
+                None => {
+                    self.new_block(key, info, flags, now);
+                    if self.l2.is_some() {
+                        self.l2_after_read(key.0, meta, true, flags.prefetch);
+                        self.st.l2_misses += 1;
+                    }
+                    ArcAccess::Miss { ghost: false }
+                }
+            },
         };
         self.note_meta_max();
         if self.size() > self.c {
@@ -574,6 +690,28 @@ impl Arc {
             }
         }
         r
+    }
+
+    /// The read's outcome for a header that was on a ghost list.
+    fn l2_outcome(
+        &mut self,
+        l2_read: bool,
+        attached: bool,
+        psize: u32,
+        hsize: u32,
+        ghost: bool,
+    ) -> ArcAccess {
+        if l2_read {
+            self.st.l2_hits += 1;
+            self.st.l2_read_bytes += psize as u64;
+            let asize = self.l2.as_ref().map_or(hsize as u64, |l| l.dev.asize(hsize as u64)) as u32;
+            ArcAccess::L2Hit { psize, asize }
+        } else {
+            if attached {
+                self.st.l2_misses += 1;
+            }
+            ArcAccess::Miss { ghost }
+        }
     }
 
     fn count(&mut self, hit: bool, prefetch: bool, meta: bool) {
@@ -623,6 +761,7 @@ impl Arc {
             next: NIL,
             lsize: info.lsize,
             asize,
+            psize: info.psize,
             state: State::Free,
             flags: f,
         };
@@ -904,7 +1043,7 @@ impl Arc {
             let prev = h.prev;
             if state.is_ghost() {
                 self.slab.unlink(cur);
-                self.destroy(cur);
+                self.delete_ghost(cur);
                 self.st.deleted += 1;
                 evicted += h.lsize as u64;
             } else {
@@ -919,6 +1058,10 @@ impl Arc {
                     continue;
                 }
                 evicted += h.asize as u64;
+                self.l2_count_evict(cur, state);
+                if self.warm_on_evict {
+                    self.arc_warm = true;
+                }
                 self.slab.unlink(cur);
                 match state {
                     State::Mru => self.enter(cur, State::MruGhost),

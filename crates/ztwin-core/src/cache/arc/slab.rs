@@ -18,7 +18,10 @@ pub(crate) enum State {
     MfuGhost = 3,
     /// arc_uncached (2.2 only).
     Uncached = 4,
-    Free = 5,
+    /// arc_l2c_only: never in the slab (L2-only headers live in the L2ARC index); used
+    /// only to tell arc_adapt where a header came from.
+    L2cOnly = 5,
+    Free = 6,
 }
 
 /// Number of states that own lists.
@@ -39,6 +42,10 @@ pub(crate) const F_PREFETCH: u8 = 1;
 pub(crate) const F_INDIRECT: u8 = 2;
 /// Header flag: ARC_BUFC_METADATA.
 pub(crate) const F_META: u8 = 4;
+/// Header flag: ARC_FLAG_L2CACHE (secondarycache covers it and it is not only prefetched).
+pub(crate) const F_L2CACHE: u8 = 8;
+/// Header flag: ARC_FLAG_HAS_L2HDR (a copy is on the cache device).
+pub(crate) const F_L2: u8 = 16;
 
 /// One ARC header as the simulator keeps it (40 bytes).
 #[derive(Debug, Clone, Copy)]
@@ -53,6 +60,8 @@ pub(crate) struct Header {
     pub lsize: u32,
     /// Bytes the cached copy occupies: psize with compressed ARC, else lsize (arc_hdr_size).
     pub asize: u32,
+    /// Physical size on the pool (HDR_GET_PSIZE): what an L2ARC write stores.
+    pub psize: u32,
     pub state: State,
     pub flags: u8,
 }
@@ -96,7 +105,7 @@ impl Default for List {
 
 /// splitmix64 finalizer: a fast, deterministic hash of the packed block key.
 #[inline]
-fn hash_key(k: u64) -> u64 {
+pub(crate) fn hash_key(k: u64) -> u64 {
     let mut z = k.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

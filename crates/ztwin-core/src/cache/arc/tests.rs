@@ -38,9 +38,9 @@ fn first_in(a: &Arc, state: State, keys: impl Iterator<Item = u64>) -> Option<u6
 }
 
 /// Sum of state sizes plus headers, recomputed from the lists.
-fn check_invariants(a: &Arc) {
+pub(super) fn check_invariants(a: &Arc) {
     let s = a.stats();
-    assert_eq!(s.size, s.data_size + s.metadata_size + s.hdr_size);
+    assert_eq!(s.size, s.data_size + s.metadata_size + s.hdr_size + s.l2_hdr_size);
     assert_eq!(s.data_size + s.metadata_size, s.mru_size + s.mfu_size + s.uncached_size);
     assert_eq!(s.hdr_size, a.headers() as u64 * hdr_full_size(a.release));
     assert_eq!(

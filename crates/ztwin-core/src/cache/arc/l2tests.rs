@@ -1,0 +1,552 @@
+//! Tests of the L2ARC: feed limits, boost, L2-only headers, L2 hits, the ring, eligibility,
+//! device loss, rebuild, invariants and determinism.
+use super::slab::{F_L2, F_L2CACHE};
+use super::tests::check_invariants;
+use super::*;
+use crate::cache::l2arc::{
+    L2Feed, L2arcConfig, L2arcDeviceConfig, L2arcParams, L2arcTunables, E_DEAD, E_LOGBLK, HDR_L2ONLY_SIZE,
+};
+use crate::config::CacheProperty;
+use crate::sim::time::{MS, SEC};
+use proptest::prelude::*;
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+const DEMAND: ReadFlags = ReadFlags { prefetch: false, uncacheable: false };
+const PREFETCH: ReadFlags = ReadFlags { prefetch: true, uncacheable: false };
+
+fn arc(release: ZfsRelease, arc_max: u64) -> Arc {
+    Arc::new(&ArcParams {
+        release,
+        // 2 GiB: c_min 64 MiB, so 0.8 accepts a zfs_arc_max of 128 MiB.
+        ram_bytes: 2 * GIB,
+        tunables: ArcTunables {
+            zfs_arc_max: arc_max,
+            zfs_compressed_arc_enabled: true,
+            ..Default::default()
+        },
+    })
+}
+
+fn l2p(capacity: u64, sc: CacheProperty, tunables: L2arcTunables, patch: u16) -> L2arcParams {
+    L2arcParams {
+        patch,
+        config: L2arcConfig {
+            device: L2arcDeviceConfig { capacity, ashift: 12 },
+            secondarycache: sc,
+            tunables,
+        },
+        arc_warm_at_first_eviction: false,
+    }
+}
+
+fn with_l2(release: ZfsRelease, arc_max: u64, capacity: u64, patch: u16) -> Arc {
+    let mut a = arc(release, arc_max);
+    a.attach_l2arc(&l2p(capacity, CacheProperty::All, L2arcTunables::default(), patch)).unwrap();
+    a
+}
+
+fn k(i: u64) -> BlockKey {
+    BlockKey::new(1, 0, i)
+}
+
+fn data(lsize: u32, psize: u32) -> BlockInfo {
+    BlockInfo { lsize, psize, kind: BufType::Data }
+}
+
+fn meta(lsize: u32, psize: u32) -> BlockInfo {
+    BlockInfo { lsize, psize, kind: BufType::Metadata }
+}
+
+/// Reads blocks from..to once each, 1 ms apart; returns the time after.
+fn read_range(a: &mut Arc, from: u64, to: u64, t0: Nanos) -> Nanos {
+    let mut t = t0;
+    for i in from..to {
+        a.access(k(i), data(16384, 12288), DEMAND, t);
+        t += MS;
+    }
+    t
+}
+
+/// Every L2 invariant the model must keep.
+fn check_l2(a: &Arc) {
+    check_invariants(a);
+    let s = a.stats();
+    let Some(l2) = &a.l2 else { return };
+    let dev = &l2.dev;
+    let (mut lsum, mut psum, mut asum, mut n, mut only, mut lb) = (0u64, 0u64, 0u64, 0usize, 0u64, 0u64);
+    for seq in dev.ring.head..dev.ring.tail {
+        let e = dev.ring.get(seq);
+        if e.flags & E_DEAD != 0 {
+            continue;
+        }
+        if e.flags & E_LOGBLK != 0 {
+            lb += e.psize as u64;
+            continue;
+        }
+        assert_eq!(l2.find(e.key), Some(seq), "live entry indexed");
+        lsum += e.lsize as u64;
+        psum += e.psize as u64;
+        asum += dev.asize(e.psize as u64);
+        n += 1;
+        match a.slab.find(e.key) {
+            Some(i) => {
+                assert!(a.slab.hdrs[i as usize].flags & F_L2 != 0, "ARC header of an L2 block has F_L2")
+            }
+            None => only += 1,
+        }
+    }
+    assert_eq!(n, a.l2arc_blocks());
+    assert_eq!((s.l2_size, s.l2_asize), (lsum, psum));
+    assert_eq!(s.l2_log_blk_asize, lb);
+    assert_eq!(dev.alloc, asum + lb);
+    assert!(s.l2_asize <= dev.capacity() && dev.alloc <= dev.capacity());
+    assert_eq!(s.l2_hdr_size, only * HDR_L2ONLY_SIZE);
+    // Every slab header with F_L2 is on the device.
+    let with_l2 = a.slab.hdrs.iter().filter(|h| h.state != State::Free && h.flags & F_L2 != 0).count() as u64;
+    assert_eq!(with_l2 + only, n as u64);
+    // Every ARC miss is an L2 hit or an L2 miss.
+    assert_eq!(s.l2_hits + s.l2_misses, s.misses);
+    assert_eq!(s.l2_writes_sent, s.l2_writes_done);
+}
+
+#[test]
+fn tunable_defaults_per_release() {
+    let t = L2arcTunables::default();
+    let s = t.resolve(ZfsRelease::V0_8, 0).unwrap();
+    assert_eq!((s.write_max, s.write_boost, s.headroom, s.headroom_boost), (8 * MIB, 8 * MIB, 2, 200));
+    assert_eq!((s.feed_secs, s.feed_min_ms, s.feed_again, s.noprefetch), (1, 200, true, true));
+    assert_eq!((s.meta_percent, s.persistent, s.l2c_only_to_mfu), (None, false, true));
+    let s = t.resolve(ZfsRelease::V2_2, 6).unwrap();
+    assert_eq!((s.write_max, s.headroom, s.meta_percent), (8 * MIB, 2, Some(33)));
+    let s = t.resolve(ZfsRelease::V2_2, 7).unwrap();
+    assert_eq!((s.write_max, s.write_boost, s.headroom), (32 * MIB, 32 * MIB, 8));
+    assert!(!s.l2c_only_to_mfu && s.quarter_cap && s.rebuild_enabled);
+    // Parameters the release does not have are errors.
+    let bad = L2arcTunables { l2arc_mfuonly: Some(1), ..Default::default() };
+    assert!(bad.resolve(ZfsRelease::V0_8, 0).is_err());
+    let two = L2arcTunables { l2arc_mfuonly: Some(2), ..Default::default() };
+    assert!(two.resolve(ZfsRelease::V2_2, 5).is_err());
+    assert!(two.resolve(ZfsRelease::V2_2, 6).is_ok());
+    // serde: unknown keys rejected, absent keys default.
+    let cfg: L2arcConfig = serde_json::from_str(
+        r#"{"device":{"capacity":1000000000,"ashift":12},"tunables":{"l2arc_write_max":1}}"#,
+    )
+    .unwrap();
+    assert_eq!((cfg.secondarycache, cfg.tunables.l2arc_write_max), (CacheProperty::All, Some(1)));
+    assert!(serde_json::from_str::<L2arcTunables>(r#"{"l2arc_write_maxx":1}"#).is_err());
+}
+
+#[test]
+fn no_l2_means_no_l2_counters() {
+    let mut a = arc(ZfsRelease::V2_2, 256 * MIB);
+    read_range(&mut a, 0, 30_000, 0);
+    let s = a.stats();
+    assert_eq!((s.l2_misses, s.l2_hdr_size, s.evict_l2_eligible), (0, 0, 0));
+    assert!(!a.l2arc_feed(0).fed);
+}
+
+#[test]
+fn feed_never_writes_more_than_its_target() {
+    for (rel, patch, cold) in
+        [(ZfsRelease::V0_8, 0, 16 * MIB), (ZfsRelease::V2_1, 0, 16 * MIB), (ZfsRelease::V2_2, 11, 64 * MIB)]
+    {
+        let mut a = with_l2(rel, 256 * MIB, 8 * GIB, patch);
+        let mut t = read_range(&mut a, 0, 40_000, 0);
+        let f = a.l2arc_feed(t);
+        // Cold: write_max + boost (+ worst-case log-block overhead from 2.1).
+        assert!(f.target >= cold && f.target <= cold + cold / 4, "{rel:?} target {}", f.target);
+        assert!(f.asize_written <= f.target && f.asize_written > f.target / 2, "{rel:?} {f:?}");
+        assert_eq!(f.next_feed_at, t + 200 * MS, "busy feed: l2arc_feed_min_ms");
+        for _ in 0..20 {
+            t = read_range(&mut a, 100_000 + t / MS, 100_000 + t / MS + 2000, t);
+            let f = a.l2arc_feed(t);
+            assert!(f.asize_written <= f.target, "{rel:?} {f:?}");
+            check_l2(&a);
+        }
+        a.set_arc_warm(true);
+        let f = a.l2arc_feed(t);
+        assert!(f.target < cold && f.target >= cold / 2, "{rel:?} warm target {}", f.target);
+        assert!(f.asize_written <= f.target);
+    }
+}
+
+#[test]
+fn boost_only_until_warm_at_first_eviction() {
+    let mut a = arc(ZfsRelease::V2_1, 256 * MIB);
+    let mut p = l2p(8 * GIB, CacheProperty::All, L2arcTunables::default(), 0);
+    p.arc_warm_at_first_eviction = true;
+    a.attach_l2arc(&p).unwrap();
+    let t = read_range(&mut a, 0, 2000, 0);
+    assert!(!a.arc_warm());
+    let cold = a.l2arc_feed(t).target;
+    let t = read_range(&mut a, 2000, 40_000, t);
+    assert!(a.arc_warm(), "the first eviction warms the ARC");
+    let warm = a.l2arc_feed(t).target;
+    assert!(cold > warm && cold - warm >= 8 * MIB - 64 * 1024, "cold {cold} warm {warm}");
+    // Source rule: without memory pressure the ARC stays cold.
+    let mut b = with_l2(ZfsRelease::V2_1, 256 * MIB, 8 * GIB, 0);
+    read_range(&mut b, 0, 40_000, 0);
+    assert!(!b.arc_warm());
+}
+
+/// Fills the ARC, feeds until the L2ARC holds much, then churns so L2 blocks drop out.
+fn l2only_setup(rel: ZfsRelease) -> (Arc, Nanos) {
+    let mut a = with_l2(rel, 128 * MIB, 8 * GIB, 11);
+    a.set_arc_warm(true);
+    let mut t = 0;
+    for round in 0..60u64 {
+        t = read_range(&mut a, round * 2000, round * 2000 + 2000, t);
+        a.l2arc_feed(t);
+        t += 200 * MS;
+    }
+    (a, t)
+}
+
+#[test]
+fn l2_only_headers_count_against_the_arc() {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+        let (a, _) = l2only_setup(rel);
+        let s = a.stats();
+        assert!(s.l2_hdr_size > 0, "{rel:?}: some blocks are only on L2");
+        assert_eq!(s.l2_hdr_size % HDR_L2ONLY_SIZE, 0);
+        assert!(s.evict_l2_cached > 0 && s.l2_write_bytes > 0);
+        // The ARC stays within c with the L2 headers inside: less room for buffers.
+        assert!(s.size <= s.c + 16384 + hdr_full_size(rel), "{rel:?}");
+        assert!(
+            s.data_size + s.metadata_size + s.hdr_size + s.l2_hdr_size <= s.c + 16384 + hdr_full_size(rel)
+        );
+        if rel != ZfsRelease::V2_2 {
+            assert_eq!(s.arc_meta_used, s.size - s.data_size, "L2 headers are metadata");
+        }
+        check_l2(&a);
+    }
+}
+
+#[test]
+fn l2_hit_brings_block_back() {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+        let (mut a, t) = l2only_setup(rel);
+        let key =
+            (0..120_000).find(|&i| a.l2_contains(k(i)) && a.slab.find(k(i).0).is_none()).expect("L2-only");
+        let before = a.stats();
+        let r = a.access(k(key), data(16384, 12288), DEMAND, t);
+        assert_eq!(r, ArcAccess::L2Hit { psize: 12288, asize: 12288 }, "{rel:?}");
+        assert!(a.contains(k(key)) && a.l2_contains(k(key)), "in both after the L2 hit");
+        let s = a.stats();
+        assert_eq!((s.l2_hits, s.misses), (before.l2_hits + 1, before.misses + 1));
+        assert_eq!(s.l2_read_bytes, before.l2_read_bytes + 12288);
+        let st = a.slab.hdrs[a.slab.find(k(key).0).unwrap() as usize].state;
+        let want = if rel == ZfsRelease::V2_2 { State::Mru } else { State::Mfu };
+        assert_eq!(st, want, "{rel:?}: arc_access of an l2c_only header");
+        assert_eq!(a.access(k(key), data(16384, 12288), DEMAND, t + MS), ArcAccess::Hit);
+        check_l2(&a);
+    }
+}
+
+#[test]
+fn ring_overwrites_oldest_blocks() {
+    for (rel, patch) in
+        [(ZfsRelease::V0_8, 0), (ZfsRelease::V2_1, 0), (ZfsRelease::V2_2, 2), (ZfsRelease::V2_2, 11)]
+    {
+        let cap = 96 * MIB;
+        let mut a = with_l2(rel, 128 * MIB, cap, patch);
+        a.set_arc_warm(true);
+        let mut t = 0;
+        let mut first_written = None;
+        for round in 0..80u64 {
+            t = read_range(&mut a, round * 1000, round * 1000 + 1000, t);
+            a.l2arc_feed(t);
+            if first_written.is_none() {
+                first_written = (0..1000).find(|&i| a.l2_contains(k(i)));
+            }
+            check_l2(&a);
+            t += SEC;
+        }
+        let dev = a.l2arc_device().unwrap();
+        assert!(!dev.first, "{rel:?} wrapped");
+        let s = a.stats();
+        assert!(s.l2_asize <= cap && s.l2_size > cap / 2, "{rel:?} {s:?}");
+        let old = first_written.expect("something written early");
+        assert!(!a.l2_contains(k(old)) && !a.contains(k(old)), "{rel:?}: overwritten");
+        let misses = a.stats().l2_misses;
+        assert!(matches!(a.access(k(old), data(16384, 12288), DEMAND, t), ArcAccess::Miss { .. }));
+        assert_eq!(a.stats().l2_misses, misses + 1);
+        check_l2(&a);
+    }
+}
+
+#[test]
+fn noprefetch_skips_only_prefetched_blocks() {
+    for noprefetch in [true, false] {
+        let mut a = arc(ZfsRelease::V2_2, 256 * MIB);
+        let tun = L2arcTunables { l2arc_noprefetch: Some(noprefetch), ..Default::default() };
+        a.attach_l2arc(&l2p(8 * GIB, CacheProperty::All, tun, 11)).unwrap();
+        for i in 0..1000 {
+            a.access(k(i), data(16384, 16384), PREFETCH, i * MS);
+        }
+        let f = a.l2arc_feed(2 * SEC);
+        assert_eq!(f.buffers == 0, noprefetch, "noprefetch={noprefetch}: {f:?}");
+        // A demand hit makes a prefetched block eligible again.
+        if noprefetch {
+            a.access(k(5), data(16384, 16384), DEMAND, 3 * SEC);
+            let f = a.l2arc_feed(4 * SEC);
+            assert_eq!(f.buffers, 1);
+            assert!(a.l2_contains(k(5)));
+        }
+        check_l2(&a);
+    }
+}
+
+#[test]
+fn secondarycache_metadata_writes_no_data() {
+    let mut a = arc(ZfsRelease::V2_1, 256 * MIB);
+    a.attach_l2arc(&l2p(8 * GIB, CacheProperty::Metadata, L2arcTunables::default(), 0)).unwrap();
+    for i in 0..2000u64 {
+        a.access(k(i), data(16384, 16384), DEMAND, i * MS);
+        a.access(BlockKey::new(1, 1, i), meta(16384, 4096), DEMAND, i * MS);
+    }
+    let f = a.l2arc_feed(3 * SEC);
+    assert!(f.buffers > 0);
+    assert!((0..2000).all(|i| !a.l2_contains(k(i))), "no data on L2");
+    assert!((0..2000).any(|i| a.l2_contains(BlockKey::new(1, 1, i))));
+    let mut b = arc(ZfsRelease::V2_1, 256 * MIB);
+    b.attach_l2arc(&l2p(8 * GIB, CacheProperty::None, L2arcTunables::default(), 0)).unwrap();
+    read_range(&mut b, 0, 1000, 0);
+    assert_eq!(b.l2arc_feed(2 * SEC).buffers, 0);
+    check_l2(&a);
+}
+
+#[test]
+fn mfuonly_writes_mfu_only() {
+    for (patch, mode) in [(0u16, 1u8), (6, 2)] {
+        let mut a = arc(ZfsRelease::V2_2, 256 * MIB);
+        let tun = L2arcTunables { l2arc_mfuonly: Some(mode), ..Default::default() };
+        a.attach_l2arc(&l2p(8 * GIB, CacheProperty::All, tun, patch)).unwrap();
+        // 0..500 MFU (two reads 100 ms apart), 500..1000 MRU; metadata MRU.
+        for i in 0..1000u64 {
+            a.access(k(i), data(16384, 16384), DEMAND, i * MS);
+            a.access(BlockKey::new(1, 1, i), meta(16384, 4096), DEMAND, i * MS);
+        }
+        for i in 0..500u64 {
+            a.access(k(i), data(16384, 16384), DEMAND, 2 * SEC + i * MS);
+        }
+        a.l2arc_feed(3 * SEC);
+        assert!((500..1000).all(|i| !a.l2_contains(k(i))), "no MRU data");
+        assert!((0..500).any(|i| a.l2_contains(k(i))), "MFU data written");
+        let mru_meta = (0..1000).any(|i| a.l2_contains(BlockKey::new(1, 1, i)));
+        assert_eq!(mru_meta, mode == 2, "mfuonly=2 writes MRU metadata");
+        check_l2(&a);
+    }
+}
+
+#[test]
+fn drop_all_empties_it() {
+    let (mut a, t) = l2only_setup(ZfsRelease::V2_2);
+    assert!(a.l2arc_blocks() > 0 && a.stats().l2_hdr_size > 0);
+    let size_before = a.size();
+    a.l2arc_drop_all();
+    let s = a.stats();
+    assert_eq!((s.l2_size, s.l2_asize, s.l2_hdr_size, a.l2arc_blocks()), (0, 0, 0, 0));
+    assert!(a.size() < size_before, "L2 headers freed");
+    assert!(a.slab.hdrs.iter().all(|h| h.state == State::Free || h.flags & F_L2 == 0));
+    assert_eq!(a.l2arc_device().unwrap().alloc, 0);
+    check_l2(&a);
+    // Feeds start over on the empty device.
+    let f = a.l2arc_feed(t);
+    assert!(f.buffers > 0);
+    check_l2(&a);
+}
+
+#[test]
+fn rebuild_restores_committed_log_blocks() {
+    // 2 GiB device: l2ad_log_entries = min(2 GiB >> 24, 1022) = 128.
+    let (mut a, t) = {
+        let mut a = with_l2(ZfsRelease::V2_2, 128 * MIB, 2 * GIB, 11);
+        a.set_arc_warm(true);
+        let mut t = 0;
+        for round in 0..30u64 {
+            t = read_range(&mut a, round * 2000, round * 2000 + 2000, t);
+            a.l2arc_feed(t);
+            t += 200 * MS;
+        }
+        (a, t)
+    };
+    let s = a.stats();
+    assert!(s.l2_log_blk_writes > 0 && s.l2_log_blk_count > 0);
+    let blocks = a.l2arc_blocks() as u64;
+    let dev = a.l2arc_detach().expect("device");
+    assert_eq!((a.stats().l2_hdr_size, a.l2arc_blocks()), (0, 0));
+    check_invariants(&a);
+    let mut b = arc(ZfsRelease::V2_2, 128 * MIB);
+    b.attach_l2arc(&l2p(2 * GIB, CacheProperty::All, L2arcTunables::default(), 11)).unwrap();
+    let r = b.l2arc_rebuild(dev);
+    assert!(r.headers > 0 && r.headers <= blocks, "{r:?} of {blocks}");
+    assert_eq!(r.headers % 128, 0, "whole log blocks");
+    assert_eq!(r.log_blocks, r.headers / 128);
+    assert_eq!(r.reads, r.log_blocks + 1);
+    let s = b.stats();
+    assert_eq!((s.l2_rebuild_bufs, s.l2_rebuild_success), (r.headers, 1));
+    assert_eq!(s.l2_hdr_size, r.headers * HDR_L2ONLY_SIZE);
+    check_l2(&b);
+    let key = (0..60_000).find(|&i| b.l2_contains(k(i))).expect("restored");
+    assert!(matches!(b.access(k(key), data(16384, 12288), DEMAND, t), ArcAccess::L2Hit { .. }));
+    // Feeding resumes after the newest log block.
+    b.set_arc_warm(true);
+    read_range(&mut b, 200_000, 202_000, t);
+    assert!(b.l2arc_feed(t + SEC).buffers > 0);
+    check_l2(&b);
+    // 0.8 has no persistent L2ARC.
+    let mut c = with_l2(ZfsRelease::V0_8, 128 * MIB, 2 * GIB, 0);
+    read_range(&mut c, 0, 2000, 0);
+    c.l2arc_feed(3 * SEC);
+    let dev = c.l2arc_detach().unwrap();
+    let mut d = with_l2(ZfsRelease::V0_8, 128 * MIB, 2 * GIB, 0);
+    assert_eq!(d.l2arc_rebuild(dev), Default::default());
+}
+
+#[test]
+fn meta_percent_stops_feeds() {
+    // 2.2: l2_hdr_size above 33% of arc_c_max (cold) skips feeds.
+    let mut a = with_l2(ZfsRelease::V2_2, 64 * MIB, 16 * GIB, 11);
+    let tun = L2arcTunables { l2arc_meta_percent: Some(1), ..Default::default() };
+    a.attach_l2arc(&l2p(16 * GIB, CacheProperty::All, tun, 11)).unwrap();
+    a.set_arc_warm(true);
+    let mut t = 0;
+    for round in 0..40u64 {
+        t = read_range(&mut a, round * 2000, round * 2000 + 2000, t);
+        a.l2arc_feed(t);
+    }
+    let s = a.stats();
+    assert!(s.l2_abort_lowmem > 0, "{s:?}");
+    // Over the limit, a feed writes nothing.
+    assert!(s.l2_hdr_size > s.c / 100);
+    let f = a.l2arc_feed(t + SEC);
+    assert!(!f.fed && f.buffers == 0 && f.next_feed_at == t + 2 * SEC);
+    assert_eq!(a.stats().l2_abort_lowmem, s.l2_abort_lowmem + 1);
+    check_l2(&a);
+}
+
+#[test]
+fn memory_per_l2_block_and_no_growth_per_feed() {
+    let mut a = with_l2(ZfsRelease::V2_2, 128 * MIB, 512 * MIB, 11);
+    a.set_arc_warm(true);
+    let mut t = 0;
+    let mut x = 7u64;
+    let mut step = |a: &mut Arc, t: &mut Nanos| {
+        for _ in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            a.access(k(x % 200_000), data(16384, 12288), DEMAND, *t);
+            *t += MS / 4;
+        }
+        a.l2arc_feed(*t);
+    };
+    for _ in 0..300 {
+        step(&mut a, &mut t);
+    }
+    let blocks = a.l2arc_blocks();
+    assert!(blocks > 30_000, "{blocks}");
+    let heap = a.l2arc_heap_bytes();
+    assert!(heap / blocks <= 48, "{} bytes per L2 block", heap / blocks);
+    let cap = a.slab.capacity();
+    for _ in 0..200 {
+        step(&mut a, &mut t);
+    }
+    assert_eq!(a.l2arc_heap_bytes(), heap, "L2 structures grew in steady state");
+    assert_eq!(a.slab.capacity(), cap);
+    check_l2(&a);
+    let _ = F_L2CACHE;
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Read { key: u64, meta: bool, prefetch: bool, uncacheable: bool, sectors: u32, dt_ms: u64 },
+    Feed,
+    Warm,
+    Drop,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        40 => (0u64..6000, prop::bool::weighted(0.2), prop::bool::weighted(0.1), prop::bool::weighted(0.02), 1u32..=4, 0u64..50)
+            .prop_map(|(key, meta, prefetch, uncacheable, sectors, dt_ms)| Op::Read { key, meta, prefetch, uncacheable, sectors, dt_ms }),
+        2 => Just(Op::Feed),
+        1 => Just(Op::Warm),
+        1 => Just(Op::Drop),
+    ]
+}
+
+fn case() -> impl Strategy<Value = (ZfsRelease, u16)> {
+    prop_oneof![
+        Just((ZfsRelease::V0_8, 0)),
+        Just((ZfsRelease::V2_1, 0)),
+        Just((ZfsRelease::V2_2, 0)),
+        Just((ZfsRelease::V2_2, 11))
+    ]
+}
+
+fn run(rel: ZfsRelease, patch: u16, ops: &[Op]) -> (Arc, Vec<ArcAccess>, Vec<L2Feed>) {
+    let mut a = Arc::new(&ArcParams {
+        release: rel,
+        ram_bytes: GIB,
+        tunables: ArcTunables {
+            zfs_arc_max: 64 * MIB,
+            zfs_arc_min: 32 * MIB,
+            zfs_compressed_arc_enabled: true,
+            ..Default::default()
+        },
+    });
+    let tun = L2arcTunables {
+        l2arc_write_max: Some(2 * MIB),
+        l2arc_write_boost: Some(2 * MIB),
+        ..Default::default()
+    };
+    a.attach_l2arc(&l2p(48 * MIB, CacheProperty::All, tun, patch)).unwrap();
+    let (mut t, mut out, mut feeds) = (0, Vec::new(), Vec::new());
+    for o in ops {
+        match *o {
+            Op::Read { key, meta, prefetch, uncacheable, sectors, dt_ms } => {
+                t += dt_ms * MS;
+                let info = if meta { self::meta(16384, 4096 * sectors) } else { data(16384, 4096 * sectors) };
+                out.push(a.access(
+                    BlockKey::new(3, meta as u8, key),
+                    info,
+                    ReadFlags { prefetch, uncacheable },
+                    t,
+                ));
+            }
+            Op::Feed => feeds.push(a.l2arc_feed(t)),
+            Op::Warm => a.set_arc_warm(true),
+            Op::Drop => a.l2arc_drop_all(),
+        }
+    }
+    (a, out, feeds)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn l2_invariants_hold((rel, patch) in case(), ops in prop::collection::vec(op(), 1..3000)) {
+        let (a, out, feeds) = run(rel, patch, &ops);
+        check_l2(&a);
+        let s = a.stats();
+        prop_assert_eq!(s.l2_hits, out.iter().filter(|r| matches!(r, ArcAccess::L2Hit { .. })).count() as u64);
+        prop_assert_eq!(s.l2_feeds, feeds.iter().filter(|f| f.fed).count() as u64);
+        for f in &feeds {
+            prop_assert!(f.asize_written <= f.target);
+        }
+        prop_assert!(s.size <= s.c + 65536 + hdr_full_size(rel));
+    }
+
+    #[test]
+    fn l2_deterministic((rel, patch) in case(), ops in prop::collection::vec(op(), 1..1500)) {
+        let (a, oa, fa) = run(rel, patch, &ops);
+        let (b, ob, fb) = run(rel, patch, &ops);
+        prop_assert_eq!(oa, ob);
+        prop_assert_eq!(fa, fb);
+        prop_assert_eq!(a.stats(), b.stats());
+    }
+}
