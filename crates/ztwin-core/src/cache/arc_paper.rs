@@ -77,7 +77,7 @@ pub struct ArcPaper {
 impl ArcPaper {
     /// An empty ARC of `c` pages (at least 1, below 2^31).
     pub fn new(c: u64) -> ArcPaper {
-        assert!(c >= 1 && c < (1 << 31), "ARC size out of range");
+        assert!((1..(1 << 31)).contains(&c), "ARC size out of range");
         let n = 2 * c as usize + 1;
         ArcPaper {
             c: c as u32,
@@ -300,7 +300,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let id = if x % 3 == 0 { x % 40 } else { x % 400 };
+            let id = if x & 3 == 0 { x % 40 } else { x % 400 };
             a.access(id);
             check_invariants(&a);
         }

@@ -198,7 +198,7 @@ impl TraceReader for BlkparseReader {
             let line = &self.lines.buf;
             let t: Vec<&[u8]> = line.split(|b| b.is_ascii_whitespace()).filter(|t| !t.is_empty()).collect();
             let dev = t.first().is_some_and(|d| {
-                d.iter().any(|&b| b == b',') && d.iter().all(|&b| b == b',' || b.is_ascii_digit())
+                d.contains(&b',') && d.iter().all(|&b| b == b',' || b.is_ascii_digit())
             });
             if !dev {
                 continue; // summary or blank
