@@ -161,6 +161,8 @@ pub struct ReplayResult {
     pub wall_s: f64,
 }
 
+/// Requests read per batch.
+const BATCH: usize = 4096;
 /// SHARDS modulus.
 const SHARDS_P: u64 = 1 << 24;
 
@@ -396,22 +398,53 @@ pub struct SimOutcome {
     pub hits: u64,
     /// Final target (see [`PolicyResult::target`]).
     pub target: Option<serde_json::Value>,
+    /// Heap bytes of the policy's structures at the end, and the entries (cached and
+    /// ghost) they held (lru, arc only).
+    pub heap_bytes: Option<(u64, u64)>,
+    /// Wall time of the run, s (reading included).
+    pub wall_s: f64,
 }
 
 fn run_one(spec: &Spec, policy: Policy, size: u64) -> Result<SimOutcome> {
+    let t0 = Instant::now();
     let scaled = if spec.threshold < SHARDS_P { ((size as f64 * spec.rate).round() as u64).max(1) } else { size };
     let mut sim = Sim::new(policy, scaled, spec)?;
     let mut r = spec.open()?;
     let (mut n, mut s, mut hits) = (0u64, 0u64, 0u64);
+    let mut batch = vec![Request::default(); BATCH];
+    let all = spec.threshold >= SHARDS_P;
     while n < spec.max_requests {
-        let Some(q) = r.next_request()? else { break };
-        n += 1;
-        if sampled(q.id, spec.threshold) {
-            s += 1;
-            hits += sim.access(&q) as u64;
+        let want = (spec.max_requests - n).min(BATCH as u64) as usize;
+        let k = r.next_batch(&mut batch[..want])?;
+        if k == 0 {
+            break;
+        }
+        n += k as u64;
+        match (&mut sim, all) {
+            (Sim::Lru(c), true) => batch[..k].iter().for_each(|q| hits += c.access(q.id) as u64),
+            (Sim::Arc(c), true) => batch[..k].iter().for_each(|q| hits += c.access(q.id) as u64),
+            _ => {
+                for q in &batch[..k] {
+                    if sampled(q.id, spec.threshold) {
+                        s += 1;
+                        hits += sim.access(q) as u64;
+                    }
+                }
+            }
+        }
+        if all {
+            s = n;
         }
     }
-    Ok(SimOutcome { requests: n, sampled: s, hits, target: sim.target() })
+    let heap_bytes = match &sim {
+        Sim::Lru(c) => Some((c.heap_bytes() as u64, c.len() as u64)),
+        Sim::Arc(c) => {
+            let [t1, b1, t2, b2] = c.sizes();
+            Some((c.heap_bytes() as u64, (t1 + b1 + t2 + b2) as u64))
+        }
+        Sim::Zfs { .. } => None,
+    };
+    Ok(SimOutcome { requests: n, sampled: s, hits, target: sim.target(), heap_bytes, wall_s: t0.elapsed().as_secs_f64() })
 }
 
 /// One policy at one size over a trace, on the calling thread, every request (no SHARDS).
@@ -448,12 +481,19 @@ fn stack_pass(spec: &Spec, max_size: Option<u64>) -> Result<StackOutcome> {
     if let Some(m) = max_sampled {
         sd = StackDistances::new(m);
     }
+    let mut batch = vec![Request::default(); BATCH];
     while n < spec.max_requests {
-        let Some(q) = r.next_request()? else { break };
-        n += 1;
-        if sampled(q.id, spec.threshold) {
-            s += 1;
-            sd.access(q.id);
+        let want = (spec.max_requests - n).min(BATCH as u64) as usize;
+        let k = r.next_batch(&mut batch[..want])?;
+        if k == 0 {
+            break;
+        }
+        n += k as u64;
+        for q in &batch[..k] {
+            if sampled(q.id, spec.threshold) {
+                s += 1;
+                sd.access(q.id);
+            }
         }
     }
     let unique = sd.unique();
@@ -590,6 +630,32 @@ pub fn replay(spec: &ReplaySpec) -> Result<ReplayResult> {
         results,
         wall_s: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// One policy at one size, JSON in ({"trace", "format"?, "policy", "size", "block_size"?}),
+/// JSON out ({"requests", "hits", "wall_s", "heap_bytes", "entries"}): the benchmark's
+/// entry point (single thread, every request).
+pub fn simulate_json(req_json: &str) -> Result<String> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Req {
+        trace: PathBuf,
+        #[serde(default)]
+        format: Option<String>,
+        policy: Policy,
+        size: u64,
+        #[serde(default = "default_block_size")]
+        block_size: u32,
+    }
+    let r: Req = serde_json::from_str(req_json).map_err(|e| Error::config("simulate", format!("bad request: {e}")))?;
+    let fmt = r.format.as_deref().map(Format::parse).transpose()?;
+    let o = simulate(&r.trace, fmt, r.policy, r.size, r.block_size)?;
+    let (heap, entries) = o.heap_bytes.unwrap_or((0, 0));
+    Ok(serde_json::json!({
+        "requests": o.requests, "hits": o.hits, "wall_s": o.wall_s,
+        "heap_bytes": heap, "entries": entries, "target": o.target,
+    })
+    .to_string())
 }
 
 /// JSON in, JSON out: the binding's entry point.

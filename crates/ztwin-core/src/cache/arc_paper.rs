@@ -50,6 +50,7 @@ struct Node {
     id: u64,
     prev: u32,
     next: u32,
+    tag: u8,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -64,7 +65,6 @@ pub struct ArcPaper {
     c: u32,
     p: f64,
     nodes: Vec<Node>,
-    tags: Vec<u8>,
     free: u32,
     table: HashTable<u32>,
     lists: [List; 4],
@@ -83,7 +83,6 @@ impl ArcPaper {
             c: c as u32,
             p: 0.0,
             nodes: Vec::with_capacity(n),
-            tags: Vec::with_capacity(n),
             free: NIL,
             table: HashTable::with_capacity(n),
             lists: [List { head: NIL, tail: NIL, len: 0 }; 4],
@@ -114,13 +113,13 @@ impl ArcPaper {
 
     /// Heap bytes held by the structures (slab, tags, table).
     pub fn heap_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>() + self.tags.capacity() + self.table.allocation_size()
+        self.nodes.capacity() * std::mem::size_of::<Node>() + self.table.allocation_size()
     }
 
     #[inline]
     fn unlink(&mut self, i: u32) {
         let n = self.nodes[i as usize];
-        let l = &mut self.lists[self.tags[i as usize] as usize];
+        let l = &mut self.lists[n.tag as usize];
         l.len -= 1;
         if n.prev != NIL {
             self.nodes[n.prev as usize].next = n.next;
@@ -136,7 +135,7 @@ impl ArcPaper {
 
     #[inline]
     fn push_head(&mut self, i: u32, tag: u8) {
-        self.tags[i as usize] = tag;
+        self.nodes[i as usize].tag = tag;
         let l = &mut self.lists[tag as usize];
         let old = l.head;
         l.head = i;
@@ -189,9 +188,7 @@ impl ArcPaper {
         let h = hash_id(id);
         let nodes = &self.nodes;
         if let Some(&i) = self.table.find(h, |&i| nodes[i as usize].id == id) {
-            let tag = self.tags[i as usize];
-            let [_, b1, _, b2] = self.sizes();
-            let c = self.c as f64;
+            let tag = self.nodes[i as usize].tag;
             match tag {
                 T1 | T2 => {
                     self.hits += 1;
@@ -202,12 +199,15 @@ impl ArcPaper {
                     return true;
                 }
                 B1 => {
+                    let (b1, b2) = (self.lists[B1 as usize].len, self.lists[B2 as usize].len);
+                    let c = self.c as f64;
                     let d = if b1 >= b2 { 1.0 } else { b2 as f64 / b1 as f64 };
                     self.p = (self.p + d).min(c);
                     self.unlink(i);
                     self.replace(false);
                 }
                 _ => {
+                    let (b1, b2) = (self.lists[B1 as usize].len, self.lists[B2 as usize].len);
                     let d = if b2 >= b1 { 1.0 } else { b1 as f64 / b2 as f64 };
                     self.p = (self.p - d).max(0.0);
                     self.unlink(i);
@@ -243,8 +243,7 @@ impl ArcPaper {
             self.nodes[i as usize].id = id;
             i
         } else {
-            self.nodes.push(Node { id, prev: NIL, next: NIL });
-            self.tags.push(T1);
+            self.nodes.push(Node { id, prev: NIL, next: NIL, tag: T1 });
             (self.nodes.len() - 1) as u32
         };
         self.push_head(i, T1);

@@ -125,6 +125,19 @@ impl Format {
 pub trait TraceReader: Send {
     /// The next request, `Ok(None)` at the end of the trace.
     fn next_request(&mut self) -> Result<Option<Request>>;
+
+    /// Fills `out` from the front with the next requests; returns how many (0 at the end).
+    fn next_batch(&mut self, out: &mut [Request]) -> Result<usize> {
+        let mut n = 0;
+        while n < out.len() {
+            match self.next_request()? {
+                Some(r) => out[n] = r,
+                None => break,
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
 }
 
 /// zstd frame magic number.

@@ -84,4 +84,33 @@ impl TraceReader for OracleReader {
         self.src.consume(RECORD);
         Ok(Some(Request { id, size, time, op: Op::Other }))
     }
+
+    fn next_batch(&mut self, out: &mut [Request]) -> Result<usize> {
+        let mut n = 0;
+        while n < out.len() {
+            let avail = self.src.available();
+            let k = (avail.len() / RECORD).min(out.len() - n);
+            if k == 0 {
+                match self.next_request()? {
+                    Some(r) => {
+                        out[n] = r;
+                        n += 1;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            for (rec, o) in avail.chunks_exact(RECORD).take(k).zip(&mut out[n..n + k]) {
+                *o = Request {
+                    time: u32::from_le_bytes(rec[0..4].try_into().unwrap()) as u64 * 1_000_000_000,
+                    id: u64::from_le_bytes(rec[4..12].try_into().unwrap()),
+                    size: u32::from_le_bytes(rec[12..16].try_into().unwrap()),
+                    op: Op::Other,
+                };
+            }
+            self.src.consume(k * RECORD);
+            n += k;
+        }
+        Ok(n)
+    }
 }
