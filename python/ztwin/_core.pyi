@@ -27,3 +27,6 @@ def replay_simulate(request_json: str) -> str:
 
 def trace_to_oracle(src: str, dst: str, format: str | None = None, max_requests: int | None = None) -> int:
     """Writes a trace as libCacheSim's oracleGeneral binary; returns the requests written."""
+
+def trace_format(path: str) -> str:
+    """The trace's format as detected from its content (lis, csv, oracle, vscsi, blkparse, txt)."""

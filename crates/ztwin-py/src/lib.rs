@@ -72,6 +72,14 @@ fn trace_to_oracle(py: Python<'_>, src: String, dst: String, format: Option<Stri
     .map_err(|e| to_py_err(py, e))
 }
 
+/// The format of a trace as detected from its content ("lis", "csv", "oracle", "vscsi", "blkparse", "txt").
+#[pyfunction]
+fn trace_format(py: Python<'_>, path: String) -> PyResult<String> {
+    ztwin_core::workload::trace::open(std::path::Path::new(&path), None)
+        .map(|(f, _)| f.name().to_string())
+        .map_err(|e| to_py_err(py, e))
+}
+
 /// Version of the core crate.
 #[pyfunction]
 fn version() -> &'static str {
@@ -87,5 +95,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(replay_simulate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_to_oracle, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_format, m)?)?;
     Ok(())
 }
