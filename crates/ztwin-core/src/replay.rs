@@ -398,9 +398,9 @@ pub struct SimOutcome {
     pub hits: u64,
     /// Final target (see [`PolicyResult::target`]).
     pub target: Option<serde_json::Value>,
-    /// Heap bytes of the policy's structures at the end, and the entries (cached and
-    /// ghost) they held (lru, arc only).
-    pub heap_bytes: Option<(u64, u64)>,
+    /// Heap bytes of the policy's structures at the end, the entries cached, and the
+    /// entries they index including ARC ghosts (lru, arc only).
+    pub heap_bytes: Option<(u64, u64, u64)>,
     /// Wall time of the run, s (reading included).
     pub wall_s: f64,
 }
@@ -437,10 +437,10 @@ fn run_one(spec: &Spec, policy: Policy, size: u64) -> Result<SimOutcome> {
         }
     }
     let heap_bytes = match &sim {
-        Sim::Lru(c) => Some((c.heap_bytes() as u64, c.len() as u64)),
+        Sim::Lru(c) => Some((c.heap_bytes() as u64, c.len() as u64, c.len() as u64)),
         Sim::Arc(c) => {
             let [t1, b1, t2, b2] = c.sizes();
-            Some((c.heap_bytes() as u64, (t1 + b1 + t2 + b2) as u64))
+            Some((c.heap_bytes() as u64, (t1 + t2) as u64, (t1 + b1 + t2 + b2) as u64))
         }
         Sim::Zfs { .. } => None,
     };
@@ -633,7 +633,8 @@ pub fn replay(spec: &ReplaySpec) -> Result<ReplayResult> {
 }
 
 /// One policy at one size, JSON in ({"trace", "format"?, "policy", "size", "block_size"?}),
-/// JSON out ({"requests", "hits", "wall_s", "heap_bytes", "entries"}): the benchmark's
+/// JSON out ({"requests", "hits", "wall_s", "heap_bytes", "entries" (cached), "indexed"
+/// (with ghosts)}): the benchmark's
 /// entry point (single thread, every request).
 pub fn simulate_json(req_json: &str) -> Result<String> {
     #[derive(Deserialize)]
@@ -650,10 +651,10 @@ pub fn simulate_json(req_json: &str) -> Result<String> {
     let r: Req = serde_json::from_str(req_json).map_err(|e| Error::config("simulate", format!("bad request: {e}")))?;
     let fmt = r.format.as_deref().map(Format::parse).transpose()?;
     let o = simulate(&r.trace, fmt, r.policy, r.size, r.block_size)?;
-    let (heap, entries) = o.heap_bytes.unwrap_or((0, 0));
+    let (heap, entries, indexed) = o.heap_bytes.unwrap_or((0, 0, 0));
     Ok(serde_json::json!({
         "requests": o.requests, "hits": o.hits, "wall_s": o.wall_s,
-        "heap_bytes": heap, "entries": entries, "target": o.target,
+        "heap_bytes": heap, "entries": entries, "indexed": indexed, "target": o.target,
     })
     .to_string())
 }
