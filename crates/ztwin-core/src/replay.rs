@@ -297,7 +297,10 @@ pub fn zfs_arc_params(bytes: u64, release: ZfsRelease) -> Result<ArcParams> {
     };
     let l = ArcLimits::from_params(&params);
     if l.c_max != bytes {
-        return Err(Error::config("size", format!("zfs-arc: c_max came out at {} bytes, not {bytes}", l.c_max)));
+        return Err(Error::config(
+            "size",
+            format!("zfs-arc: c_max came out at {} bytes, not {bytes}", l.c_max),
+        ));
     }
     Ok(params)
 }
@@ -407,7 +410,8 @@ pub struct SimOutcome {
 
 fn run_one(spec: &Spec, policy: Policy, size: u64) -> Result<SimOutcome> {
     let t0 = Instant::now();
-    let scaled = if spec.threshold < SHARDS_P { ((size as f64 * spec.rate).round() as u64).max(1) } else { size };
+    let scaled =
+        if spec.threshold < SHARDS_P { ((size as f64 * spec.rate).round() as u64).max(1) } else { size };
     let mut sim = Sim::new(policy, scaled, spec)?;
     let mut r = spec.open()?;
     let (mut n, mut s, mut hits) = (0u64, 0u64, 0u64);
@@ -444,12 +448,25 @@ fn run_one(spec: &Spec, policy: Policy, size: u64) -> Result<SimOutcome> {
         }
         Sim::Zfs { .. } => None,
     };
-    Ok(SimOutcome { requests: n, sampled: s, hits, target: sim.target(), heap_bytes, wall_s: t0.elapsed().as_secs_f64() })
+    Ok(SimOutcome {
+        requests: n,
+        sampled: s,
+        hits,
+        target: sim.target(),
+        heap_bytes,
+        wall_s: t0.elapsed().as_secs_f64(),
+    })
 }
 
 /// One policy at one size over a trace, on the calling thread, every request (no SHARDS).
 /// The benchmark's entry point.
-pub fn simulate(path: &Path, format: Option<Format>, policy: Policy, size: u64, block_size: u32) -> Result<SimOutcome> {
+pub fn simulate(
+    path: &Path,
+    format: Option<Format>,
+    policy: Policy,
+    size: u64,
+    block_size: u32,
+) -> Result<SimOutcome> {
     let (fmt, _) = trace::open(path, format)?;
     let spec = Spec {
         path: path.to_path_buf(),
@@ -513,7 +530,10 @@ pub fn replay(spec: &ReplaySpec) -> Result<ReplayResult> {
         return Err(Error::config("sizes", format!("cache size {z}: must be at least 1 entry")));
     }
     if !(512..=(16 << 20)).contains(&spec.block_size) {
-        return Err(Error::config("block_size", format!("{} bytes: must be 512 B .. 16 MiB", spec.block_size)));
+        return Err(Error::config(
+            "block_size",
+            format!("{} bytes: must be 512 B .. 16 MiB", spec.block_size),
+        ));
     }
     let threshold = shards_threshold(spec.shards)?;
     if spec.shards.is_some() && spec.policies.contains(&Policy::ZfsArc) {
@@ -648,7 +668,8 @@ pub fn simulate_json(req_json: &str) -> Result<String> {
         #[serde(default = "default_block_size")]
         block_size: u32,
     }
-    let r: Req = serde_json::from_str(req_json).map_err(|e| Error::config("simulate", format!("bad request: {e}")))?;
+    let r: Req =
+        serde_json::from_str(req_json).map_err(|e| Error::config("simulate", format!("bad request: {e}")))?;
     let fmt = r.format.as_deref().map(Format::parse).transpose()?;
     let o = simulate(&r.trace, fmt, r.policy, r.size, r.block_size)?;
     let (heap, entries, indexed) = o.heap_bytes.unwrap_or((0, 0, 0));
@@ -669,7 +690,12 @@ pub fn replay_json(spec_json: &str) -> Result<String> {
 
 /// Converts any trace to libCacheSim's oracleGeneral (next_access_vtime filled in).
 /// Holds the requests in memory (24 bytes each) to compute next access times.
-pub fn convert_to_oracle(src: &Path, format: Option<Format>, dst: &Path, max_requests: Option<u64>) -> Result<u64> {
+pub fn convert_to_oracle(
+    src: &Path,
+    format: Option<Format>,
+    dst: &Path,
+    max_requests: Option<u64>,
+) -> Result<u64> {
     let (_, mut r) = trace::open(src, format)?;
     let mut v = Vec::new();
     let max = max_requests.unwrap_or(u64::MAX);
@@ -682,7 +708,8 @@ pub fn convert_to_oracle(src: &Path, format: Option<Format>, dst: &Path, max_req
     let f = std::fs::File::create(dst)
         .map_err(|e| Error::config(dst.display().to_string(), format!("cannot create: {e}")))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    trace::oracle::write_oracle(&v, &mut w).map_err(|e| Error::config(dst.display().to_string(), e.to_string()))?;
+    trace::oracle::write_oracle(&v, &mut w)
+        .map_err(|e| Error::config(dst.display().to_string(), e.to_string()))?;
     Ok(v.len() as u64)
 }
 

@@ -64,10 +64,21 @@ fn replay_simulate(py: Python<'_>, request_json: String) -> PyResult<String> {
 /// Writes any trace as libCacheSim's oracleGeneral binary; returns the requests written.
 #[pyfunction]
 #[pyo3(signature = (src, dst, format=None, max_requests=None))]
-fn trace_to_oracle(py: Python<'_>, src: String, dst: String, format: Option<String>, max_requests: Option<u64>) -> PyResult<u64> {
+fn trace_to_oracle(
+    py: Python<'_>,
+    src: String,
+    dst: String,
+    format: Option<String>,
+    max_requests: Option<u64>,
+) -> PyResult<u64> {
     py.detach(|| {
         let fmt = format.as_deref().map(ztwin_core::workload::trace::Format::parse).transpose()?;
-        ztwin_core::replay::convert_to_oracle(std::path::Path::new(&src), fmt, std::path::Path::new(&dst), max_requests)
+        ztwin_core::replay::convert_to_oracle(
+            std::path::Path::new(&src),
+            fmt,
+            std::path::Path::new(&dst),
+            max_requests,
+        )
     })
     .map_err(|e| to_py_err(py, e))
 }

@@ -279,7 +279,8 @@ pub fn detect(src: &Source) -> Result<Format> {
     let sample = &head[..head.len().min(4096)];
     let is_text = sample.iter().all(|&b| b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b));
     if is_text {
-        let first = sample.split(|&b| b == b'\n').find(|l| !l.iter().all(u8::is_ascii_whitespace)).unwrap_or(&[]);
+        let first =
+            sample.split(|&b| b == b'\n').find(|l| !l.iter().all(u8::is_ascii_whitespace)).unwrap_or(&[]);
         let line = std::str::from_utf8(first).unwrap_or("").trim();
         let toks: Vec<&str> = line.split_whitespace().collect();
         if text::looks_like_blkparse(line) {
@@ -356,11 +357,16 @@ impl Lines {
                 let start = self.src.offset();
                 // Safe re-borrow: copy line bounds, then check text bytes.
                 let line = &avail[..nl];
-                if let Some(bad) = line.iter().position(|&b| b < 0x20 && b != b'\t' && b != b'\r' || b >= 0x7f) {
+                if let Some(bad) =
+                    line.iter().position(|&b| b < 0x20 && b != b'\t' && b != b'\r' || b >= 0x7f)
+                {
                     let b = line[bad];
                     return Err(self.src.err_at(
                         start + bad as u64,
-                        format!("line {}: expected text, found byte 0x{b:02x} (a binary file given as text?)", self.line),
+                        format!(
+                            "line {}: expected text, found byte 0x{b:02x} (a binary file given as text?)",
+                            self.line
+                        ),
                     ));
                 }
                 self.buf.clear();
@@ -376,11 +382,16 @@ impl Lines {
                 // Last line without a newline.
                 self.line += 1;
                 let start = self.src.offset();
-                if let Some(bad) = avail.iter().position(|&b| b < 0x20 && b != b'\t' && b != b'\r' || b >= 0x7f) {
+                if let Some(bad) =
+                    avail.iter().position(|&b| b < 0x20 && b != b'\t' && b != b'\r' || b >= 0x7f)
+                {
                     let b = avail[bad];
                     return Err(self.src.err_at(
                         start + bad as u64,
-                        format!("line {}: expected text, found byte 0x{b:02x} (a binary file given as text?)", self.line),
+                        format!(
+                            "line {}: expected text, found byte 0x{b:02x} (a binary file given as text?)",
+                            self.line
+                        ),
                     ));
                 }
                 self.buf.clear();
@@ -392,7 +403,9 @@ impl Lines {
             let before = self.src.available().len();
             let after = self.src.refill()?;
             if after == before && before >= BUF {
-                return Err(self.src.err_at(self.src.offset(), format!("line {}: longer than 1 MiB", self.line + 1)));
+                return Err(self
+                    .src
+                    .err_at(self.src.offset(), format!("line {}: longer than 1 MiB", self.line + 1)));
             }
         }
     }

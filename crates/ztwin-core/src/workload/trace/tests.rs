@@ -126,8 +126,11 @@ fn errors_name_the_place() {
 
 #[test]
 fn oracle_roundtrip() {
-    let reqs: Vec<Request> =
-        [3u64, 4, 3, 9, 4].iter().enumerate().map(|(i, &id)| Request { id, size: 512, time: i as u64 * 1_000_000_000, op: Op::Other }).collect();
+    let reqs: Vec<Request> = [3u64, 4, 3, 9, 4]
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| Request { id, size: 512, time: i as u64 * 1_000_000_000, op: Op::Other })
+        .collect();
     let mut out = Vec::new();
     oracle::write_oracle(&reqs, &mut out).unwrap();
     assert_eq!(i64::from_le_bytes(out[16..24].try_into().unwrap()), 3);

@@ -55,7 +55,8 @@ pub struct CsvReader {
     pending: Option<Request>,
 }
 
-const ID_NAMES: &[&str] = &["obj_id", "id", "lbn", "lba", "key", "addr", "address", "offset", "block", "obj", "object"];
+const ID_NAMES: &[&str] =
+    &["obj_id", "id", "lbn", "lba", "key", "addr", "address", "offset", "block", "obj", "object"];
 const TIME_NAMES: &[&str] = &["time", "timestamp", "clock_time", "ts"];
 const SIZE_NAMES: &[&str] = &["size", "obj_size", "len", "length", "bytes"];
 const OP_NAMES: &[&str] = &["op", "type", "rw", "cmd", "operation"];
@@ -68,18 +69,24 @@ impl CsvReader {
             return Err(lines.src.err_line(1, "empty csv trace: expected a header or a request"));
         }
         let first: Vec<Vec<u8>> = fields(&lines.buf, b',').map(|t| t.to_vec()).collect();
-        let lower: Vec<String> = first.iter().map(|t| String::from_utf8_lossy(t).to_ascii_lowercase()).collect();
+        let lower: Vec<String> =
+            first.iter().map(|t| String::from_utf8_lossy(t).to_ascii_lowercase()).collect();
         let find = |names: &[&str]| lower.iter().position(|c| names.contains(&c.as_str()));
         let known = find(ID_NAMES).is_some() || find(TIME_NAMES).is_some() || find(SIZE_NAMES).is_some();
         let all_words = first.iter().all(|t| !t.is_empty() && !t.iter().any(u8::is_ascii_digit));
-        let mut r = CsvReader { lines, id: 0, time: None, size: None, op: None, ncols: first.len(), pending: None };
+        let mut r =
+            CsvReader { lines, id: 0, time: None, size: None, op: None, ncols: first.len(), pending: None };
         if known || all_words {
             match find(ID_NAMES) {
                 Some(i) => r.id = i,
                 None => {
                     return Err(r.lines.src.err_line(
                         1,
-                        format!("csv header {:?} names no id column; expected one of {}", lower.join(","), ID_NAMES.join(", ")),
+                        format!(
+                            "csv header {:?} names no id column; expected one of {}",
+                            lower.join(","),
+                            ID_NAMES.join(", ")
+                        ),
                     ))
                 }
             }
@@ -106,7 +113,10 @@ impl CsvReader {
     fn parse(&self, f: &[&[u8]], line: u64) -> Result<Request> {
         let err = |col: usize, what: &str| {
             let found = f.get(col).map(|t| show(t)).unwrap_or_else(|| "nothing".into());
-            self.lines.src.err_line(line, format!("column {} ({what}): expected {}, found {found}", col + 1, expected(what)))
+            self.lines.src.err_line(
+                line,
+                format!("column {} ({what}): expected {}, found {found}", col + 1, expected(what)),
+            )
         };
         fn expected(what: &str) -> &'static str {
             match what {
@@ -117,7 +127,10 @@ impl CsvReader {
             }
         }
         if f.len() < self.ncols {
-            return Err(self.lines.src.err_line(line, format!("expected {} columns, found {}", self.ncols, f.len())));
+            return Err(self
+                .lines
+                .src
+                .err_line(line, format!("expected {} columns, found {}", self.ncols, f.len())));
         }
         let id = f.get(self.id).and_then(|t| parse_u64(t)).ok_or_else(|| err(self.id, "id"))?;
         let time = match self.time {
@@ -197,19 +210,25 @@ impl TraceReader for BlkparseReader {
             }
             let line = &self.lines.buf;
             let t: Vec<&[u8]> = line.split(|b| b.is_ascii_whitespace()).filter(|t| !t.is_empty()).collect();
-            let dev = t.first().is_some_and(|d| {
-                d.contains(&b',') && d.iter().all(|&b| b == b',' || b.is_ascii_digit())
-            });
+            let dev = t
+                .first()
+                .is_some_and(|d| d.contains(&b',') && d.iter().all(|&b| b == b',' || b.is_ascii_digit()));
             if !dev {
                 continue; // summary or blank
             }
             let ln = self.lines.line;
             let src = &self.lines.src;
             if t.len() < 7 {
-                return Err(src.err_line(ln, format!("expected at least 7 fields of a blkparse event, found {}", t.len())));
+                return Err(src.err_line(
+                    ln,
+                    format!("expected at least 7 fields of a blkparse event, found {}", t.len()),
+                ));
             }
             let time = parse_secs(t[3]).ok_or_else(|| {
-                src.err_line(ln, format!("field 4 (time): expected seconds.nanoseconds, found {}", show(t[3])))
+                src.err_line(
+                    ln,
+                    format!("field 4 (time): expected seconds.nanoseconds, found {}", show(t[3])),
+                )
             })?;
             if t[5] != b"Q" {
                 continue;
@@ -217,8 +236,9 @@ impl TraceReader for BlkparseReader {
             if t.len() < 10 || t[8] != b"+" {
                 continue; // no sector range (flush, barrier)
             }
-            let sector = parse_u64(t[7])
-                .ok_or_else(|| src.err_line(ln, format!("field 8 (sector): expected an integer, found {}", show(t[7]))))?;
+            let sector = parse_u64(t[7]).ok_or_else(|| {
+                src.err_line(ln, format!("field 8 (sector): expected an integer, found {}", show(t[7])))
+            })?;
             let n = parse_u64(t[9]).and_then(|v| u32::try_from(v).ok()).ok_or_else(|| {
                 src.err_line(ln, format!("field 10 (sectors): expected an integer, found {}", show(t[9])))
             })?;
@@ -260,7 +280,10 @@ impl TraceReader for PlainReader {
             }
             let Some(id) = parse_u64(t) else {
                 let ln = self.lines.line;
-                return Err(self.lines.src.err_line(ln, format!("expected one decimal address, found {}", show(t))));
+                return Err(self
+                    .lines
+                    .src
+                    .err_line(ln, format!("expected one decimal address, found {}", show(t))));
             };
             return Ok(Some(Request { id, size: 1, time: 0, op: Op::Other }));
         }

@@ -57,7 +57,10 @@ impl TraceReader for VscsiReader {
         let ver = u16::from_le_bytes([r[14], r[15]]);
         if ver >> 8 != 1 {
             let off = self.src.offset();
-            return Err(self.src.err_at(off + 14, format!("expected vscsi version 1 (ver >> 8 == 1), found ver 0x{ver:04x}")));
+            return Err(self.src.err_at(
+                off + 14,
+                format!("expected vscsi version 1 (ver >> 8 == 1), found ver 0x{ver:04x}"),
+            ));
         }
         let size = u32::from_le_bytes(r[4..8].try_into().unwrap());
         let cmd = u16::from_le_bytes([r[12], r[13]]);
