@@ -451,20 +451,21 @@ def replay_cmd(
         f"blocks of {d['block_size']} B{samp}; {d['wall_s']:.2f} s"
     )
     t = Table()
-    for col in ("policy", "size (blocks)", "size", "hits", "misses", "hit ratio (%)", "final adaptive target"):
-        t.add_column(col, justify="left" if col in ("policy", "final adaptive target") else "right")
+    for col in ("policy", "blocks", "bytes", "hits", "misses", "hit %", "final target"):
+        t.add_column(col, justify="left" if col in ("policy", "final target") else "right", no_wrap=True)
     for r in d["results"]:
         tg = r.get("target")
         if tg is None:
             ts = "-"
         elif "pd" in tg:
-            ts = f"c {units.human_size(tg['c'])}, pd {tg['pd']:.3f}, pm {tg['pm']:.3f}, meta {tg['meta']:.3f}"
+            ts = f"c {_abbr(tg['c'], 1024)} pd {tg['pd']:.2f}"
         elif "c" in tg:
-            ts = f"c {units.human_size(tg['c'])}, p {units.human_size(tg['p'])}"
+            ts = f"c {_abbr(tg['c'], 1024)} p {_abbr(tg['p'], 1024)}"
         else:
-            ts = f"p {tg['p']:,.1f} blocks"
+            ts = f"p {tg['p']:.1f}"
         t.add_row(r["policy"], _num(r["size"]), units.human_size(r["size_bytes"]), _num(r["hits"]), _num(r["misses"]), f"{100 * r['hit_ratio']:.2f}", ts)
     out.print(t)
+    out.print("final target: arc p = T1 target (blocks); zfs-arc c = ARC target (bytes) and p (0.8/2.1, bytes) or pd (2.2, MRU share of data)")
 
 
 @app.command("bench-replay")
