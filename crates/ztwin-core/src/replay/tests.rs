@@ -134,3 +134,35 @@ fn bad_requests_are_config_errors() {
     let e = replay(&spec(p, vec![Policy::Lru], vec![0])).unwrap_err().to_string();
     assert!(e.contains("at least 1"), "{e}");
 }
+
+/// Timing of the policies alone on in-memory ids (run with --release --ignored --nocapture).
+#[test]
+#[ignore]
+fn time_policies_in_memory() {
+    let p = Path::new("/tmp/ztwin-bench-P6.oracleGeneral.bin");
+    if !p.exists() {
+        return;
+    }
+    let (_, mut r) = trace::open(p, None).unwrap();
+    let mut ids = Vec::new();
+    let t = Instant::now();
+    while let Some(q) = r.next_request().unwrap() {
+        ids.push(q.id);
+    }
+    eprintln!("read {} in {:.2} s", ids.len(), t.elapsed().as_secs_f64());
+    for size in [1024u64, 4096, 32768] {
+        let t = Instant::now();
+        let mut c = Lru::new(size);
+        for &i in &ids {
+            c.access(i);
+        }
+        let lru = ids.len() as f64 / t.elapsed().as_secs_f64() / 1e6;
+        let t = Instant::now();
+        let mut a = ArcPaper::new(size);
+        for &i in &ids {
+            a.access(i);
+        }
+        let arc = ids.len() as f64 / t.elapsed().as_secs_f64() / 1e6;
+        eprintln!("size {size}: lru {lru:.1} M/s ({} hits), arc {arc:.1} M/s ({} hits)", c.hits, a.hits);
+    }
+}
