@@ -15,3 +15,18 @@ def version() -> str:
 
 def sysbench_table_bytes(rows: int, page_size: int) -> int:
     """Size in bytes of one sysbench table's .ibd file as the core lays it out."""
+
+def replay(spec_json: str) -> str:
+    """Trace replay: JSON of ``ReplaySpec`` in (trace, format, policies, sizes in entries,
+    block_size, release, shards, max_requests, threads), JSON answer out (trace, format,
+    requests, unique, results). Raises ScenarioError on a bad trace or request."""
+
+def replay_simulate(request_json: str) -> str:
+    """One policy at one size, single thread: {"trace", "policy", "size"} in;
+    {"requests", "hits", "wall_s", "heap_bytes", "entries", "target"} out."""
+
+def trace_to_oracle(src: str, dst: str, format: str | None = None, max_requests: int | None = None) -> int:
+    """Writes a trace as libCacheSim's oracleGeneral binary; returns the requests written."""
+
+def trace_format(path: str) -> str:
+    """The trace's format as detected from its content (lis, csv, oracle, vscsi, blkparse, txt)."""

@@ -66,3 +66,90 @@ def run_case(scenario: str, variant: str, warmup: str, duration: str) -> BenchRe
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     m: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return BenchResult(case=f"{scenario}:{variant} ({duration} simulated)", **m)
+
+
+# ---------------------------------------------------------------------------------------
+# ztwin bench-replay: ztwin's lru and arc against libCacheSim's, side by side
+
+
+def _rss_anon_kib() -> int:
+    """Anonymous resident memory of this process, KiB (file mappings such as a mmapped trace excluded)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1])
+    return 0  # pragma: no cover
+
+
+def lcs_run(trace: str, policy: str, size: int, hashpower: int) -> dict[str, Any]:
+    """libCacheSim (PyPI ``libcachesim``) over an oracleGeneral trace, sizes ignored (unit objects)."""
+    import libcachesim as lcs
+
+    p = lcs.ReaderInitParam()
+    p.ignore_obj_size = True
+    reader = lcs.TraceReader(trace, lcs.TraceType.ORACLE_GENERAL_TRACE, p)
+    cls = {"lru": lcs.LRU, "arc": lcs.ARC}[policy]
+    before = _rss_anon_kib()
+    cache = cls(size, hashpower=hashpower)
+    t0 = time.perf_counter()
+    miss_ratio, _ = cache.process_trace(reader)
+    wall = time.perf_counter() - t0
+    rss = (_rss_anon_kib() - before) * 1024
+    n = reader.n_total_req if hasattr(reader, "n_total_req") else None
+    return {"wall_s": wall, "miss_ratio": miss_ratio, "rss_delta": rss, "n_obj": cache.get_n_obj(), "requests": n}
+
+
+def ztwin_run(trace: str, policy: str, size: int) -> dict[str, Any]:
+    """ztwin's policy over the same trace, one thread."""
+    from . import _core
+
+    return json.loads(_core.replay_simulate(json.dumps({"trace": trace, "policy": policy, "size": size})))
+
+
+def _mem_child(which: str, trace: str, policy: str, size: int, hashpower: int) -> None:
+    """Child process: one run, then resident memory per cached entry as JSON."""
+    if which == "lcs":
+        r = lcs_run(trace, policy, size, hashpower)
+        # ARC keeps ghosts in the same hash table: count them as entries too.
+        print(json.dumps({"bytes": r["rss_delta"], "n_obj": r["n_obj"]}))
+    else:
+        r = ztwin_run(trace, policy, size)
+        print(json.dumps({"bytes": r["heap_bytes"], "entries": r["entries"]}))
+
+
+def mem_case(which: str, trace: str, policy: str, size: int, hashpower: int) -> dict[str, Any]:
+    """Runs :func:`_mem_child` in a fresh interpreter."""
+    code = f"from ztwin.bench import _mem_child; _mem_child({which!r}, {trace!r}, {policy!r}, {size}, {hashpower})"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def hashpower_for(size: int) -> int:
+    """libCacheSim's best table for `size` objects: 2^(log2(size) + 2) buckets (17 for 32768)."""
+    return max(10, (size - 1).bit_length() + 2)
+
+
+def bench_replay(trace: str, sizes: list[int], repeat: int = 3) -> list[dict[str, Any]]:
+    """Best-of-`repeat` requests per second of ztwin and libCacheSim per policy and size, same trace, one thread."""
+    rows = []
+    # Warm the page cache once so neither side pays the first read.
+    with open(trace, "rb") as f:
+        while f.read(1 << 24):
+            pass
+    for size in sizes:
+        hp = hashpower_for(size)
+        for policy in ("lru", "arc"):
+            z = [ztwin_run(trace, policy, size) for _ in range(repeat)]
+            lres = [lcs_run(trace, policy, size, hp) for _ in range(repeat)]
+            zb = min(z, key=lambda r: r["wall_s"])
+            lb = min(lres, key=lambda r: r["wall_s"])
+            n = zb["requests"]
+            lcs_hits = round(n * (1 - lb["miss_ratio"]))
+            rows.append({
+                "policy": policy, "size": size, "requests": n, "hashpower": hp,
+                "ztwin_hits": zb["hits"], "libcachesim_hits": lcs_hits,
+                "ztwin_req_per_s": n / zb["wall_s"], "libcachesim_req_per_s": n / lb["wall_s"],
+                "ratio": (n / zb["wall_s"]) / (n / lb["wall_s"]),
+                "ztwin_bytes_per_entry": zb["heap_bytes"] / max(zb["entries"], 1),
+            })
+    return rows

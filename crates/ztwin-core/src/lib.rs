@@ -29,6 +29,7 @@ pub mod db;
 pub mod dev;
 pub mod error;
 pub mod fs;
+pub mod replay;
 pub mod run;
 pub mod sim;
 pub mod stats;

@@ -49,6 +49,48 @@ fn sysbench_table_bytes(rows: u64, page_size: u32) -> PyResult<u64> {
     Ok(ztwin_core::db::innodb::btree::TableLayout::sysbench(rows, page_size).file_size())
 }
 
+/// Trace replay (JSON of `ztwin_core::replay::ReplaySpec`), answer as JSON; see `ztwin_core::replay`.
+#[pyfunction]
+fn replay(py: Python<'_>, spec_json: String) -> PyResult<String> {
+    py.detach(|| ztwin_core::replay::replay_json(&spec_json)).map_err(|e| to_py_err(py, e))
+}
+
+/// One policy at one size on one thread (the replay benchmark), JSON in and out.
+#[pyfunction]
+fn replay_simulate(py: Python<'_>, request_json: String) -> PyResult<String> {
+    py.detach(|| ztwin_core::replay::simulate_json(&request_json)).map_err(|e| to_py_err(py, e))
+}
+
+/// Writes any trace as libCacheSim's oracleGeneral binary; returns the requests written.
+#[pyfunction]
+#[pyo3(signature = (src, dst, format=None, max_requests=None))]
+fn trace_to_oracle(
+    py: Python<'_>,
+    src: String,
+    dst: String,
+    format: Option<String>,
+    max_requests: Option<u64>,
+) -> PyResult<u64> {
+    py.detach(|| {
+        let fmt = format.as_deref().map(ztwin_core::workload::trace::Format::parse).transpose()?;
+        ztwin_core::replay::convert_to_oracle(
+            std::path::Path::new(&src),
+            fmt,
+            std::path::Path::new(&dst),
+            max_requests,
+        )
+    })
+    .map_err(|e| to_py_err(py, e))
+}
+
+/// The format of a trace as detected from its content ("lis", "csv", "oracle", "vscsi", "blkparse", "txt").
+#[pyfunction]
+fn trace_format(py: Python<'_>, path: String) -> PyResult<String> {
+    ztwin_core::workload::trace::open(std::path::Path::new(&path), None)
+        .map(|(f, _)| f.name().to_string())
+        .map_err(|e| to_py_err(py, e))
+}
+
 /// Version of the core crate.
 #[pyfunction]
 fn version() -> &'static str {
@@ -61,5 +103,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(geometry, m)?)?;
     m.add_function(wrap_pyfunction!(sysbench_table_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_to_oracle, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_format, m)?)?;
     Ok(())
 }

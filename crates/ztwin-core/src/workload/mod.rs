@@ -1,3 +1,4 @@
 //! Workloads: sysbench tests and their random distributions.
 pub mod rand;
 pub mod sysbench;
+pub mod trace;
