@@ -3,69 +3,20 @@
 
 use ztwin_core::config::*;
 use ztwin_core::run::run_variant;
-use ztwin_core::sim::time::{MS, SEC, US};
+use ztwin_core::sim::time::SEC;
 
 fn base(fs: FsConfig, iops: f64) -> VariantConfig {
-    VariantConfig {
-        scenario: "first-principles".into(),
-        variant: "v".into(),
-        seed: 7,
-        machine: MachineConfig {
-            name: "test".into(),
-            vcpus: 8,
-            ram_bytes: 4 << 30,
-            cpu: CpuCosts {
-                speed: 1.0,
-                statement_ns: 20_000,
-                row_ns: 1_000,
-                page_access_ns: 500,
-                syscall_ns: 2_000,
-                device_io_ns: 5_000,
-                zfs_block_ns: 1_000,
-                zio_ns: 5_000,
-                memcpy_bytes_per_sec: 8_000_000_000,
-                checksum_bytes_per_sec: 4_000_000_000,
-                decompress_bytes_per_sec: 2_000_000_000,
-            },
-        },
-        devices: vec![DeviceConfig {
-            name: "ebs".into(),
-            kind: "test".into(),
-            iops_limit: Some(iops),
-            throughput_limit_bytes_per_sec: None,
-            read_latency_ns: 500 * US,
-            write_latency_ns: 500 * US,
-            latency_sigma: 0.2,
-            transfer_bytes_per_sec: 1e9,
-            parallelism: 64,
-        }],
-        filesystem: fs,
-        database: DatabaseConfig::Innodb(InnodbConfig {
-            innodb_buffer_pool_size: 16 << 20,
-            innodb_page_size: 16384,
-            innodb_old_blocks_pct: 37,
-            innodb_old_blocks_time_ns: 1000 * MS,
-            innodb_flush_method: "O_DIRECT".into(),
-        }),
-        dataset: DatasetConfig::Sysbench(SysbenchDataset {
-            tables: 8,
-            table_size: 2_000_000,
-            compress_ratio: 1.28,
-        }),
-        workload: WorkloadConfig::Sysbench(SysbenchWorkload {
-            test: SysbenchTest::OltpPointSelect,
-            threads: 8,
-            rand_type: RandType::Uniform,
-            rand_spec_iter: 12,
-            rand_spec_pct: 1.0,
-            rand_spec_res: 75.0,
-            rand_pareto_h: 0.2,
-            rand_zipfian_exp: 0.8,
-            random_points: 10,
-        }),
-        run: RunConfig { warmup_ns: 20 * SEC, duration_ns: 30 * SEC, report_interval_ns: 10 * SEC },
-        phases: vec![],
-    }
+    let mut c = test_variant();
+    c.scenario = "first-principles".into();
+    c.machine.vcpus = 8;
+    c.machine.ram_bytes = 4 << 30;
+    c.devices[0].name = "ebs".into();
+    c.devices[0].iops_limit = Some(iops);
+    c.filesystem = fs;
+    c.dataset =
+        DatasetConfig::Sysbench(SysbenchDataset { tables: 8, table_size: 2_000_000, compress_ratio: 1.28 });
+    c.run = RunConfig { warmup_ns: 20 * SEC, duration_ns: 30 * SEC, report_interval_ns: 10 * SEC };
+    c
 }
 
 fn xfs() -> FsConfig {

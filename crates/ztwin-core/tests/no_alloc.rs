@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use ztwin_core::config::*;
 use ztwin_core::run::run_variant;
-use ztwin_core::sim::time::{MS, SEC, US};
+use ztwin_core::sim::time::{SEC, US};
 
 struct Counting;
 
@@ -36,71 +36,26 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn config(fs: FsConfig, duration_s: u64) -> VariantConfig {
-    VariantConfig {
-        scenario: "no-alloc".into(),
-        variant: "v".into(),
-        seed: 3,
-        machine: MachineConfig {
-            name: "test".into(),
-            vcpus: 4,
-            ram_bytes: 2 << 30,
-            cpu: CpuCosts {
-                speed: 1.0,
-                statement_ns: 20_000,
-                row_ns: 1_000,
-                page_access_ns: 500,
-                syscall_ns: 2_000,
-                device_io_ns: 5_000,
-                zfs_block_ns: 1_000,
-                zio_ns: 5_000,
-                memcpy_bytes_per_sec: 8_000_000_000,
-                checksum_bytes_per_sec: 4_000_000_000,
-                decompress_bytes_per_sec: 2_000_000_000,
-            },
-        },
-        devices: vec![DeviceConfig {
-            name: "d".into(),
-            kind: "test".into(),
-            iops_limit: Some(20_000.0),
-            throughput_limit_bytes_per_sec: None,
-            read_latency_ns: 200 * US,
-            write_latency_ns: 200 * US,
-            latency_sigma: 0.3,
-            transfer_bytes_per_sec: 1e9,
-            parallelism: 16,
-        }],
-        filesystem: fs,
-        database: DatabaseConfig::Innodb(InnodbConfig {
-            innodb_buffer_pool_size: 8 << 20,
-            innodb_page_size: 16384,
-            innodb_old_blocks_pct: 37,
-            innodb_old_blocks_time_ns: 1000 * MS,
-            innodb_flush_method: "O_DIRECT".into(),
-        }),
-        dataset: DatasetConfig::Sysbench(SysbenchDataset {
-            tables: 4,
-            table_size: 1_000_000,
-            compress_ratio: 1.28,
-        }),
-        workload: WorkloadConfig::Sysbench(SysbenchWorkload {
-            test: SysbenchTest::OltpPointSelect,
-            threads: 16,
-            rand_type: RandType::Uniform,
-            rand_spec_iter: 12,
-            rand_spec_pct: 1.0,
-            rand_spec_res: 75.0,
-            rand_pareto_h: 0.2,
-            rand_zipfian_exp: 0.8,
-            random_points: 10,
-        }),
-        // Caches fill during the warm-up; one report row whatever the duration.
-        run: RunConfig {
-            warmup_ns: 30 * SEC,
-            duration_ns: duration_s * SEC,
-            report_interval_ns: 10_000 * SEC,
-        },
-        phases: vec![],
-    }
+    let mut c = test_variant();
+    c.scenario = "no-alloc".into();
+    c.seed = 3;
+    c.machine.vcpus = 4;
+    let d = &mut c.devices[0];
+    d.iops_limit = Some(20_000.0);
+    d.read_latency_ns = 200 * US;
+    d.latency_sigma = 0.3;
+    d.parallelism = 16;
+    c.filesystem = fs;
+    let DatabaseConfig::Innodb(db) = &mut c.database;
+    db.innodb_buffer_pool_size = 8 << 20;
+    c.dataset =
+        DatasetConfig::Sysbench(SysbenchDataset { tables: 4, table_size: 1_000_000, compress_ratio: 1.28 });
+    let WorkloadConfig::Sysbench(w) = &mut c.workload;
+    w.threads = 16;
+    // Caches fill during the warm-up; one report row whatever the duration.
+    c.run =
+        RunConfig { warmup_ns: 30 * SEC, duration_ns: duration_s * SEC, report_interval_ns: 10_000 * SEC };
+    c
 }
 
 fn allocations(cfg: &VariantConfig) -> (u64, u64) {
@@ -125,7 +80,7 @@ fn check(fs: FsConfig) {
 fn zfs_loop_allocates_nothing_per_request() {
     check(FsConfig::Zfs(ZfsConfig {
         release: ZfsRelease::V2_2,
-        vdevs: vec!["d".into()],
+        vdevs: vec!["disk".into()],
         ashift: 12,
         recordsize: 16384,
         indirect_block_size: 131072,
@@ -137,5 +92,5 @@ fn zfs_loop_allocates_nothing_per_request() {
 
 #[test]
 fn xfs_loop_allocates_nothing_per_request() {
-    check(FsConfig::Xfs(ExtentFsConfig { device: "d".into(), block_size: 4096 }));
+    check(FsConfig::Xfs(ExtentFsConfig { device: "disk".into(), block_size: 4096 }));
 }

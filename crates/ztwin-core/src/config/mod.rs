@@ -705,10 +705,11 @@ fn ensure(ok: bool, field: &str, what: &str) -> Result<()> {
     }
 }
 
-/// A small valid variant for unit tests: 8 clients on 2 vCPUs, one 3000-IOPS device,
-/// ZFS 0.8 (recordsize 16K, 128 MiB ARC) over 4 tables of 200k rows, 16 MiB buffer pool.
-#[cfg(test)]
-pub(crate) fn test_variant() -> VariantConfig {
+/// A small valid variant for tests (unit and integration): 8 clients on 2 vCPUs, one
+/// 3000-IOPS device "disk", ZFS 0.8 (recordsize 16K, 128 MiB ARC) over 4 tables of 200k
+/// rows, 16 MiB buffer pool. Tests change what they study and keep the rest.
+#[doc(hidden)]
+pub fn test_variant() -> VariantConfig {
     use crate::sim::time::{MS, SEC, US};
     VariantConfig {
         scenario: "test".into(),
