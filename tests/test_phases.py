@@ -48,7 +48,7 @@ def test_workload_phases_default_to_run_and_cat_to_128k_reads():
         ([{"type": "cat", "read_size": "256"}, {"type": "workload"}], "phases[0].read_size", "must be from 512 B to 16 MiB"),
         ([{"type": "cat", "passes": 0}, {"type": "workload"}], "phases[0].passes", "greater than or equal to 1"),
         ([{"type": "workload", "duration": "0s"}], "phases[0].duration", "must be positive"),
-        ([{"type": "restart", "when": "now"}, {"type": "workload"}], "phases[0].when", "unknown key"),
+        ([{"type": "restart", "when": "now"}, {"type": "workload"}], "phases[0].when", "unknown key 'when'; allowed keys: type, name"),
     ],
 )
 def test_phase_errors_name_the_phase_and_what_is_allowed(phases, where, message):

@@ -423,6 +423,9 @@ def _model_at(loc: tuple[Any, ...]) -> Any:
         if get_origin(tp) is dict:
             i += 1  # the key
             tp = _unwrap(get_args(tp)[1])
+        elif get_origin(tp) is list:
+            i += 1  # the index
+            tp = _unwrap(get_args(tp)[0])
         if isinstance(tp, tuple):  # discriminated union: the next element is the tag
             tag = loc[i] if i < len(loc) else None
             i += 1
