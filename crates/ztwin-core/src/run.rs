@@ -25,7 +25,8 @@
 use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
 
-use crate::cache::arc::{Arc, ArcParams, ArcRead, ArcStats, BufType, ReadFlags};
+use crate::cache::arc::{Arc, ArcAccess, ArcParams, ArcStats, BufType, ReadFlags};
+use crate::cache::l2arc::{L2arcConfig, L2arcDeviceConfig, L2arcParams};
 use crate::config::{
     CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, PhaseConfig, VariantConfig, WorkloadConfig,
     ZfsRelease,
@@ -120,10 +121,14 @@ struct Costs {
     decompress_ns_per_byte: f64,
 }
 
+// One per run: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 enum Fs {
     Zfs {
         arc: Box<Arc>,
         dbufs: Box<DbufLayer>,
+        /// The L2ARC cache device, if any.
+        cache_device: Option<usize>,
         layout: ZfsLayout,
         vdev_device: Vec<usize>,
         data_flags: ReadFlags,
@@ -203,6 +208,8 @@ struct Sim<'a> {
     clock: Nanos,
     /// Index of the phase running (a series column).
     phase_index: usize,
+    /// When the l2arc_feed_thread next runs (None without a cache device).
+    next_feed: Option<Nanos>,
     events: u64,
     block_lookups: u64,
     /// Block lookups that found the block being read by another client and waited.
@@ -260,11 +267,11 @@ impl<'a> Sim<'a> {
                     indirect_block_size: z.indirect_block_size,
                     nvdevs: vdev_device.len() as u32,
                 };
-                let arc = Arc::new(&ArcParams {
-                    release: z.release,
-                    ram_bytes: cfg.machine.ram_bytes,
-                    tunables: z.arc.clone(),
-                });
+                let cache_device = match z.cache.first() {
+                    Some(name) => Some(device_index(name, "filesystem.cache")?),
+                    None => None,
+                };
+                let arc = new_arc(cfg, z, cache_device)?;
                 let data_flags =
                     ReadFlags { prefetch: false, uncacheable: z.primarycache != CacheProperty::All };
                 let meta_flags =
@@ -272,6 +279,7 @@ impl<'a> Sim<'a> {
                 Fs::Zfs {
                     arc: Box::new(arc),
                     dbufs: Box::new(DbufLayer::new()),
+                    cache_device,
                     layout,
                     vdev_device,
                     data_flags,
@@ -292,6 +300,7 @@ impl<'a> Sim<'a> {
             }
         };
         let threads = wl.threads as usize;
+        let fs_has_cache = matches!(&fs, Fs::Zfs { cache_device: Some(_), .. });
         let gens = (0..wl.threads).map(|t| SysbenchGen::for_thread(cfg.seed, t, wl, ds)).collect();
         let stmts = (0..threads).map(|_| Statement::default()).collect();
         let client = Client {
@@ -341,6 +350,8 @@ impl<'a> Sim<'a> {
             cat_reads: 0,
             clock: 0,
             phase_index: 0,
+            // The l2arc_feed_thread first wakes after l2arc_feed_secs.
+            next_feed: fs_has_cache.then_some(SEC),
             events: 0,
             block_lookups: 0,
             block_waits: 0,
@@ -502,12 +513,13 @@ impl<'a> Sim<'a> {
                         // real ARC cannot evict a buffer a dbuf references.)
                         self.block_lookups += 1;
                         let flags = ReadFlags::default();
-                        let hit = arc.read(key, info, flags, now);
-                        debug_assert_eq!(hit, ArcRead::Hit);
+                        let hit = arc.access(key, info, flags, now);
+                        debug_assert_eq!(hit, ArcAccess::Hit);
                     }
                 }
                 State::ZfsWalk => {
-                    let Fs::Zfs { arc, dbufs, layout, vdev_device, data_flags, meta_flags } = &mut self.fs
+                    let Fs::Zfs { arc, dbufs, cache_device, layout, vdev_device, data_flags, meta_flags } =
+                        &mut self.fs
                     else {
                         unreachable!("ZfsWalk only on ZFS")
                     };
@@ -541,16 +553,23 @@ impl<'a> Sim<'a> {
                     } else {
                         0
                     };
-                    match arc.read(key, info, flags, now) {
-                        ArcRead::Hit => {
+                    let read = match arc.access(key, info, flags, now) {
+                        ArcAccess::Hit => None,
+                        // l2arc_read: the block's asize from the cache device.
+                        ArcAccess::L2Hit { asize, .. } => {
+                            Some((cache_device.expect("L2 hit without a cache device"), asize))
+                        }
+                        ArcAccess::Miss { .. } => Some((vdev_device[layout.vdev_of(key)], info.psize)),
+                    };
+                    match read {
+                        None => {
                             c.cpu_pending += decompress;
                             c.state = State::ZfsAdvance;
                         }
-                        ArcRead::Miss { .. } => {
+                        Some((device, bytes)) => {
                             // The zio goes out now; its CPU (pipeline, interrupt, checksum,
                             // decompression) is charged before the client's next wait.
-                            let device = vdev_device[layout.vdev_of(key)];
-                            let done = self.devices[device].submit(now, Op::Read, info.psize);
+                            let done = self.devices[device].submit(now, Op::Read, bytes);
                             self.block_inflight.insert(key.0, done);
                             self.owned_inflight[i].push(key.0);
                             c.cpu_pending += self.costs.device_io
@@ -692,18 +711,38 @@ impl<'a> Sim<'a> {
         Some(at)
     }
 
-    /// The machine restarts: the ARC, the dbufs and the buffer pool start empty.
-    fn restart(&mut self) {
+    /// The machine restarts: the ARC, the dbufs and the buffer pool start empty. The
+    /// L2ARC device keeps its content unless it is ephemeral and the VM moved; a release
+    /// with persistent L2ARC (2.0+, l2arc_rebuild_enabled) then rebuilds its headers from
+    /// the log blocks, reading them from the device (l2arc_rebuild). Returns when the
+    /// machine is ready again.
+    fn restart(&mut self, vm_moved: bool) -> Result<Nanos> {
         let DatabaseConfig::Innodb(db) = &self.cfg.database;
         self.bp = BufferPool::new(db);
-        if let (Fs::Zfs { arc, dbufs, .. }, FsConfig::Zfs(z)) = (&mut self.fs, &self.cfg.filesystem) {
-            **arc = Arc::new(&ArcParams {
-                release: z.release,
-                ram_bytes: self.cfg.machine.ram_bytes,
-                tunables: z.arc.clone(),
-            });
+        let mut ready = self.clock;
+        if let (Fs::Zfs { arc, dbufs, cache_device, .. }, FsConfig::Zfs(z)) =
+            (&mut self.fs, &self.cfg.filesystem)
+        {
+            let old = arc.l2arc_detach();
+            **arc = new_arc(self.cfg, z, *cache_device)?;
             **dbufs = DbufLayer::new();
+            if let (Some(old), Some(d)) = (old, *cache_device) {
+                if !(vm_moved && self.cfg.devices[d].ephemeral) {
+                    let r = arc.l2arc_rebuild(old);
+                    let per_read = r.read_bytes.checked_div(r.reads).unwrap_or(0).max(1);
+                    for _ in 0..r.reads {
+                        let done = self.devices[d].submit(
+                            self.clock,
+                            Op::Read,
+                            per_read.min(u32::MAX as u64) as u32,
+                        );
+                        ready = ready.max(done);
+                    }
+                }
+                self.next_feed = Some(ready + SEC);
+            }
         }
+        Ok(ready)
     }
 
     /// Processes events until none is left (clients stop issuing at the phase's end and
@@ -715,6 +754,12 @@ impl<'a> Sim<'a> {
         // A workload phase reports up to its window's end; the drain after it is not an interval.
         let report_limit = window.map_or(Nanos::MAX, |w| w.1);
         while let Some(t) = self.queue.peek_time() {
+            if let Some(feed_at) = self.next_feed {
+                if feed_at <= t {
+                    self.l2arc_feed(feed_at);
+                    continue;
+                }
+            }
             if t > crate::config::MAX_SIMULATED_NS {
                 // Only a device that never answers gets here (saturated clocks): what is
                 // still in progress is abandoned rather than simulated to the end of time.
@@ -743,6 +788,24 @@ impl<'a> Sim<'a> {
         let end = end_snap.unwrap_or_else(|| self.snapshot(we));
         self.measuring = false;
         Some((start, end))
+    }
+
+    /// One pass of the l2arc_feed_thread: the ARC picks what to write, the cache device
+    /// writes it (aggregated by the vdev queue into writes of up to 1 MiB,
+    /// zfs_vdev_aggregation_limit), and the thread sleeps until the time the feed chose.
+    fn l2arc_feed(&mut self, now: Nanos) {
+        let Fs::Zfs { arc, cache_device: Some(d), .. } = &mut self.fs else {
+            self.next_feed = None;
+            return;
+        };
+        let feed = arc.l2arc_feed(now);
+        let mut left = feed.asize_written;
+        while left > 0 {
+            let chunk = left.min(1 << 20);
+            self.devices[*d].submit(now, Op::Write, chunk as u32);
+            left -= chunk;
+        }
+        self.next_feed = Some(feed.next_feed_at.max(now + 1));
     }
 
     /// Drops every pending event and in-flight read (see `drain`).
@@ -793,9 +856,20 @@ impl<'a> Sim<'a> {
                         let now = self.snapshot(start);
                         self.emit_row(&mut rec.series, &rec.prev, &now);
                     }
-                    self.restart();
+                    let ready = self.restart(r.vm_moved)?;
                     rec.prev = self.snapshot(start);
-                    phases.push(json!({"name": r.name, "type": "restart", "start_s": secs(start), "end_s": secs(start)}));
+                    self.clock = ready;
+                    let mut doc = json!({"name": r.name, "type": "restart", "start_s": secs(start), "end_s": secs(ready)});
+                    if let Fs::Zfs { arc, cache_device: Some(_), .. } = &self.fs {
+                        let st = arc.stats();
+                        doc["l2arc_rebuild"] = json!({
+                            "l2_rebuild_bufs": st.l2_rebuild_bufs,
+                            "l2_rebuild_size": st.l2_rebuild_size,
+                            "l2_rebuild_asize": st.l2_rebuild_asize,
+                            "l2_rebuild_log_blks": st.l2_rebuild_log_blks,
+                        });
+                    }
+                    phases.push(doc);
                 }
                 PhaseConfig::Workload(w) => {
                     let window = (start + w.warmup_ns, start + w.warmup_ns + w.duration_ns);
@@ -976,8 +1050,75 @@ impl<'a> Sim<'a> {
         if let Some(arc) = self.arc_window_of(a, b) {
             out["arc"] = arc;
         }
+        if let Some(l2) = self.l2arc_window(a, b) {
+            out["l2arc"] = l2;
+        }
         out
     }
+
+    /// L2ARC arcstats over a window, and the share of demand block reads each tier served.
+    fn l2arc_window(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
+        let (Fs::Zfs { cache_device: Some(_), .. }, Some(x), Some(y)) = (&self.fs, &a.arc, &b.arc) else {
+            return None;
+        };
+        let mut m = Map::new();
+        macro_rules! counters {
+            ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(y.$f.saturating_sub(x.$f))); )* };
+        }
+        macro_rules! sizes {
+            ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(y.$f)); )* };
+        }
+        counters!(
+            l2_hits,
+            l2_misses,
+            l2_feeds,
+            l2_read_bytes,
+            l2_write_bytes,
+            l2_writes_sent,
+            l2_writes_done,
+            l2_abort_lowmem,
+            l2_log_blk_writes,
+            evict_l2_cached,
+            evict_l2_eligible,
+            evict_l2_ineligible
+        );
+        sizes!(l2_size, l2_asize, l2_hdr_size);
+        let hits = y.hits.saturating_sub(x.hits) as f64;
+        let misses = y.misses.saturating_sub(x.misses) as f64;
+        let l2_hits = y.l2_hits.saturating_sub(x.l2_hits) as f64;
+        let total = (hits + misses).max(1.0);
+        m.insert(
+            "read_share".into(),
+            json!({"arc": hits / total, "l2arc": l2_hits / total, "pool": (misses - l2_hits) / total}),
+        );
+        Some(Value::Object(m))
+    }
+}
+
+/// A fresh ARC for the variant, with its L2ARC device attached when there is one.
+fn new_arc(cfg: &VariantConfig, z: &crate::config::ZfsConfig, cache_device: Option<usize>) -> Result<Arc> {
+    let mut arc = Arc::new(&ArcParams {
+        release: z.release,
+        ram_bytes: cfg.machine.ram_bytes,
+        tunables: z.arc.clone(),
+    });
+    if let Some(d) = cache_device {
+        let dev = &cfg.devices[d];
+        arc.attach_l2arc(&L2arcParams {
+            patch: z.release_patch,
+            config: L2arcConfig {
+                device: L2arcDeviceConfig { capacity: dev.capacity_bytes.unwrap_or(0), ashift: z.ashift },
+                secondarycache: z.secondarycache,
+                tunables: z.l2arc.clone(),
+            },
+            arc_warm_at_first_eviction: z.arc_warm_at_first_eviction,
+        })
+        .map_err(|e| match e {
+            Error::Config { field, message } => Error::config(format!("filesystem.l2arc.{field}"), message),
+            other => other,
+        })?;
+    }
+    Ok(arc)
 }
 
 /// Only the arcstats the modelled release has are reported (0.8/2.1: p and the

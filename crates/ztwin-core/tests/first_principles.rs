@@ -38,6 +38,11 @@ fn zfs(arc_max: u64, arc_min: u64) -> FsConfig {
             zfs_compressed_arc_enabled: true,
             ..Default::default()
         },
+        release_patch: 11,
+        cache: vec![],
+        secondarycache: CacheProperty::All,
+        l2arc: Default::default(),
+        arc_warm_at_first_eviction: false,
     })
 }
 
@@ -175,7 +180,7 @@ fn cat_warms_the_arc_and_a_restart_empties_it() {
     c.phases = vec![
         PhaseConfig::Cat(CatPhase { name: "cat".into(), read_size: 128 << 10, passes: 1 }),
         bench("warm"),
-        PhaseConfig::Restart(RestartPhase { name: "reboot".into() }),
+        PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved: false }),
         bench("cold"),
     ];
     let r = run_variant(&c).unwrap().summary;
@@ -195,4 +200,56 @@ fn cat_warms_the_arc_and_a_restart_empties_it() {
     // The top-level summary is the last workload phase's window.
     assert_eq!(r["qps"], cold["qps"]);
     assert!(phases[3]["start_s"].as_f64().unwrap() >= phases[1]["end_s"].as_f64().unwrap());
+}
+
+/// The L2ARC, from first principles: when a share f of the device reads goes to the cache
+/// device (fast, uncapped) instead of the 3000-IOPS pool device, a disk-bound run serves
+/// about 1 / (1 - f) times the queries it serves without the cache device (the CPUs are
+/// far from binding here).
+#[test]
+fn an_l2arc_serving_a_share_f_of_reads_multiplies_qps_by_one_over_one_minus_f() {
+    let mut without = base(zfs(256 << 20, 0), 3000.0);
+    without.dataset =
+        DatasetConfig::Sysbench(SysbenchDataset { tables: 8, table_size: 1_000_000, compress_ratio: 1.28 });
+    let mut with = without.clone();
+    let mut nvme = with.devices[0].clone();
+    nvme.name = "nvme".into();
+    nvme.iops_limit = None;
+    nvme.read_latency_ns = 100_000;
+    nvme.capacity_bytes = Some(1 << 30); // holds part of the 1.6 GB the data takes compressed
+    with.devices.push(nvme);
+    let FsConfig::Zfs(z) = &mut with.filesystem else { unreachable!() };
+    z.cache = vec!["nvme".into()];
+    z.arc_warm_at_first_eviction = true;
+    z.l2arc.l2arc_write_max = Some(64 << 20);
+    z.l2arc.l2arc_write_boost = Some(64 << 20);
+    z.l2arc.l2arc_noprefetch = Some(false);
+    for c in [&mut without, &mut with] {
+        c.phases = vec![
+            PhaseConfig::Cat(CatPhase { name: "cat".into(), read_size: 128 << 10, passes: 2 }),
+            PhaseConfig::Workload(WorkloadPhase {
+                name: "bench".into(),
+                warmup_ns: 20 * SEC,
+                duration_ns: 30 * SEC,
+            }),
+        ];
+    }
+    let a = run_variant(&without).unwrap().summary;
+    let b = run_variant(&with).unwrap().summary;
+    let pool = f(&b, &["devices", "ebs", "read_iops"]);
+    let cache = f(&b, &["devices", "nvme", "read_iops"]);
+    assert!(pool > 2900.0, "still disk-bound: {b:#}");
+    let share = cache / (cache + pool);
+    assert!(share > 0.5, "the cache device serves most reads: {b:#}");
+    assert!(
+        (f(&b, &["l2arc", "read_share", "l2arc"]) / (1.0 - f(&b, &["l2arc", "read_share", "arc"])) - share)
+            .abs()
+            < 0.02
+    );
+    let expected = f(&a, &["qps"]) / (1.0 - share);
+    let qps = f(&b, &["qps"]);
+    assert!((qps / expected - 1.0).abs() < 0.1, "qps {qps} vs {expected} (f = {share}): {b:#}");
+    // Every feed wrote something to the cache device, within its limit per feed.
+    assert!(f(&b, &["devices", "nvme", "write_iops"]) >= 0.0);
+    assert!(f(&b, &["l2arc", "l2_size"]) > 0.0);
 }

@@ -87,6 +87,11 @@ fn zfs_loop_allocates_nothing_per_request() {
         compression: Compression::Lz4,
         primarycache: CacheProperty::All,
         arc: ArcTunables { zfs_arc_max: 128 << 20, zfs_compressed_arc_enabled: true, ..Default::default() },
+        release_patch: 11,
+        cache: vec![],
+        secondarycache: CacheProperty::All,
+        l2arc: Default::default(),
+        arc_warm_at_first_eviction: false,
     }));
 }
 

@@ -82,6 +82,8 @@ pub struct CatPhase {
 pub struct RestartPhase {
     /// Name in reports.
     pub name: String,
+    /// The VM was stopped and started on another host: ephemeral devices come back empty.
+    pub vm_moved: bool,
 }
 
 /// The machine the database runs on.
@@ -155,6 +157,11 @@ pub struct DeviceConfig {
     pub transfer_bytes_per_sec: f64,
     /// Requests the device serves at once (NVMe queues, EBS, one for a disk arm).
     pub parallelism: u32,
+    /// Usable size in bytes, when known (required for an L2ARC cache device).
+    pub capacity_bytes: Option<u64>,
+    /// Instance storage that comes back empty when the VM moves to another host (AWS
+    /// instance store, Azure temporary disk).
+    pub ephemeral: bool,
 }
 
 /// The filesystem under the database files.
@@ -252,6 +259,19 @@ pub struct ZfsConfig {
     pub primarycache: CacheProperty,
     /// ARC tunables (module parameters).
     pub arc: ArcTunables,
+    /// With release 2.2, the point release (0 to 11): L2ARC defaults changed in 2.2.7 and
+    /// its prefetch rules in 2.2.1 (ignored for 0.8 and 2.1).
+    pub release_patch: u16,
+    /// Cache vdevs (L2ARC); at most one for now.
+    pub cache: Vec<String>,
+    /// Dataset secondarycache property.
+    pub secondarycache: CacheProperty,
+    /// L2ARC module parameters (None = the release's default).
+    pub l2arc: crate::cache::l2arc::L2arcTunables,
+    /// arc_warm, which ends l2arc_write_boost and makes the feed scan from the cold end,
+    /// turns true only on memory reclaim in OpenZFS (arc_reclaim); with no memory pressure
+    /// modelled, true here makes it turn at the first ARC eviction instead.
+    pub arc_warm_at_first_eviction: bool,
 }
 
 /// ARC module parameters, named as in zfs(4). Zero means "the release's default", as
@@ -743,6 +763,8 @@ pub fn test_variant() -> VariantConfig {
             latency_sigma: 0.2,
             transfer_bytes_per_sec: 1e9,
             parallelism: 64,
+            capacity_bytes: None,
+            ephemeral: false,
         }],
         filesystem: FsConfig::Zfs(ZfsConfig {
             release: ZfsRelease::V0_8,
@@ -757,6 +779,11 @@ pub fn test_variant() -> VariantConfig {
                 zfs_compressed_arc_enabled: true,
                 ..Default::default()
             },
+            release_patch: 11,
+            cache: vec![],
+            secondarycache: CacheProperty::All,
+            l2arc: Default::default(),
+            arc_warm_at_first_eviction: false,
         }),
         database: DatabaseConfig::Innodb(InnodbConfig {
             innodb_buffer_pool_size: 16 << 20,

@@ -175,6 +175,8 @@ mod tests {
             latency_sigma: 0.0,
             transfer_bytes_per_sec: 1e12,
             parallelism,
+            capacity_bytes: None,
+            ephemeral: false,
         }
     }
 
