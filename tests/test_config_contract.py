@@ -15,11 +15,12 @@ from conftest import ROOT
 from ztwin import SimulationError, load_scenario, resolve
 
 CONFIG_RS = ROOT / "crates" / "ztwin-core" / "src" / "config" / "mod.rs"
+L2ARC_RS = ROOT / "crates" / "ztwin-core" / "src" / "cache" / "l2arc" / "mod.rs"
 SCENARIO_FILES = sorted((ROOT / "python" / "ztwin" / "scenarios").glob("*.toml")) + sorted((ROOT / "scenarios").glob("*.toml"))
 
 
 def _rust_items():
-    src = CONFIG_RS.read_text()
+    src = CONFIG_RS.read_text() + "\n" + L2ARC_RS.read_text()
     structs, enums = {}, {}
     for m in re.finditer(r"((?:#\[[^\]]*\]\s*)*)pub (struct|enum) (\w+) \{(.*?)\n\}", src, re.S):
         attrs, kind, name, body = m.groups()
@@ -75,7 +76,7 @@ def check(value, rust_type: str, where: str) -> None:
         else:
             assert value in e["variants"], f"{where}={value!r} not in {list(e['variants'])}"
         return
-    if rust_type in ("u8", "u32", "u64"):
+    if rust_type in ("u8", "u16", "u32", "u64"):
         assert isinstance(value, int) and not isinstance(value, bool) and value >= 0, f"{where}={value!r}"
     elif rust_type == "f64":
         assert isinstance(value, float), f"{where}={value!r} should be a float"

@@ -196,6 +196,7 @@ class DeviceSpec(_Model):
     transfer_rate: Optional[Rate] = Field(None, gt=0, description="Internal transfer rate; adds size/rate per I/O.")
     parallelism: Optional[PosInt] = Field(None, description="Requests served at once.")
     burst: Optional[bool] = Field(None, description="aws-gp2 burst bucket (not modelled yet: only false).")
+    ephemeral: Optional[bool] = Field(None, description="Instance storage that comes back empty when the VM moves to another host.")
 
 
 # ---------------------------------------------------------------------------------------
@@ -213,6 +214,22 @@ class ArcSpec(_Model):
     zfs_arc_meta_min: Size = Field(0, description="zfs(4) zfs_arc_meta_min (0.8, 2.1); 0 = 16 MiB.")
     zfs_arc_meta_balance: int = Field(0, ge=0, description="zfs(4) zfs_arc_meta_balance (2.2+); 0 = 500.")
     zfs_compressed_arc_enabled: bool = Field(True, description="zfs(4) zfs_compressed_arc_enabled; 1 since 0.7.0.")
+
+
+class L2arcSpec(_Model):
+    """``[filesystem.l2arc]``: L2ARC module parameters named as in zfs(4); unset = the release's default."""
+
+    l2arc_write_max: Optional[Size] = Field(None, description="Bytes per feed: 8 MiB (0.8 to 2.2.6), 32 MiB (2.2.7+).")
+    l2arc_write_boost: Optional[Size] = Field(None, description="Extra bytes per feed while the ARC is cold; same defaults.")
+    l2arc_headroom: Optional[int] = Field(None, ge=0, description="Scan depth, in write sizes: 2 (0.8 to 2.2.6), 8 (2.2.7+).")
+    l2arc_headroom_boost: Optional[int] = Field(None, ge=0, description="Percent applied to the headroom with compressed ARC: 200.")
+    l2arc_feed_secs: Optional[int] = Field(None, ge=1, description="Seconds between feeds when the last wrote little: 1.")
+    l2arc_feed_min_ms: Optional[int] = Field(None, ge=1, description="Milliseconds between busy feeds: 200.")
+    l2arc_feed_again: Optional[bool] = Field(None, description="Feed again after l2arc_feed_min_ms when busy: 1.")
+    l2arc_noprefetch: Optional[bool] = Field(None, description="Do not cache blocks only prefetched: 1.")
+    l2arc_mfuonly: Optional[int] = Field(None, ge=0, le=2, description="2.1+: 0 all, 1 MFU only, 2 (2.2.6+) metadata and MFU data: 0.")
+    l2arc_meta_percent: Optional[int] = Field(None, ge=0, description="2.1+: feeds stop while L2 headers exceed this percent of arc_c: 33.")
+    l2arc_rebuild_enabled: Optional[bool] = Field(None, description="2.0+: rebuild a persistent L2ARC at import: 1.")
 
 
 class ZfsSpec(_Model):
@@ -233,6 +250,15 @@ class ZfsSpec(_Model):
     compression: Literal["off", "lz4", "lzjb", "zstd", "gzip"] = Field("off", description="zfs compression; default off.")
     primarycache: Literal["all", "metadata", "none"] = Field("all", description="zfs primarycache; default all.")
     arc: ArcSpec = Field(default_factory=ArcSpec)
+    release_patch: int = Field(11, ge=0, le=11, description="With release 2.2: the point release (2.2.0 to 2.2.11); L2ARC defaults changed in 2.2.7.")
+    cache: list[str] = Field(default_factory=list, max_length=1, description="Cache vdevs (L2ARC), names of [devices.*]; at most one.")
+    secondarycache: Literal["all", "metadata", "none"] = Field("all", description="zfs secondarycache; default all.")
+    l2arc: L2arcSpec = Field(default_factory=L2arcSpec)
+    arc_warm_at_first_eviction: bool = Field(
+        False,
+        description="OpenZFS sets arc_warm (which ends l2arc_write_boost) only on memory reclaim, "
+        "not modelled; true makes it turn at the first ARC eviction instead.",
+    )
 
 
 class XfsSpec(_Model):
@@ -332,6 +358,7 @@ class RestartPhaseSpec(_Model):
 
     type: Literal["restart"]
     name: str = Field("restart", min_length=1)
+    vm_moved: bool = Field(False, description="The VM was stopped and started on another host: ephemeral devices come back empty.")
 
 
 PhaseSpec = Annotated[Union[WorkloadPhaseSpec, CatPhaseSpec, RestartPhaseSpec], Field(discriminator="type")]
@@ -574,6 +601,14 @@ def _aws_size(errs: list[_Err], loc: tuple, raw: Any, size: Optional[int], kind:
         errs.append(_Err(loc + ("size",), f"{kind} volumes are 1 GiB to 16384 GiB", _get(raw, loc + ("size",))))
 
 
+def _preset_size(spec: DeviceSpec) -> Optional[int]:
+    """The size a device's preset gives, if any."""
+    from .presets import device_presets
+
+    base = device_presets().get(spec.preset) if spec.preset else None
+    return base.size if base is not None else None
+
+
 def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) -> Optional[dict[str, Any]]:
     from .presets import device_presets
 
@@ -630,6 +665,8 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
         "latency_sigma": float(values["latency_sigma"]),
         "transfer_bytes_per_sec": float(values["transfer_rate"]),
         "parallelism": values["parallelism"],
+        "capacity_bytes": values["size"],
+        "ephemeral": bool(values["ephemeral"]),
     }
 
 
@@ -708,7 +745,19 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict) 
             "recordsize": fs.recordsize, "indirect_block_size": fs.indirect_block_size,
             "compression": fs.compression, "primarycache": fs.primarycache,
             "arc": {f: getattr(a, f) for f in ArcSpec.model_fields},
+            "release_patch": fs.release_patch,
+            "cache": list(fs.cache),
+            "secondarycache": fs.secondarycache,
+            "l2arc": {f: getattr(fs.l2arc, f) for f in L2arcSpec.model_fields},
+            "arc_warm_at_first_eviction": fs.arc_warm_at_first_eviction,
         }
+        for cdev in fs.cache:
+            if cdev not in spec.devices:
+                err(("filesystem", "cache"), f"names no device; devices of this scenario: {', '.join(names)}")
+            elif cdev in fs.vdevs:
+                err(("filesystem", "cache"), f"device {cdev!r} is already a data vdev")
+            elif spec.devices[cdev].size is None and not _preset_size(spec.devices[cdev]):
+                err(("devices", cdev, "size"), "a cache device needs a size (the L2ARC's capacity)")
     else:
         if fs.device not in spec.devices:
             err(("filesystem", "device"), f"names no device; devices of this scenario: {', '.join(names)}")
@@ -744,7 +793,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict) 
                 err(("phases", i, "read_size"), "must be from 512 B to 16 MiB")
             phases.append({"type": "cat", "name": ph.name, "read_size": ph.read_size, "passes": ph.passes})
         else:
-            phases.append({"type": "restart", "name": ph.name})
+            phases.append({"type": "restart", "name": ph.name, "vm_moved": ph.vm_moved})
     if phases and not any(p["type"] == "workload" for p in phases):
         err(("phases",), "needs at least one workload phase (the one measured)")
     if errs:

@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cache::l2arc::L2arcTunables;
 use crate::error::{Error, Result};
 
 /// One variant of a scenario, fully resolved.
@@ -267,7 +268,7 @@ pub struct ZfsConfig {
     /// Dataset secondarycache property.
     pub secondarycache: CacheProperty,
     /// L2ARC module parameters (None = the release's default).
-    pub l2arc: crate::cache::l2arc::L2arcTunables,
+    pub l2arc: L2arcTunables,
     /// arc_warm, which ends l2arc_write_boost and makes the feed scan from the cold end,
     /// turns true only on memory reclaim in OpenZFS (arc_reclaim); with no memory pressure
     /// modelled, true here makes it turn at the first ARC eviction instead.
