@@ -107,7 +107,7 @@ fn zfs_with_an_arc_smaller_than_its_metadata_is_below_xfs() {
             compress_ratio: 1.28,
         });
         // Room for every non-leaf InnoDB page (100 x 24), as experiment 1's 2.5 GB pool has.
-        let DatabaseConfig::Innodb(db) = &mut c.database;
+        let Some(DatabaseConfig::Innodb(db)) = &mut c.database else { unreachable!() };
         db.innodb_buffer_pool_size = 128 << 20;
     }
     let x = run_variant(&cx).unwrap().summary;
@@ -150,7 +150,7 @@ fn the_records_of_one_page_are_read_in_parallel() {
     let FsConfig::Zfs(z) = &mut c.filesystem else { unreachable!() };
     z.recordsize = 4096;
     z.primarycache = CacheProperty::Metadata;
-    let WorkloadConfig::Sysbench(w) = &mut c.workload;
+    let WorkloadConfig::Sysbench(w) = &mut c.workload else { unreachable!() };
     w.threads = 1;
     c.devices[0].latency_sigma = 0.0; // every read takes exactly 500 us
     let r = run_variant(&c).unwrap().summary;

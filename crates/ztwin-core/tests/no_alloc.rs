@@ -46,11 +46,11 @@ fn config(fs: FsConfig, duration_s: u64) -> VariantConfig {
     d.latency_sigma = 0.3;
     d.parallelism = 16;
     c.filesystem = fs;
-    let DatabaseConfig::Innodb(db) = &mut c.database;
+    let Some(DatabaseConfig::Innodb(db)) = &mut c.database else { unreachable!() };
     db.innodb_buffer_pool_size = 8 << 20;
     c.dataset =
         DatasetConfig::Sysbench(SysbenchDataset { tables: 4, table_size: 1_000_000, compress_ratio: 1.28 });
-    let WorkloadConfig::Sysbench(w) = &mut c.workload;
+    let WorkloadConfig::Sysbench(w) = &mut c.workload else { unreachable!() };
     w.threads = 16;
     // Caches fill during the warm-up; one report row whatever the duration.
     c.run =

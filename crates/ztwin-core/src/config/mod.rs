@@ -28,8 +28,9 @@ pub struct VariantConfig {
     pub devices: Vec<DeviceConfig>,
     /// The filesystem holding the database files.
     pub filesystem: FsConfig,
-    /// The database engine above the filesystem.
-    pub database: DatabaseConfig,
+    /// The database engine above the filesystem (None for a fio workload: fio reads the
+    /// files itself).
+    pub database: Option<DatabaseConfig>,
     /// What is stored: the files the workload touches.
     pub dataset: DatasetConfig,
     /// The load: client threads and their queries.
@@ -51,6 +52,19 @@ pub enum PhaseConfig {
     Cat(CatPhase),
     /// The machine restarts: the ARC and the buffer pool start empty.
     Restart(RestartPhase),
+    /// fio jobs of a fio workload, run together once (fio's own results per job).
+    Fio(FioPhase),
+}
+
+/// A run of some jobs of the fio workload.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FioPhase {
+    /// Name in reports ("read-1", ...).
+    pub name: String,
+    /// Indices into the workload's `jobs`, run concurrently as fio runs the jobs of one
+    /// job file.
+    pub jobs: Vec<u32>,
 }
 
 /// A phase of the workload.
@@ -324,6 +338,27 @@ pub struct InnodbConfig {
 pub enum DatasetConfig {
     /// Tables as `sysbench oltp_common prepare` creates them.
     Sysbench(SysbenchDataset),
+    /// Plain files, as a fio job file names them; they exist once a fio job lays them out
+    /// or writes them.
+    Files(FilesDataset),
+}
+
+/// Plain files (object numbers 1..=N in the order given).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilesDataset {
+    /// The files.
+    pub files: Vec<FileConfig>,
+}
+
+/// One plain file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// Path as fio names it (reporting).
+    pub name: String,
+    /// Size in bytes once laid out.
+    pub size: u64,
 }
 
 /// sysbench tables: sbtest1..N with `table_size` rows each.
@@ -345,6 +380,141 @@ pub struct SysbenchDataset {
 pub enum WorkloadConfig {
     /// A sysbench OLTP test.
     Sysbench(SysbenchWorkload),
+    /// fio jobs over the `files` dataset.
+    Fio(FioWorkload),
+}
+
+/// A fio job file, resolved (python/ztwin/fio.py parses fio's ini dialect and command
+/// line; see `crate::workload::fio` for what each field does).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FioWorkload {
+    /// fio release whose buffer contents are modelled, "major.minor[.patch]" (2.0 or
+    /// later): what laying out a file writes and how compressible buffers are built
+    /// changed between releases (`crate::workload::fio::buffers`).
+    pub fio_version: String,
+    /// The jobs (sections) in job-file order.
+    pub jobs: Vec<FioJob>,
+}
+
+/// fio `rw` (readwrite).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FioRw {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    Randread,
+    /// Random writes.
+    Randwrite,
+    /// Sequential mixed reads and writes (rwmixread).
+    Rw,
+    /// Random mixed reads and writes (rwmixread).
+    Randrw,
+}
+
+/// fio `random_distribution`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FioDistribution {
+    /// Uniform (fio's default `random`).
+    Random,
+    /// zipf:theta
+    Zipf,
+    /// pareto:h
+    Pareto,
+    /// normal:sigma (fio's gauss), sigma in percent of the range.
+    Normal,
+}
+
+/// fio `file_service_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FioFileService {
+    /// Round robin over the open files (fio's default).
+    Roundrobin,
+    /// One file until it is done, then the next.
+    Sequential,
+    /// A uniformly random file.
+    Random,
+}
+
+/// One fio job (section) with its options resolved ([global] merged in, sizes in bytes,
+/// times in ns).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FioJob {
+    /// Section name.
+    pub name: String,
+    /// rw
+    pub rw: FioRw,
+    /// rwmixread, percent of reads in rw/randrw.
+    pub rwmixread: u32,
+    /// bs of reads, bytes.
+    pub bs_read: u32,
+    /// bs of writes, bytes.
+    pub bs_write: u32,
+    /// numjobs: clones of the job, each with its own offsets and random state.
+    pub numjobs: u32,
+    /// Files of each clone: indices into the `files` dataset (clones share a file when
+    /// the job names it with `filename`).
+    pub clone_files: Vec<Vec<u32>>,
+    /// offset: where in each file the job's range starts, bytes.
+    pub offset: u64,
+    /// Bytes of each file the job covers (fio's per-file io size: size / nrfiles).
+    pub file_range: u64,
+    /// io_size (default size): bytes one loop of one clone transfers.
+    pub io_size: u64,
+    /// loops
+    pub loops: u32,
+    /// runtime, ns (0: none).
+    pub runtime_ns: u64,
+    /// time_based
+    pub time_based: bool,
+    /// ramp_time, ns.
+    pub ramp_time_ns: u64,
+    /// ioengine (psync, sync, pvsync, pvsync2, libaio, io_uring).
+    pub ioengine: String,
+    /// iodepth
+    pub iodepth: u32,
+    /// direct (O_DIRECT)
+    pub direct: bool,
+    /// file_service_type
+    pub file_service_type: FioFileService,
+    /// The `:N` of file_service_type (I/Os per file before switching), >= 1.
+    pub file_service_nr: u32,
+    /// random_distribution
+    pub random_distribution: FioDistribution,
+    /// Its parameter: zipf theta, pareto h, normal sigma (percent); 0 for random.
+    pub distribution_param: f64,
+    /// norandommap
+    pub norandommap: bool,
+    /// randrepeat (default true: the same offsets every run).
+    pub randrepeat: bool,
+    /// randseed (default 0xb1899bed, FIO_RANDSEED).
+    pub randseed: u64,
+    /// group_reporting (reporting only).
+    pub group_reporting: bool,
+    /// The buffer options (what writes and layouts put in the files).
+    pub buffers: FioBuffers,
+}
+
+/// fio's buffer options; None = not given (fio_option_is_set matters to fio).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FioBuffers {
+    /// zero_buffers
+    pub zero_buffers: Option<bool>,
+    /// refill_buffers
+    pub refill_buffers: Option<bool>,
+    /// scramble_buffers (fio default 1)
+    pub scramble_buffers: Option<bool>,
+    /// buffer_compress_percentage
+    pub buffer_compress_percentage: Option<u32>,
+    /// buffer_compress_chunk, bytes
+    pub buffer_compress_chunk: Option<u32>,
 }
 
 /// sysbench test name.
@@ -410,15 +580,12 @@ pub struct RunConfig {
 }
 
 impl VariantConfig {
-    /// Number of tables of the dataset.
-    pub fn dataset_tables(&self) -> u32 {
-        let DatasetConfig::Sysbench(ds) = &self.dataset;
-        ds.tables
-    }
-
-    /// The phases to run: `phases`, or one workload phase from `run` when it is empty.
+    /// The phases to run: `phases`, or when it is empty one workload phase from `run`
+    /// (sysbench), or one fio phase running every job (fio, as `fio jobfile` does).
     pub fn effective_phases(&self) -> Vec<PhaseConfig> {
-        if self.phases.is_empty() {
+        if let (true, WorkloadConfig::Fio(f)) = (self.phases.is_empty(), &self.workload) {
+            vec![PhaseConfig::Fio(FioPhase { name: "fio".into(), jobs: (0..f.jobs.len() as u32).collect() })]
+        } else if self.phases.is_empty() {
             vec![PhaseConfig::Workload(WorkloadPhase {
                 name: "benchmark".into(),
                 warmup_ns: self.run.warmup_ns,
@@ -593,71 +760,27 @@ impl VariantConfig {
                 )?;
             }
         }
-        let DatabaseConfig::Innodb(db) = &self.database;
-        ensure(
-            [4096, 8192, 16384, 32768, 65536].contains(&db.innodb_page_size),
-            "database.innodb_page_size",
-            "must be 4K, 8K, 16K, 32K or 64K",
-        )?;
-        ensure(
-            db.innodb_buffer_pool_size >= 5 << 20,
-            "database.innodb_buffer_pool_size",
-            "must be at least 5 MiB",
-        )?;
-        ensure(
-            db.innodb_buffer_pool_size <= m.ram_bytes,
-            "database.innodb_buffer_pool_size",
-            "must not exceed the machine's RAM",
-        )?;
-        ensure(
-            db.innodb_buffer_pool_size / u64::from(db.innodb_page_size) <= 1 << 30,
-            "database.innodb_buffer_pool_size",
-            "must hold at most 2^30 pages (the model keeps about 40 bytes per page)",
-        )?;
-        ensure(
-            (5..=95).contains(&db.innodb_old_blocks_pct),
-            "database.innodb_old_blocks_pct",
-            "must be 5 to 95",
-        )?;
-        ensure(
-            db.innodb_flush_method == "O_DIRECT" || db.innodb_flush_method == "fsync",
-            "database.innodb_flush_method",
-            "must be O_DIRECT or fsync",
-        )?;
-        let DatasetConfig::Sysbench(ds) = &self.dataset;
-        // Object numbers of the ARC's block keys have 24 bits (BlockKey).
-        ensure((1..1 << 24).contains(&ds.tables), "dataset.tables", "must be 1 to 16777215")?;
-        // sysbench's id column is a signed 32-bit INTEGER.
-        ensure(
-            (1..=i32::MAX as u64).contains(&ds.table_size),
-            "dataset.table_size",
-            "must be 1 to 2147483647 (sysbench's id is a 32-bit INTEGER)",
-        )?;
-        ensure(
-            ds.compress_ratio >= 1.0 && ds.compress_ratio.is_finite(),
-            "dataset.compress_ratio",
-            "must be at least 1.0",
-        )?;
-        let WorkloadConfig::Sysbench(w) = &self.workload;
-        ensure((1..=4096).contains(&w.threads), "workload.threads", "must be 1 to 4096")?;
-        ensure(
-            w.random_points >= 1 && w.random_points <= 1000,
-            "workload.random_points",
-            "must be 1 to 1000",
-        )?;
-        ensure(w.rand_spec_iter >= 1, "workload.rand_spec_iter", "must be at least 1")?;
-        ensure((0.0..=100.0).contains(&w.rand_spec_pct), "workload.rand_spec_pct", "must be 0 to 100")?;
-        ensure((0.0..=100.0).contains(&w.rand_spec_res), "workload.rand_spec_res", "must be 0 to 100")?;
-        ensure(
-            w.rand_pareto_h > 0.0 && w.rand_pareto_h < 1.0,
-            "workload.rand_pareto_h",
-            "must be between 0 and 1 (exclusive)",
-        )?;
-        ensure(
-            w.rand_zipfian_exp >= 0.0 && w.rand_zipfian_exp.is_finite(),
-            "workload.rand_zipfian_exp",
-            "must be a number >= 0",
-        )?;
+        match (&self.workload, &self.dataset, &self.database) {
+            (WorkloadConfig::Sysbench(w), DatasetConfig::Sysbench(ds), Some(DatabaseConfig::Innodb(db))) => {
+                validate_innodb(db, m)?;
+                validate_sysbench(w, ds)?;
+            }
+            (WorkloadConfig::Sysbench(_), _, _) => {
+                return Err(Error::config(
+                    "workload",
+                    "a sysbench workload needs a sysbench dataset and an innodb database",
+                ))
+            }
+            (WorkloadConfig::Fio(f), DatasetConfig::Files(files), None) => {
+                crate::workload::fio::validate(f, files, &self.filesystem)?;
+            }
+            (WorkloadConfig::Fio(_), _, _) => {
+                return Err(Error::config(
+                    "workload",
+                    "a fio workload needs a files dataset and no database (fio reads the files itself)",
+                ))
+            }
+        }
         let r = &self.run;
         ensure(r.duration_ns > 0, "run.duration", "must be positive")?;
         ensure(
@@ -671,13 +794,24 @@ impl VariantConfig {
             "run.report_interval",
             "too short: the series would have more than 1,000,000 rows",
         )?;
+        let fio = match &self.workload {
+            WorkloadConfig::Fio(f) => Some(f),
+            WorkloadConfig::Sysbench(_) => None,
+        };
         let mut workload_ns: u64 = 0;
+        let mut measured = false;
         for (i, p) in self.phases.iter().enumerate() {
             let at = |f: &str| format!("phases[{i}].{f}");
             match p {
                 PhaseConfig::Workload(w) => {
+                    ensure(
+                        fio.is_none(),
+                        &at("type"),
+                        "a fio workload runs phases of type fio, not workload",
+                    )?;
                     ensure(w.duration_ns > 0, &at("duration"), "must be positive")?;
                     workload_ns = workload_ns.saturating_add(w.warmup_ns).saturating_add(w.duration_ns);
+                    measured = true;
                 }
                 PhaseConfig::Cat(c) => {
                     ensure(
@@ -688,13 +822,23 @@ impl VariantConfig {
                     ensure((1..=100).contains(&c.passes), &at("passes"), "must be 1 to 100")?;
                 }
                 PhaseConfig::Restart(_) => {}
+                PhaseConfig::Fio(ph) => {
+                    let Some(f) = fio else {
+                        return Err(Error::config(at("type"), "phases of type fio need a fio workload"));
+                    };
+                    measured |= crate::workload::fio::validate_phase(f, ph, &at("jobs"))?;
+                }
             }
         }
         if !self.phases.is_empty() {
             ensure(
-                self.phases.iter().any(|p| matches!(p, PhaseConfig::Workload(_))),
+                measured,
                 "phases",
-                "needs at least one workload phase (the one measured)",
+                if fio.is_some() {
+                    "needs at least one fio phase that reads (the one measured)"
+                } else {
+                    "needs at least one workload phase (the one measured)"
+                },
             )?;
             ensure(
                 workload_ns <= MAX_SIMULATED_NS,
@@ -706,9 +850,82 @@ impl VariantConfig {
                 "run.report_interval",
                 "too short: the series would have more than 1,000,000 rows",
             )?;
+        } else if let Some(f) = fio {
+            let all = FioPhase { name: "fio".into(), jobs: (0..f.jobs.len() as u32).collect() };
+            ensure(
+                crate::workload::fio::validate_phase(f, &all, "workload.jobs")?,
+                "workload.jobs",
+                "no job reads: give phases (a write job's timing is not modelled, see workload::fio)",
+            )?;
         }
         Ok(())
     }
+}
+
+fn validate_innodb(db: &InnodbConfig, m: &MachineConfig) -> Result<()> {
+    ensure(
+        [4096, 8192, 16384, 32768, 65536].contains(&db.innodb_page_size),
+        "database.innodb_page_size",
+        "must be 4K, 8K, 16K, 32K or 64K",
+    )?;
+    ensure(
+        db.innodb_buffer_pool_size >= 5 << 20,
+        "database.innodb_buffer_pool_size",
+        "must be at least 5 MiB",
+    )?;
+    ensure(
+        db.innodb_buffer_pool_size <= m.ram_bytes,
+        "database.innodb_buffer_pool_size",
+        "must not exceed the machine's RAM",
+    )?;
+    ensure(
+        db.innodb_buffer_pool_size / u64::from(db.innodb_page_size) <= 1 << 30,
+        "database.innodb_buffer_pool_size",
+        "must hold at most 2^30 pages (the model keeps about 40 bytes per page)",
+    )?;
+    ensure(
+        (5..=95).contains(&db.innodb_old_blocks_pct),
+        "database.innodb_old_blocks_pct",
+        "must be 5 to 95",
+    )?;
+    ensure(
+        db.innodb_flush_method == "O_DIRECT" || db.innodb_flush_method == "fsync",
+        "database.innodb_flush_method",
+        "must be O_DIRECT or fsync",
+    )?;
+    Ok(())
+}
+
+fn validate_sysbench(w: &SysbenchWorkload, ds: &SysbenchDataset) -> Result<()> {
+    // Object numbers of the ARC's block keys have 24 bits (BlockKey).
+    ensure((1..1 << 24).contains(&ds.tables), "dataset.tables", "must be 1 to 16777215")?;
+    // sysbench's id column is a signed 32-bit INTEGER.
+    ensure(
+        (1..=i32::MAX as u64).contains(&ds.table_size),
+        "dataset.table_size",
+        "must be 1 to 2147483647 (sysbench's id is a 32-bit INTEGER)",
+    )?;
+    ensure(
+        ds.compress_ratio >= 1.0 && ds.compress_ratio.is_finite(),
+        "dataset.compress_ratio",
+        "must be at least 1.0",
+    )?;
+    ensure((1..=4096).contains(&w.threads), "workload.threads", "must be 1 to 4096")?;
+    ensure(w.random_points >= 1 && w.random_points <= 1000, "workload.random_points", "must be 1 to 1000")?;
+    ensure(w.rand_spec_iter >= 1, "workload.rand_spec_iter", "must be at least 1")?;
+    ensure((0.0..=100.0).contains(&w.rand_spec_pct), "workload.rand_spec_pct", "must be 0 to 100")?;
+    ensure((0.0..=100.0).contains(&w.rand_spec_res), "workload.rand_spec_res", "must be 0 to 100")?;
+    ensure(
+        w.rand_pareto_h > 0.0 && w.rand_pareto_h < 1.0,
+        "workload.rand_pareto_h",
+        "must be between 0 and 1 (exclusive)",
+    )?;
+    ensure(
+        w.rand_zipfian_exp >= 0.0 && w.rand_zipfian_exp.is_finite(),
+        "workload.rand_zipfian_exp",
+        "must be a number >= 0",
+    )?;
+    Ok(())
 }
 
 const SEC: u64 = crate::sim::time::SEC;
@@ -786,13 +1003,13 @@ pub fn test_variant() -> VariantConfig {
             l2arc: Default::default(),
             arc_warm_at_first_eviction: false,
         }),
-        database: DatabaseConfig::Innodb(InnodbConfig {
+        database: Some(DatabaseConfig::Innodb(InnodbConfig {
             innodb_buffer_pool_size: 16 << 20,
             innodb_page_size: 16384,
             innodb_old_blocks_pct: 37,
             innodb_old_blocks_time_ns: 1000 * MS,
             innodb_flush_method: "O_DIRECT".into(),
-        }),
+        })),
         dataset: DatasetConfig::Sysbench(SysbenchDataset {
             tables: 4,
             table_size: 200_000,
@@ -842,27 +1059,27 @@ mod tests {
         rejected("machine.cpu.memcpy_bytes_per_sec", |c| c.machine.cpu.memcpy_bytes_per_sec = 1);
         rejected("read_latency_ns", |c| c.devices[0].read_latency_ns = u64::MAX);
         rejected("database.innodb_buffer_pool_size", |c| {
-            let DatabaseConfig::Innodb(db) = &mut c.database;
+            let Some(DatabaseConfig::Innodb(db)) = &mut c.database else { unreachable!() };
             db.innodb_buffer_pool_size = u64::MAX;
         });
         rejected("dataset.tables", |c| {
-            let DatasetConfig::Sysbench(ds) = &mut c.dataset;
+            let DatasetConfig::Sysbench(ds) = &mut c.dataset else { unreachable!() };
             ds.tables = 1 << 24;
         });
         rejected("dataset.table_size", |c| {
-            let DatasetConfig::Sysbench(ds) = &mut c.dataset;
+            let DatasetConfig::Sysbench(ds) = &mut c.dataset else { unreachable!() };
             ds.table_size = u64::MAX;
         });
         rejected("workload.rand_pareto_h", |c| {
-            let WorkloadConfig::Sysbench(w) = &mut c.workload;
+            let WorkloadConfig::Sysbench(w) = &mut c.workload else { unreachable!() };
             w.rand_pareto_h = 0.0;
         });
         rejected("workload.rand_zipfian_exp", |c| {
-            let WorkloadConfig::Sysbench(w) = &mut c.workload;
+            let WorkloadConfig::Sysbench(w) = &mut c.workload else { unreachable!() };
             w.rand_zipfian_exp = f64::NAN;
         });
         rejected("workload.rand_spec_iter", |c| {
-            let WorkloadConfig::Sysbench(w) = &mut c.workload;
+            let WorkloadConfig::Sysbench(w) = &mut c.workload else { unreachable!() };
             w.rand_spec_iter = 0;
         });
         rejected("run.duration", |c| c.run.warmup_ns = u64::MAX);

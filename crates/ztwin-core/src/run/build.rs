@@ -1,12 +1,10 @@
 //! Building the stack of one variant: devices, database, filesystem and caches.
 
 use super::*;
+use crate::fs::zfs::content::{FileBlocks, CLASS_HOLE, CLASS_MEAN_RATIO};
 
 impl<'a> Sim<'a> {
     pub(super) fn new(cfg: &'a VariantConfig) -> Result<Self> {
-        let DatabaseConfig::Innodb(db) = &cfg.database;
-        let DatasetConfig::Sysbench(ds) = &cfg.dataset;
-        let WorkloadConfig::Sysbench(wl) = &cfg.workload;
         let c = &cfg.machine.cpu;
         let costs = Costs {
             statement: scaled(c.statement_ns, c.speed),
@@ -32,23 +30,44 @@ impl<'a> Sim<'a> {
             .enumerate()
             .map(|(i, d)| Device::new(d, cfg.seed ^ (0xd1b5_4a32_d192_ed03u64.wrapping_mul(i as u64 + 1))))
             .collect();
-        let table = TableLayout::sysbench(ds.table_size, db.innodb_page_size);
+        // The database and its files, or fio's files (which exist once a job makes them).
+        let (db, files, exists, compress_ratio, class) = match (&cfg.database, &cfg.dataset) {
+            (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Sysbench(ds)) => {
+                let table = TableLayout::sysbench(ds.table_size, db.innodb_page_size);
+                let files = vec![table.file_size(); ds.tables as usize];
+                let exists = vec![true; files.len()];
+                let db = Db { bp: BufferPool::new(db), table, page_size: db.innodb_page_size };
+                (Some(db), files, exists, ds.compress_ratio, CLASS_MEAN_RATIO)
+            }
+            (None, DatasetConfig::Files(f)) => {
+                let files: Vec<u64> = f.files.iter().map(|f| f.size).collect();
+                let exists = vec![false; files.len()];
+                (None, files, exists, 1.0, CLASS_HOLE)
+            }
+            _ => {
+                return Err(Error::config(
+                    "database",
+                    "a sysbench dataset needs a database; fio files need none",
+                ))
+            }
+        };
         let fs = match &cfg.filesystem {
             FsConfig::Zfs(z) => {
-                let geometry = FileGeometry::new(table.file_size(), z.recordsize, z.indirect_block_size);
-                let compression =
-                    CompressionModel::new(z.compression, ds.compress_ratio, z.ashift, cfg.seed)?;
+                let compression = CompressionModel::new(z.compression, compress_ratio, z.ashift, cfg.seed)?;
                 let vdev_device = z
                     .vdevs
                     .iter()
                     .map(|v| device_index(v, "filesystem.vdevs"))
                     .collect::<Result<Vec<_>>>()?;
-                let layout = ZfsLayout {
-                    geometry,
-                    compression,
-                    indirect_block_size: z.indirect_block_size,
-                    nvdevs: vdev_device.len() as u32,
-                };
+                let blocks = files
+                    .iter()
+                    .map(|&size| {
+                        FileGeometry::try_new(size, z.recordsize, z.indirect_block_size)
+                            .map(|g| FileBlocks::uniform(g, class))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let layout =
+                    ZfsLayout::new(blocks, compression, z.indirect_block_size, vdev_device.len() as u32);
                 let cache_device = match z.cache.first() {
                     Some(name) => Some(device_index(name, "filesystem.cache")?),
                     None => None,
@@ -69,7 +88,8 @@ impl<'a> Sim<'a> {
                 }
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
-                if db.innodb_flush_method != "O_DIRECT" {
+                if matches!(&cfg.database, Some(DatabaseConfig::Innodb(db)) if db.innodb_flush_method != "O_DIRECT")
+                {
                     return Err(Error::config(
                         "database.innodb_flush_method",
                         "fsync (buffered I/O through the Linux page cache) is not modelled yet on XFS/ext4; use O_DIRECT",
@@ -81,10 +101,17 @@ impl<'a> Sim<'a> {
                 })
             }
         };
-        let threads = wl.threads as usize;
         let fs_has_cache = matches!(&fs, Fs::Zfs { cache_device: Some(_), .. });
-        let gens = (0..wl.threads).map(|t| SysbenchGen::for_thread(cfg.seed, t, wl, ds)).collect();
-        let stmts = (0..threads).map(|_| Statement::default()).collect();
+        let (threads, gens) = match (&cfg.workload, &cfg.dataset) {
+            (WorkloadConfig::Sysbench(wl), DatasetConfig::Sysbench(ds)) => (
+                wl.threads as usize,
+                (0..wl.threads).map(|t| SysbenchGen::for_thread(cfg.seed, t, wl, ds)).collect(),
+            ),
+            // One client per in-flight slot of the busiest phase (at least one for cat).
+            (WorkloadConfig::Fio(f), _) => (fio::max_slots(cfg, f).max(1), Vec::new()),
+            _ => return Err(Error::config("workload", "a sysbench workload needs a sysbench dataset")),
+        };
+        let stmts = (0..gens.len()).map(|_| Statement::default()).collect();
         let client = Client {
             state: State::Start,
             wait: Wait::None,
@@ -107,11 +134,14 @@ impl<'a> Sim<'a> {
         Ok(Sim {
             cfg,
             costs,
-            page_size: db.innodb_page_size,
             cpus: Cpus::new(cfg.machine.vcpus),
             devices,
-            bp: BufferPool::new(db),
-            table,
+            db,
+            files,
+            exists,
+            fio: None,
+            fio_ios: 0,
+            fio_bytes: 0,
             fs,
             gens,
             stmts,

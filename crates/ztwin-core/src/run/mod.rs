@@ -74,6 +74,8 @@ enum Mode {
     Workload { issue_until: Nanos },
     /// One reader going through every table file (`cat`), `read_size` bytes a read.
     Cat { read_size: u32, passes: u32, pass: u32, table: u32, offset: u64 },
+    /// fio jobs (see `fio`): each client is one in-flight slot of a job's clone.
+    Fio,
 }
 
 /// A page another client is reading, that this client waits for.
@@ -137,10 +139,20 @@ enum Fs {
     Extent(ExtentFs),
 }
 
+/// The database above the filesystem: InnoDB's buffer pool and the tables' page layout.
+struct Db {
+    bp: BufferPool,
+    table: TableLayout,
+    page_size: u32,
+}
+
 /// Counters that the window and the intervals difference.
 #[derive(Debug, Clone, Default)]
 struct Snapshot {
     time: Nanos,
+    /// fio I/Os completed and their bytes.
+    fio_ios: u64,
+    fio_bytes: u64,
     statements: u64,
     rows: u64,
     bp_requests: u64,
@@ -173,11 +185,19 @@ pub struct VariantResult {
 struct Sim<'a> {
     cfg: &'a VariantConfig,
     costs: Costs,
-    page_size: u32,
     cpus: Cpus,
     devices: Vec<Device>,
-    bp: BufferPool,
-    table: TableLayout,
+    /// None for a fio workload.
+    db: Option<Db>,
+    /// Size of each data file (object `k + 1` is file `k`): the tables, or fio's files.
+    files: Vec<u64>,
+    /// Whether each file exists yet (fio creates its files; tables always exist).
+    exists: Vec<bool>,
+    /// The fio phase running, if any.
+    fio: Option<Box<fio::FioPhaseRun>>,
+    /// fio I/Os completed and their bytes (all phases).
+    fio_ios: u64,
+    fio_bytes: u64,
     fs: Fs,
     /// One generator per client: sysbench threads draw from their own streams (and, for
     /// select_random_points, their own slice of k).
@@ -228,6 +248,7 @@ enum Flow {
 }
 
 mod build;
+mod fio;
 mod phases;
 mod report;
 mod step;

@@ -7,20 +7,25 @@ use super::*;
 impl Sim<'_> {
     /// The next read of a `cat` phase: table, offset, length; None when every pass is done.
     pub(super) fn cat_next(&mut self) -> Option<(u32, u64, u32)> {
-        let tables = self.cfg.dataset_tables();
-        let file_size = self.table.file_size();
+        let nfiles = self.files.len() as u32;
         let Mode::Cat { read_size, passes, pass, table, offset } = &mut self.mode else { return None };
-        if *offset >= file_size {
-            *offset = 0;
-            *table += 1;
+        loop {
+            if *table < nfiles && *offset >= self.files[*table as usize] {
+                *offset = 0;
+                *table += 1;
+            }
+            if *table >= nfiles {
+                *table = 0;
+                *pass += 1;
+            }
+            if *pass >= *passes {
+                return None;
+            }
+            if *offset < self.files[*table as usize] {
+                break;
+            }
         }
-        if *table >= tables {
-            *table = 0;
-            *pass += 1;
-        }
-        if *pass >= *passes {
-            return None;
-        }
+        let file_size = self.files[*table as usize];
         let len = (*read_size as u64).min(file_size - *offset) as u32;
         let at = (*table, *offset, len);
         *offset += len as u64;
@@ -33,8 +38,9 @@ impl Sim<'_> {
     /// the log blocks, reading them from the device (l2arc_rebuild). Returns when the
     /// machine is ready again.
     pub(super) fn restart(&mut self, vm_moved: bool) -> Result<Nanos> {
-        let DatabaseConfig::Innodb(db) = &self.cfg.database;
-        self.bp = BufferPool::new(db);
+        if let (Some(d), Some(DatabaseConfig::Innodb(db))) = (&mut self.db, &self.cfg.database) {
+            d.bp = BufferPool::new(db);
+        }
         let mut ready = self.clock;
         if let (Fs::Zfs { arc, dbufs, cache_device, .. }, FsConfig::Zfs(z)) =
             (&mut self.fs, &self.cfg.filesystem)
@@ -105,7 +111,9 @@ impl Sim<'_> {
         }
         let (ws, we) = window?;
         let start = start_snap.unwrap_or_else(|| self.snapshot(ws));
-        let end = end_snap.unwrap_or_else(|| self.snapshot(we));
+        // Nanos::MAX: no end (a fio phase ends when its jobs do).
+        let end =
+            end_snap.unwrap_or_else(|| self.snapshot(if we == Nanos::MAX { self.clock.max(ws) } else { we }));
         self.measuring = false;
         Some((start, end))
     }
@@ -126,6 +134,14 @@ impl Sim<'_> {
             left -= chunk;
         }
         self.next_feed = Some(feed.next_feed_at.max(now + 1));
+    }
+
+    /// A data file's name for messages.
+    pub(super) fn file_name(&self, k: usize) -> String {
+        match &self.cfg.dataset {
+            DatasetConfig::Files(f) => f.files[k].name.clone(),
+            DatasetConfig::Sysbench(_) => format!("sbtest{}.ibd", k + 1),
+        }
     }
 
     /// Drops every pending event and in-flight read (see `drain`).
@@ -198,7 +214,58 @@ impl Sim<'_> {
                     self.clock = self.clock.max(window.1);
                     series_end = window.1;
                 }
+                PhaseConfig::Fio(ph) => {
+                    let reads = match &self.cfg.workload {
+                        WorkloadConfig::Fio(f) => {
+                            crate::workload::fio::validate_phase(f, ph, &format!("phases[{index}].jobs"))?
+                        }
+                        WorkloadConfig::Sysbench(_) => false,
+                    };
+                    if !reads {
+                        phases.push(self.fio_write_phase(ph, start)?);
+                        continue;
+                    }
+                    let laid_out = self.fio_start(ph, index, start)?;
+                    let from = self.fio.as_ref().map_or(start, |r| r.from);
+                    let (a, _) = self.drain(&mut rec, Some((from, Nanos::MAX))).expect("a window was given");
+                    self.measuring = false;
+                    let b = self.snapshot(self.clock.max(from));
+                    let (fio, _) = self.fio_results();
+                    let mut doc = json!({
+                        "name": ph.name,
+                        "type": "fio",
+                        "start_s": secs(start),
+                        "end_s": secs(self.clock.max(start)),
+                        "timing_modelled": true,
+                        "fio": fio,
+                        "cpu_utilization": ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / ((b.time - a.time).max(1) as f64 / SEC as f64) / self.cpus.vcpus() as f64).min(1.0),
+                        "devices": self.devices_window(&a, &b),
+                    });
+                    if let Some(l) = laid_out {
+                        doc["laid_out"] = l;
+                    }
+                    if let Some(arc) = self.arc_window_of(&a, &b) {
+                        doc["arc"] = arc;
+                    }
+                    if let Some(l2) = self.l2arc_window(&a, &b) {
+                        doc["l2arc"] = l2;
+                    }
+                    self.mode = Mode::Workload { issue_until: 0 };
+                    self.clock = self.clock.max(start);
+                    main = doc.clone();
+                    phases.push(doc);
+                    series_end = self.clock;
+                }
                 PhaseConfig::Cat(c) => {
+                    if let Some(k) = self.exists.iter().position(|&e| !e) {
+                        return Err(Error::config(
+                            format!("phases[{index}]"),
+                            format!(
+                                "cat reads file {k} ({}) before any fio phase has created it",
+                                self.file_name(k)
+                            ),
+                        ));
+                    }
                     self.mode =
                         Mode::Cat { read_size: c.read_size, passes: c.passes, pass: 0, table: 0, offset: 0 };
                     let (bytes0, reads0) = (self.cat_bytes, self.cat_reads);

@@ -7,6 +7,8 @@ impl Sim<'_> {
     pub(super) fn snapshot(&self, time: Nanos) -> Snapshot {
         Snapshot {
             time,
+            fio_ios: self.fio_ios,
+            fio_bytes: self.fio_bytes,
             statements: self.statements,
             rows: self.rows,
             bp_requests: self.bp_requests,
@@ -36,19 +38,30 @@ impl Sim<'_> {
         s.set("time_s", b.time as f64 / SEC as f64);
         s.set("phase", self.phase_index as f64);
         s.set("measured", if self.measuring { 1.0 } else { 0.0 });
-        s.set("qps", (b.statements - a.statements) as f64 / dt);
-        s.set("latency_p50_ms", self.interval_hist.quantile_ms(0.50));
-        s.set("latency_p95_ms", self.interval_hist.quantile_ms(0.95));
-        s.set("latency_p99_ms", self.interval_hist.quantile_ms(0.99));
+        if self.db.is_some() {
+            s.set("qps", (b.statements - a.statements) as f64 / dt);
+            s.set("latency_p50_ms", self.interval_hist.quantile_ms(0.50));
+            s.set("latency_p95_ms", self.interval_hist.quantile_ms(0.95));
+            s.set("latency_p99_ms", self.interval_hist.quantile_ms(0.99));
+        } else {
+            // fio: I/Os completed in the interval (all jobs), and their completion latency.
+            s.set("fio_iops", (b.fio_ios - a.fio_ios) as f64 / dt);
+            s.set("fio_mbps", (b.fio_bytes - a.fio_bytes) as f64 / 1e6 / dt);
+            s.set("clat_p50_ms", self.interval_hist.quantile_ms(0.50));
+            s.set("clat_p95_ms", self.interval_hist.quantile_ms(0.95));
+            s.set("clat_p99_ms", self.interval_hist.quantile_ms(0.99));
+        }
         self.interval_hist.reset();
         let vcpus = self.cpus.vcpus() as f64;
         s.set("cpu_utilization", ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / dt / vcpus).min(1.0));
-        let req = b.bp_requests - a.bp_requests;
-        let reads = b.bp_reads - a.bp_reads;
-        s.set(
-            "innodb_buffer_pool_hit_ratio",
-            if req > 0 { 1.0 - reads as f64 / req as f64 } else { f64::NAN },
-        );
+        if self.db.is_some() {
+            let req = b.bp_requests - a.bp_requests;
+            let reads = b.bp_reads - a.bp_reads;
+            s.set(
+                "innodb_buffer_pool_hit_ratio",
+                if req > 0 { 1.0 - reads as f64 / req as f64 } else { f64::NAN },
+            );
+        }
         for (k, d) in self.devices.iter().enumerate() {
             let (x, y) = (&a.devices[k], &b.devices[k]);
             let name = d.name();
@@ -128,13 +141,15 @@ impl Sim<'_> {
             },
             "cpu_utilization": ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / window_s / self.cpus.vcpus() as f64).min(1.0),
             "devices": self.devices_window(a, b),
-            "innodb": {
+        });
+        if let Some(db) = &self.db {
+            out["innodb"] = json!({
                 "buffer_pool_hit_ratio": if req > 0 { 1.0 - reads as f64 / req as f64 } else { 0.0 },
                 "pages_read": reads,
                 "read_requests": req,
-                "buffer_pool_pages": self.bp.capacity(),
-            },
-        });
+                "buffer_pool_pages": db.bp.capacity(),
+            });
+        }
         if let Some(arc) = self.arc_window_of(a, b) {
             out["arc"] = arc;
         }

@@ -7,10 +7,11 @@ impl Sim<'_> {
     /// Sets the path of lookup `c.lookup` of the client's statement.
     pub(super) fn start_lookup(&self, i: usize, c: &mut Client) {
         let l = self.stmts[i].lookups[c.lookup];
+        let table = &self.db.as_ref().expect("sysbench statements need the database").table;
         c.space = l.table;
         c.path_len = match l.index {
-            Index::Clustered => self.table.clustered_path(l.key, &mut c.path),
-            Index::Secondary => self.table.secondary_path(l.key, &mut c.path),
+            Index::Clustered => table.clustered_path(l.key, &mut c.path),
+            Index::Secondary => table.secondary_path(l.key, &mut c.path),
         };
         c.path_pos = 0;
     }
@@ -35,6 +36,19 @@ impl Sim<'_> {
                             c.space = table;
                             c.read_offset = offset;
                             c.read_len = len;
+                            c.started = now;
+                            c.cpu_pending += self.costs.syscall;
+                            c.state = State::ReadStart;
+                            continue;
+                        }
+                        Mode::Fio => {
+                            let Some(io) = self.fio_next(i, now) else {
+                                c.state = State::Idle;
+                                break;
+                            };
+                            c.space = io.file;
+                            c.read_offset = io.offset;
+                            c.read_len = io.len;
                             c.started = now;
                             c.cpu_pending += self.costs.syscall;
                             c.state = State::ReadStart;
@@ -71,15 +85,16 @@ impl Sim<'_> {
                         break;
                     }
                     self.bp_requests += 1;
-                    if self.bp.access(key, now) {
+                    let db = self.db.as_mut().expect("sysbench statements need the database");
+                    if db.bp.access(key, now) {
                         c.path_pos += 1;
                         continue;
                     }
                     self.bp_reads += 1;
                     self.bp_inflight.insert(key.0, 0);
                     c.cpu_pending += self.costs.syscall;
-                    c.read_offset = c.page * self.page_size as u64;
-                    c.read_len = self.page_size;
+                    c.read_offset = c.page * db.page_size as u64;
+                    c.read_len = db.page_size;
                     c.state = State::ReadStart;
                 }
                 State::ReadStart => {
@@ -96,7 +111,7 @@ impl Sim<'_> {
                             break;
                         }
                         Fs::Zfs { layout, .. } => {
-                            let (first, last) = layout.records(c.read_offset, c.read_len);
+                            let (first, last) = layout.records(c.space + 1, c.read_offset, c.read_len);
                             c.rec = first;
                             c.rec_last = last;
                             c.data_done = now;
@@ -124,7 +139,7 @@ impl Sim<'_> {
                         break;
                     }
                 }
-                State::PageDone => self.page_read_done(&mut c, now),
+                State::PageDone => self.page_read_done(i, &mut c, now),
                 State::Finish => {
                     if self.run_pending_cpu(i, &mut c, now) {
                         break;
@@ -159,15 +174,23 @@ impl Sim<'_> {
 
     /// dmu_buf_rele_array: the reader drops its holds on the page's record dbufs.
     /// The page is in memory: insert it in the buffer pool and release its waiters.
-    pub(super) fn page_read_done(&mut self, c: &mut Client, now: Nanos) {
-        if let Mode::Cat { .. } = self.mode {
-            self.cat_reads += 1;
-            self.cat_bytes += c.read_len as u64;
-            c.state = State::Start;
-            return;
+    pub(super) fn page_read_done(&mut self, i: usize, c: &mut Client, now: Nanos) {
+        match self.mode {
+            Mode::Cat { .. } => {
+                self.cat_reads += 1;
+                self.cat_bytes += c.read_len as u64;
+                c.state = State::Start;
+                return;
+            }
+            Mode::Fio => {
+                self.fio_done(i, c, now);
+                c.state = State::Start;
+                return;
+            }
+            Mode::Workload { .. } => {}
         }
         let key = PageKey::new(c.space, c.page);
-        self.bp.insert(key, now);
+        self.db.as_mut().expect("sysbench pages need the database").bp.insert(key, now);
         let waiters = self.bp_inflight.remove(&key.0).unwrap_or(0);
         if waiters > 0 {
             self.wake(Wait::Page(key.0), now);

@@ -28,7 +28,7 @@ fn a_block_in_flight_is_waited_for_without_an_arc_access() {
     for release in [ZfsRelease::V0_8, ZfsRelease::V2_2] {
         for primarycache in [CacheProperty::All, CacheProperty::Metadata] {
             let mut cfg = test_variant();
-            let WorkloadConfig::Sysbench(w) = &mut cfg.workload;
+            let WorkloadConfig::Sysbench(w) = &mut cfg.workload else { unreachable!() };
             w.threads = 32;
             let FsConfig::Zfs(z) = &mut cfg.filesystem else { unreachable!() };
             z.recordsize = 128 << 10;

@@ -10,7 +10,7 @@ impl Sim<'_> {
     pub(super) fn zfs_record(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
         let Fs::Zfs { arc, dbufs, layout, .. } = &mut self.fs else { unreachable!("ZfsRecord only on ZFS") };
         let object = c.space + 1;
-        let nlevels = layout.nlevels();
+        let nlevels = layout.nlevels(object);
         let found = (0..nlevels).find(|&l| dbufs.exists(layout.block(object, c.rec, l).0));
         let Some(level) = found else {
             // No dbuf on the path: start at the dnode's block pointer.
@@ -59,7 +59,8 @@ impl Sim<'_> {
         let flags = if info.kind == BufType::Data { *data_flags } else { *meta_flags };
         // dbuf_create under the parent (held by the new child from now on), then
         // the reader's own hold on the parent is dropped.
-        let parent = (c.level + 1 < layout.nlevels()).then(|| layout.block(object, c.rec, c.level + 1).0);
+        let parent =
+            (c.level + 1 < layout.nlevels(object)).then(|| layout.block(object, c.rec, c.level + 1).0);
         dbufs.create(key, parent, info.lsize, !flags.uncacheable);
         if let Some(p) = parent {
             let target = arc.c() >> DBUF_CACHE_SHIFT;
@@ -68,7 +69,9 @@ impl Sim<'_> {
         c.cpu_pending += self.costs.zfs_block;
         if info.psize == 0 {
             // A hole or an embedded block: the block pointer itself holds the
-            // content (BP_IS_HOLE / BP_IS_EMBEDDED), nothing to read or cache.
+            // content (BP_IS_HOLE / BP_IS_EMBEDDED), nothing to read or cache; the new
+            // dbuf's buffer is filled in memory (dbuf_read_hole zeroes it, about a copy's cost).
+            c.cpu_pending += (info.lsize as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
             c.state = State::ZfsAdvance;
             return Flow::Next;
         }
@@ -145,7 +148,7 @@ impl Sim<'_> {
         for key in self.owned_inflight[i].drain(..) {
             self.block_inflight.remove(&key);
         }
-        self.page_read_done(c, now);
+        self.page_read_done(i, c, now);
         Flow::Next
     }
 
@@ -153,7 +156,7 @@ impl Sim<'_> {
     pub(super) fn release_records(&mut self, c: &Client) {
         let Fs::Zfs { arc, dbufs, layout, .. } = &mut self.fs else { return };
         let target = arc.c() >> DBUF_CACHE_SHIFT;
-        let (first, last) = layout.records(c.read_offset, c.read_len);
+        let (first, last) = layout.records(c.space + 1, c.read_offset, c.read_len);
         for rec in first..=last {
             let key = layout.block(c.space + 1, rec, 0).0;
             dbufs.release(key, target, |k| layout.parent_of(k));

@@ -239,6 +239,37 @@ impl CompressionModel {
         zio_stored_block(c_len, lsize, self.ashift, true)
     }
 
+    /// How a data block holding exactly `sample` is stored: `zio_compress_data` on those
+    /// bytes (all zeros: a hole; else the compressor's output length, see
+    /// `super::compressors`), then the 1/8 rule, embedding and sector rounding
+    /// ([`zio_stored_block`]). With compression=off nothing is checked: stored as is.
+    /// Errors for gzip and zstd on bytes that are not all zeros (their output lengths
+    /// are not modelled).
+    pub fn stored_sample(&self, sample: &[u8]) -> Result<StoredBlock> {
+        let lsize = sample.len() as u32;
+        if self.algorithm == Compression::Off {
+            return Ok(StoredBlock::Uncompressed { lsize });
+        }
+        if sample.iter().all(|&b| b == 0) {
+            return Ok(StoredBlock::Hole);
+        }
+        let d_len = sample.len() - (sample.len() >> 3);
+        let c_len = match self.algorithm {
+            Compression::Lz4 => super::compressors::lz4_compressed_len(sample, d_len),
+            Compression::Lzjb => super::compressors::lzjb_compressed_len(sample, d_len),
+            other => {
+                return Err(Error::config(
+                    "filesystem.compression",
+                    format!(
+                        "compression={} of bytes written by fio is not modelled (lz4 and lzjb are, and all-zero blocks with any algorithm)",
+                        format!("{other:?}").to_lowercase()
+                    ),
+                ))
+            }
+        };
+        Ok(zio_stored_block(c_len as u64, lsize, self.ashift, true))
+    }
+
     /// Physical size (`BP_GET_PSIZE`) of data block `blkid` of `object` with logical size
     /// `lsize`: lsize when stored uncompressed (always with compression=off), else the
     /// compressed length rounded up to the sector, or 0 for a hole (all-zero data) or a

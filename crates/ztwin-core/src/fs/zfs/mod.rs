@@ -1,5 +1,7 @@
-//! OpenZFS: block-pointer tree geometry, compression, the read path.
+//! OpenZFS: block-pointer tree geometry, compression, record contents, the read path.
 pub mod compression;
+pub mod compressors;
+pub mod content;
 pub mod dbuf;
 pub mod geometry;
 pub mod read_path;

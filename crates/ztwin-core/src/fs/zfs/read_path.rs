@@ -18,45 +18,117 @@
 //! 3. with redundant_metadata=all metadata has two copies but is read from one.
 
 use crate::cache::arc::{BlockInfo, BlockKey, BufType};
-use crate::fs::zfs::compression::CompressionModel;
-use crate::fs::zfs::geometry::FileGeometry;
+use crate::error::Result;
+use crate::fs::zfs::compression::{CompressionModel, StoredBlock};
+use crate::fs::zfs::content::{FileBlocks, RecordClass};
 
-/// Static geometry and sizes of one dataset's files (all the same size).
+/// Static geometry and sizes of one dataset's files.
 #[derive(Debug)]
 pub struct ZfsLayout {
-    /// Tree shape of every file.
-    pub geometry: FileGeometry,
+    /// Every file's tree and contents; object `o` is `files[o - 1]`.
+    pub files: Vec<FileBlocks>,
     /// Per-block compressed sizes.
     pub compression: CompressionModel,
     /// Indirect block size, bytes.
     pub indirect_block_size: u32,
     /// Number of top-level vdevs the pool stripes across.
     pub nvdevs: u32,
+    /// How each record class is stored (indices in [`FileBlocks`]); 0 is
+    /// [`RecordClass::MeanRatio`], 1 a hole.
+    classes: Vec<RecordClass>,
 }
 
 impl ZfsLayout {
-    /// Levels of a file's tree (1 = the dnode points at the only record).
-    pub fn nlevels(&self) -> u8 {
-        self.geometry.nlevels()
+    /// A layout of `files`, with the class table holding mean-ratio records
+    /// (`content::CLASS_MEAN_RATIO`) and holes (`content::CLASS_HOLE`).
+    pub fn new(
+        files: Vec<FileBlocks>,
+        compression: CompressionModel,
+        indirect_block_size: u32,
+        nvdevs: u32,
+    ) -> Self {
+        ZfsLayout {
+            files,
+            compression,
+            indirect_block_size,
+            nvdevs,
+            classes: vec![RecordClass::MeanRatio, RecordClass::Stored(StoredBlock::Hole)],
+        }
     }
 
-    /// L0 records covering the byte range `[offset, offset + len)`: first and last blkid.
-    pub fn records(&self, offset: u64, len: u32) -> (u64, u64) {
-        let first = self.geometry.blkid_of(offset);
-        let last = self.geometry.blkid_of(offset + len.max(1) as u64 - 1);
+    #[inline]
+    fn file(&self, object: u32) -> &FileBlocks {
+        &self.files[object as usize - 1]
+    }
+
+    /// The class of records stored as `sample` (bytes of one record of `object`),
+    /// added to the table if new. Errors if the dataset's compression is not modelled on
+    /// such bytes.
+    pub fn class_for_sample(&mut self, sample: &[u8]) -> Result<u8> {
+        let stored = RecordClass::Stored(self.compression.stored_sample(sample)?);
+        if let Some(i) = self.classes.iter().position(|c| *c == stored) {
+            return Ok(i as u8);
+        }
+        if self.classes.len() >= usize::from(u8::MAX) {
+            return Err(crate::error::Error::Simulation {
+                component: "fs.zfs.content".into(),
+                time_ns: 0,
+                message: "more than 255 kinds of record contents".into(),
+            });
+        }
+        self.classes.push(stored);
+        Ok((self.classes.len() - 1) as u8)
+    }
+
+    /// Records `first..=last` of `object` now hold class `class`.
+    pub fn set_records(&mut self, object: u32, first: u64, last: u64, class: u8) {
+        let classes = &self.classes;
+        self.files[object as usize - 1]
+            .set_records(first, last, class, |c| classes[usize::from(c)].is_hole());
+    }
+
+    /// How a record of class `class` is stored (None for mean-ratio records, whose size
+    /// varies by block).
+    pub fn stored(&self, class: u8) -> Option<StoredBlock> {
+        match self.classes[usize::from(class)] {
+            RecordClass::MeanRatio => None,
+            RecordClass::Stored(s) => Some(s),
+        }
+    }
+
+    /// Levels of a file's tree (1 = the dnode points at the only record).
+    #[inline]
+    pub fn nlevels(&self, object: u32) -> u8 {
+        self.file(object).geometry.nlevels()
+    }
+
+    /// L0 records of `object` covering the byte range `[offset, offset + len)`: first and
+    /// last blkid.
+    pub fn records(&self, object: u32, offset: u64, len: u32) -> (u64, u64) {
+        let g = &self.file(object).geometry;
+        let first = g.blkid_of(offset);
+        let last = g.blkid_of(offset + len.max(1) as u64 - 1);
         (first, last)
     }
 
     /// The block at `level` on the path to record `l0_blkid` of `object`, with its sizes.
     pub fn block(&self, object: u32, l0_blkid: u64, level: u8) -> (BlockKey, BlockInfo) {
+        let f = self.file(object);
         if level == 0 {
-            let lsize = self.geometry.data_block_size();
-            let psize = self.compression.data_psize(object, l0_blkid, lsize);
+            let lsize = f.geometry.data_block_size();
+            let psize = match self.classes[usize::from(f.class_of(l0_blkid))] {
+                RecordClass::MeanRatio => self.compression.data_psize(object, l0_blkid, lsize),
+                RecordClass::Stored(s) => s.psize(),
+            };
             (BlockKey::new(object, 0, l0_blkid), BlockInfo { lsize, psize, kind: BufType::Data })
         } else {
-            let blkid = self.geometry.ancestor(l0_blkid, level);
+            let blkid = f.geometry.ancestor(l0_blkid, level);
             let lsize = self.indirect_block_size;
-            let psize = self.compression.metadata_psize(object, level, blkid, lsize);
+            let psize = match (f.used_children(level, blkid), f.uniform_class()) {
+                (Some(used), _) => self.compression.indirect_psize(lsize, used),
+                (None, Some(c)) if self.classes[usize::from(c)].is_hole() => 0,
+                _ => self.compression.metadata_psize(object, level, blkid, lsize),
+            };
             (BlockKey::new(object, level, blkid), BlockInfo { lsize, psize, kind: BufType::Metadata })
         }
     }
@@ -65,8 +137,9 @@ impl ZfsLayout {
     /// top level (the dnode holds that pointer).
     pub fn parent_of(&self, key: BlockKey) -> Option<BlockKey> {
         let level = key.level();
-        (level + 1 < self.nlevels()).then(|| {
-            let shift = self.geometry.fanout().trailing_zeros();
+        let g = &self.file(key.object()).geometry;
+        (level + 1 < g.nlevels()).then(|| {
+            let shift = g.fanout().trailing_zeros();
             BlockKey::new(key.object(), level + 1, key.blkid() >> shift)
         })
     }
@@ -79,5 +152,25 @@ impl ZfsLayout {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^= z >> 31;
         (z % self.nvdevs as u64) as usize
+    }
+
+    /// Bytes allocated for `object`'s blocks (data and indirect, before sector rounding
+    /// of the data's psize), and its logical data bytes: what `du` and `ls` show of a
+    /// file, as far as blocks go (the dnode is not counted).
+    pub fn file_usage(&self, object: u32) -> (u64, u64) {
+        let f = self.file(object);
+        let g = &f.geometry;
+        let mut physical = 0u64;
+        for b in 0..g.l0_blocks() {
+            physical += u64::from(self.block(object, b, 0).1.psize);
+        }
+        let fanout_shift = g.fanout().trailing_zeros();
+        for level in 1..g.nlevels() {
+            for blkid in 0..g.blocks_at(level) {
+                let l0 = blkid << (fanout_shift * u32::from(level));
+                physical += u64::from(self.block(object, l0, level).1.psize);
+            }
+        }
+        (physical, g.file_size())
     }
 }
