@@ -131,6 +131,63 @@ def _abbr(x: float, base: int = 1000) -> str:
     return f"{x:.0f}"  # pragma: no cover
 
 
+def _fio_num(x: float) -> str:
+    """fio's num2str style: 3 significant figures with k/M."""
+    for suffix, div in (("M", 1e6), ("k", 1e3)):
+        if x >= div * 0.9995 and suffix:
+            return f"{x / div:.3g}{suffix}"
+    return f"{x:.3g}" if x < 100 else f"{x:.0f}"
+
+
+def fio_lines(phase: dict[str, Any]) -> list[str]:
+    """One fio phase as fio prints a job (or a group with group_reporting): IOPS,
+    bandwidth in MiB/s and MB/s with the bytes and runtime, clat percentiles."""
+    out = []
+    f = phase.get("fio") or {}
+    if not phase.get("timing_modelled", True):
+        w = (f.get("write") or {}).get("io_bytes", 0)
+        tot = (phase.get("files") or {}).get("total") or {}
+        ratio = f", compressratio {tot['compressratio']:.2f}x" if "compressratio" in tot else ""
+        out.append(f"{phase['name']}: write pass of {units.human_size(w)} (timing not modelled: contents only{ratio})")
+        return out
+    for job in f.get("jobs", []):
+        out.append(f"{job['name']}: (groupid=0, jobs={job['jobs']})")
+        for d in ("read", "write"):
+            st = job.get(d)
+            if not st or not st.get("ios"):
+                continue
+            bw = st["bw_mbps"] * 1e6
+            ms = job["runtime_s"] * 1000
+            # fio's bandwidth: binary then decimal units, KiB/s below 10 MiB/s.
+            bws = f"{bw / 2**20:.0f}MiB/s ({bw / 1e6:.0f}MB/s)" if bw >= 10 * 2**20 else f"{bw / 2**10:.0f}KiB/s ({bw / 1e3:.0f}kB/s)"
+            out.append(f"  {d}: IOPS={_fio_num(st['iops'])}, BW={bws}({units.human_size(st['io_bytes'])}/{ms:.0f}msec)")
+            c = st["clat_ms"]
+            out.append(f"    clat percentiles (msec): 50.00th=[{c['p50']:.3g}], 95.00th=[{c['p95']:.3g}], 99.00th=[{c['p99']:.3g}]")
+    return out
+
+
+def fio_runs_table(name: str, doc: dict[str, Any]) -> Optional[Table]:
+    """The ARC run by run (fio phases): hit ratio, MRU/MFU hits, ghost hits, and MB/s."""
+    rows = [p for p in doc.get("phases", []) if p.get("type") == "fio" and p.get("timing_modelled", True)]
+    if not rows:
+        return None
+    t = Table(title=f"ARC per run, variant {name} (arcstats over each run; MB/s: fio's read bandwidth)", title_justify="left")
+    for col in ("run", "read MB/s", "IOPS", "ARC hit %", "MRU hits", "MFU hits", "MRU ghost hits", "MFU ghost hits", "L2ARC hits"):
+        t.add_column(col, justify="left" if col == "run" else "right")
+    for p in rows:
+        r = (p.get("fio") or {}).get("read") or {}
+        a = p.get("arc") or {}
+        h, m = a.get("hits"), a.get("misses")
+        hit = "-" if h is None or not (h + m) else f"{100 * h / (h + m):.1f}"
+        l2 = (p.get("l2arc") or {}).get("l2_hits")
+        t.add_row(
+            p["name"], _num(r.get("bw_mbps"), ",.1f"), _num(r.get("iops"), ",.0f"), hit,
+            _num(a.get("mru_hits")), _num(a.get("mfu_hits")), _num(a.get("mru_ghost_hits")), _num(a.get("mfu_ghost_hits")),
+            _num(l2) if l2 is not None else "-",
+        )
+    return t
+
+
 def phases_table(summary: dict[str, Any]) -> Optional[Table]:
     """One row per phase and variant, when a variant ran more than one phase."""
     variants = summary["variants"]
@@ -143,6 +200,11 @@ def phases_table(summary: dict[str, Any]) -> Optional[Table]:
         for p in v.get("phases", []):
             if p["type"] == "workload":
                 what = f"{_num(p['qps'], ',.1f')} queries/s over {_num(p['window_s'], 'g')} s"
+            elif p["type"] == "fio" and not p.get("timing_modelled", True):
+                what = "write pass: contents changed, timing not modelled"
+            elif p["type"] == "fio":
+                r = p["fio"].get("read") or {}
+                what = f"fio read {_num(r.get('iops'), ',.0f')} IOPS, {_num(r.get('bw_mbps'), ',.1f')} MB/s over {_num(p['fio'].get('runtime_s'), '.1f')} s"
             elif p["type"] == "cat":
                 what = f"{units.human_size(p['bytes_read'])} read at {_num(p['read_mbps'], ',.1f')} MB/s"
             else:
@@ -159,7 +221,9 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
     warm = {v: configs.get(v, {}).get("run", {}).get("warmup_ns") for v in names}
     w = set(windows.values())
     title = "Summary of the measured window"
-    if len(w) == 1:
+    if any("fio" in variants[n] for n in names):
+        title = "Summary of the last measured fio run of each variant (simulated)"
+    elif len(w) == 1:
         (ws,) = w
         wu = set(warm.values())
         title += f" ({_num(ws, 'g')} s of simulated time" + (f", after a {next(iter(wu)) / 1e9:g} s warm-up)" if len(wu) == 1 and None not in wu else ")")
@@ -178,14 +242,23 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
             d = d[p]
         return d
 
-    if len(w) > 1:
+    fio = any("fio" in variants[n] for n in names)
+    if fio:
+        row("last fio run", lambda d: str(d.get("name", "-")))
+        row("fio read IOPS", lambda d: _num(g(d, "fio", "read", "iops"), ",.0f"))
+        row("fio read bandwidth (MB/s)", lambda d: _num(g(d, "fio", "read", "bw_mbps"), ",.1f"))
+        for p in ("p50", "p95", "p99"):
+            row(f"fio read clat {p} (ms)", lambda d, p=p: _num(g(d, "fio", "read", "clat_ms", p), ",.3f"))
+        row("fio runtime (s)", lambda d: _num(g(d, "fio", "runtime_s"), ",.1f"))
+    if len(w) > 1 and not fio:
         row("measured window (s)", lambda d: _num(d.get("window_s"), "g"))
-    if len(set(warm.values())) > 1:
+    if len(set(warm.values())) > 1 and not fio:
         t.add_row("warm-up before the window (s)", *[_num((warm[n] or 0) / 1e9, "g") for n in names])
-    row("throughput (queries/s)", lambda d: _num(d.get("qps"), ",.1f"))
-    row("transactions (tps)", lambda d: _num(d.get("tps"), ",.1f"))
-    for p in ("p50", "p95", "p99", "max"):
-        row(f"latency {p} (ms)", lambda d, p=p: _num(g(d, "latency_ms", p), ",.2f"))
+    if any("qps" in variants[n] for n in names):
+        row("throughput (queries/s)", lambda d: _num(d.get("qps"), ",.1f"))
+        row("transactions (tps)", lambda d: _num(d.get("tps"), ",.1f"))
+        for p in ("p50", "p95", "p99", "max"):
+            row(f"latency {p} (ms)", lambda d, p=p: _num(g(d, "latency_ms", p), ",.2f"))
     row("CPU utilization (% of all vCPUs)", lambda d: _pct(d.get("cpu_utilization")))
     devs: list[str] = []
     for n in names:
@@ -197,7 +270,8 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
         row(f"{dev} reads (MB/s)", lambda d, dev=dev: _num(g(d, "devices", dev, "read_mbps"), ",.1f"))
         row(f"{dev} writes (IOPS)", lambda d, dev=dev: _num(g(d, "devices", dev, "write_iops"), ",.0f"))
         row(f"{dev} utilization (%)", lambda d, dev=dev: _pct(g(d, "devices", dev, "utilization")))
-    row("InnoDB buffer pool hit ratio (%)", lambda d: _pct(g(d, "innodb", "buffer_pool_hit_ratio")))
+    if any("innodb" in variants[n] for n in names):
+        row("InnoDB buffer pool hit ratio (%)", lambda d: _pct(g(d, "innodb", "buffer_pool_hit_ratio")))
 
     def arc_hit(d: dict[str, Any]) -> str:
         h, m = g(d, "arc", "hits"), g(d, "arc", "misses")
@@ -205,7 +279,7 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
 
     def per_s(key: str) -> Callable[[dict[str, Any]], str]:
         def f(d: dict[str, Any]) -> str:
-            x, ws = g(d, "arc", key), d.get("window_s")
+            x, ws = g(d, "arc", key), d.get("window_s") or g(d, "fio", "runtime_s")
             return "-" if x is None or not ws else f"{x / ws:,.1f}"
 
         return f
@@ -292,6 +366,20 @@ def run_cmd(
     phases = phases_table(result.summary)
     if phases is not None:
         out.print(phases)
+    for name in names:
+        doc = result.summary["variants"][name]
+        fio_phases = [p for p in doc.get("phases", []) if p.get("type") == "fio"]
+        if not fio_phases:
+            continue
+        ver = sc.variants[name]["workload"].get("fio_version", "?")
+        out.print(f"\n[bold]fio, variant {escape(name)}[/] (fio {escape(ver)} behaviour; simulated, not measured)")
+        for p in fio_phases:
+            out.print(f"[bold]{escape(p['name'])}[/]")
+            for line in fio_lines(p):
+                out.print(escape(line))
+        t = fio_runs_table(name, doc)
+        if t is not None:
+            out.print(t)
 
 
 # ---------------------------------------------------------------------------------------

@@ -38,9 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, ValidationError
 from pydantic_core import PydanticCustomError
 
+from . import fio as fiomod
 from . import units
 from .exceptions import ScenarioError
 
@@ -326,6 +327,34 @@ class SysbenchWorkloadSpec(_Model):
     random_points: int = Field(10, description="--random-points, select_random_points only (default 10).")
 
 
+class FioWorkloadSpec(_Model):
+    """``[workload] type = "fio"``: a fio job file and/or command-line options (see :mod:`ztwin.fio`)."""
+
+    type: Literal["fio"]
+    job_file: Optional[str] = Field(None, description="fio job file, relative to the scenario file.")
+    jobs: Optional[str] = Field(None, description="A job file's text, inline (instead of job_file).")
+    options: Optional[Union[list[str], str]] = Field(
+        None, description="fio command-line options (--name=... starts a job; options before it are global)."
+    )
+    fio_version: str = Field(
+        "3.36",
+        description="fio release whose file contents are modelled: before 2.1 laid-out files are zeros, "
+        "since then the job's buffers (random by default); see ztwin_core::workload::fio::buffers.",
+    )
+
+
+def _workload_tag(v: Any) -> Any:
+    # No type means sysbench (the first workload ztwin had).
+    return v.get("type", "sysbench") if isinstance(v, dict) else getattr(v, "type", "sysbench")
+
+
+WORKLOAD_TYPES = ("sysbench", "fio")
+WorkloadSpec = Annotated[
+    Union[Annotated[SysbenchWorkloadSpec, Tag("sysbench")], Annotated[FioWorkloadSpec, Tag("fio")]],
+    Discriminator(_workload_tag),
+]
+
+
 class RunSpec(_Model):
     """``[run]``: warm-up, measured window, report interval."""
 
@@ -353,6 +382,15 @@ class CatPhaseSpec(_Model):
     passes: int = Field(1, ge=1, le=100, description="How many times the files are read.")
 
 
+class FioPhaseSpec(_Model):
+    """``[[phases]]`` with ``type = "fio"``: jobs of the fio workload, run together, ``runs`` times back to back."""
+
+    type: Literal["fio"]
+    name: str = Field("fio", min_length=1, description="Name in reports; with runs > 1 the runs are NAME-1, NAME-2, ...")
+    jobs: Optional[list[str]] = Field(None, min_length=1, description="Job (section) names; default: every job.")
+    runs: int = Field(1, ge=1, le=1000, description="Back-to-back runs on warm caches, each reported as its own phase.")
+
+
 class RestartPhaseSpec(_Model):
     """``[[phases]]`` with ``type = "restart"``: the machine reboots; the ARC and the buffer pool start empty."""
 
@@ -361,7 +399,7 @@ class RestartPhaseSpec(_Model):
     vm_moved: bool = Field(False, description="The VM was stopped and started on another host: ephemeral devices come back empty.")
 
 
-PhaseSpec = Annotated[Union[WorkloadPhaseSpec, CatPhaseSpec, RestartPhaseSpec], Field(discriminator="type")]
+PhaseSpec = Annotated[Union[WorkloadPhaseSpec, CatPhaseSpec, RestartPhaseSpec, FioPhaseSpec], Field(discriminator="type")]
 
 
 class VariantSpec(_Model):
@@ -373,9 +411,9 @@ class VariantSpec(_Model):
     machine: MachineSpec
     devices: dict[str, DeviceSpec] = Field(min_length=1)
     filesystem: FsSpec
-    database: InnodbSpec = Field(default_factory=InnodbSpec)
-    dataset: SysbenchDatasetSpec = Field(default_factory=SysbenchDatasetSpec)
-    workload: SysbenchWorkloadSpec
+    database: Optional[InnodbSpec] = Field(None, description="The database (sysbench; none for fio). Default: InnoDB with MySQL's defaults.")
+    dataset: Optional[SysbenchDatasetSpec] = Field(None, description="sysbench tables (fio: the job file names the files). Default: sysbench's.")
+    workload: WorkloadSpec
     run: RunSpec = Field(default_factory=RunSpec)
     phases: list[PhaseSpec] = Field(
         default_factory=list,
@@ -389,8 +427,8 @@ class ScenarioSpec(VariantSpec):
     variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
-_UNIONS: dict[str, tuple[str, ...]] = {"filesystem": FS_TYPES}
-PHASE_TYPES = ("workload", "cat", "restart")
+_UNIONS: dict[str, tuple[str, ...]] = {"filesystem": FS_TYPES, "workload": WORKLOAD_TYPES}
+PHASE_TYPES = ("workload", "cat", "restart", "fio")
 _VARIANT_KEYS = set(VariantSpec.model_fields) - {"name"}
 
 # ---------------------------------------------------------------------------------------
@@ -701,7 +739,7 @@ def _resolve_machine(spec: MachineSpec, errs: list[_Err]) -> Optional[dict[str, 
     return {"name": spec.name or spec.preset or "custom", "vcpus": vcpus, "ram_bytes": ram, "cpu": cpu}
 
 
-def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict) -> tuple[Optional[dict], list[_Err]]:
+def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, base_dir: Path) -> tuple[Optional[dict], list[_Err]]:
     errs: list[_Err] = []
     machine = _resolve_machine(spec.machine, errs)
     devices = [d for n, s in spec.devices.items() if (d := _resolve_device(n, s, raw, errs)) is not None]
@@ -763,27 +801,93 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict) 
             err(("filesystem", "device"), f"names no device; devices of this scenario: {', '.join(names)}")
         fs_out = {"type": fs.type, "device": fs.device, "block_size": fs.block_size}
 
-    db = spec.database
-    if db.innodb_buffer_pool_size < 5 * MiB:
-        err(("database", "innodb_buffer_pool_size"), "must be at least 5 MiB")
-    elif ram is not None and db.innodb_buffer_pool_size >= ram:
-        err(("database", "innodb_buffer_pool_size"), f"must be less than the machine's RAM ({units.human_size(ram)})")
-    ds = spec.dataset
     w = spec.workload
-    if w.threads > 4096:
-        err(("workload", "threads"), "must be 1 to 4096")
-    if not 1 <= w.random_points <= 1000:
-        err(("workload", "random_points"), "must be 1 to 1000")
     r = spec.run
+    fio_res: Optional[fiomod.ResolvedFio] = None
+    db_out: Optional[dict[str, Any]] = None
+    if isinstance(w, FioWorkloadSpec):
+        for key, what in (("database", "fio reads the files itself"), ("dataset", "the job file names the files")):
+            if getattr(spec, key) is not None:
+                err((key,), f"a fio workload has no [{key}] ({what}); remove it")
+        for key in ("warmup", "duration"):
+            if key in r.model_fields_set:
+                err(("run", key), f"run.{key} does not apply to fio: the jobs' runtime, time_based and ramp_time say how long they run")
+        if w.job_file is not None and w.jobs is not None:
+            err(("workload", "jobs"), "give job_file or jobs (inline), not both")
+        elif w.job_file is None and w.jobs is None and not w.options:
+            err(("workload",), "a fio workload needs job_file, jobs (inline) or options")
+        else:
+            try:
+                fio_res = fiomod.load(w.job_file, w.jobs, w.options, base_dir)
+            except fiomod.FioError as e:
+                where = "job_file" if w.job_file is not None else ("jobs" if w.jobs is not None else "options")
+                err(("workload", where), str(e))
+        if fio_res is not None and not isinstance(fs, ZfsSpec):
+            for job in fio_res.jobs:
+                if not job["direct"]:
+                    err(("workload", "job_file" if w.job_file else "jobs"),
+                        f"job [{job['name']}]: direct=0 (buffered I/O through the Linux page cache) is not modelled on {fs.type}; set direct=1")
+        dataset_out = {"type": "files", "files": fio_res.files} if fio_res is not None else None
+        workload_out = {"type": "fio", "fio_version": w.fio_version, "jobs": fio_res.jobs if fio_res else []}
+    else:
+        db = spec.database or InnodbSpec()
+        if db.innodb_buffer_pool_size < 5 * MiB:
+            err(("database", "innodb_buffer_pool_size"), "must be at least 5 MiB")
+        elif ram is not None and db.innodb_buffer_pool_size >= ram:
+            err(("database", "innodb_buffer_pool_size"), f"must be less than the machine's RAM ({units.human_size(ram)})")
+        ds = spec.dataset or SysbenchDatasetSpec()
+        if w.threads > 4096:
+            err(("workload", "threads"), "must be 1 to 4096")
+        if not 1 <= w.random_points <= 1000:
+            err(("workload", "random_points"), "must be 1 to 1000")
+        db_out = {
+            "type": "innodb",
+            "innodb_buffer_pool_size": db.innodb_buffer_pool_size,
+            "innodb_page_size": db.innodb_page_size,
+            "innodb_old_blocks_pct": db.innodb_old_blocks_pct,
+            "innodb_old_blocks_time_ns": db.innodb_old_blocks_time,
+            "innodb_flush_method": db.innodb_flush_method,
+        }
+        dataset_out = {"type": "sysbench", "tables": ds.tables, "table_size": ds.table_size, "compress_ratio": float(ds.compress_ratio)}
+        workload_out = {
+            "type": "sysbench", "test": w.test, "threads": w.threads, "rand_type": w.rand_type,
+            "rand_spec_iter": w.rand_spec_iter, "rand_spec_pct": float(w.rand_spec_pct),
+            "rand_spec_res": float(w.rand_spec_res), "rand_pareto_h": float(w.rand_pareto_h),
+            "rand_zipfian_exp": float(w.rand_zipfian_exp), "random_points": w.random_points,
+        }
     if r.duration <= 0:
         err(("run", "duration"), "must be positive")
     if r.report_interval <= 0:
         err(("run", "report_interval"), "must be positive")
-    elif r.duration > 0 and r.report_interval > r.duration:
+    elif r.duration > 0 and r.report_interval > r.duration and not isinstance(w, FioWorkloadSpec):
         err(("run", "report_interval"), "must not exceed run.duration")
+    is_fio = isinstance(w, FioWorkloadSpec)
     phases = []
     for i, ph in enumerate(spec.phases):
+        if isinstance(ph, FioPhaseSpec):
+            if not is_fio:
+                err(("phases", i, "type"), "phases of type fio need a fio workload ([workload] type = \"fio\")")
+                continue
+            if fio_res is None:
+                continue
+            names = ph.jobs or fio_res.job_names
+            unknown = [n for n in names if n not in fio_res.job_names]
+            if unknown:
+                err(("phases", i, "jobs"), f"no job named {', '.join(map(repr, unknown))}; jobs: {', '.join(fio_res.job_names)}")
+                continue
+            idx = [fio_res.job_names.index(n) for n in names]
+            sel = [fio_res.jobs[k] for k in idx]
+            if any(map(fiomod.job_writes, sel)) and any(map(fiomod.job_reads, sel)):
+                err(("phases", i, "jobs"), "mixes write jobs with reads: the ZFS write path (dirty data, txg sync, write throttle) is not modelled, "
+                    "so reads beside writes cannot be timed; run the write jobs in a phase of their own (it changes the files' contents, untimed)")
+                continue
+            for k in range(ph.runs):
+                phases.append({"type": "fio", "name": ph.name if ph.runs == 1 else f"{ph.name}-{k + 1}", "jobs": idx})
+            continue
         if isinstance(ph, WorkloadPhaseSpec):
+            if is_fio:
+                err(("phases", i, "type"), "a fio workload runs phases of type fio (with jobs and runs), not workload")
+                continue
             dur = r.duration if ph.duration is None else ph.duration
             if dur <= 0:
                 err(("phases", i, "duration"), "must be positive")
@@ -794,8 +898,15 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict) 
             phases.append({"type": "cat", "name": ph.name, "read_size": ph.read_size, "passes": ph.passes})
         else:
             phases.append({"type": "restart", "name": ph.name, "vm_moved": ph.vm_moved})
-    if phases and not any(p["type"] == "workload" for p in phases):
+    if phases and not is_fio and not any(p["type"] == "workload" for p in phases):
         err(("phases",), "needs at least one workload phase (the one measured)")
+    if is_fio and fio_res is not None:
+        fio_phases = [p for p in phases if p["type"] == "fio"]
+        measured = [p for p in fio_phases if any(fiomod.job_reads(fio_res.jobs[k]) for k in p["jobs"])]
+        if spec.phases and not measured:
+            err(("phases",), "needs at least one fio phase whose jobs read (the one measured)")
+        elif not spec.phases and any(map(fiomod.job_writes, fio_res.jobs)):
+            err(("phases",), "the job file has write jobs: give phases (write jobs in phases of their own; their timing is not modelled)")
     if errs:
         return None, errs
     out = {
@@ -805,21 +916,9 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict) 
         "machine": machine,
         "devices": devices,
         "filesystem": fs_out,
-        "database": {
-            "type": "innodb",
-            "innodb_buffer_pool_size": db.innodb_buffer_pool_size,
-            "innodb_page_size": db.innodb_page_size,
-            "innodb_old_blocks_pct": db.innodb_old_blocks_pct,
-            "innodb_old_blocks_time_ns": db.innodb_old_blocks_time,
-            "innodb_flush_method": db.innodb_flush_method,
-        },
-        "dataset": {"type": "sysbench", "tables": ds.tables, "table_size": ds.table_size, "compress_ratio": float(ds.compress_ratio)},
-        "workload": {
-            "type": "sysbench", "test": w.test, "threads": w.threads, "rand_type": w.rand_type,
-            "rand_spec_iter": w.rand_spec_iter, "rand_spec_pct": float(w.rand_spec_pct),
-            "rand_spec_res": float(w.rand_spec_res), "rand_pareto_h": float(w.rand_pareto_h),
-            "rand_zipfian_exp": float(w.rand_zipfian_exp), "random_points": w.random_points,
-        },
+        "database": db_out,
+        "dataset": dataset_out,
+        "workload": workload_out,
         "run": {"warmup_ns": r.warmup, "duration_ns": r.duration, "report_interval_ns": r.report_interval},
         "phases": phases,
     }
@@ -849,10 +948,11 @@ class Scenario:
         return json.dumps(self.variants, indent=2)
 
 
-def _validate(raw: dict[str, Any], source: str, overrides: Optional[dict[str, Any]] = None) -> Scenario:
+def _validate(raw: dict[str, Any], source: str, overrides: Optional[dict[str, Any]] = None, base_dir: Optional[Path] = None) -> Scenario:
     if not isinstance(raw, dict):
         _raise(source, [_Err((), "a scenario is a table (dict) of keys", raw, "dict_type")])
     raw = copy.deepcopy(raw)
+    base_dir = base_dir if base_dir is not None else Path.cwd()
     errs: list[_Err] = []
     variants_raw = raw.pop("variants", None)
     if variants_raw is None:
@@ -885,7 +985,7 @@ def _validate(raw: dict[str, Any], source: str, overrides: Optional[dict[str, An
         except ValidationError as e:
             found = _pydantic_errors(e)
         else:
-            out, found = _resolve_variant(name, vname, spec, merged)
+            out, found = _resolve_variant(name, vname, spec, merged, base_dir)
             if out is not None:
                 resolved[vname] = out
         for e in found:
@@ -928,7 +1028,7 @@ def load_scenario(src: Union[str, Path, dict[str, Any], None] = None, *, overrid
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"scenario {source} is not valid TOML: {e}", errors=[{"loc": (), "loc_str": "", "msg": f"not valid TOML: {e}", "input": None, "type": "toml"}]) from None
-    return _validate(raw, source, overrides)
+    return _validate(raw, source, overrides, path.resolve().parent)
 
 
 def resolve(scenario: Union[Scenario, str, Path, dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -1031,6 +1031,65 @@ pub fn test_variant() -> VariantConfig {
     }
 }
 
+/// A small valid fio variant for tests: the test variant's machine, device and ZFS
+/// (recordsize 128K, lz4, 128 MiB ARC) with one 256 MiB file and three jobs on it:
+/// "seqread" (read, bs 128K), "randread" (16K, 4 jobs, time based 10 s, randrepeat=0,
+/// norandommap) and "write" (write, bs 128K); fio 3.36; one phase running "seqread".
+/// Tests change what they study.
+#[doc(hidden)]
+pub fn test_fio_variant() -> VariantConfig {
+    let mut c = test_variant();
+    c.scenario = "test-fio".into();
+    if let FsConfig::Zfs(z) = &mut c.filesystem {
+        z.recordsize = 128 << 10;
+    }
+    c.database = None;
+    let size = 256u64 << 20;
+    c.dataset =
+        DatasetConfig::Files(FilesDataset { files: vec![FileConfig { name: "/tank/f".into(), size }] });
+    let job = |name: &str, rw: FioRw, bs: u32| FioJob {
+        name: name.into(),
+        rw,
+        rwmixread: 50,
+        bs_read: bs,
+        bs_write: bs,
+        numjobs: 1,
+        clone_files: vec![vec![0]],
+        offset: 0,
+        file_range: size,
+        io_size: size,
+        loops: 1,
+        runtime_ns: 0,
+        time_based: false,
+        ramp_time_ns: 0,
+        ioengine: "psync".into(),
+        iodepth: 1,
+        direct: false,
+        file_service_type: FioFileService::Roundrobin,
+        file_service_nr: 1,
+        random_distribution: FioDistribution::Random,
+        distribution_param: 0.0,
+        norandommap: false,
+        randrepeat: true,
+        randseed: 0xb189_9bed,
+        group_reporting: true,
+        buffers: FioBuffers::default(),
+    };
+    let mut rand = job("randread", FioRw::Randread, 16384);
+    rand.numjobs = 4;
+    rand.clone_files = vec![vec![0]; 4];
+    rand.time_based = true;
+    rand.runtime_ns = 10 * SEC;
+    rand.randrepeat = false;
+    rand.norandommap = true;
+    c.workload = WorkloadConfig::Fio(FioWorkload {
+        fio_version: "3.36".into(),
+        jobs: vec![job("seqread", FioRw::Read, 128 << 10), rand, job("write", FioRw::Write, 128 << 10)],
+    });
+    c.phases = vec![PhaseConfig::Fio(FioPhase { name: "seqread".into(), jobs: vec![0] })];
+    c
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

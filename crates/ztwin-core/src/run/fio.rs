@@ -194,9 +194,10 @@ impl Sim<'_> {
         };
         let mut doc = json!({"file": name, "size": self.files[file as usize]});
         if let Fs::Zfs { layout, .. } = &self.fs {
-            let (physical, logical) = layout.file_usage(file + 1);
-            doc["allocated_bytes"] = json!(physical);
-            doc["compressratio"] = json!(if physical == 0 { 1.0 } else { logical as f64 / physical as f64 });
+            let (data, meta, logical) = layout.file_usage(file + 1);
+            doc["allocated_bytes"] = json!(data + meta);
+            doc["data_physical_bytes"] = json!(data);
+            doc["data_logical_bytes"] = json!(logical);
         }
         doc
     }
@@ -275,20 +276,28 @@ impl Sim<'_> {
     fn files_report(&self, files: &[u32]) -> Value {
         // Per file for a few files; the total always.
         let mut total = json!({"files": files.len(), "size": 0u64});
-        let (mut size, mut alloc) = (0u64, 0u64);
+        let mut sums = [0u64; 4];
         let mut list = Vec::new();
         for &f in files {
-            let r = self.file_report(f);
-            size += r["size"].as_u64().unwrap_or(0);
-            alloc += r["allocated_bytes"].as_u64().unwrap_or(0);
+            let mut r = self.file_report(f);
+            for (k, key) in
+                ["size", "allocated_bytes", "data_physical_bytes", "data_logical_bytes"].iter().enumerate()
+            {
+                sums[k] += r[*key].as_u64().unwrap_or(0);
+            }
+            if let (Some(p), Some(l)) = (r["data_physical_bytes"].as_u64(), r["data_logical_bytes"].as_u64())
+            {
+                r["compressratio"] = json!(if p == 0 { 1.0 } else { l as f64 / p as f64 });
+            }
             if list.len() < 16 {
                 list.push(r);
             }
         }
-        total["size"] = json!(size);
+        total["size"] = json!(sums[0]);
         if let Fs::Zfs { .. } = &self.fs {
-            total["allocated_bytes"] = json!(alloc);
-            total["compressratio"] = json!(if alloc == 0 { 1.0 } else { size as f64 / alloc as f64 });
+            total["allocated_bytes"] = json!(sums[1]);
+            // zfs get compressratio: logical over physical bytes of the data blocks.
+            total["compressratio"] = json!(if sums[2] == 0 { 1.0 } else { sums[3] as f64 / sums[2] as f64 });
         }
         json!({"total": total, "each": list})
     }

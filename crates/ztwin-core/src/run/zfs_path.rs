@@ -61,6 +61,17 @@ impl Sim<'_> {
         // the reader's own hold on the parent is dropped.
         let parent =
             (c.level + 1 < layout.nlevels(object)).then(|| layout.block(object, c.rec, c.level + 1).0);
+        if dbufs.exists(key) {
+            // Another reader created it while this one waited for the parent (two readers
+            // of one indirect block going down to the same child): drop the parent hold and
+            // find the dbuf as dbuf_hold does (dbuf_find first).
+            if let Some(p) = parent {
+                let target = arc.c() >> DBUF_CACHE_SHIFT;
+                dbufs.release(p, target, |k| layout.parent_of(k));
+            }
+            c.state = State::ZfsRecord;
+            return Flow::Next;
+        }
         dbufs.create(key, parent, info.lsize, !flags.uncacheable);
         if let Some(p) = parent {
             let target = arc.c() >> DBUF_CACHE_SHIFT;

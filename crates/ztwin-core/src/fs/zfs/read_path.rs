@@ -154,23 +154,29 @@ impl ZfsLayout {
         (z % self.nvdevs as u64) as usize
     }
 
-    /// Bytes allocated for `object`'s blocks (data and indirect, before sector rounding
-    /// of the data's psize), and its logical data bytes: what `du` and `ls` show of a
-    /// file, as far as blocks go (the dnode is not counted).
-    pub fn file_usage(&self, object: u32) -> (u64, u64) {
-        let f = self.file(object);
-        let g = &f.geometry;
-        let mut physical = 0u64;
+    /// What `object`'s blocks take, as `zdb` would add it up: (physical bytes of data
+    /// blocks, physical bytes of indirect blocks, logical bytes of data blocks that are
+    /// not holes). `zfs get compressratio` divides the last by the first (holes count
+    /// nowhere, embedded blocks count their lsize and no psize; `dsl_get_refratio`).
+    pub fn file_usage(&self, object: u32) -> (u64, u64, u64) {
+        let g = &self.file(object).geometry;
+        let (mut data, mut meta, mut logical) = (0u64, 0u64, 0u64);
         for b in 0..g.l0_blocks() {
-            physical += u64::from(self.block(object, b, 0).1.psize);
+            let class = self.file(object).class_of(b);
+            if self.classes[usize::from(class)].is_hole() {
+                continue;
+            }
+            let info = self.block(object, b, 0).1;
+            data += u64::from(info.psize);
+            logical += u64::from(info.lsize);
         }
         let fanout_shift = g.fanout().trailing_zeros();
         for level in 1..g.nlevels() {
             for blkid in 0..g.blocks_at(level) {
                 let l0 = blkid << (fanout_shift * u32::from(level));
-                physical += u64::from(self.block(object, l0, level).1.psize);
+                meta += u64::from(self.block(object, l0, level).1.psize);
             }
         }
-        (physical, g.file_size())
+        (data, meta, logical)
     }
 }

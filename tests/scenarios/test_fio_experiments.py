@@ -1,0 +1,138 @@
+"""Experiments 3 and 6 (fio) through the whole stack, against bands from first principles:
+what fio left in the files decides what the disks do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import ztwin
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+GiB = 1 << 30
+
+
+@pytest.fixture(scope="module")
+def exp3() -> dict:
+    return ztwin.run(SCENARIOS / "exp3-fio-compression.toml").summary["variants"]
+
+
+@pytest.fixture(scope="module")
+def exp6() -> dict:
+    return ztwin.run(SCENARIOS / "exp6-lab.toml").summary["variants"]
+
+
+def runs(v: dict) -> dict[str, dict]:
+    return {p["name"]: p for p in v["phases"] if p["type"] == "fio" and p["timing_modelled"]}
+
+
+def disk_iops(p: dict) -> float:
+    return sum(d["read_iops"] for d in p["devices"].values())
+
+
+def test_exp3_reports_each_run_as_a_phase(exp3):
+    for v in exp3.values():
+        assert list(runs(v)) == [f"read-{k}" for k in range(1, 6)] + [f"randread-{k}" for k in range(1, 6)]
+        for p in runs(v).values():
+            assert {"iops", "bw_mbps", "clat_ms"} <= set(p["fio"]["read"]) and "arc" in p
+
+
+def test_exp3_laid_out_files_are_holes_read_without_disks_or_arc(exp3):
+    """fio 2.0.x lays files out with zeros: on an lzjb dataset every record and indirect
+    block is a hole. Every run reads the 36 GiB from memory alone, at the rate the four
+    jobs' CPU allows: per 128K read a system call, two block lookups, and a zero fill and
+    a copy of 128K at memcpy speed (4 jobs on 4 vCPUs, machine.cpu of the scenario)."""
+    v = exp3["as-laid-out"]
+    laid = runs(v)["read-1"]["laid_out"]["total"]
+    assert laid["size"] == 36 * GiB and laid["allocated_bytes"] == 0
+    cfg = ztwin.load_scenario(SCENARIOS / "exp3-fio-compression.toml").variants["as-laid-out"]["machine"]["cpu"]
+    per_read_s = (cfg["syscall_ns"] + 2 * cfg["zfs_block_ns"]) / cfg["speed"] / 1e9 + 2 * 131072 / (cfg["memcpy_bytes_per_sec"] * cfg["speed"])
+    cpu_bound_mbps = 4 * 131072 / per_read_s / 1e6
+    for name, p in runs(v).items():
+        r = p["fio"]["read"]
+        assert r["io_bytes"] == 36 * GiB, name
+        assert disk_iops(p) == 0, name
+        assert p["arc"]["hits"] + p["arc"]["misses"] == 0, name
+        assert r["bw_mbps"] == pytest.approx(cpu_bound_mbps, rel=0.1), name
+
+
+def test_exp3_overwritten_files_compress_about_2_to_1_and_come_from_the_disks(exp3):
+    """buffer_compress_percentage=50: half of each 4K chunk is random. lzjb stores
+    literals at 9/8 (a copy-map byte per 8 items) and finds no match in the random
+    halves, so a 128K record shrinks to at best 64K x 9/8 plus the zero runs: a ratio
+    just under 128/72 = 1.78; fio 2.0's scrambling (24 bytes in every 512 of a buffer that
+    is not refilled) makes the zero halves cost a little more."""
+    v = exp3["overwritten"]
+    w = v["phases"][0]
+    assert w["timing_modelled"] is False
+    ratio = w["files"]["total"]["compressratio"]
+    assert 1.6 < ratio <= 128 / 72, ratio
+    for name, p in runs(v).items():
+        r = p["fio"]["read"]
+        # 6 GB of ARC against 36 GiB read in a loop (randrepeat=1 replays the same order):
+        # almost every read goes to a disk.
+        assert disk_iops(p) >= 0.9 * r["iops"], name
+        # Six single-disk vdevs (TODO(pool): mirrors), one request at a time each, 8 ms
+        # plus the transfer: at most 6 / 8 ms.
+        assert r["iops"] <= 6 / 0.008, name
+
+
+def test_exp3_holes_are_faster_than_data_by_far(exp3):
+    a, b = runs(exp3["as-laid-out"]), runs(exp3["overwritten"])
+    for name in a:
+        assert a[name]["fio"]["read"]["bw_mbps"] > 20 * b[name]["fio"]["read"]["bw_mbps"], name
+
+
+def test_exp6_runs_are_phases_with_fio_arc_and_devices(exp6):
+    for name in ("randread-3000", "randread-300", "randread-3000-l2arc", "randread-300-l2arc"):
+        r = runs(exp6[name])
+        assert list(r) == ["run-1", "run-2", "run-3"], name
+        for p in r.values():
+            assert {"fio", "arc", "devices"} <= set(p)
+            assert ("l2arc" in p) == name.endswith("l2arc")
+    for name in ("layout-random", "layout-default", "layout-zero"):
+        assert list(runs(exp6[name])) == ["seqread", "randread"]
+
+
+def test_exp6_at_300_iops_the_disk_binds(exp6):
+    """8 psync jobs of 16K random reads on a 300 IOPS disk: the disk runs at 300, the
+    ARC (256 MiB of a 1.5 GiB incompressible file) serves at most 1/6 of the reads on
+    top, and each job waits about 8 reads' worth of disk time."""
+    for name, p in runs(exp6["randread-300"]).items():
+        r = p["fio"]["read"]
+        assert p["devices"]["disk"]["read_iops"] == pytest.approx(300, rel=0.01), name
+        assert 297 <= r["iops"] <= 300 / (1 - 256 / 1536) * 1.01, name
+        assert r["clat_ms"]["p50"] == pytest.approx(8 / 300 * 1000, rel=0.05), name
+        assert p["cpu_utilization"] < 0.9, name
+
+
+def test_exp6_at_3000_iops_the_guest_binds(exp6):
+    for name, p in runs(exp6["randread-3000"]).items():
+        assert p["cpu_utilization"] > 0.95, name
+        assert p["devices"]["disk"]["read_iops"] < 2900, name
+
+
+def test_exp6_l2arc_after_cat_serves_the_file_without_the_pool_disk(exp6):
+    """The 1.5 GiB file on an 8 GiB unthrottled cache disk after the cat passes: the
+    throttled disk is not read, and the slow vCPUs bind as at 3000 IOPS."""
+    base = runs(exp6["randread-300"])
+    for name in ("randread-300-l2arc", "randread-3000-l2arc"):
+        for run, p in runs(exp6[name]).items():
+            assert p["devices"]["disk"]["read_iops"] < 0.01 * p["devices"]["l2"]["read_iops"], (name, run)
+            assert p["l2arc"]["l2_hits"] > 0
+            assert p["cpu_utilization"] > 0.95
+        assert runs(exp6["randread-300-l2arc"])["run-1"]["fio"]["read"]["iops"] > 3 * base["run-1"]["fio"]["read"]["iops"]
+
+
+def test_exp6_layouts(exp6):
+    """refill_buffers and current fio's default layout both write random buffers:
+    incompressible, the same disk reads; zero_buffers lays out holes: no disk reads."""
+    rnd, dft, zero = (runs(exp6[n]) for n in ("layout-random", "layout-default", "layout-zero"))
+    assert dft["seqread"]["laid_out"]["total"]["compressratio"] == pytest.approx(1.0)
+    assert zero["seqread"]["laid_out"]["total"]["allocated_bytes"] == 0
+    for phase in ("seqread", "randread"):
+        assert dft[phase]["devices"]["disk"]["read_iops"] == pytest.approx(rnd[phase]["devices"]["disk"]["read_iops"], rel=0.02)
+        assert zero[phase]["devices"]["disk"]["read_iops"] == 0
+        assert zero[phase]["fio"]["read"]["iops"] > 5 * dft[phase]["fio"]["read"]["iops"]
+    assert rnd["seqread"]["fio"]["read"]["io_bytes"] == 1536 << 20
