@@ -153,9 +153,12 @@ fn buffered_io_on_xfs_is_refused() {
     fio_mut(&mut c).jobs.iter_mut().for_each(|j| j.direct = true);
     let r = run(&c);
     let p = &r["phases"][0];
-    // One 128K device read per fio read.
-    assert_eq!(p["devices"]["disk"]["read_mbps"].as_f64().unwrap() > 0.0, true);
+    // O_DIRECT on an extent-mapped file: one device read of the same 128K per fio read.
     assert_eq!(p["fio"]["read"]["io_bytes"].as_u64().unwrap(), FILE);
+    let secs = p["end_s"].as_f64().unwrap() - p["start_s"].as_f64().unwrap();
+    let bytes = p["devices"]["disk"]["read_mbps"].as_f64().unwrap() * 1e6 * secs;
+    assert!((bytes / FILE as f64 - 1.0).abs() < 0.01, "{bytes}");
+    assert!(p.get("arc").is_none());
 }
 
 #[test]

@@ -99,3 +99,24 @@ fn zfs_loop_allocates_nothing_per_request() {
 fn xfs_loop_allocates_nothing_per_request() {
     check(FsConfig::Xfs(ExtentFsConfig { device: "disk".into(), block_size: 4096 }));
 }
+
+/// fio clients: twice the simulated time, the same allocations (the phase's histograms
+/// and clone states are made once per phase).
+#[test]
+fn fio_loop_allocates_nothing_per_request() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let run = |secs: u64| {
+        let mut c = test_fio_variant();
+        c.run.report_interval_ns = 10_000 * SEC;
+        let WorkloadConfig::Fio(f) = &mut c.workload else { unreachable!() };
+        f.jobs[1].runtime_ns = secs * SEC;
+        c.phases = vec![PhaseConfig::Fio(FioPhase { name: "r".into(), jobs: vec![1] })];
+        let before = ALLOCS.load(Ordering::Relaxed);
+        let r = run_variant(&c).unwrap();
+        (ALLOCS.load(Ordering::Relaxed) - before, r.summary["fio"]["read"]["ios"].as_u64().unwrap())
+    };
+    let (short, n_short) = run(20);
+    let (long, n_long) = run(40);
+    assert!(n_long > n_short + 10_000, "{n_short} {n_long}");
+    assert!(long <= short + 16, "allocations {short} for {n_short} reads, {long} for {n_long}");
+}

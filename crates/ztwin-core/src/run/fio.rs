@@ -126,7 +126,7 @@ impl Sim<'_> {
             cl.ramp_done = true;
             cl.gen.ramp_over();
         }
-        let io = cl.gen.next()?;
+        let io = cl.gen.next_io()?;
         debug_assert!(!io.write, "timed phases only read (validate_phase)");
         Some(io)
     }

@@ -13,9 +13,9 @@
 //! - normal:σ (fio's gauss): the mean of 12 draws uniform in [0, n], plus a uniform
 //!   deviation within ±σ% of n / 2, halved until it stays below n.
 //!
-//! In all three the rank is then scattered over the file: block = (rank · 0x61C8864680B583EB
-//! + off) mod n (fio's `__hash_u64` and a per-file random offset), so hot blocks are spread
-//! out rather than at the file's start. fio draws its uniforms from a 32-bit Tausworthe
+//! In all three the rank is then scattered over the file: block = (off + rank ·
+//! 0x61C8864680B583EB) mod n (fio's `__hash_u64` and a per-file random offset), so hot
+//! blocks are spread out rather than at the file's start. fio draws its uniforms from a 32-bit Tausworthe
 //! generator; here the top 32 bits of the job's PCG stream take its place.
 
 use rand::RngCore;
@@ -113,7 +113,7 @@ impl BlockDist {
                 for _ in 0..GAUSS_ITERS {
                     sum += (rng.next_u64() >> 32) % (n + 1);
                 }
-                sum = (sum + u64::from(GAUSS_ITERS) - 1) / u64::from(GAUSS_ITERS);
+                sum = sum.div_ceil(u64::from(GAUSS_ITERS));
                 if self.stddev > 0 {
                     let r = (rng.next_u64() >> 32) as f64 / (u32::MAX as f64 + 1.0);
                     let mut dev = (self.stddev as f64 * r) as i64 - (self.stddev / 2) as i64;

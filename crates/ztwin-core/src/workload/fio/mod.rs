@@ -442,7 +442,7 @@ impl CloneGen {
     }
 
     /// The next I/O, or None when the clone is done.
-    pub fn next(&mut self) -> Option<FioIo> {
+    pub fn next_io(&mut self) -> Option<FioIo> {
         loop {
             if self.loop_over() {
                 if self.time_based {
@@ -557,7 +557,7 @@ mod tests {
     use super::*;
 
     fn all(g: &mut CloneGen) -> Vec<FioIo> {
-        std::iter::from_fn(|| g.next()).take(10_000_000).collect()
+        std::iter::from_fn(|| g.next_io()).take(10_000_000).collect()
     }
 
     #[test]
@@ -665,7 +665,7 @@ mod tests {
         job.time_based = true;
         job.runtime_ns = 1;
         let mut g = CloneGen::new(&job, 0, 1);
-        let offs: Vec<u64> = (0..40).map(|_| g.next().unwrap().offset).collect();
+        let offs: Vec<u64> = (0..40).map(|_| g.next_io().unwrap().offset).collect();
         assert_eq!(offs[16], 0);
         assert_eq!(offs[17], 4096);
     }
@@ -678,7 +678,7 @@ mod tests {
         job.ramp_time_ns = 1;
         let mut g = CloneGen::new(&job, 0, 1);
         for _ in 0..50 {
-            g.next();
+            g.next_io();
         }
         g.ramp_over();
         assert_eq!(all(&mut g).len(), 100, "the loop's bytes count again after the ramp");
