@@ -20,7 +20,7 @@ fn base(fs: FsConfig, iops: f64) -> VariantConfig {
 }
 
 fn xfs() -> FsConfig {
-    FsConfig::Xfs(ExtentFsConfig { device: "ebs".into(), block_size: 4096 })
+    FsConfig::Xfs(ExtentFsConfig { device: "ebs".into(), block_size: 4096, bcache: None })
 }
 
 fn zfs(arc_max: u64, arc_min: u64) -> FsConfig {

@@ -181,10 +181,70 @@ pub enum FsConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExtentFsConfig {
-    /// Device holding the filesystem.
+    /// Device holding the filesystem (with bcache: its backing device).
     pub device: String,
     /// Filesystem block size in bytes (4096 for both by default).
     pub block_size: u32,
+    /// bcache between the filesystem and `device`: the filesystem is made on
+    /// /dev/bcache0, `device` is the backing device; None = directly on `device`.
+    pub bcache: Option<BcacheConfig>,
+}
+
+/// bcache's `cache_mode` (sysfs of the backing device; `CACHE_MODE_*` in bcache.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BcacheCacheMode {
+    /// Writes go to the backing device and the cache; reads are cached (the default:
+    /// make-bcache without --writeback).
+    Writethrough,
+    /// Writes go to the cache only (dirty), written back later.
+    Writeback,
+    /// Writes go to the backing device only and drop cached copies; reads are cached.
+    Writearound,
+    /// Nothing new is cached; reads still hit what the cache holds.
+    None,
+}
+
+/// `cache_replacement_policy` of the cache device (`CACHE_REPLACEMENT_*`, alloc.c
+/// `invalidate_buckets_lru/fifo/random()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BcacheReplacement {
+    /// Least recently used bucket first (bucket `prio`); make-bcache's default.
+    Lru,
+    /// Buckets in device order.
+    Fifo,
+    /// Random buckets.
+    Random,
+}
+
+/// A bcache cache set of one cache device with one backing device attached. Names and
+/// defaults as in the kernel's Documentation/admin-guide/bcache.rst and bcache-tools'
+/// make-bcache; the model is `cache::bcache`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BcacheConfig {
+    /// The cache device (a name of the scenario's devices; needs a size).
+    pub cache_device: String,
+    /// cache_mode: writethrough (default), writeback, writearound, none.
+    pub cache_mode: BcacheCacheMode,
+    /// sequential_cutoff, bytes: a task's sequential I/O bypasses the cache once its
+    /// stream (or the running average of its streams) reaches this; 0 = never.
+    /// Default 4 MiB (super.c `cached_dev_init()`: `dc->sequential_cutoff = 4 << 20`).
+    pub sequential_cutoff: u64,
+    /// Bucket size, bytes: the cache device's allocation and eviction unit. make-bcache
+    /// --bucket, default 1024 sectors = 512 KiB.
+    pub bucket_size: u64,
+    /// cache_replacement_policy: lru (make-bcache default), fifo, random.
+    pub cache_replacement_policy: BcacheReplacement,
+    /// readahead, bytes: a cache miss also reads and caches up to this much beyond the
+    /// request (`cached_dev_cache_miss()`, kernels up to 5.x); default 0.
+    pub readahead: u64,
+    /// congested_read_threshold_us: cache reads slower than this make bcache bypass the
+    /// cache for sequential-ish I/O (`bch_get_congested()`); default 2000, 0 = off.
+    pub congested_read_threshold_us: u64,
+    /// congested_write_threshold_us: the same for cache writes; default 20000, 0 = off.
+    pub congested_write_threshold_us: u64,
 }
 
 /// The OpenZFS release whose behaviour is modelled.
@@ -591,6 +651,9 @@ impl VariantConfig {
                     "filesystem.block_size",
                     "must be a power of two from 512 to 64K",
                 )?;
+                if let Some(b) = &x.bcache {
+                    self.validate_bcache(b, &x.device)?;
+                }
             }
         }
         let DatabaseConfig::Innodb(db) = &self.database;
@@ -705,6 +768,63 @@ impl VariantConfig {
                 workload_ns / r.report_interval_ns <= MAX_SERIES_ROWS,
                 "run.report_interval",
                 "too short: the series would have more than 1,000,000 rows",
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl VariantConfig {
+    fn validate_bcache(&self, b: &BcacheConfig, backing: &str) -> Result<()> {
+        let f = |name: &str| format!("filesystem.bcache.{name}");
+        let Some(dev) = self.devices.iter().find(|d| d.name == b.cache_device) else {
+            return Err(Error::config(
+                f("cache_device"),
+                format!("names unknown device '{}'", b.cache_device),
+            ));
+        };
+        ensure(
+            b.cache_device != backing,
+            &f("cache_device"),
+            "must differ from filesystem.device (the backing device)",
+        )?;
+        let Some(capacity) = dev.capacity_bytes else {
+            return Err(Error::config(
+                f("cache_device"),
+                format!("device '{}' needs a size (the cache's capacity)", dev.name),
+            ));
+        };
+        ensure(
+            b.bucket_size.is_power_of_two() && (4096..=16 << 20).contains(&b.bucket_size),
+            &f("bucket_size"),
+            "must be a power of two from 4K to 16M (make-bcache --bucket)",
+        )?;
+        let nbuckets = capacity / b.bucket_size;
+        ensure(
+            nbuckets > 512,
+            &f("bucket_size"),
+            &format!(
+                "gives {nbuckets} buckets on a {capacity}-byte cache device; bcache needs more than 512 (super.c cache_alloc())"
+            ),
+        )?;
+        ensure(
+            nbuckets < crate::cache::bcache::MAX_BUCKETS,
+            &f("bucket_size"),
+            &format!(
+                "gives {nbuckets} buckets; the model indexes at most {} (use larger buckets)",
+                crate::cache::bcache::MAX_BUCKETS - 1
+            ),
+        )?;
+        for (name, v) in [
+            ("sequential_cutoff", b.sequential_cutoff),
+            ("readahead", b.readahead),
+            ("congested_read_threshold_us", b.congested_read_threshold_us),
+            ("congested_write_threshold_us", b.congested_write_threshold_us),
+        ] {
+            ensure(
+                v <= u32::MAX as u64,
+                &f(name),
+                "must fit the kernel's unsigned int (at most 4294967295)",
             )?;
         }
         Ok(())

@@ -75,10 +75,29 @@ impl<'a> Sim<'a> {
                         "fsync (buffered I/O through the Linux page cache) is not modelled yet on XFS/ext4; use O_DIRECT",
                     ));
                 }
-                Fs::Extent(ExtentFs {
+                let fs = ExtentFs {
                     device: device_index(&x.device, "filesystem.device")?,
                     block_size: x.block_size,
-                })
+                    file_size: table.file_size(),
+                };
+                let bcache = match &x.bcache {
+                    None => None,
+                    Some(b) => {
+                        let cache_device = device_index(&b.cache_device, "filesystem.bcache.cache_device")?;
+                        let unit = bcache_unit(cfg, &fs, db.innodb_page_size, b.bucket_size);
+                        let cache = Bcache::new(&BcacheParams {
+                            config: b,
+                            cache_capacity: cfg.devices[cache_device].capacity_bytes.unwrap_or(0),
+                            backing_size: fs.device_offset(ds.tables, 0),
+                            unit,
+                            // The clients' threads and the `cat` process.
+                            tasks: wl.threads as usize + 1,
+                            seed: cfg.seed,
+                        });
+                        Some((Box::new(cache), cache_device))
+                    }
+                };
+                Fs::Extent { fs, bcache }
             }
         };
         let threads = wl.threads as usize;
@@ -100,6 +119,8 @@ impl<'a> Sim<'a> {
             rec_last: 0,
             level: 0,
             data_done: 0,
+            insert_offset: 0,
+            insert_len: 0,
             cpu_pending: 0,
             started: 0,
         };
@@ -169,4 +190,19 @@ pub(super) fn new_arc(
         })?;
     }
     Ok(arc)
+}
+
+/// The index granularity of bcache: the largest power of two that divides the offset and
+/// length of every request this run issues (pages rounded to filesystem blocks, `cat`
+/// reads, table boundaries), at most a bucket.
+fn bcache_unit(cfg: &VariantConfig, fs: &ExtentFs, page_size: u32, bucket_size: u64) -> u32 {
+    let pow2 = |n: u64| if n == 0 { u64::MAX } else { 1u64 << n.trailing_zeros() };
+    let bs = u64::from(fs.block_size);
+    let mut unit = pow2(fs.file_size).min(u64::from(page_size).max(bs));
+    for p in &cfg.phases {
+        if let PhaseConfig::Cat(c) = p {
+            unit = unit.min(pow2(u64::from(c.read_size)).max(bs));
+        }
+    }
+    unit.clamp(512, bucket_size) as u32
 }
