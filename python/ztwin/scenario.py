@@ -9,6 +9,7 @@ A scenario file has these tables (every key is checked; an unknown key is an err
     [devices.NAME]   preset = "aws-gp2"; size = "1000GiB"; any DeviceConfig field overridable
     [filesystem]     type = "zfs" | "xfs" | "ext4", then the fields of that filesystem
     [filesystem.arc] ZFS ARC tunables named as in zfs(4)
+    [filesystem.bcache] XFS/ext4 on bcache: cache_device and bcache's sysfs tunables
     [database]       type = "innodb", options named as in the MySQL manual
     [dataset]        type = "sysbench", tables, table_size, compress_ratio
     [workload]       type = "sysbench", test, threads, rand_type, ... (sysbench option names)
@@ -261,20 +262,47 @@ class ZfsSpec(_Model):
     )
 
 
+BucketSize = Annotated[Size, _check(lambda n: _pow2(n) and 4096 <= n <= 16 * MiB, "bucket_size",
+                                    "must be a power of two from 4K to 16M (make-bcache --bucket)")]
+UInt = Annotated[int, Field(ge=0, le=2**32 - 1)]
+SizeUInt = Annotated[Size, _check(lambda n: 0 <= n <= 2**32 - 1, "size", "must fit the kernel's unsigned int (at most 4294967295 bytes)")]
+
+
+class BcacheSpec(_Model):
+    """``[filesystem.bcache]``: bcache between the filesystem and its device (the backing
+    device), caching on ``cache_device``. Names and defaults as in the kernel's
+    Documentation/admin-guide/bcache.rst and make-bcache."""
+
+    cache_device: str = Field(description="The cache device (a name of [devices.*]; needs a size).")
+    cache_mode: Literal["writethrough", "writeback", "writearound", "none"] = Field(
+        "writethrough", description="cache_mode; writethrough unless made with --writeback."
+    )
+    sequential_cutoff: SizeUInt = Field(
+        4 * MiB, description="sequential_cutoff: a task's sequential stream bypasses once this long; 0 = never. Default 4M."
+    )
+    bucket_size: BucketSize = Field(512 * 1024, description="make-bcache --bucket: default 1024 sectors = 512K.")
+    cache_replacement_policy: Literal["lru", "fifo", "random"] = Field("lru", description="cache_replacement_policy; default lru.")
+    readahead: SizeUInt = Field(0, description="readahead: a miss also caches up to this much beyond the request (kernels up to 5.x). Default 0.")
+    congested_read_threshold_us: UInt = Field(2000, description="Cache reads slower than this make sequential-ish I/O bypass; 0 = off. Default 2000.")
+    congested_write_threshold_us: UInt = Field(20000, description="The same for cache writes. Default 20000.")
+
+
 class XfsSpec(_Model):
     """``[filesystem] type = "xfs"``: extent-mapped, no per-record metadata reads."""
 
     type: Literal["xfs"]
-    device: str = Field(description="Device holding the filesystem (a name of [devices.*]).")
+    device: str = Field(description="Device holding the filesystem (a name of [devices.*]); with bcache its backing device.")
     block_size: FsBlockSize = Field(4096, description="mkfs.xfs default block size 4K.")
+    bcache: Optional[BcacheSpec] = Field(None, description="bcache under the filesystem (the filesystem is on /dev/bcache0).")
 
 
 class Ext4Spec(_Model):
     """``[filesystem] type = "ext4"``: extent-mapped, no per-record metadata reads."""
 
     type: Literal["ext4"]
-    device: str = Field(description="Device holding the filesystem (a name of [devices.*]).")
+    device: str = Field(description="Device holding the filesystem (a name of [devices.*]); with bcache its backing device.")
     block_size: FsBlockSize = Field(4096, description="mke2fs default block size 4K.")
+    bcache: Optional[BcacheSpec] = Field(None, description="bcache under the filesystem (the filesystem is on /dev/bcache0).")
 
 
 FsSpec = Annotated[Union[ZfsSpec, XfsSpec, Ext4Spec], Field(discriminator="type")]
@@ -761,7 +789,24 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict) 
     else:
         if fs.device not in spec.devices:
             err(("filesystem", "device"), f"names no device; devices of this scenario: {', '.join(names)}")
-        fs_out = {"type": fs.type, "device": fs.device, "block_size": fs.block_size}
+        fs_out = {"type": fs.type, "device": fs.device, "block_size": fs.block_size, "bcache": None}
+        if fs.bcache is not None:
+            bc = fs.bcache
+            loc = ("filesystem", "bcache")
+            if bc.cache_device not in spec.devices:
+                err(loc + ("cache_device",), f"names no device; devices of this scenario: {', '.join(names)}")
+            elif bc.cache_device == fs.device:
+                err(loc + ("cache_device",), "must differ from filesystem.device (the backing device)")
+            else:
+                size = spec.devices[bc.cache_device].size or _preset_size(spec.devices[bc.cache_device])
+                if not size:
+                    err(("devices", bc.cache_device, "size"), "a bcache cache device needs a size (the cache's capacity)")
+                elif size // bc.bucket_size <= 512:
+                    err(loc + ("bucket_size",), f"gives {size // bc.bucket_size} buckets on the {units.human_size(size)} cache device; "
+                        "bcache needs more than 512 (use smaller buckets)")
+                elif size // bc.bucket_size >= 2**23 - 1:
+                    err(loc + ("bucket_size",), f"gives {size // bc.bucket_size} buckets; the model indexes fewer than 8388607 (use larger buckets)")
+            fs_out["bcache"] = {f: getattr(bc, f) for f in BcacheSpec.model_fields}
 
     db = spec.database
     if db.innodb_buffer_pool_size < 5 * MiB:
