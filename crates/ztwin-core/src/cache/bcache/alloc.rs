@@ -45,7 +45,7 @@ impl Bcache {
             let b = self.open[k].bucket;
             for v in u..u + n {
                 self.drop_unit(v);
-                self.slots[v as usize] = b << BUCKET_SHIFT
+                self.slots[v as usize] = (b + 1) << BUCKET_SHIFT
                     | if dirty { DIRTY_BIT } else { 0 }
                     | u32::from(self.buckets[b as usize].gen);
             }

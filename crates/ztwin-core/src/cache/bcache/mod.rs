@@ -117,7 +117,9 @@ const BKEY_BYTES: u64 = 24;
 /// BTREE_MAX_PAGES (btree.h): 256 KiB.
 const BTREE_MAX_BYTES: u64 = 256 << 10;
 
-const EMPTY: u32 = u32::MAX;
+/// An index entry holding nothing: 0, so a new index is zeroed memory that the OS maps
+/// lazily (bucket numbers are stored plus one).
+const EMPTY: u32 = 0;
 const GEN_MASK: u32 = 0xff;
 const DIRTY_BIT: u32 = 1 << 8;
 const BUCKET_SHIFT: u32 = 9;
@@ -273,7 +275,7 @@ pub struct Bcache {
     readahead_units: u64,
     unit_shift: u32,
     bucket_units: u32,
-    /// Index: backing unit -> bucket << 9 | dirty << 8 | gen, or EMPTY.
+    /// Index: backing unit -> (bucket + 1) << 9 | dirty << 8 | gen, or EMPTY.
     slots: Vec<u32>,
     buckets: Vec<Bucket>,
     /// Buckets before the first data bucket (simplification 9).
@@ -371,13 +373,18 @@ impl Bcache {
                 c.bucket_size as u32
             },
         };
-        b.format();
+        b.reset();
         b
     }
 
     /// Empties the cache set (a new cache set on a blank device), keeping allocations.
     fn format(&mut self) {
         self.slots.fill(EMPTY);
+        self.reset();
+    }
+
+    /// Buckets, lists and counters of an empty cache set.
+    fn reset(&mut self) {
         for (k, b) in self.buckets.iter_mut().enumerate() {
             let mark = if (k as u32) < self.first_data { Mark::Metadata } else { Mark::Unused };
             *b = Bucket { gen: 0, last_gc: 0, mark, stamp: 0, live: 0, dirty: 0, keys: 0 };
@@ -429,7 +436,7 @@ impl Bcache {
         if s == EMPTY {
             return None;
         }
-        let b = s >> BUCKET_SHIFT;
+        let b = (s >> BUCKET_SHIFT) - 1;
         if u32::from(self.buckets[b as usize].gen) != s & GEN_MASK {
             self.slots[unit as usize] = EMPTY;
             return None;

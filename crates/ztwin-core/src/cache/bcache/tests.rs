@@ -66,6 +66,12 @@ impl Bcache {
     }
 }
 
+/// The per-bucket state stays at 16 bytes (the memory figure in the module docs).
+#[test]
+fn a_bucket_takes_sixteen_bytes() {
+    assert!(std::mem::size_of::<Bucket>() <= 16);
+}
+
 /// bcache stores what it reads, byte for byte: the cache device receives exactly the
 /// logical bytes inserted (no compression, no rounding beyond the request), and a second
 /// read of each page is a hit served by one cache read of the same size.
