@@ -252,7 +252,7 @@ class PoolSpec(_Model):
     metaslab_aliquot: Size = Field(0, description="zfs(4) metaslab_aliquot; 0 = the release's default (512K through 2.1, 1M from 2.2).")
     metaslab_bias_enabled: bool = Field(True, description="zfs(4) metaslab_bias_enabled; 1.")
     mirror_read_policy: Literal["load", "offset"] = Field(
-        "load", description="Which mirror child reads: load (OpenZFS 0.6.5+, FreeBSD 10+: least loaded, seek penalties) "
+        "load", description="Which mirror child reads: load (ZoL 0.7+, OpenZFS 2.x, FreeBSD 10+: least loaded, seek penalties) "
         "or offset (OpenSolaris, FreeBSD up to 9: (offset >> 21) % children)."
     )
     zfs_vdev_mirror_rotating_inc: int = Field(0, ge=0, le=2**30 - 1, description="zfs(4); 0.")

@@ -305,7 +305,7 @@ impl From<&str> for VdevConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MirrorReadPolicy {
-    /// OpenZFS 0.6.5 to 2.x (FreeBSD r256956, 2013): least loaded child, with seek
+    /// ZoL 0.7 to OpenZFS 2.x, FreeBSD 10+ (FreeBSD r256956, 2013): least loaded child, with seek
     /// penalties (vdev_mirror_child_select, vdev_mirror_load).
     Load,
     /// OpenSolaris, illumos and FreeBSD before 10 (pool v28 era): child

@@ -30,7 +30,7 @@
 //! stage to fill in their block pointers). A file written over many txgs has its indirect
 //! blocks after each txg's records instead; reads of data are not affected.
 //! Offsets on a vdev are exact: the stream of every block's asize (psize from the
-//! [`CompressionModel`], so it varies per block) is replayed once when the pool is built,
+//! [`CompressionModel`](super::compression::CompressionModel), so it varies per block) is replayed once when the pool is built,
 //! keeping only where each run of contiguous blocks starts; a lookup sums the asizes from
 //! the run's start (at most one aliquot of blocks).
 //!
@@ -43,7 +43,9 @@
 //! plus an increment by locality to its last I/O (`vq_last_offset`); ties are broken by
 //! `(offset >> vdev_mirror_shift) % ties`. The older policy (OpenSolaris, FreeBSD before
 //! r256956, so the pool v28 of FreeBSD 8.3): the child `(offset >> 21) % children`, load
-//! ignored ([`MirrorReadPolicy::Offset`]).
+//! ignored ([`MirrorReadPolicy::Offset`]; vdev_mirror_map_alloc at commit 1bd201e70d,
+//! 2012). ZoL 0.6.2 to 0.6.5 had a third, queue-length-only policy (556011dbec), not
+//! modelled; ZoL took FreeBSD's in 0.7 (9f500936c8).
 //!
 //! Simplifications: 1. one rotor; 2.1 and later keep one per allocator (spa_allocators =
 //! 4, chosen by a hash of objset, object, level and blkid >> 20), which changes which vdev a
