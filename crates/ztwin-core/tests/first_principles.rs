@@ -27,6 +27,8 @@ fn zfs(arc_max: u64, arc_min: u64) -> FsConfig {
     FsConfig::Zfs(ZfsConfig {
         release: ZfsRelease::V0_8,
         vdevs: vec!["ebs".into()],
+        log: vec![],
+        pool: Default::default(),
         ashift: 9,
         recordsize: 16384,
         indirect_block_size: 16384,

@@ -81,6 +81,8 @@ fn zfs_loop_allocates_nothing_per_request() {
     check(FsConfig::Zfs(ZfsConfig {
         release: ZfsRelease::V2_2,
         vdevs: vec!["disk".into()],
+        log: vec![],
+        pool: Default::default(),
         ashift: 12,
         recordsize: 16384,
         indirect_block_size: 131072,

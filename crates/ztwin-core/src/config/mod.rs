@@ -163,9 +163,36 @@ pub struct DeviceConfig {
     /// Instance storage that comes back empty when the VM moves to another host (AWS
     /// instance store, Azure temporary disk).
     pub ephemeral: bool,
+    /// A spinning disk: its mechanics replace the log-normal service time (the latencies
+    /// above become the controller's command overhead); None = solid state or virtual.
+    pub rotational: Option<RotationalConfig>,
+}
+
+/// Mechanics of a rotational disk (see `dev::disk`); values from the drive's data sheet.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RotationalConfig {
+    /// Spindle speed, revolutions per minute (7200: one revolution in 8.33 ms).
+    pub rpm: u32,
+    /// Seek between adjacent tracks, read, ns (data sheet "single track" or "track-to-track").
+    pub track_to_track_seek_ns: u64,
+    /// Mean read seek over all pairs of tracks, ns (data sheet "average seek").
+    pub average_seek_ns: u64,
+    /// Seek across the whole stroke, read, ns (data sheet "full stroke").
+    pub full_stroke_seek_ns: u64,
+    /// Extra settle time of a write seek over a read seek, ns (data sheet write minus read).
+    pub write_settle_ns: u64,
+    /// Media transfer rate at the outer edge (start of the LBA range), bytes per second.
+    pub outer_rate_bytes_per_sec: f64,
+    /// Media transfer rate at the inner edge (end of the LBA range), bytes per second.
+    pub inner_rate_bytes_per_sec: f64,
+    /// Bytes the drive reads ahead into its cache after a read (0 = no read-ahead).
+    pub readahead_bytes: u64,
 }
 
 /// The filesystem under the database files.
+// One per variant: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub enum FsConfig {
@@ -300,14 +327,107 @@ pub enum CacheProperty {
     None,
 }
 
+/// A top-level vdev: one device by name, or an n-way mirror (`{"mirror": ["d1", "d2"]}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum VdevConfig {
+    /// A single device (zpool create tank d1).
+    Disk(String),
+    /// A mirror of two or more devices (zpool create tank mirror d1 d2).
+    Mirror(MirrorVdev),
+}
+
+/// The children of a mirror vdev.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MirrorVdev {
+    /// Device names, two or more.
+    pub mirror: Vec<String>,
+}
+
+impl VdevConfig {
+    /// The leaf devices of this vdev, in child order.
+    pub fn devices(&self) -> &[String] {
+        match self {
+            VdevConfig::Disk(d) => std::slice::from_ref(d),
+            VdevConfig::Mirror(m) => &m.mirror,
+        }
+    }
+}
+
+impl From<&str> for VdevConfig {
+    fn from(name: &str) -> Self {
+        VdevConfig::Disk(name.to_string())
+    }
+}
+
+/// How a mirror picks the child that serves a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MirrorReadPolicy {
+    /// ZoL 0.7 to OpenZFS 2.x, FreeBSD 10+ (FreeBSD r256956, 2013): least loaded child, with seek
+    /// penalties (vdev_mirror_child_select, vdev_mirror_load).
+    Load,
+    /// OpenSolaris, illumos and FreeBSD before 10 (pool v28 era): child
+    /// `(offset >> vdev_mirror_shift) % children`, 2 MiB stripes alternating sides.
+    Offset,
+}
+
+/// Pool allocation and mirror module parameters, named as in zfs(4).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolTunables {
+    /// metaslab_aliquot, bytes (0 = the release's default: 512 KiB through 2.1, 1 MiB from 2.2).
+    pub metaslab_aliquot: u64,
+    /// metaslab_bias_enabled (1): bias the rotor towards vdevs with more free space.
+    pub metaslab_bias_enabled: bool,
+    /// Which child of a mirror serves a read.
+    pub mirror_read_policy: MirrorReadPolicy,
+    /// zfs_vdev_mirror_rotating_inc (0): load added to a rotating child when the read
+    /// follows its last I/O.
+    pub zfs_vdev_mirror_rotating_inc: u32,
+    /// zfs_vdev_mirror_rotating_seek_inc (5): load added to a rotating child that must seek
+    /// (half of it within zfs_vdev_mirror_rotating_seek_offset).
+    pub zfs_vdev_mirror_rotating_seek_inc: u32,
+    /// zfs_vdev_mirror_rotating_seek_offset (1 MiB), bytes.
+    pub zfs_vdev_mirror_rotating_seek_offset: u64,
+    /// zfs_vdev_mirror_non_rotating_inc (0).
+    pub zfs_vdev_mirror_non_rotating_inc: u32,
+    /// zfs_vdev_mirror_non_rotating_seek_inc (1).
+    pub zfs_vdev_mirror_non_rotating_seek_inc: u32,
+    /// zfs_vdev_sync_read_max_active (10): the most sync reads the vdev queue keeps issued to
+    /// one leaf, so the most a child's queue length (its mirror load) can show.
+    pub zfs_vdev_sync_read_max_active: u32,
+}
+
+impl Default for PoolTunables {
+    fn default() -> Self {
+        PoolTunables {
+            metaslab_aliquot: 0,
+            metaslab_bias_enabled: true,
+            mirror_read_policy: MirrorReadPolicy::Load,
+            zfs_vdev_mirror_rotating_inc: 0,
+            zfs_vdev_mirror_rotating_seek_inc: 5,
+            zfs_vdev_mirror_rotating_seek_offset: 1 << 20,
+            zfs_vdev_mirror_non_rotating_inc: 0,
+            zfs_vdev_mirror_non_rotating_seek_inc: 1,
+            zfs_vdev_sync_read_max_active: 10,
+        }
+    }
+}
+
 /// A ZFS pool and dataset.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ZfsConfig {
     /// Release whose ARC behaviour is modelled.
     pub release: ZfsRelease,
-    /// Devices striped in the pool (top-level vdevs, each a single device for now).
-    pub vdevs: Vec<String>,
+    /// Top-level vdevs the pool stripes across: single devices or mirrors.
+    pub vdevs: Vec<VdevConfig>,
+    /// Separate intent-log vdevs (SLOG); validated and kept, not used by the model yet.
+    pub log: Vec<VdevConfig>,
+    /// Allocation and mirror tunables.
+    pub pool: PoolTunables,
     /// Pool sector size exponent (ashift); sizes round up to 2^ashift.
     pub ashift: u8,
     /// Dataset recordsize in bytes (power of two, 512 B to 16 MiB).
@@ -560,14 +680,87 @@ impl VariantConfig {
             if self.devices[..i].iter().any(|o| o.name == d.name) {
                 return Err(Error::config(at("name"), "device names must be unique"));
             }
+            if let Some(r) = &d.rotational {
+                ensure(
+                    d.parallelism == 1,
+                    &at("parallelism"),
+                    "a rotational disk serves one request at a time: 1",
+                )?;
+                ensure(
+                    d.capacity_bytes.is_some_and(|c| c >= 1 << 20),
+                    &at("capacity_bytes"),
+                    "a rotational disk needs its size (seek distances are fractions of it), at least 1 MiB",
+                )?;
+                crate::dev::disk::DiskMechanics::new(
+                    r,
+                    d.capacity_bytes.unwrap_or(0),
+                    d.transfer_bytes_per_sec,
+                )
+                .map_err(|e| match e {
+                    Error::Config { field, message } => {
+                        Error::config(at(&format!("rotational.{field}")), message)
+                    }
+                    other => other,
+                })?;
+            }
         }
         let has = |n: &str| self.devices.iter().any(|d| d.name == n);
         match &self.filesystem {
             FsConfig::Zfs(z) => {
                 ensure(!z.vdevs.is_empty(), "filesystem.vdevs", "needs at least one device")?;
-                for v in &z.vdevs {
-                    ensure(has(v), "filesystem.vdevs", &format!("names unknown device '{v}'"))?;
+                let mut used: Vec<&str> = Vec::new();
+                for (field, list) in [("filesystem.vdevs", &z.vdevs), ("filesystem.log", &z.log)] {
+                    for (k, v) in list.iter().enumerate() {
+                        let at = format!("{field}[{k}]");
+                        if let VdevConfig::Mirror(m) = v {
+                            ensure(m.mirror.len() >= 2, &at, "a mirror needs at least two devices")?;
+                        }
+                        for d in v.devices() {
+                            ensure(has(d), &at, &format!("names unknown device '{d}'"))?;
+                            ensure(
+                                !used.contains(&d.as_str()),
+                                &at,
+                                &format!("device '{d}' is used twice in the pool"),
+                            )?;
+                            used.push(d);
+                        }
+                    }
                 }
+                for c in &z.cache {
+                    ensure(
+                        !used.contains(&c.as_str()),
+                        "filesystem.cache",
+                        &format!("device '{c}' is already a data or log vdev"),
+                    )?;
+                }
+                let p = &z.pool;
+                ensure(
+                    p.metaslab_aliquot == 0 || (4096..=1 << 30).contains(&p.metaslab_aliquot),
+                    "filesystem.pool.metaslab_aliquot",
+                    "must be 0 (the release's default) or 4 KiB to 1 GiB",
+                )?;
+                ensure(
+                    (1..=1000).contains(&p.zfs_vdev_sync_read_max_active),
+                    "filesystem.pool.zfs_vdev_sync_read_max_active",
+                    "must be 1 to 1000 (zfs_vdev_max_active)",
+                )?;
+                for (name, inc) in [
+                    ("zfs_vdev_mirror_rotating_inc", p.zfs_vdev_mirror_rotating_inc),
+                    ("zfs_vdev_mirror_rotating_seek_inc", p.zfs_vdev_mirror_rotating_seek_inc),
+                    ("zfs_vdev_mirror_non_rotating_inc", p.zfs_vdev_mirror_non_rotating_inc),
+                    ("zfs_vdev_mirror_non_rotating_seek_inc", p.zfs_vdev_mirror_non_rotating_seek_inc),
+                ] {
+                    ensure(
+                        inc <= i32::MAX as u32 / 2,
+                        &format!("filesystem.pool.{name}"),
+                        "must fit an int with room for the queue length",
+                    )?;
+                }
+                ensure(
+                    p.zfs_vdev_mirror_rotating_seek_offset <= i32::MAX as u64,
+                    "filesystem.pool.zfs_vdev_mirror_rotating_seek_offset",
+                    "must fit an int (at most 2147483647)",
+                )?;
                 ensure((9..=16).contains(&z.ashift), "filesystem.ashift", "must be 9 to 16")?;
                 ensure(
                     z.recordsize.is_power_of_two() && (512..=16 << 20).contains(&z.recordsize),
@@ -886,10 +1079,13 @@ pub fn test_variant() -> VariantConfig {
             parallelism: 64,
             capacity_bytes: None,
             ephemeral: false,
+            rotational: None,
         }],
         filesystem: FsConfig::Zfs(ZfsConfig {
             release: ZfsRelease::V0_8,
             vdevs: vec!["disk".into()],
+            log: vec![],
+            pool: PoolTunables::default(),
             ashift: 12,
             recordsize: 16384,
             indirect_block_size: 131072,

@@ -38,17 +38,13 @@ impl<'a> Sim<'a> {
                 let geometry = FileGeometry::new(table.file_size(), z.recordsize, z.indirect_block_size);
                 let compression =
                     CompressionModel::new(z.compression, ds.compress_ratio, z.ashift, cfg.seed)?;
-                let vdev_device = z
-                    .vdevs
-                    .iter()
-                    .map(|v| device_index(v, "filesystem.vdevs"))
-                    .collect::<Result<Vec<_>>>()?;
                 let layout = ZfsLayout {
                     geometry,
                     compression,
                     indirect_block_size: z.indirect_block_size,
-                    nvdevs: vdev_device.len() as u32,
+                    nvdevs: z.vdevs.len() as u32,
                 };
+                let pool = Pool::new(z, &cfg.devices, layout, ds.tables, cfg.seed)?;
                 let cache_device = match z.cache.first() {
                     Some(name) => Some(device_index(name, "filesystem.cache")?),
                     None => None,
@@ -63,7 +59,7 @@ impl<'a> Sim<'a> {
                     dbufs: Box::new(DbufLayer::new()),
                     cache_device,
                     layout,
-                    vdev_device,
+                    pool: Box::new(pool),
                     data_flags,
                     meta_flags,
                 }

@@ -43,6 +43,7 @@ use crate::fs::extent::ExtentFs;
 use crate::fs::zfs::compression::CompressionModel;
 use crate::fs::zfs::dbuf::{DbufLayer, DBUF_CACHE_SHIFT};
 use crate::fs::zfs::geometry::FileGeometry;
+use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
 use crate::sim::queue::EventQueue;
 use crate::sim::time::{Nanos, SEC};
@@ -137,7 +138,8 @@ enum Fs {
         /// The L2ARC cache device, if any.
         cache_device: Option<usize>,
         layout: ZfsLayout,
-        vdev_device: Vec<usize>,
+        /// Where blocks live and which device reads them.
+        pool: Box<Pool>,
         data_flags: ReadFlags,
         meta_flags: ReadFlags,
     },

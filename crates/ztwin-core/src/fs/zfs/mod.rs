@@ -2,4 +2,5 @@
 pub mod compression;
 pub mod dbuf;
 pub mod geometry;
+pub mod pool;
 pub mod read_path;

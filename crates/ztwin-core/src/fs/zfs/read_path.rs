@@ -13,16 +13,17 @@
 //!
 //! Simplifications: 1. the file's dnode is held while the file is open (the znode holds
 //! it), so the walk starts at the top indirect block; dnode blocks are not read per
-//! access; 2. a block's vdev in a striped pool is chosen by hashing its identity (the
-//! metaslab allocator spreads writes evenly; we keep the spread, not the allocator);
-//! 3. with redundant_metadata=all metadata has two copies but is read from one.
+//! access; 2. where a block lives and which device serves its read is the pool's business
+//! ([`super::pool`]: the metaslab rotor, mirrors, the two copies of metadata);
+//! [`ZfsLayout::vdev_of`], a hash of the block's identity, is the older stand-in kept for
+//! callers that only need an even spread.
 
 use crate::cache::arc::{BlockInfo, BlockKey, BufType};
 use crate::fs::zfs::compression::CompressionModel;
 use crate::fs::zfs::geometry::FileGeometry;
 
 /// Static geometry and sizes of one dataset's files (all the same size).
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct ZfsLayout {
     /// Tree shape of every file.
     pub geometry: FileGeometry,
@@ -51,13 +52,23 @@ impl ZfsLayout {
     pub fn block(&self, object: u32, l0_blkid: u64, level: u8) -> (BlockKey, BlockInfo) {
         if level == 0 {
             let lsize = self.geometry.data_block_size();
-            let psize = self.compression.data_psize(object, l0_blkid, lsize);
+            let psize = self.psize_at(object, 0, l0_blkid);
             (BlockKey::new(object, 0, l0_blkid), BlockInfo { lsize, psize, kind: BufType::Data })
         } else {
             let blkid = self.geometry.ancestor(l0_blkid, level);
             let lsize = self.indirect_block_size;
-            let psize = self.compression.metadata_psize(object, level, blkid, lsize);
+            let psize = self.psize_at(object, level, blkid);
             (BlockKey::new(object, level, blkid), BlockInfo { lsize, psize, kind: BufType::Metadata })
+        }
+    }
+
+    /// Physical size of block `blkid` at `level` of `object` (0: a hole or embedded, nothing
+    /// allocated).
+    pub fn psize_at(&self, object: u32, level: u8, blkid: u64) -> u32 {
+        if level == 0 {
+            self.compression.data_psize(object, blkid, self.geometry.data_block_size())
+        } else {
+            self.compression.metadata_psize(object, level, blkid, self.indirect_block_size)
         }
     }
 
