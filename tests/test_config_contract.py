@@ -42,7 +42,7 @@ def _rust_items():
                 else:
                     wire = vname
                 variants[wire] = payload
-            enums[name] = {"tag": tag.group(1) if tag else None, "variants": variants}
+            enums[name] = {"tag": tag.group(1) if tag else None, "variants": variants, "untagged": "untagged" in attrs}
     return structs, enums
 
 
@@ -69,6 +69,15 @@ def check(value, rust_type: str, where: str) -> None:
         return
     if rust_type in ENUMS:
         e = ENUMS[rust_type]
+        if e["untagged"]:  # serde tries each variant's payload in order
+            fails = []
+            for payload in e["variants"].values():
+                try:
+                    check(value, payload, where)
+                    return
+                except AssertionError as err:
+                    fails.append(str(err))
+            pytest.fail(f"{where}={value!r} matches no variant of {rust_type}: {fails}")
         if e["tag"]:
             tag = value[e["tag"]]
             assert tag in e["variants"], f"{where}.{e['tag']}={tag!r} not in {list(e['variants'])}"
@@ -94,6 +103,7 @@ def test_parser_found_the_structs():
     assert ENUMS["WorkloadConfig"]["variants"].keys() == {"sysbench", "fio"}
     assert ENUMS["ZfsRelease"]["variants"].keys() == {"0.8", "2.1", "2.2"}
     assert "oltp_point_select" in ENUMS["SysbenchTest"]["variants"]
+    assert ENUMS["VdevConfig"]["untagged"] and list(ENUMS["VdevConfig"]["variants"].values()) == ["String", "MirrorVdev"]
 
 
 @pytest.mark.parametrize("path", SCENARIO_FILES, ids=lambda p: p.name)
@@ -105,10 +115,14 @@ def test_scenario_files_match_variant_config(path):
 def test_every_filesystem_and_preset_matches_variant_config():
     from ztwin.presets import raw_device_presets, raw_machine_presets
 
-    for fs in ({"type": "xfs", "device": "d"}, {"type": "ext4", "device": "d"}, {"type": "zfs", "vdevs": ["d"]}):
+    zfs_mirror = {"type": "zfs", "vdevs": [{"mirror": ["d", "e"]}], "log": ["e2"], "pool": {"mirror_read_policy": "offset"}}
+    for fs in ({"type": "xfs", "device": "d"}, {"type": "ext4", "device": "d"}, {"type": "zfs", "vdevs": ["d"]}, zfs_mirror):
         for machine in raw_machine_presets():
             for dev in raw_device_presets():
-                d = {"name": "t", "machine": {"preset": machine}, "devices": {"d": {"preset": dev, "size": "100GiB"}},
+                devs = {"d": {"preset": dev, "size": "100GiB"}}
+                if "mirror" in str(fs):
+                    devs |= {"e": {"preset": dev, "size": "100GiB"}, "e2": {"preset": "ram-slog"}}
+                d = {"name": "t", "machine": {"preset": machine}, "devices": devs,
                      "filesystem": fs, "workload": {"test": "select_random_points"}}
                 for cfg in resolve(d).values():
                     check(cfg, "VariantConfig", f"{machine}/{dev}/{fs['type']}")

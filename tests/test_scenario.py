@@ -84,7 +84,7 @@ def test_default_scenario_is_experiment_1():
     assert z["filesystem"]["ashift"] == 9 and z["filesystem"]["release"] == "0.8"
     assert z["filesystem"]["arc"]["zfs_arc_max"] == GiB
     assert z["dataset"] == {"type": "sysbench", "tables": 330, "table_size": 10_000_000, "compress_ratio": 1.28}
-    assert sc.variants["xfs"]["filesystem"] == {"type": "xfs", "device": "ebs", "block_size": 4096}
+    assert sc.variants["xfs"]["filesystem"] == {"type": "xfs", "device": "ebs", "block_size": 4096, "bcache": None}
     assert sc.variants["zfs-arc-meta"]["filesystem"]["arc"]["zfs_arc_max"] > 6 * GiB
 
 
@@ -110,7 +110,7 @@ def test_variant_table_merges_into_base():
 
 def test_variant_changing_filesystem_type_replaces_the_table():
     d = base(variants={"xfs": {"filesystem": {"type": "xfs", "device": "ebs"}}})
-    assert resolve(d)["xfs"]["filesystem"] == {"type": "xfs", "device": "ebs", "block_size": 4096}
+    assert resolve(d)["xfs"]["filesystem"] == {"type": "xfs", "device": "ebs", "block_size": 4096, "bcache": None}
 
 
 def test_variant_type_change_does_not_inherit_zfs_fields(load_file):

@@ -9,6 +9,7 @@ A scenario file has these tables (every key is checked; an unknown key is an err
     [devices.NAME]   preset = "aws-gp2"; size = "1000GiB"; any DeviceConfig field overridable
     [filesystem]     type = "zfs" | "xfs" | "ext4", then the fields of that filesystem
     [filesystem.arc] ZFS ARC tunables named as in zfs(4)
+    [filesystem.bcache] XFS/ext4 on bcache: cache_device and bcache's sysfs tunables
     [database]       type = "innodb", options named as in the MySQL manual
     [dataset]        type = "sysbench", tables, table_size, compress_ratio
     [workload]       type = "sysbench", test, threads, rand_type, ... (sysbench option names)
@@ -198,6 +199,20 @@ class DeviceSpec(_Model):
     parallelism: Optional[PosInt] = Field(None, description="Requests served at once.")
     burst: Optional[bool] = Field(None, description="aws-gp2 burst bucket (not modelled yet: only false).")
     ephemeral: Optional[bool] = Field(None, description="Instance storage that comes back empty when the VM moves to another host.")
+    # A rotational disk (dev/disk.rs): set rpm and the data sheet's seek figures; the
+    # latencies above are then the controller's command overhead.
+    rpm: Optional[int] = Field(None, ge=3600, le=20000, description="Spindle speed of a rotational disk (seek and rotation are then modelled).")
+    track_to_track_seek: Optional[Duration] = Field(None, description="Data sheet single-track (track-to-track) read seek.")
+    average_seek: Optional[Duration] = Field(None, description="Data sheet average read seek (mean over all pairs of tracks).")
+    full_stroke_seek: Optional[Duration] = Field(None, description="Data sheet full-stroke read seek.")
+    write_settle: Optional[Duration] = Field(None, description="Write seek minus read seek (data sheet); default 0.")
+    media_rate_outer: Optional[Rate] = Field(None, gt=0, description="Sustained media rate at the outer edge (LBA 0).")
+    media_rate_inner: Optional[Rate] = Field(None, gt=0, description="Sustained media rate at the inner edge.")
+    readahead: Optional[Size] = Field(None, description="Bytes the drive reads ahead after a read; default 0.")
+
+
+ROTATIONAL_KEYS = ("track_to_track_seek", "average_seek", "full_stroke_seek", "write_settle", "media_rate_outer",
+                   "media_rate_inner", "readahead")
 
 
 # ---------------------------------------------------------------------------------------
@@ -233,12 +248,51 @@ class L2arcSpec(_Model):
     l2arc_rebuild_enabled: Optional[bool] = Field(None, description="2.0+: rebuild a persistent L2ARC at import: 1.")
 
 
+class PoolSpec(_Model):
+    """``[filesystem.pool]``: allocation and mirror module parameters named as in zfs(4)."""
+
+    metaslab_aliquot: Size = Field(0, description="zfs(4) metaslab_aliquot; 0 = the release's default (512K through 2.1, 1M from 2.2).")
+    metaslab_bias_enabled: bool = Field(True, description="zfs(4) metaslab_bias_enabled; 1.")
+    mirror_read_policy: Literal["load", "offset"] = Field(
+        "load", description="Which mirror child reads: load (ZoL 0.7+, OpenZFS 2.x, FreeBSD 10+: least loaded, seek penalties) "
+        "or offset (OpenSolaris, FreeBSD up to 9: (offset >> 21) % children)."
+    )
+    zfs_vdev_mirror_rotating_inc: int = Field(0, ge=0, le=2**30 - 1, description="zfs(4); 0.")
+    zfs_vdev_mirror_rotating_seek_inc: int = Field(5, ge=0, le=2**30 - 1, description="zfs(4); 5.")
+    zfs_vdev_mirror_rotating_seek_offset: Size = Field(1 * MiB, le=2**31 - 1, description="zfs(4); 1M.")
+    zfs_vdev_mirror_non_rotating_inc: int = Field(0, ge=0, le=2**30 - 1, description="zfs(4); 0.")
+    zfs_vdev_mirror_non_rotating_seek_inc: int = Field(1, ge=0, le=2**30 - 1, description="zfs(4); 1.")
+    zfs_vdev_sync_read_max_active: int = Field(10, ge=1, le=1000, description="zfs(4); 10: the most a child's queue length (its mirror load) shows.")
+
+
+def _vdev(v: Any) -> Any:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, dict) and set(v) == {"mirror"} and isinstance(v["mirror"], list) and all(isinstance(x, str) for x in v["mirror"]):
+        if len(v["mirror"]) < 2:
+            raise PydanticCustomError("vdev", "a mirror needs at least two devices")
+        return {"mirror": list(v["mirror"])}
+    raise PydanticCustomError("vdev", 'a vdev is a device name ("d1") or a mirror of device names ({mirror = ["d1", "d2"]})')
+
+
+Vdev = Annotated[Union[str, dict[str, list[str]]], BeforeValidator(_vdev)]
+
+
+def vdev_devices(v: Any) -> list[str]:
+    """The device names of a vdev as written in a scenario (a name or ``{mirror = [...]}``)."""
+    return [v] if isinstance(v, str) else list(v["mirror"])
+
+
 class ZfsSpec(_Model):
     """``[filesystem] type = "zfs"``: a pool striped over ``vdevs`` and one dataset."""
 
     type: Literal["zfs"]
     release: ZfsRelease = Field("2.2", description="OpenZFS release whose behaviour is modelled.")
-    vdevs: list[str] = Field(min_length=1, description="Devices striped in the pool (names of [devices.*]).")
+    vdevs: list[Vdev] = Field(
+        min_length=1, description='Top-level vdevs striped in the pool: device names (of [devices.*]) or mirrors, {mirror = ["d1", "d2"]}.'
+    )
+    log: list[Vdev] = Field(default_factory=list, description="Log vdevs (SLOG): device names or mirrors; validated and kept, not modelled yet.")
+    pool: PoolSpec = Field(default_factory=PoolSpec)
     ashift: Ashift = Field(
         12,
         description="Pool sector size exponent. zpool create detects it from the device's reported "
@@ -262,20 +316,47 @@ class ZfsSpec(_Model):
     )
 
 
+BucketSize = Annotated[Size, _check(lambda n: _pow2(n) and 4096 <= n <= 16 * MiB, "bucket_size",
+                                    "must be a power of two from 4K to 16M (make-bcache --bucket)")]
+UInt = Annotated[int, Field(ge=0, le=2**32 - 1)]
+SizeUInt = Annotated[Size, _check(lambda n: 0 <= n <= 2**32 - 1, "size", "must fit the kernel's unsigned int (at most 4294967295 bytes)")]
+
+
+class BcacheSpec(_Model):
+    """``[filesystem.bcache]``: bcache between the filesystem and its device (the backing
+    device), caching on ``cache_device``. Names and defaults as in the kernel's
+    Documentation/admin-guide/bcache.rst and make-bcache."""
+
+    cache_device: str = Field(description="The cache device (a name of [devices.*]; needs a size).")
+    cache_mode: Literal["writethrough", "writeback", "writearound", "none"] = Field(
+        "writethrough", description="cache_mode; writethrough unless made with --writeback."
+    )
+    sequential_cutoff: SizeUInt = Field(
+        4 * MiB, description="sequential_cutoff: a task's sequential stream bypasses once this long; 0 = never. Default 4M."
+    )
+    bucket_size: BucketSize = Field(512 * 1024, description="make-bcache --bucket: default 1024 sectors = 512K.")
+    cache_replacement_policy: Literal["lru", "fifo", "random"] = Field("lru", description="cache_replacement_policy; default lru.")
+    readahead: SizeUInt = Field(0, description="readahead: a miss also caches up to this much beyond the request (kernels up to 5.x). Default 0.")
+    congested_read_threshold_us: UInt = Field(2000, description="Cache reads slower than this make sequential-ish I/O bypass; 0 = off. Default 2000.")
+    congested_write_threshold_us: UInt = Field(20000, description="The same for cache writes. Default 20000.")
+
+
 class XfsSpec(_Model):
     """``[filesystem] type = "xfs"``: extent-mapped, no per-record metadata reads."""
 
     type: Literal["xfs"]
-    device: str = Field(description="Device holding the filesystem (a name of [devices.*]).")
+    device: str = Field(description="Device holding the filesystem (a name of [devices.*]); with bcache its backing device.")
     block_size: FsBlockSize = Field(4096, description="mkfs.xfs default block size 4K.")
+    bcache: Optional[BcacheSpec] = Field(None, description="bcache under the filesystem (the filesystem is on /dev/bcache0).")
 
 
 class Ext4Spec(_Model):
     """``[filesystem] type = "ext4"``: extent-mapped, no per-record metadata reads."""
 
     type: Literal["ext4"]
-    device: str = Field(description="Device holding the filesystem (a name of [devices.*]).")
+    device: str = Field(description="Device holding the filesystem (a name of [devices.*]); with bcache its backing device.")
     block_size: FsBlockSize = Field(4096, description="mke2fs default block size 4K.")
+    bcache: Optional[BcacheSpec] = Field(None, description="bcache under the filesystem (the filesystem is on /dev/bcache0).")
 
 
 FsSpec = Annotated[Union[ZfsSpec, XfsSpec, Ext4Spec], Field(discriminator="type")]
@@ -690,6 +771,7 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
     for f in required + ("iops_limit", "throughput_limit"):
         if values[f] is None and not (kind == "aws-gp2" and f in ("iops_limit", "throughput_limit")):
             errs.append(_Err(loc + (f,), f"required key missing (no preset gives it{'' if spec.preset else '; or set preset = one of ' + ', '.join(presets)})", None, "missing"))
+    rotational = _resolve_rotational(loc, values, raw, errs)
     if len(errs) > n0:
         return None
     none = lambda v: None if v == "none" else float(v)  # noqa: E731
@@ -705,6 +787,49 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
         "parallelism": values["parallelism"],
         "capacity_bytes": values["size"],
         "ephemeral": bool(values["ephemeral"]),
+        "rotational": rotational,
+    }
+
+
+def _resolve_rotational(loc: tuple, values: dict[str, Any], raw: dict, errs: list[_Err]) -> Optional[dict[str, Any]]:
+    """The core's ``RotationalConfig`` of a device with ``rpm``, None without; errors appended."""
+    if values["rpm"] is None:
+        for f in ROTATIONAL_KEYS:
+            if values[f] is not None:
+                errs.append(_Err(loc + (f,), "applies to rotational disks only: set rpm too", _get(raw, loc + (f,))))
+        return None
+    n0 = len(errs)
+    for f in ("track_to_track_seek", "average_seek", "full_stroke_seek", "media_rate_outer", "media_rate_inner"):
+        if values[f] is None:
+            errs.append(_Err(loc + (f,), "required key missing for a rotational disk (with rpm)", None, "missing"))
+    if values["parallelism"] not in (None, 1):
+        errs.append(_Err(loc + ("parallelism",), "a rotational disk serves one request at a time: 1", values["parallelism"]))
+    if values["size"] is None:
+        errs.append(_Err(loc + ("size",), "a rotational disk needs its size (seek distances are fractions of it)", None, "missing"))
+    if len(errs) > n0:
+        return None
+    tt, avg, full = values["track_to_track_seek"], values["average_seek"], values["full_stroke_seek"]
+    if not 0 < tt < avg < full:
+        errs.append(_Err(loc + ("average_seek",), "must lie strictly between track_to_track_seek and full_stroke_seek",
+                         _get(raw, loc + ("average_seek",))))
+    elif not tt + (full - tt) / 3 <= avg <= tt + (full - tt) * 11 / 15:
+        lo, hi = f"{(tt + (full - tt) / 3) / 1e6:.3f}ms", f"{(tt + (full - tt) * 11 / 15) / 1e6:.3f}ms"
+        errs.append(_Err(loc + ("average_seek",), f"gives no seek curve that grows with distance: it must be from {lo} "
+                         f"to {hi} with these track-to-track and full-stroke seeks", _get(raw, loc + ("average_seek",))))
+    outer, inner = values["media_rate_outer"], values["media_rate_inner"]
+    if not outer / 10 <= inner <= outer:
+        errs.append(_Err(loc + ("media_rate_inner",), "must be at most media_rate_outer and at least a tenth of it", _get(raw, loc + ("media_rate_inner",))))
+    if len(errs) > n0:
+        return None
+    return {
+        "rpm": values["rpm"],
+        "track_to_track_seek_ns": tt,
+        "average_seek_ns": avg,
+        "full_stroke_seek_ns": full,
+        "write_settle_ns": values["write_settle"] or 0,
+        "outer_rate_bytes_per_sec": float(outer),
+        "inner_rate_bytes_per_sec": float(inner),
+        "readahead_bytes": values["readahead"] or 0,
     }
 
 
@@ -751,11 +876,16 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
         errs.append(_Err(loc, msg, _get(raw, loc)))
 
     if isinstance(fs, ZfsSpec):
-        for i, v in enumerate(fs.vdevs):
-            if v not in spec.devices:
-                err(("filesystem", "vdevs", i), f"names no device; devices of this scenario: {', '.join(names)}")
-        if len(set(fs.vdevs)) != len(fs.vdevs):
-            err(("filesystem", "vdevs"), "a device can be a vdev only once")
+        in_pool: list[str] = []
+        for field in ("vdevs", "log"):
+            for i, v in enumerate(getattr(fs, field)):
+                for d in vdev_devices(v):
+                    if d not in spec.devices:
+                        which = "" if isinstance(v, str) else f" {d!r}"
+                        err(("filesystem", field, i), f"names no device{which}; devices of this scenario: {', '.join(names)}")
+                    elif d in in_pool:
+                        err(("filesystem", field, i), f"device {d!r} is used twice in the pool")
+                    in_pool.append(d)
         max_rs = 16 * MiB if fs.release == "2.2" else MiB
         if fs.recordsize > max_rs:
             err(("filesystem", "recordsize"), f"release {fs.release} allows at most 1M (zfs_max_recordsize); 16M needs release 2.2")
@@ -779,7 +909,8 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
         if a.zfs_arc_meta_limit and a.zfs_arc_max and a.zfs_arc_meta_limit > a.zfs_arc_max:
             err(arc + ("zfs_arc_meta_limit",), "must not exceed zfs_arc_max")
         fs_out = {
-            "type": "zfs", "release": fs.release, "vdevs": list(fs.vdevs), "ashift": fs.ashift,
+            "type": "zfs", "release": fs.release, "vdevs": list(fs.vdevs), "log": list(fs.log),
+            "pool": {f: getattr(fs.pool, f) for f in PoolSpec.model_fields}, "ashift": fs.ashift,
             "recordsize": fs.recordsize, "indirect_block_size": fs.indirect_block_size,
             "compression": fs.compression, "primarycache": fs.primarycache,
             "arc": {f: getattr(a, f) for f in ArcSpec.model_fields},
@@ -792,14 +923,31 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
         for cdev in fs.cache:
             if cdev not in spec.devices:
                 err(("filesystem", "cache"), f"names no device; devices of this scenario: {', '.join(names)}")
-            elif cdev in fs.vdevs:
-                err(("filesystem", "cache"), f"device {cdev!r} is already a data vdev")
+            elif cdev in in_pool:
+                err(("filesystem", "cache"), f"device {cdev!r} is already a data or log vdev")
             elif spec.devices[cdev].size is None and not _preset_size(spec.devices[cdev]):
                 err(("devices", cdev, "size"), "a cache device needs a size (the L2ARC's capacity)")
     else:
         if fs.device not in spec.devices:
             err(("filesystem", "device"), f"names no device; devices of this scenario: {', '.join(names)}")
-        fs_out = {"type": fs.type, "device": fs.device, "block_size": fs.block_size}
+        fs_out = {"type": fs.type, "device": fs.device, "block_size": fs.block_size, "bcache": None}
+        if fs.bcache is not None:
+            bc = fs.bcache
+            loc = ("filesystem", "bcache")
+            if bc.cache_device not in spec.devices:
+                err(loc + ("cache_device",), f"names no device; devices of this scenario: {', '.join(names)}")
+            elif bc.cache_device == fs.device:
+                err(loc + ("cache_device",), "must differ from filesystem.device (the backing device)")
+            else:
+                size = spec.devices[bc.cache_device].size or _preset_size(spec.devices[bc.cache_device])
+                if not size:
+                    err(("devices", bc.cache_device, "size"), "a bcache cache device needs a size (the cache's capacity)")
+                elif size // bc.bucket_size <= 512:
+                    err(loc + ("bucket_size",), f"gives {size // bc.bucket_size} buckets on the {units.human_size(size)} cache device; "
+                        "bcache needs more than 512 (use smaller buckets)")
+                elif size // bc.bucket_size >= 2**23 - 1:
+                    err(loc + ("bucket_size",), f"gives {size // bc.bucket_size} buckets; the model indexes fewer than 8388607 (use larger buckets)")
+            fs_out["bcache"] = {f: getattr(bc, f) for f in BcacheSpec.model_fields}
 
     w = spec.workload
     r = spec.run

@@ -143,7 +143,7 @@ fn reads_beside_writes_are_refused() {
 #[test]
 fn buffered_io_on_xfs_is_refused() {
     let mut c = test_fio_variant();
-    c.filesystem = FsConfig::Xfs(ExtentFsConfig { device: "disk".into(), block_size: 4096 });
+    c.filesystem = FsConfig::Xfs(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
     match run_variant(&c) {
         Err(Error::Config { field, message }) => {
             assert!(field.contains("direct") && message.contains("page cache"), "{message}")

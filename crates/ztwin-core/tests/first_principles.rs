@@ -20,13 +20,15 @@ fn base(fs: FsConfig, iops: f64) -> VariantConfig {
 }
 
 fn xfs() -> FsConfig {
-    FsConfig::Xfs(ExtentFsConfig { device: "ebs".into(), block_size: 4096 })
+    FsConfig::Xfs(ExtentFsConfig { device: "ebs".into(), block_size: 4096, bcache: None })
 }
 
 fn zfs(arc_max: u64, arc_min: u64) -> FsConfig {
     FsConfig::Zfs(ZfsConfig {
         release: ZfsRelease::V0_8,
         vdevs: vec!["ebs".into()],
+        log: vec![],
+        pool: Default::default(),
         ashift: 9,
         recordsize: 16384,
         indirect_block_size: 16384,

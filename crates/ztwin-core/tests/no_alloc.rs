@@ -81,6 +81,8 @@ fn zfs_loop_allocates_nothing_per_request() {
     check(FsConfig::Zfs(ZfsConfig {
         release: ZfsRelease::V2_2,
         vdevs: vec!["disk".into()],
+        log: vec![],
+        pool: Default::default(),
         ashift: 12,
         recordsize: 16384,
         indirect_block_size: 131072,
@@ -97,7 +99,46 @@ fn zfs_loop_allocates_nothing_per_request() {
 
 #[test]
 fn xfs_loop_allocates_nothing_per_request() {
-    check(FsConfig::Xfs(ExtentFsConfig { device: "disk".into(), block_size: 4096 }));
+    check(FsConfig::Xfs(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None }));
+}
+
+/// XFS on bcache: lookups, miss inserts into open buckets and bucket invalidation reuse
+/// what the cache set allocated when it was made. The cache (256 MiB) is smaller than the
+/// data (about 1 GB), so buckets are invalidated throughout.
+#[test]
+fn xfs_on_bcache_loop_allocates_nothing_per_request() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let with_cache = |duration_s| {
+        let mut c = config(
+            FsConfig::Xfs(ExtentFsConfig {
+                device: "disk".into(),
+                block_size: 4096,
+                bcache: Some(BcacheConfig {
+                    cache_device: "nvme".into(),
+                    cache_mode: BcacheCacheMode::Writethrough,
+                    sequential_cutoff: 4 << 20,
+                    bucket_size: 256 << 10,
+                    cache_replacement_policy: BcacheReplacement::Lru,
+                    readahead: 0,
+                    congested_read_threshold_us: 2000,
+                    congested_write_threshold_us: 20000,
+                }),
+            }),
+            duration_s,
+        );
+        let mut nvme = c.devices[0].clone();
+        nvme.name = "nvme".into();
+        nvme.iops_limit = None;
+        nvme.read_latency_ns = 90 * US;
+        nvme.capacity_bytes = Some(256 << 20);
+        c.devices.push(nvme);
+        c
+    };
+    let (short, q_short) = allocations(&with_cache(10));
+    let (long, q_long) = allocations(&with_cache(20));
+    assert!(q_long > q_short + 10_000, "{q_short} {q_long}");
+    eprintln!("allocations {short} for {q_short} queries, {long} for {q_long}");
+    assert!(long <= short + 16, "allocations {short} for {q_short} queries, {long} for {q_long}");
 }
 
 /// fio clients: twice the simulated time, the same allocations (the phase's histograms

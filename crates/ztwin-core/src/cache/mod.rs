@@ -1,6 +1,8 @@
-//! Cache tiers: the OpenZFS ARC and its L2ARC (later the page cache, bcache), and the
-//! reference policies trace replay compares it with: LRU and the textbook ARC.
+//! Cache tiers: the OpenZFS ARC and its L2ARC, Linux's bcache (a block-layer cache under
+//! XFS/ext4), and the reference policies trace replay compares them with: LRU and the
+//! textbook ARC.
 pub mod arc;
 pub mod arc_paper;
+pub mod bcache;
 pub mod l2arc;
 pub mod lru;

@@ -177,9 +177,36 @@ pub struct DeviceConfig {
     /// Instance storage that comes back empty when the VM moves to another host (AWS
     /// instance store, Azure temporary disk).
     pub ephemeral: bool,
+    /// A spinning disk: its mechanics replace the log-normal service time (the latencies
+    /// above become the controller's command overhead); None = solid state or virtual.
+    pub rotational: Option<RotationalConfig>,
+}
+
+/// Mechanics of a rotational disk (see `dev::disk`); values from the drive's data sheet.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RotationalConfig {
+    /// Spindle speed, revolutions per minute (7200: one revolution in 8.33 ms).
+    pub rpm: u32,
+    /// Seek between adjacent tracks, read, ns (data sheet "single track" or "track-to-track").
+    pub track_to_track_seek_ns: u64,
+    /// Mean read seek over all pairs of tracks, ns (data sheet "average seek").
+    pub average_seek_ns: u64,
+    /// Seek across the whole stroke, read, ns (data sheet "full stroke").
+    pub full_stroke_seek_ns: u64,
+    /// Extra settle time of a write seek over a read seek, ns (data sheet write minus read).
+    pub write_settle_ns: u64,
+    /// Media transfer rate at the outer edge (start of the LBA range), bytes per second.
+    pub outer_rate_bytes_per_sec: f64,
+    /// Media transfer rate at the inner edge (end of the LBA range), bytes per second.
+    pub inner_rate_bytes_per_sec: f64,
+    /// Bytes the drive reads ahead into its cache after a read (0 = no read-ahead).
+    pub readahead_bytes: u64,
 }
 
 /// The filesystem under the database files.
+// One per variant: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub enum FsConfig {
@@ -195,10 +222,70 @@ pub enum FsConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExtentFsConfig {
-    /// Device holding the filesystem.
+    /// Device holding the filesystem (with bcache: its backing device).
     pub device: String,
     /// Filesystem block size in bytes (4096 for both by default).
     pub block_size: u32,
+    /// bcache between the filesystem and `device`: the filesystem is made on
+    /// /dev/bcache0, `device` is the backing device; None = directly on `device`.
+    pub bcache: Option<BcacheConfig>,
+}
+
+/// bcache's `cache_mode` (sysfs of the backing device; `CACHE_MODE_*` in bcache.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BcacheCacheMode {
+    /// Writes go to the backing device and the cache; reads are cached (the default:
+    /// make-bcache without --writeback).
+    Writethrough,
+    /// Writes go to the cache only (dirty), written back later.
+    Writeback,
+    /// Writes go to the backing device only and drop cached copies; reads are cached.
+    Writearound,
+    /// Nothing new is cached; reads still hit what the cache holds.
+    None,
+}
+
+/// `cache_replacement_policy` of the cache device (`CACHE_REPLACEMENT_*`, alloc.c
+/// `invalidate_buckets_lru/fifo/random()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BcacheReplacement {
+    /// Least recently used bucket first (bucket `prio`); make-bcache's default.
+    Lru,
+    /// Buckets in device order.
+    Fifo,
+    /// Random buckets.
+    Random,
+}
+
+/// A bcache cache set of one cache device with one backing device attached. Names and
+/// defaults as in the kernel's Documentation/admin-guide/bcache.rst and bcache-tools'
+/// make-bcache; the model is `cache::bcache`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BcacheConfig {
+    /// The cache device (a name of the scenario's devices; needs a size).
+    pub cache_device: String,
+    /// cache_mode: writethrough (default), writeback, writearound, none.
+    pub cache_mode: BcacheCacheMode,
+    /// sequential_cutoff, bytes: a task's sequential I/O bypasses the cache once its
+    /// stream (or the running average of its streams) reaches this; 0 = never.
+    /// Default 4 MiB (super.c `cached_dev_init()`: `dc->sequential_cutoff = 4 << 20`).
+    pub sequential_cutoff: u64,
+    /// Bucket size, bytes: the cache device's allocation and eviction unit. make-bcache
+    /// --bucket, default 1024 sectors = 512 KiB.
+    pub bucket_size: u64,
+    /// cache_replacement_policy: lru (make-bcache default), fifo, random.
+    pub cache_replacement_policy: BcacheReplacement,
+    /// readahead, bytes: a cache miss also reads and caches up to this much beyond the
+    /// request (`cached_dev_cache_miss()`, kernels up to 5.x); default 0.
+    pub readahead: u64,
+    /// congested_read_threshold_us: cache reads slower than this make bcache bypass the
+    /// cache for sequential-ish I/O (`bch_get_congested()`); default 2000, 0 = off.
+    pub congested_read_threshold_us: u64,
+    /// congested_write_threshold_us: the same for cache writes; default 20000, 0 = off.
+    pub congested_write_threshold_us: u64,
 }
 
 /// The OpenZFS release whose behaviour is modelled.
@@ -254,14 +341,107 @@ pub enum CacheProperty {
     None,
 }
 
+/// A top-level vdev: one device by name, or an n-way mirror (`{"mirror": ["d1", "d2"]}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum VdevConfig {
+    /// A single device (zpool create tank d1).
+    Disk(String),
+    /// A mirror of two or more devices (zpool create tank mirror d1 d2).
+    Mirror(MirrorVdev),
+}
+
+/// The children of a mirror vdev.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MirrorVdev {
+    /// Device names, two or more.
+    pub mirror: Vec<String>,
+}
+
+impl VdevConfig {
+    /// The leaf devices of this vdev, in child order.
+    pub fn devices(&self) -> &[String] {
+        match self {
+            VdevConfig::Disk(d) => std::slice::from_ref(d),
+            VdevConfig::Mirror(m) => &m.mirror,
+        }
+    }
+}
+
+impl From<&str> for VdevConfig {
+    fn from(name: &str) -> Self {
+        VdevConfig::Disk(name.to_string())
+    }
+}
+
+/// How a mirror picks the child that serves a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MirrorReadPolicy {
+    /// ZoL 0.7 to OpenZFS 2.x, FreeBSD 10+ (FreeBSD r256956, 2013): least loaded child, with seek
+    /// penalties (vdev_mirror_child_select, vdev_mirror_load).
+    Load,
+    /// OpenSolaris, illumos and FreeBSD before 10 (pool v28 era): child
+    /// `(offset >> vdev_mirror_shift) % children`, 2 MiB stripes alternating sides.
+    Offset,
+}
+
+/// Pool allocation and mirror module parameters, named as in zfs(4).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolTunables {
+    /// metaslab_aliquot, bytes (0 = the release's default: 512 KiB through 2.1, 1 MiB from 2.2).
+    pub metaslab_aliquot: u64,
+    /// metaslab_bias_enabled (1): bias the rotor towards vdevs with more free space.
+    pub metaslab_bias_enabled: bool,
+    /// Which child of a mirror serves a read.
+    pub mirror_read_policy: MirrorReadPolicy,
+    /// zfs_vdev_mirror_rotating_inc (0): load added to a rotating child when the read
+    /// follows its last I/O.
+    pub zfs_vdev_mirror_rotating_inc: u32,
+    /// zfs_vdev_mirror_rotating_seek_inc (5): load added to a rotating child that must seek
+    /// (half of it within zfs_vdev_mirror_rotating_seek_offset).
+    pub zfs_vdev_mirror_rotating_seek_inc: u32,
+    /// zfs_vdev_mirror_rotating_seek_offset (1 MiB), bytes.
+    pub zfs_vdev_mirror_rotating_seek_offset: u64,
+    /// zfs_vdev_mirror_non_rotating_inc (0).
+    pub zfs_vdev_mirror_non_rotating_inc: u32,
+    /// zfs_vdev_mirror_non_rotating_seek_inc (1).
+    pub zfs_vdev_mirror_non_rotating_seek_inc: u32,
+    /// zfs_vdev_sync_read_max_active (10): the most sync reads the vdev queue keeps issued to
+    /// one leaf, so the most a child's queue length (its mirror load) can show.
+    pub zfs_vdev_sync_read_max_active: u32,
+}
+
+impl Default for PoolTunables {
+    fn default() -> Self {
+        PoolTunables {
+            metaslab_aliquot: 0,
+            metaslab_bias_enabled: true,
+            mirror_read_policy: MirrorReadPolicy::Load,
+            zfs_vdev_mirror_rotating_inc: 0,
+            zfs_vdev_mirror_rotating_seek_inc: 5,
+            zfs_vdev_mirror_rotating_seek_offset: 1 << 20,
+            zfs_vdev_mirror_non_rotating_inc: 0,
+            zfs_vdev_mirror_non_rotating_seek_inc: 1,
+            zfs_vdev_sync_read_max_active: 10,
+        }
+    }
+}
+
 /// A ZFS pool and dataset.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ZfsConfig {
     /// Release whose ARC behaviour is modelled.
     pub release: ZfsRelease,
-    /// Devices striped in the pool (top-level vdevs, each a single device for now).
-    pub vdevs: Vec<String>,
+    /// Top-level vdevs the pool stripes across: single devices or mirrors.
+    pub vdevs: Vec<VdevConfig>,
+    /// Separate intent-log vdevs (SLOG); validated and kept, not used by the model yet.
+    pub log: Vec<VdevConfig>,
+    /// Allocation and mirror tunables.
+    pub pool: PoolTunables,
     /// Pool sector size exponent (ashift); sizes round up to 2^ashift.
     pub ashift: u8,
     /// Dataset recordsize in bytes (power of two, 512 B to 16 MiB).
@@ -667,14 +847,87 @@ impl VariantConfig {
             if self.devices[..i].iter().any(|o| o.name == d.name) {
                 return Err(Error::config(at("name"), "device names must be unique"));
             }
+            if let Some(r) = &d.rotational {
+                ensure(
+                    d.parallelism == 1,
+                    &at("parallelism"),
+                    "a rotational disk serves one request at a time: 1",
+                )?;
+                ensure(
+                    d.capacity_bytes.is_some_and(|c| c >= 1 << 20),
+                    &at("capacity_bytes"),
+                    "a rotational disk needs its size (seek distances are fractions of it), at least 1 MiB",
+                )?;
+                crate::dev::disk::DiskMechanics::new(
+                    r,
+                    d.capacity_bytes.unwrap_or(0),
+                    d.transfer_bytes_per_sec,
+                )
+                .map_err(|e| match e {
+                    Error::Config { field, message } => {
+                        Error::config(at(&format!("rotational.{field}")), message)
+                    }
+                    other => other,
+                })?;
+            }
         }
         let has = |n: &str| self.devices.iter().any(|d| d.name == n);
         match &self.filesystem {
             FsConfig::Zfs(z) => {
                 ensure(!z.vdevs.is_empty(), "filesystem.vdevs", "needs at least one device")?;
-                for v in &z.vdevs {
-                    ensure(has(v), "filesystem.vdevs", &format!("names unknown device '{v}'"))?;
+                let mut used: Vec<&str> = Vec::new();
+                for (field, list) in [("filesystem.vdevs", &z.vdevs), ("filesystem.log", &z.log)] {
+                    for (k, v) in list.iter().enumerate() {
+                        let at = format!("{field}[{k}]");
+                        if let VdevConfig::Mirror(m) = v {
+                            ensure(m.mirror.len() >= 2, &at, "a mirror needs at least two devices")?;
+                        }
+                        for d in v.devices() {
+                            ensure(has(d), &at, &format!("names unknown device '{d}'"))?;
+                            ensure(
+                                !used.contains(&d.as_str()),
+                                &at,
+                                &format!("device '{d}' is used twice in the pool"),
+                            )?;
+                            used.push(d);
+                        }
+                    }
                 }
+                for c in &z.cache {
+                    ensure(
+                        !used.contains(&c.as_str()),
+                        "filesystem.cache",
+                        &format!("device '{c}' is already a data or log vdev"),
+                    )?;
+                }
+                let p = &z.pool;
+                ensure(
+                    p.metaslab_aliquot == 0 || (4096..=1 << 30).contains(&p.metaslab_aliquot),
+                    "filesystem.pool.metaslab_aliquot",
+                    "must be 0 (the release's default) or 4 KiB to 1 GiB",
+                )?;
+                ensure(
+                    (1..=1000).contains(&p.zfs_vdev_sync_read_max_active),
+                    "filesystem.pool.zfs_vdev_sync_read_max_active",
+                    "must be 1 to 1000 (zfs_vdev_max_active)",
+                )?;
+                for (name, inc) in [
+                    ("zfs_vdev_mirror_rotating_inc", p.zfs_vdev_mirror_rotating_inc),
+                    ("zfs_vdev_mirror_rotating_seek_inc", p.zfs_vdev_mirror_rotating_seek_inc),
+                    ("zfs_vdev_mirror_non_rotating_inc", p.zfs_vdev_mirror_non_rotating_inc),
+                    ("zfs_vdev_mirror_non_rotating_seek_inc", p.zfs_vdev_mirror_non_rotating_seek_inc),
+                ] {
+                    ensure(
+                        inc <= i32::MAX as u32 / 2,
+                        &format!("filesystem.pool.{name}"),
+                        "must fit an int with room for the queue length",
+                    )?;
+                }
+                ensure(
+                    p.zfs_vdev_mirror_rotating_seek_offset <= i32::MAX as u64,
+                    "filesystem.pool.zfs_vdev_mirror_rotating_seek_offset",
+                    "must fit an int (at most 2147483647)",
+                )?;
                 ensure((9..=16).contains(&z.ashift), "filesystem.ashift", "must be 9 to 16")?;
                 ensure(
                     z.recordsize.is_power_of_two() && (512..=16 << 20).contains(&z.recordsize),
@@ -758,6 +1011,9 @@ impl VariantConfig {
                     "filesystem.block_size",
                     "must be a power of two from 512 to 64K",
                 )?;
+                if let Some(b) = &x.bcache {
+                    self.validate_bcache(b, &x.device)?;
+                }
             }
         }
         match (&self.workload, &self.dataset, &self.database) {
@@ -928,6 +1184,63 @@ fn validate_sysbench(w: &SysbenchWorkload, ds: &SysbenchDataset) -> Result<()> {
     Ok(())
 }
 
+impl VariantConfig {
+    fn validate_bcache(&self, b: &BcacheConfig, backing: &str) -> Result<()> {
+        let f = |name: &str| format!("filesystem.bcache.{name}");
+        let Some(dev) = self.devices.iter().find(|d| d.name == b.cache_device) else {
+            return Err(Error::config(
+                f("cache_device"),
+                format!("names unknown device '{}'", b.cache_device),
+            ));
+        };
+        ensure(
+            b.cache_device != backing,
+            &f("cache_device"),
+            "must differ from filesystem.device (the backing device)",
+        )?;
+        let Some(capacity) = dev.capacity_bytes else {
+            return Err(Error::config(
+                f("cache_device"),
+                format!("device '{}' needs a size (the cache's capacity)", dev.name),
+            ));
+        };
+        ensure(
+            b.bucket_size.is_power_of_two() && (4096..=16 << 20).contains(&b.bucket_size),
+            &f("bucket_size"),
+            "must be a power of two from 4K to 16M (make-bcache --bucket)",
+        )?;
+        let nbuckets = capacity / b.bucket_size;
+        ensure(
+            nbuckets > 512,
+            &f("bucket_size"),
+            &format!(
+                "gives {nbuckets} buckets on a {capacity}-byte cache device; bcache needs more than 512 (super.c cache_alloc())"
+            ),
+        )?;
+        ensure(
+            nbuckets < crate::cache::bcache::MAX_BUCKETS,
+            &f("bucket_size"),
+            &format!(
+                "gives {nbuckets} buckets; the model indexes at most {} (use larger buckets)",
+                crate::cache::bcache::MAX_BUCKETS - 1
+            ),
+        )?;
+        for (name, v) in [
+            ("sequential_cutoff", b.sequential_cutoff),
+            ("readahead", b.readahead),
+            ("congested_read_threshold_us", b.congested_read_threshold_us),
+            ("congested_write_threshold_us", b.congested_write_threshold_us),
+        ] {
+            ensure(
+                v <= u32::MAX as u64,
+                &f(name),
+                "must fit the kernel's unsigned int (at most 4294967295)",
+            )?;
+        }
+        Ok(())
+    }
+}
+
 const SEC: u64 = crate::sim::time::SEC;
 const SEC_F: f64 = SEC as f64;
 /// Longest run (warm-up plus window) the core accepts: 30 days.
@@ -983,10 +1296,13 @@ pub fn test_variant() -> VariantConfig {
             parallelism: 64,
             capacity_bytes: None,
             ephemeral: false,
+            rotational: None,
         }],
         filesystem: FsConfig::Zfs(ZfsConfig {
             release: ZfsRelease::V0_8,
             vdevs: vec!["disk".into()],
+            log: vec![],
+            pool: PoolTunables::default(),
             ashift: 12,
             recordsize: 16384,
             indirect_block_size: 131072,

@@ -14,10 +14,16 @@
 //! disk arm with parallelism 1). Utilization is what iostat's %util shows: the share of
 //! time with at least one request outstanding.
 //!
+//! A rotational device (`DeviceConfig::rotational`) replaces the log-normal latency by its
+//! mechanics ([`super::disk`]): seek from where the last request ended, rotation, the
+//! zone's media rate; its latency draw is the controller's command overhead. That needs the
+//! byte offset of each I/O: [`Device::submit_at`]. Solid-state devices ignore the offset.
+//!
 //! Simplifications: 1. the throttle is a leaky bucket with no burst credit (gp2's burst
 //! bucket is not modelled; scenarios say "no burst"); 2. reads and writes share one cap,
 //! as EBS counts them; 3. a request's completion time is fixed when it is submitted, which
-//! is exact for FIFO service because submissions arrive in time order.
+//! is exact for FIFO service because submissions arrive in time order; 4. an I/O submitted
+//! without an offset ([`Device::submit`]) to a rotational device lands at a random offset.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -26,6 +32,9 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, LogNormal};
 use rand_pcg::Pcg64Mcg;
 
+use rand::Rng;
+
+use super::disk::{Disk, DiskMechanics};
 use crate::config::DeviceConfig;
 use crate::sim::time::{Nanos, SEC};
 
@@ -70,10 +79,19 @@ pub struct Device {
     busy_until: Nanos,
     counters: DeviceCounters,
     rng: Pcg64Mcg,
+    /// Mechanics of a rotational device.
+    disk: Option<Disk>,
+    capacity: u64,
+    /// Completion times of the I/Os not known to be done (pruned as time advances).
+    inflight: BinaryHeap<Reverse<Nanos>>,
+    /// Byte just past the last I/O submitted (vdev_queue's vq_last_offset).
+    last_offset: u64,
 }
 
 impl Device {
-    /// Builds the device; `seed` drives its service-time draws.
+    /// Builds the device; `seed` drives its service-time draws. A rotational device's
+    /// configuration must have passed `VariantConfig::validate` (its mechanics are checked
+    /// there); an invalid one here panics.
     pub fn new(cfg: &DeviceConfig, seed: u64) -> Self {
         let lognormal = |median: u64| {
             (cfg.latency_sigma > 0.0)
@@ -97,7 +115,33 @@ impl Device {
             busy_until: 0,
             counters: DeviceCounters::default(),
             rng: Pcg64Mcg::seed_from_u64(seed),
+            disk: cfg.rotational.as_ref().map(|r| {
+                let m = DiskMechanics::new(r, cfg.capacity_bytes.unwrap_or(0), cfg.transfer_bytes_per_sec)
+                    .expect("rotational device validated by VariantConfig::validate");
+                Disk::new(m)
+            }),
+            capacity: cfg.capacity_bytes.unwrap_or(0),
+            inflight: BinaryHeap::with_capacity(64),
+            last_offset: 0,
         }
+    }
+
+    /// A rotating device (vdev_nonrot false), whose position matters.
+    pub fn is_rotational(&self) -> bool {
+        self.disk.is_some()
+    }
+
+    /// I/Os submitted and not completed at `now` (no earlier than the last call's `now`).
+    pub fn queue_length(&mut self, now: Nanos) -> u32 {
+        while self.inflight.peek().is_some_and(|&Reverse(t)| t <= now) {
+            self.inflight.pop();
+        }
+        self.inflight.len() as u32
+    }
+
+    /// Byte just past the last I/O submitted (0 before any).
+    pub fn last_offset(&self) -> u64 {
+        self.last_offset
     }
 
     /// Device name.
@@ -106,8 +150,23 @@ impl Device {
     }
 
     /// Submits an I/O of `bytes` at `now` (calls must come in nondecreasing `now`);
-    /// returns its completion time.
+    /// returns its completion time. Where it lies does not matter, or is not known: a
+    /// rotational device serves it at a random offset.
     pub fn submit(&mut self, now: Nanos, op: Op, bytes: u32) -> Nanos {
+        let offset = match self.disk {
+            Some(_) => {
+                let sectors = self.capacity.saturating_sub(u64::from(bytes)) >> 9;
+                self.rng.random_range(0..=sectors) << 9
+            }
+            None => 0,
+        };
+        self.submit_at(now, op, offset, bytes)
+    }
+
+    /// Submits an I/O of `bytes` at byte `offset` of the device at `now` (calls must come
+    /// in nondecreasing `now`); returns its completion time. The offset matters to a
+    /// rotational device only.
+    pub fn submit_at(&mut self, now: Nanos, op: Op, offset: u64, bytes: u32) -> Nanos {
         let admit = self.next_admit.max(now as f64);
         self.next_admit = admit + self.op_interval_ns.max(bytes as f64 * self.byte_interval_ns);
         let (dist, median) = match op {
@@ -115,13 +174,23 @@ impl Device {
             Op::Write => (self.write_latency, self.write_median_ns),
         };
         let latency = dist.map_or(median, |d| d.sample(&mut self.rng));
-        let service = latency + bytes as f64 * self.transfer_ns_per_byte;
         let Reverse(slot_free) = self.slots.pop().expect("parallelism >= 1");
         // Casts saturate; sums saturate too, so an absurd device (an IOPS cap of 1e-300,
         // a latency tail draw beyond u64) completes "never" instead of overflowing.
         let start = slot_free.max(admit.ceil() as Nanos);
-        let done = start.saturating_add(service.round().max(1.0) as Nanos);
+        let done = match &mut self.disk {
+            Some(disk) => disk.serve(start, op, offset, bytes, latency),
+            None => {
+                let service = latency + bytes as f64 * self.transfer_ns_per_byte;
+                start.saturating_add(service.round().max(1.0) as Nanos)
+            }
+        };
         self.slots.push(Reverse(done));
+        while self.inflight.peek().is_some_and(|&Reverse(t)| t <= now) {
+            self.inflight.pop();
+        }
+        self.inflight.push(Reverse(done));
+        self.last_offset = offset.saturating_add(u64::from(bytes));
 
         // iostat %util: union of [submit, done] intervals.
         if now >= self.busy_until {
@@ -177,6 +246,7 @@ mod tests {
             parallelism,
             capacity_bytes: None,
             ephemeral: false,
+            rotational: None,
         }
     }
 

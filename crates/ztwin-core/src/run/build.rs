@@ -51,14 +51,26 @@ impl<'a> Sim<'a> {
                 ))
             }
         };
+        let (threads, gens): (usize, Vec<SysbenchGen>) = match (&cfg.workload, &cfg.dataset) {
+            (WorkloadConfig::Sysbench(wl), DatasetConfig::Sysbench(ds)) => (
+                wl.threads as usize,
+                (0..wl.threads).map(|t| SysbenchGen::for_thread(cfg.seed, t, wl, ds)).collect(),
+            ),
+            // One client per in-flight slot of the busiest phase (at least one for cat).
+            (WorkloadConfig::Fio(f), _) => (fio::max_slots(cfg, f).max(1), Vec::new()),
+            _ => return Err(Error::config("workload", "a sysbench workload needs a sysbench dataset")),
+        };
+        // The smallest read a file sees (bcache's unit): an InnoDB page, or fio's smallest block.
+        let read_unit = match (&db, &cfg.workload) {
+            (Some(d), _) => d.page_size,
+            (None, WorkloadConfig::Fio(f)) => {
+                f.jobs.iter().map(|j| j.bs_read.min(j.bs_write)).min().unwrap_or(4096)
+            }
+            (None, WorkloadConfig::Sysbench(_)) => 4096,
+        };
         let fs = match &cfg.filesystem {
             FsConfig::Zfs(z) => {
                 let compression = CompressionModel::new(z.compression, compress_ratio, z.ashift, cfg.seed)?;
-                let vdev_device = z
-                    .vdevs
-                    .iter()
-                    .map(|v| device_index(v, "filesystem.vdevs"))
-                    .collect::<Result<Vec<_>>>()?;
                 let blocks = files
                     .iter()
                     .map(|&size| {
@@ -66,8 +78,8 @@ impl<'a> Sim<'a> {
                             .map(|g| FileBlocks::uniform(g, class))
                     })
                     .collect::<Result<Vec<_>>>()?;
-                let layout =
-                    ZfsLayout::new(blocks, compression, z.indirect_block_size, vdev_device.len() as u32);
+                let layout = ZfsLayout::new(blocks, compression, z.indirect_block_size, z.vdevs.len() as u32);
+                let pool = Pool::new(z, &cfg.devices, layout.clone(), files.len() as u32, cfg.seed)?;
                 let cache_device = match z.cache.first() {
                     Some(name) => Some(device_index(name, "filesystem.cache")?),
                     None => None,
@@ -82,7 +94,7 @@ impl<'a> Sim<'a> {
                     dbufs: Box::new(DbufLayer::new()),
                     cache_device,
                     layout,
-                    vdev_device,
+                    pool: Box::new(pool),
                     data_flags,
                     meta_flags,
                 }
@@ -95,22 +107,33 @@ impl<'a> Sim<'a> {
                         "fsync (buffered I/O through the Linux page cache) is not modelled yet on XFS/ext4; use O_DIRECT",
                     ));
                 }
-                Fs::Extent(ExtentFs {
+                let fs = ExtentFs {
                     device: device_index(&x.device, "filesystem.device")?,
                     block_size: x.block_size,
-                })
+                    // fio files of several sizes each get a slot of the largest.
+                    file_size: files.iter().copied().max().unwrap_or(0),
+                };
+                let bcache = match &x.bcache {
+                    None => None,
+                    Some(b) => {
+                        let cache_device = device_index(&b.cache_device, "filesystem.bcache.cache_device")?;
+                        let unit = bcache_unit(cfg, &fs, read_unit, b.bucket_size);
+                        let cache = Bcache::new(&BcacheParams {
+                            config: b,
+                            cache_capacity: cfg.devices[cache_device].capacity_bytes.unwrap_or(0),
+                            backing_size: fs.device_offset(files.len() as u32, 0),
+                            unit,
+                            // The clients' threads and the `cat` process.
+                            tasks: threads + 1,
+                            seed: cfg.seed,
+                        });
+                        Some((Box::new(cache), cache_device))
+                    }
+                };
+                Fs::Extent { fs, bcache }
             }
         };
         let fs_has_cache = matches!(&fs, Fs::Zfs { cache_device: Some(_), .. });
-        let (threads, gens) = match (&cfg.workload, &cfg.dataset) {
-            (WorkloadConfig::Sysbench(wl), DatasetConfig::Sysbench(ds)) => (
-                wl.threads as usize,
-                (0..wl.threads).map(|t| SysbenchGen::for_thread(cfg.seed, t, wl, ds)).collect(),
-            ),
-            // One client per in-flight slot of the busiest phase (at least one for cat).
-            (WorkloadConfig::Fio(f), _) => (fio::max_slots(cfg, f).max(1), Vec::new()),
-            _ => return Err(Error::config("workload", "a sysbench workload needs a sysbench dataset")),
-        };
         let stmts = (0..gens.len()).map(|_| Statement::default()).collect();
         let client = Client {
             state: State::Start,
@@ -127,6 +150,8 @@ impl<'a> Sim<'a> {
             rec_last: 0,
             level: 0,
             data_done: 0,
+            insert_offset: 0,
+            insert_len: 0,
             cpu_pending: 0,
             started: 0,
         };
@@ -199,4 +224,19 @@ pub(super) fn new_arc(
         })?;
     }
     Ok(arc)
+}
+
+/// The index granularity of bcache: the largest power of two that divides the offset and
+/// length of every request this run issues (pages rounded to filesystem blocks, `cat`
+/// reads, table boundaries), at most a bucket.
+fn bcache_unit(cfg: &VariantConfig, fs: &ExtentFs, page_size: u32, bucket_size: u64) -> u32 {
+    let pow2 = |n: u64| if n == 0 { u64::MAX } else { 1u64 << n.trailing_zeros() };
+    let bs = u64::from(fs.block_size);
+    let mut unit = pow2(fs.file_size).min(u64::from(page_size).max(bs));
+    for p in &cfg.phases {
+        if let PhaseConfig::Cat(c) = p {
+            unit = unit.min(pow2(u64::from(c.read_size)).max(bs));
+        }
+    }
+    unit.clamp(512, bucket_size) as u32
 }

@@ -202,6 +202,15 @@ impl Sim<'_> {
         doc
     }
 
+    /// After files changed: where their blocks live (the pool's allocation replays the
+    /// dataset's writes, see `fs::zfs::pool`).
+    fn fio_relayout_pool(&mut self) -> Result<()> {
+        if let (Fs::Zfs { layout, pool, .. }, FsConfig::Zfs(z)) = (&mut self.fs, &self.cfg.filesystem) {
+            **pool = Pool::new(z, &self.cfg.devices, layout.clone(), layout.nfiles(), self.cfg.seed)?;
+        }
+        Ok(())
+    }
+
     /// Lays out every file of `jobs` that does not exist yet, as its first job in
     /// job-file order would (`extend_file`). Returns the files laid out.
     fn fio_layout(&mut self, jobs: &[u32]) -> Result<Vec<u32>> {
@@ -222,6 +231,9 @@ impl Sim<'_> {
                 self.exists[file as usize] = true;
                 made.push(file);
             }
+        }
+        if !made.is_empty() {
+            self.fio_relayout_pool()?;
         }
         Ok(made)
     }
@@ -246,6 +258,7 @@ impl Sim<'_> {
                 }
             }
         }
+        self.fio_relayout_pool()?;
         let caches = if let (Fs::Zfs { arc, dbufs, cache_device, .. }, FsConfig::Zfs(z)) =
             (&mut self.fs, &self.cfg.filesystem)
         {

@@ -8,6 +8,8 @@
 //! ```text
 //!  Start ─► NextPage ─┬─ BP hit ─────────────────────────────────────► NextPage (next page)
 //!                     └─ BP miss ─► ReadStart (CPU so far runs) ─┬─ XFS/ext4: device read ─► PageDone
+//!                                     (with bcache: cache and/or backing reads; a miss's data is
+//!                                      written to the cache device at PageDone)
 //!                                                                └─ ZFS, per record of the page:
 //!     ZfsRecord: the lowest level whose dbuf exists (one ARC access there; see fs::zfs::dbuf)
 //!     ZfsWalk:   each level below it: arc_read; a miss goes to the device at once; an
@@ -26,6 +28,7 @@ use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
 
 use crate::cache::arc::{Arc, ArcAccess, ArcParams, ArcStats, BufType, ReadFlags};
+use crate::cache::bcache::{Bcache, BcacheParams, BcacheStats, Target};
 use crate::cache::l2arc::{L2arcConfig, L2arcDeviceConfig, L2arcParams};
 use crate::config::{
     CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, PhaseConfig, VariantConfig, WorkloadConfig,
@@ -40,6 +43,7 @@ use crate::fs::extent::ExtentFs;
 use crate::fs::zfs::compression::CompressionModel;
 use crate::fs::zfs::dbuf::{DbufLayer, DBUF_CACHE_SHIFT};
 use crate::fs::zfs::geometry::FileGeometry;
+use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
 use crate::sim::queue::EventQueue;
 use crate::sim::time::{Nanos, SEC};
@@ -104,6 +108,10 @@ struct Client {
     /// Completion of the page's data (L0) reads in flight: they are issued together, as
     /// dmu_buf_hold_array_by_dnode issues every record read of one request before waiting.
     data_done: Nanos,
+    /// bcache: the device range of a read miss to write to the cache when the read
+    /// completes (`insert_len` 0 = none).
+    insert_offset: u64,
+    insert_len: u32,
     cpu_pending: Nanos,
     started: Nanos,
 }
@@ -132,11 +140,16 @@ enum Fs {
         /// The L2ARC cache device, if any.
         cache_device: Option<usize>,
         layout: ZfsLayout,
-        vdev_device: Vec<usize>,
+        /// Where blocks live and which device reads them.
+        pool: Box<Pool>,
         data_flags: ReadFlags,
         meta_flags: ReadFlags,
     },
-    Extent(ExtentFs),
+    Extent {
+        fs: ExtentFs,
+        /// bcache between the filesystem and its device, if any, and its cache device.
+        bcache: Option<(Box<Bcache>, usize)>,
+    },
 }
 
 /// The database above the filesystem: InnoDB's buffer pool and the tables' page layout.
@@ -160,6 +173,7 @@ struct Snapshot {
     cpu_busy: Nanos,
     devices: Vec<DeviceCounters>,
     arc: Option<ArcStats>,
+    bcache: Option<BcacheStats>,
 }
 
 /// The series being recorded across phases.
@@ -248,6 +262,7 @@ enum Flow {
 }
 
 mod build;
+mod extent_path;
 mod fio;
 mod phases;
 mod report;
@@ -266,8 +281,10 @@ pub fn run_variant(cfg: &VariantConfig) -> Result<VariantResult> {
 /// "tps", "queries", "window_s", "latency_ms" {p50, p95, p99, max, mean},
 /// "cpu_utilization", "devices" {NAME: {read_iops, write_iops, read_mbps, write_mbps,
 /// utilization}}, "innodb" {buffer_pool_hit_ratio, pages_read, ...}, "arc" {arcstats
-/// names} for ZFS) plus "series": columns of equal length, one row per report interval
-/// from the start of the warm-up ("time_s" is the interval's end).
+/// names} for ZFS, "l2arc" with a cache device, "bcache" {hits, misses, bypassed, size, the
+/// stats_total counters, read_share} with bcache) plus "series": columns of equal length,
+/// one row per report interval from the start of the warm-up ("time_s" is the interval's
+/// end).
 pub fn run_variant_json(config_json: &str) -> Result<String> {
     let cfg = VariantConfig::from_json(config_json)?;
     let r = run_variant(&cfg)?;

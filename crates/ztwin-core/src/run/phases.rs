@@ -35,13 +35,29 @@ impl Sim<'_> {
     /// The machine restarts: the ARC, the dbufs and the buffer pool start empty. The
     /// L2ARC device keeps its content unless it is ephemeral and the VM moved; a release
     /// with persistent L2ARC (2.0+, l2arc_rebuild_enabled) then rebuilds its headers from
-    /// the log blocks, reading them from the device (l2arc_rebuild). Returns when the
-    /// machine is ready again.
-    pub(super) fn restart(&mut self, vm_moved: bool) -> Result<Nanos> {
+    /// the log blocks, reading them from the device (l2arc_rebuild). bcache keeps its
+    /// cache set unless its cache device is ephemeral and the VM moved (then it is a new,
+    /// empty one); registering a kept one walks its btree (`bch_btree_check()`). Returns
+    /// when the machine is ready again, and what happened to bcache.
+    pub(super) fn restart(&mut self, vm_moved: bool) -> Result<(Nanos, Option<Value>)> {
         if let (Some(d), Some(DatabaseConfig::Innodb(db))) = (&mut self.db, &self.cfg.database) {
             d.bp = BufferPool::new(db);
         }
         let mut ready = self.clock;
+        if let Fs::Extent { bcache: Some((b, d)), .. } = &mut self.fs {
+            let r = b.restart(vm_moved && self.cfg.devices[*d].ephemeral);
+            let reads = r.btree_read_bytes.div_ceil(u64::from(r.node_bytes));
+            for _ in 0..reads {
+                ready = ready.max(self.devices[*d].submit(self.clock, Op::Read, r.node_bytes));
+            }
+            let doc = json!({
+                "cache_set_lost": r.lost,
+                "dirty_data_lost": r.dirty_lost,
+                "btree_check_read_bytes": reads * u64::from(r.node_bytes),
+                "size": b.stats().size,
+            });
+            return Ok((ready, Some(doc)));
+        }
         if let (Fs::Zfs { arc, dbufs, cache_device, .. }, FsConfig::Zfs(z)) =
             (&mut self.fs, &self.cfg.filesystem)
         {
@@ -64,7 +80,7 @@ impl Sim<'_> {
                 self.next_feed = Some(ready + SEC);
             }
         }
-        Ok(ready)
+        Ok((ready, None))
     }
 
     /// Processes events until none is left (clients stop issuing at the phase's end and
@@ -181,7 +197,7 @@ impl Sim<'_> {
                         let now = self.snapshot(start);
                         self.emit_row(&mut rec.series, &rec.prev, &now);
                     }
-                    let ready = self.restart(r.vm_moved)?;
+                    let (ready, bcache) = self.restart(r.vm_moved)?;
                     rec.prev = self.snapshot(start);
                     self.clock = ready;
                     let mut doc = json!({"name": r.name, "type": "restart", "start_s": secs(start), "end_s": secs(ready)});
@@ -193,6 +209,9 @@ impl Sim<'_> {
                             "l2_rebuild_asize": st.l2_rebuild_asize,
                             "l2_rebuild_log_blks": st.l2_rebuild_log_blks,
                         });
+                    }
+                    if let Some(bc) = bcache {
+                        doc["bcache"] = bc;
                     }
                     phases.push(doc);
                 }
@@ -288,6 +307,9 @@ impl Sim<'_> {
                     });
                     if let Some(arc) = self.arc_window_of(&a, &b) {
                         doc["arc"] = arc;
+                    }
+                    if let Some(bc) = self.bcache_window(&a, &b) {
+                        doc["bcache"] = bc;
                     }
                     phases.push(doc);
                     series_end = self.clock;

@@ -17,7 +17,11 @@ impl Sim<'_> {
             devices: self.devices.iter().map(|d| d.counters_at(time)).collect(),
             arc: match &self.fs {
                 Fs::Zfs { arc, .. } => Some(arc.stats()),
-                Fs::Extent(_) => None,
+                Fs::Extent { .. } => None,
+            },
+            bcache: match &self.fs {
+                Fs::Extent { bcache: Some((b, _)), .. } => Some(b.stats()),
+                _ => None,
             },
         }
     }
@@ -84,6 +88,18 @@ impl Sim<'_> {
             s.set("arc_c", y.c as f64);
             s.set("arc_data_size", y.data_size as f64);
             s.set("arc_metadata_size", y.metadata_size as f64);
+        }
+        if let (Some(x), Some(y)) = (&a.bcache, &b.bcache) {
+            s.set(
+                "bcache_hits",
+                (y.cache_hits + y.cache_bypass_hits - x.cache_hits - x.cache_bypass_hits) as f64,
+            );
+            s.set(
+                "bcache_misses",
+                (y.cache_misses + y.cache_bypass_misses - x.cache_misses - x.cache_bypass_misses) as f64,
+            );
+            s.set("bcache_bypassed", (y.bypassed - x.bypassed) as f64);
+            s.set("bcache_size", y.size as f64);
         }
         s.end_row();
     }
@@ -156,7 +172,58 @@ impl Sim<'_> {
         if let Some(l2) = self.l2arc_window(a, b) {
             out["l2arc"] = l2;
         }
+        if let Some(bc) = self.bcache_window(a, b) {
+            out["bcache"] = bc;
+        }
         out
+    }
+
+    /// bcache over a window: "hits" are reads served whole from the cache device
+    /// (cache_hits and cache_bypass_hits), "misses" reads that needed the backing device
+    /// (cache_misses and cache_bypass_misses), "bypassed" bytes (as sysfs), "size" bytes
+    /// cached now; then the stats_total counters by their sysfs names and the share of
+    /// reads each device served.
+    pub(super) fn bcache_window(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
+        let (Fs::Extent { bcache: Some((c, _)), .. }, Some(x), Some(y)) = (&self.fs, &a.bcache, &b.bcache)
+        else {
+            return None;
+        };
+        let mut m = Map::new();
+        macro_rules! counters {
+            ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(y.$f - x.$f)); )* };
+        }
+        counters!(
+            cache_hits,
+            cache_misses,
+            cache_bypass_hits,
+            cache_bypass_misses,
+            cache_readaheads,
+            cache_miss_collisions,
+            bypassed,
+            written,
+            cache_read_bytes,
+            backing_read_bytes,
+            backing_write_bytes,
+            buckets_invalidated,
+            evicted
+        );
+        let (hits, misses) = (y.cache_hits - x.cache_hits, y.cache_misses - x.cache_misses);
+        // stats.c: DIV_SAFE(cache_hits * 100, cache_hits + cache_misses).
+        m.insert("cache_hit_ratio".into(), json!((hits * 100).checked_div(hits + misses).unwrap_or(0)));
+        let all_hits = hits + y.cache_bypass_hits - x.cache_bypass_hits;
+        let all_misses = misses + y.cache_bypass_misses - x.cache_bypass_misses;
+        m.insert("hits".into(), json!(all_hits));
+        m.insert("misses".into(), json!(all_misses));
+        m.insert("size".into(), json!(y.size));
+        m.insert("dirty_data".into(), json!(y.dirty_data));
+        m.insert("bucket_size".into(), json!(c.bucket_size()));
+        m.insert("nbuckets".into(), json!(c.nbuckets()));
+        let total = (all_hits + all_misses).max(1) as f64;
+        m.insert(
+            "read_share".into(),
+            json!({"bcache": all_hits as f64 / total, "backing": all_misses as f64 / total}),
+        );
+        Some(Value::Object(m))
     }
 
     /// L2ARC arcstats over a window, and the share of demand block reads each tier served.

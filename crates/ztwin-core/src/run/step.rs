@@ -102,12 +102,8 @@ impl Sim<'_> {
                         break;
                     }
                     match &self.fs {
-                        Fs::Extent(x) => {
-                            let bytes = x.read_bytes(c.read_offset, c.read_len);
-                            let done = self.devices[x.device].submit(now, Op::Read, bytes);
-                            c.cpu_pending += self.costs.device_io;
-                            c.state = State::PageDone;
-                            self.queue.push(done, i as u32);
+                        Fs::Extent { .. } => {
+                            self.extent_read_start(i, &mut c, now);
                             break;
                         }
                         Fs::Zfs { layout, .. } => {
@@ -139,7 +135,10 @@ impl Sim<'_> {
                         break;
                     }
                 }
-                State::PageDone => self.page_read_done(i, &mut c, now),
+                State::PageDone => {
+                    self.extent_read_done(i, &mut c, now);
+                    self.page_read_done(i, &mut c, now);
+                }
                 State::Finish => {
                     if self.run_pending_cpu(i, &mut c, now) {
                         break;

@@ -50,8 +50,7 @@ impl Sim<'_> {
 
     /// One level of the walk: dbuf_create and arc_read of the block; a miss goes to a device.
     pub(super) fn zfs_walk(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
-        let Fs::Zfs { arc, dbufs, cache_device, layout, vdev_device, data_flags, meta_flags } = &mut self.fs
-        else {
+        let Fs::Zfs { arc, dbufs, cache_device, layout, pool, data_flags, meta_flags } = &mut self.fs else {
             unreachable!("ZfsWalk only on ZFS")
         };
         let object = c.space + 1;
@@ -94,23 +93,27 @@ impl Sim<'_> {
         } else {
             0
         };
+        // None: an ARC hit; Some(None): a read from the pool; Some(Some(..)): an L2 hit.
         let read = match arc.access(key, info, flags, now) {
             ArcAccess::Hit => None,
             // l2arc_read: the block's asize from the cache device.
             ArcAccess::L2Hit { asize, .. } => {
-                Some((cache_device.expect("L2 hit without a cache device"), asize))
+                Some(Some((cache_device.expect("L2 hit without a cache device"), asize)))
             }
-            ArcAccess::Miss { .. } => Some((vdev_device[layout.vdev_of(key)], info.psize)),
+            ArcAccess::Miss { .. } => Some(None),
         };
         match read {
             None => {
                 c.cpu_pending += decompress;
                 c.state = State::ZfsAdvance;
             }
-            Some((device, bytes)) => {
+            Some(source) => {
                 // The zio goes out now; its CPU (pipeline, interrupt, checksum,
                 // decompression) is charged before the client's next wait.
-                let done = self.devices[device].submit(now, Op::Read, bytes);
+                let done = match source {
+                    Some((device, bytes)) => self.devices[device].submit(now, Op::Read, bytes),
+                    None => pool.read(key, info.psize, now, &mut self.devices),
+                };
                 self.block_inflight.insert(key.0, done);
                 self.owned_inflight[i].push(key.0);
                 c.cpu_pending += self.costs.device_io

@@ -4,4 +4,5 @@ pub mod compressors;
 pub mod content;
 pub mod dbuf;
 pub mod geometry;
+pub mod pool;
 pub mod read_path;

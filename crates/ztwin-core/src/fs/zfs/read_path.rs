@@ -13,17 +13,19 @@
 //!
 //! Simplifications: 1. the file's dnode is held while the file is open (the znode holds
 //! it), so the walk starts at the top indirect block; dnode blocks are not read per
-//! access; 2. a block's vdev in a striped pool is chosen by hashing its identity (the
-//! metaslab allocator spreads writes evenly; we keep the spread, not the allocator);
-//! 3. with redundant_metadata=all metadata has two copies but is read from one.
+//! access; 2. where a block lives and which device serves its read is the pool's business
+//! ([`super::pool`]: the metaslab rotor, mirrors, the two copies of metadata);
+//! [`ZfsLayout::vdev_of`], a hash of the block's identity, is the older stand-in kept for
+//! callers that only need an even spread.
 
 use crate::cache::arc::{BlockInfo, BlockKey, BufType};
 use crate::error::Result;
 use crate::fs::zfs::compression::{CompressionModel, StoredBlock};
 use crate::fs::zfs::content::{FileBlocks, RecordClass};
+use crate::fs::zfs::geometry::FileGeometry;
 
-/// Static geometry and sizes of one dataset's files.
-#[derive(Debug)]
+/// Geometry and sizes of one dataset's files.
+#[derive(Debug, Clone)]
 pub struct ZfsLayout {
     /// Every file's tree and contents; object `o` is `files[o - 1]`.
     pub files: Vec<FileBlocks>,
@@ -116,21 +118,46 @@ impl ZfsLayout {
         let f = self.file(object);
         if level == 0 {
             let lsize = f.geometry.data_block_size();
-            let psize = match self.classes[usize::from(f.class_of(l0_blkid))] {
-                RecordClass::MeanRatio => self.compression.data_psize(object, l0_blkid, lsize),
-                RecordClass::Stored(s) => s.psize(),
-            };
+            let psize = self.psize_at(object, 0, l0_blkid);
             (BlockKey::new(object, 0, l0_blkid), BlockInfo { lsize, psize, kind: BufType::Data })
         } else {
             let blkid = f.geometry.ancestor(l0_blkid, level);
             let lsize = self.indirect_block_size;
-            let psize = match (f.used_children(level, blkid), f.uniform_class()) {
+            let psize = self.psize_at(object, level, blkid);
+            (BlockKey::new(object, level, blkid), BlockInfo { lsize, psize, kind: BufType::Metadata })
+        }
+    }
+
+    /// Physical size of block `blkid` at `level` of `object` (0: a hole or embedded, nothing
+    /// allocated): data by the record's class, indirect blocks by their used pointers
+    /// (holes over holes, see `super::content`).
+    pub fn psize_at(&self, object: u32, level: u8, blkid: u64) -> u32 {
+        let f = self.file(object);
+        if level == 0 {
+            match self.classes[usize::from(f.class_of(blkid))] {
+                RecordClass::MeanRatio => {
+                    self.compression.data_psize(object, blkid, f.geometry.data_block_size())
+                }
+                RecordClass::Stored(s) => s.psize(),
+            }
+        } else {
+            let lsize = self.indirect_block_size;
+            match (f.used_children(level, blkid), f.uniform_class()) {
                 (Some(used), _) => self.compression.indirect_psize(lsize, used),
                 (None, Some(c)) if self.classes[usize::from(c)].is_hole() => 0,
                 _ => self.compression.metadata_psize(object, level, blkid, lsize),
-            };
-            (BlockKey::new(object, level, blkid), BlockInfo { lsize, psize, kind: BufType::Metadata })
+            }
         }
+    }
+
+    /// The tree of `object`.
+    pub fn geometry(&self, object: u32) -> &FileGeometry {
+        &self.file(object).geometry
+    }
+
+    /// Number of files (objects 1..=n).
+    pub fn nfiles(&self) -> u32 {
+        self.files.len() as u32
     }
 
     /// The block whose pointer points at `key`: the same object one level up, None at the

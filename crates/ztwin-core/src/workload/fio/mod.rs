@@ -689,7 +689,11 @@ mod tests {
         let mut job = test_job(FioRw::Randread, 1 << 20, 4096);
         job.iodepth = 32;
         let zfs = crate::config::test_variant().filesystem;
-        let xfs = FsConfig::Xfs(crate::config::ExtentFsConfig { device: "disk".into(), block_size: 4096 });
+        let xfs = FsConfig::Xfs(crate::config::ExtentFsConfig {
+            device: "disk".into(),
+            block_size: 4096,
+            bcache: None,
+        });
         assert_eq!(inflight(&job, &xfs), 1, "psync");
         job.ioengine = "libaio".into();
         assert_eq!(inflight(&job, &xfs), 1, "buffered libaio is synchronous");

@@ -1,0 +1,532 @@
+//! The pool: top-level vdevs (single devices or n-way mirrors), where each block lives on
+//! them, and which device serves a read.
+//!
+//! Allocation (`metaslab_alloc_dva`, module/zfs/metaslab.c, read at zfs-0.8.6, 2.1.0,
+//! 2.2.7). The metaslab class keeps a rotor over the top-level vdevs' metaslab groups and
+//! a byte count `mc_aliquot`. Each allocation goes to the rotor's vdev and adds its asize
+//! to the count; once the count reaches the group's `mg_aliquot + mg_bias` the rotor moves
+//! to the next vdev and the count restarts. So a file written sequentially lies in chunks
+//! of about `mg_aliquot` bytes on successive vdevs, each chunk contiguous (the group's
+//! metaslab allocates from a cursor), and a vdev's chunks follow one another.
+//! - `mg_aliquot` (metaslab_group_activate): 0.8 and 2.1: `metaslab_aliquot` (512 KiB)
+//!   times `max(1, vdev_children)`: 1 MiB for a two-way mirror, 512 KiB for a single disk;
+//!   2.2 (commit c55b293287, "Improve mg_aliquot math"): `metaslab_aliquot` (1 MiB) times
+//!   `max(1, ndisks - nparity)`, and a mirror counts one disk: 1 MiB for both.
+//! - `mg_bias` (metaslab_bias_enabled = 1), set at the first allocation of a turn:
+//!   `((ratio - 100) * mg_aliquot) / 100` with `ratio = vs_free * groups * 100 / (mc_free + 1)`
+//!   in integers: nothing on an evenly filled pool; it evens out vdevs of unequal size or
+//!   fill. Needs every vdev's size; without one, the bias stays 0.
+//! - The rotor starts where metaslab_group_activate leaves it: on the last vdev added.
+//! - Blocks with two copies (ditto: indirect blocks under redundant_metadata=all, the
+//!   default, get `copies + 1`): the second DVA goes to the vdev after the first's
+//!   (`d != 0`: `mg = vdev_mg->mg_next`) and counts towards the rotor like any allocation,
+//!   possibly moving it. In a one-vdev pool the copy must be in another metaslab
+//!   (metaslab_is_unique); we put those copies after the file data.
+//!
+//! Write order (our assumption about the files, not OpenZFS's code): the dataset's files
+//! (objects 1, 2, ...) are written one after the other, each sequentially as if in one
+//! transaction group: its records in order, then its indirect blocks level by level (a
+//! parent allocates after its children: zio_write_compress waits for the children's ready
+//! stage to fill in their block pointers). A file written over many txgs has its indirect
+//! blocks after each txg's records instead; reads of data are not affected.
+//! Offsets on a vdev are exact: the stream of every block's asize (psize from the
+//! [`CompressionModel`](super::compression::CompressionModel), so it varies per block) is replayed once when the pool is built,
+//! keeping only where each run of contiguous blocks starts; a lookup sums the asizes from
+//! the run's start (at most one aliquot of blocks).
+//!
+//! Reads (`vdev_mirror_io_start` and `vdev_mirror_child_select`, module/zfs/vdev_mirror.c,
+//! the same in 0.8.6 and 2.2.7): a block pointer with two DVAs is read as a "mirror of
+//! DVAs" (mm_root) whose children all have equal load, so one copy is picked at random
+//! (spa_get_random), then a lower-index copy on the same vdev is preferred
+//! (vdev_mirror_dva_select). A mirror vdev reads one child: the least loaded by
+//! `vdev_mirror_load` = the child's queue length (`vdev_queue_length`, I/Os issued to it)
+//! plus an increment by locality to its last I/O (`vq_last_offset`); ties are broken by
+//! `(offset >> vdev_mirror_shift) % ties`. The older policy (OpenSolaris, FreeBSD before
+//! r256956, so the pool v28 of FreeBSD 8.3): the child `(offset >> 21) % children`, load
+//! ignored ([`MirrorReadPolicy::Offset`]; vdev_mirror_map_alloc at commit 1bd201e70d,
+//! 2012). ZoL 0.6.2 to 0.6.5 had a third, queue-length-only policy (556011dbec), not
+//! modelled; ZoL took FreeBSD's in 0.7 (9f500936c8).
+//!
+//! Simplifications: 1. one rotor; 2.1 and later keep one per allocator (spa_allocators =
+//! 4, chosen by a hash of objset, object, level and blkid >> 20), which changes which vdev a
+//! file's chunks start on, not the chunking; 2. the queue length is the device's
+//! outstanding I/Os capped at zfs_vdev_sync_read_max_active (the model has no separate vdev
+//! queue; beyond that many the real queue holds the rest, invisible to the load);
+//! 3. metaslabs are not modelled: each vdev fills from its start (metaslab_weight favours
+//! low, outer metaslabs on rotating disks); 4. gang blocks, dedup, and redundant_metadata
+//! other than all are not modelled.
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use super::geometry::DN_MAX_LEVELS;
+use super::read_path::ZfsLayout;
+use crate::cache::arc::BlockKey;
+use crate::config::{DeviceConfig, MirrorReadPolicy, PoolTunables, VdevConfig, ZfsConfig, ZfsRelease};
+use crate::dev::device::{Device, Op};
+use crate::error::{Error, Result};
+use crate::sim::time::Nanos;
+
+/// Bytes before the allocatable space of a leaf: two 256 KiB labels and the 3.5 MiB boot
+/// block (`VDEV_LABEL_START_SIZE`, include/sys/vdev_impl.h). DVA offsets start after it.
+pub const VDEV_LABEL_START_SIZE: u64 = 4 << 20;
+/// Bytes after the allocatable space: two labels (`VDEV_LABEL_END_SIZE`).
+pub const VDEV_LABEL_END_SIZE: u64 = 512 << 10;
+/// `vdev_mirror_shift` (21, vdev_mirror.c): mirror ties are broken per 2 MiB of offset.
+pub const VDEV_MIRROR_SHIFT: u32 = 21;
+
+/// metaslab_aliquot's default for `release` (metaslab.c).
+pub fn default_metaslab_aliquot(release: ZfsRelease) -> u64 {
+    match release {
+        ZfsRelease::V0_8 | ZfsRelease::V2_1 => 512 << 10,
+        ZfsRelease::V2_2 => 1 << 20,
+    }
+}
+
+/// Where one copy of a block lives: top-level vdev and byte offset in its allocatable space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dva {
+    /// Top-level vdev index (order of `filesystem.vdevs`).
+    pub vdev: u32,
+    /// Offset from the start of the allocatable space (add [`VDEV_LABEL_START_SIZE`] for
+    /// the byte offset on a leaf device).
+    pub offset: u64,
+}
+
+/// A top-level vdev: its leaf devices (indices into the run's devices).
+#[derive(Debug, Clone)]
+struct TopVdev {
+    children: Vec<usize>,
+    /// Reads need the offset on it: a mirror (locality, tie-break) or a rotating child.
+    positional: bool,
+}
+
+/// One run of blocks allocated back to back on one vdev, by stream index.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    first: u64,
+    vdev: u32,
+    offset: u64,
+}
+
+/// Packed DVA of a ditto copy: vdev in the top 16 bits, offset in 512-byte units below.
+const DVA_OFFSET_BITS: u32 = 48;
+
+/// Where every block of the dataset lives (see the module docs).
+#[derive(Debug)]
+struct AllocationMap {
+    layout: ZfsLayout,
+    files: u32,
+    /// Stream index of each file's first block; `[files]` = blocks of the dataset.
+    file_start: Vec<u64>,
+    /// Per file: stream index, within the file, of each level's first block;
+    /// `[nlevels]` = the file's blocks.
+    level_start: Vec<[u64; DN_MAX_LEVELS + 1]>,
+    /// Per file: index in `ditto` of its first indirect block.
+    ditto_start: Vec<u64>,
+    runs: Vec<Run>,
+    /// Second DVA of every indirect block, in stream order.
+    ditto: Vec<u64>,
+}
+
+impl AllocationMap {
+    fn stream_index(&self, key: BlockKey) -> u64 {
+        debug_assert!(
+            (1..=self.files).contains(&key.object()),
+            "object {} outside the dataset",
+            key.object()
+        );
+        let f = key.object() as usize - 1;
+        debug_assert!(key.level() < self.layout.geometry(key.object()).nlevels());
+        self.file_start[f] + self.level_start[f][key.level() as usize] + key.blkid()
+    }
+
+    fn asize_at(&self, j: u64) -> u64 {
+        let f = self.file_start.partition_point(|&s| s <= j) - 1;
+        let object = f as u32 + 1;
+        let local = j - self.file_start[f];
+        let nlevels = self.layout.geometry(object).nlevels();
+        let level = (1..nlevels).rev().find(|&l| self.level_start[f][l as usize] <= local).unwrap_or(0);
+        let blkid = local - self.level_start[f][level as usize];
+        let psize = self.layout.psize_at(object, level, blkid);
+        u64::from(self.layout.compression.asize(psize))
+    }
+
+    /// The run holding stream index `j`.
+    fn run_of(&self, j: u64) -> Run {
+        let r = self.runs.partition_point(|r| r.first <= j);
+        self.runs[r - 1]
+    }
+
+    /// First DVA of `key`; the offset is exact when `exact`, else 0 (not needed).
+    fn dva0(&self, key: BlockKey, exact: impl Fn(u32) -> bool) -> Dva {
+        let j = self.stream_index(key);
+        let run = self.run_of(j);
+        let offset = if exact(run.vdev) {
+            run.offset + (run.first..j).map(|i| self.asize_at(i)).sum::<u64>()
+        } else {
+            0
+        };
+        Dva { vdev: run.vdev, offset }
+    }
+
+    /// Second DVA of indirect block `key`.
+    fn ditto(&self, key: BlockKey) -> Dva {
+        debug_assert!(key.level() > 0);
+        let f = key.object() as usize - 1;
+        let i = self.ditto_start[f] + self.level_start[f][key.level() as usize] - self.level_start[f][1]
+            + key.blkid();
+        let packed = self.ditto[i as usize];
+        Dva { vdev: (packed >> DVA_OFFSET_BITS) as u32, offset: (packed & ((1 << DVA_OFFSET_BITS) - 1)) << 9 }
+    }
+}
+
+/// The metaslab class's rotor while the dataset is written.
+struct Rotor {
+    rotor: usize,
+    /// mc_aliquot
+    count: u64,
+    mg_aliquot: Vec<u64>,
+    mg_bias: Vec<i64>,
+    bias_enabled: bool,
+    /// vs_space per vdev, when every size is known.
+    space: Option<Vec<u64>>,
+    alloc: Vec<u64>,
+    cursor: Vec<u64>,
+    /// Copies that had to stay on the vdev of their first copy (one-vdev pool).
+    same_vdev_cursor: u64,
+}
+
+impl Rotor {
+    /// Allocates `asize` bytes on group `mg`; returns the offset (for `same_vdev` copies,
+    /// relative to the region placed after the data).
+    fn alloc(&mut self, mg: usize, asize: u64, same_vdev: bool) -> u64 {
+        if self.count == 0 && self.bias_enabled {
+            if let Some(space) = &self.space {
+                let groups = space.len() as i64;
+                let mc_free: i64 = space.iter().zip(&self.alloc).map(|(s, a)| *s as i64 - *a as i64).sum();
+                let vs_free = space[mg] as i64 - self.alloc[mg] as i64;
+                let ratio = vs_free * groups * 100 / (mc_free + 1);
+                self.mg_bias[mg] = (ratio - 100) * self.mg_aliquot[mg] as i64 / 100;
+            }
+        } else if !self.bias_enabled {
+            self.mg_bias[mg] = 0;
+        }
+        let offset = if same_vdev {
+            let o = self.same_vdev_cursor;
+            self.same_vdev_cursor += asize;
+            o
+        } else {
+            let o = self.cursor[mg];
+            self.cursor[mg] += asize;
+            o
+        };
+        self.alloc[mg] += asize;
+        self.count += asize;
+        if self.count as i64 >= self.mg_aliquot[mg] as i64 + self.mg_bias[mg] {
+            self.rotor = (mg + 1) % self.cursor.len();
+            self.count = 0;
+        }
+        offset
+    }
+}
+
+/// A pool of top-level vdevs holding one dataset's files.
+#[derive(Debug)]
+pub struct Pool {
+    vdevs: Vec<TopVdev>,
+    log: Vec<TopVdev>,
+    /// None: one plain solid-state vdev, where nothing depends on the position.
+    map: Option<AllocationMap>,
+    tunables: PoolTunables,
+    sector: u32,
+    rng: Pcg64Mcg,
+}
+
+impl Pool {
+    /// Lays out `files` files (objects 1 to `files`) of `layout` on the pool `z` over the
+    /// run's `devices`; `seed` drives the choice of metadata copy on reads. Errors name the
+    /// field at fault (an unknown device, a dataset that does not fit).
+    pub fn new(
+        z: &ZfsConfig,
+        devices: &[DeviceConfig],
+        layout: ZfsLayout,
+        files: u32,
+        seed: u64,
+    ) -> Result<Pool> {
+        let top = |list: &[VdevConfig], field: &str| -> Result<Vec<TopVdev>> {
+            list.iter()
+                .enumerate()
+                .map(|(k, v)| {
+                    let children = v
+                        .devices()
+                        .iter()
+                        .map(|name| {
+                            devices.iter().position(|d| &d.name == name).ok_or_else(|| {
+                                Error::config(
+                                    format!("{field}[{k}]"),
+                                    format!("names unknown device '{name}'"),
+                                )
+                            })
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    let positional =
+                        children.len() > 1 || children.iter().any(|&c| devices[c].rotational.is_some());
+                    Ok(TopVdev { children, positional })
+                })
+                .collect()
+        };
+        let vdevs = top(&z.vdevs, "filesystem.vdevs")?;
+        let log = top(&z.log, "filesystem.log")?;
+        if vdevs.is_empty() {
+            return Err(Error::config("filesystem.vdevs", "needs at least one device"));
+        }
+        let sector = layout.compression.sector_size();
+        let map = if vdevs.len() > 1 || vdevs[0].positional {
+            Some(Self::allocate(z, devices, &vdevs, layout, files)?)
+        } else {
+            None
+        };
+        Ok(Pool {
+            vdevs,
+            log,
+            map,
+            tunables: z.pool.clone(),
+            sector,
+            rng: Pcg64Mcg::seed_from_u64(seed ^ 0x706f_6f6c_5f64_7661),
+        })
+    }
+
+    /// Replays the writes of every file through the rotor (see the module docs).
+    fn allocate(
+        z: &ZfsConfig,
+        devices: &[DeviceConfig],
+        vdevs: &[TopVdev],
+        layout: ZfsLayout,
+        files: u32,
+    ) -> Result<AllocationMap> {
+        let n = vdevs.len();
+        let aliquot = if z.pool.metaslab_aliquot == 0 {
+            default_metaslab_aliquot(z.release)
+        } else {
+            z.pool.metaslab_aliquot
+        };
+        let mg_aliquot = vdevs
+            .iter()
+            .map(|v| match z.release {
+                // vdev_children of a leaf is 0; of a mirror, its width.
+                ZfsRelease::V0_8 | ZfsRelease::V2_1 => aliquot * (v.children.len() as u64).max(1),
+                // vdev_get_ndisks: a mirror has no vdev_op_ndisks, so 1.
+                ZfsRelease::V2_2 => aliquot,
+            })
+            .collect();
+        // vs_space: the smallest child less the labels (a mirror is as big as its smallest side).
+        let vdev_space: Vec<Option<u64>> = vdevs
+            .iter()
+            .map(|v| {
+                v.children
+                    .iter()
+                    .map(|&c| devices[c].capacity_bytes)
+                    .collect::<Option<Vec<u64>>>()
+                    .map(|caps| caps.into_iter().min().unwrap_or(0))
+                    .map(|c| c.saturating_sub(VDEV_LABEL_START_SIZE + VDEV_LABEL_END_SIZE))
+            })
+            .collect();
+        let space: Option<Vec<u64>> = vdev_space.iter().copied().collect();
+        let mut rotor = Rotor {
+            rotor: n - 1,
+            count: 0,
+            mg_aliquot,
+            mg_bias: vec![0; n],
+            bias_enabled: z.pool.metaslab_bias_enabled,
+            space,
+            alloc: vec![0; n],
+            cursor: vec![0; n],
+            same_vdev_cursor: 0,
+        };
+
+        let mut file_start = Vec::with_capacity(files as usize + 1);
+        let mut level_start = Vec::with_capacity(files as usize);
+        let mut ditto_start = Vec::with_capacity(files as usize);
+        let mut runs: Vec<Run> = Vec::new();
+        let mut ditto: Vec<u64> = Vec::new();
+        let mut run_end = u64::MAX;
+        let mut same_vdev_copies: Vec<usize> = Vec::new();
+        let mut j = 0u64;
+        for object in 1..=files {
+            let g = layout.geometry(object);
+            let nlevels = g.nlevels();
+            let mut starts = [0u64; DN_MAX_LEVELS + 1];
+            for l in 0..nlevels as usize {
+                starts[l + 1] = starts[l] + g.blocks_at(l as u8);
+            }
+            file_start.push(j);
+            level_start.push(starts);
+            ditto_start.push(ditto.len() as u64);
+            for level in 0..nlevels {
+                for blkid in 0..g.blocks_at(level) {
+                    let asize = u64::from(layout.compression.asize(layout.psize_at(object, level, blkid)));
+                    if asize == 0 {
+                        // A hole or an embedded block: nothing allocated, never read.
+                        if level > 0 {
+                            ditto.push(0);
+                        }
+                        j += 1;
+                        continue;
+                    }
+                    let mg = rotor.rotor;
+                    let offset = rotor.alloc(mg, asize, false);
+                    match runs.last() {
+                        Some(r) if r.vdev as usize == mg && offset == run_end => {}
+                        _ => runs.push(Run { first: j, vdev: mg as u32, offset }),
+                    }
+                    run_end = offset + asize;
+                    if level > 0 {
+                        let mg1 = (mg + 1) % n;
+                        let same = mg1 == mg;
+                        let o1 = rotor.alloc(mg1, asize, same);
+                        if same {
+                            same_vdev_copies.push(ditto.len());
+                        }
+                        ditto.push(((mg1 as u64) << DVA_OFFSET_BITS) | (o1 >> 9));
+                    }
+                    j += 1;
+                }
+            }
+        }
+        file_start.push(j);
+        // Copies kept on their first copy's vdev go after the data (another metaslab).
+        let base = rotor.cursor[0];
+        for i in same_vdev_copies {
+            ditto[i] += base >> 9;
+        }
+        for (k, space) in vdev_space.iter().enumerate() {
+            let used = rotor.cursor[k] + if n == 1 { rotor.same_vdev_cursor } else { 0 };
+            if let Some(space) = *space {
+                if used > space {
+                    return Err(Error::config(
+                        format!("filesystem.vdevs[{k}]"),
+                        format!(
+                            "the dataset does not fit: the allocator puts {used} bytes on this vdev, which \
+                             holds {space}"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(AllocationMap { layout, files, file_start, level_start, ditto_start, runs, ditto })
+    }
+
+    /// Number of top-level data vdevs.
+    pub fn nvdevs(&self) -> usize {
+        self.vdevs.len()
+    }
+
+    /// Leaf devices of top-level vdev `k`.
+    pub fn children(&self, k: usize) -> &[usize] {
+        &self.vdevs[k].children
+    }
+
+    /// Leaf devices of the log (SLOG) vdevs, in order.
+    pub fn log_devices(&self) -> impl Iterator<Item = usize> + '_ {
+        self.log.iter().flat_map(|v| v.children.iter().copied())
+    }
+
+    /// The copies of `key` (the second for indirect blocks only), exact offsets; None for a
+    /// pool with one plain solid-state vdev, where the position is not modelled.
+    pub fn dvas(&self, key: BlockKey) -> Option<(Dva, Option<Dva>)> {
+        let map = self.map.as_ref()?;
+        let d0 = map.dva0(key, |_| true);
+        Some((d0, (key.level() > 0).then(|| map.ditto(key))))
+    }
+
+    /// Reads block `key` of physical size `psize` (> 0) at `now` from one copy on one
+    /// device; returns the completion time.
+    pub fn read(&mut self, key: BlockKey, psize: u32, now: Nanos, devices: &mut [Device]) -> Nanos {
+        debug_assert!(psize > 0, "holes and embedded blocks are not read");
+        // zio_vdev_io_start pads a read to the vdev's sector size.
+        let asize = psize.div_ceil(self.sector) * self.sector;
+        let Some(map) = &self.map else {
+            return devices[self.vdevs[0].children[0]].submit(now, Op::Read, asize);
+        };
+        let vdevs = &self.vdevs;
+        let mut dva = map.dva0(key, |v| vdevs[v as usize].positional);
+        if key.level() > 0 {
+            // Two DVAs: spa_get_random picks one; vdev_mirror_dva_select then prefers the
+            // first if it is on the same vdev.
+            if self.rng.random_range(0..2u32) == 1 {
+                let d1 = map.ditto(key);
+                if d1.vdev != dva.vdev {
+                    dva = d1;
+                }
+            }
+        }
+        let top = &self.vdevs[dva.vdev as usize];
+        let child = if top.children.len() == 1 {
+            top.children[0]
+        } else {
+            mirror_child(&self.tunables, &top.children, dva.offset, now, devices)
+        };
+        devices[child].submit_at(now, Op::Read, dva.offset + VDEV_LABEL_START_SIZE, asize)
+    }
+}
+
+/// The child of a mirror that serves a read at `io_offset` (vdev_mirror_child_select).
+fn mirror_child(
+    t: &PoolTunables,
+    children: &[usize],
+    io_offset: u64,
+    now: Nanos,
+    devices: &mut [Device],
+) -> usize {
+    let n = children.len() as u64;
+    if t.mirror_read_policy == MirrorReadPolicy::Offset {
+        return children[((io_offset >> VDEV_MIRROR_SHIFT) % n) as usize];
+    }
+    let zio_offset = io_offset + VDEV_LABEL_START_SIZE;
+    let mut lowest = u64::MAX;
+    let mut ties = 0u64;
+    for &c in children {
+        let load = mirror_load(t, &mut devices[c], zio_offset, now);
+        if load < lowest {
+            lowest = load;
+            ties = 1;
+        } else if load == lowest {
+            ties += 1;
+        }
+    }
+    // vdev_mirror_preferred_child_randomize: the offset picks among the least loaded.
+    let mut p = if ties > 1 { (io_offset >> VDEV_MIRROR_SHIFT) % ties } else { 0 };
+    for &c in children {
+        if mirror_load(t, &mut devices[c], zio_offset, now) == lowest {
+            if p == 0 {
+                return c;
+            }
+            p -= 1;
+        }
+    }
+    unreachable!("a least loaded child exists")
+}
+
+/// vdev_mirror_load: queue length plus a locality increment.
+fn mirror_load(t: &PoolTunables, dev: &mut Device, zio_offset: u64, now: Nanos) -> u64 {
+    let load = u64::from(dev.queue_length(now).min(t.zfs_vdev_sync_read_max_active));
+    let last = dev.last_offset();
+    let inc = if !dev.is_rotational() {
+        if last == zio_offset {
+            t.zfs_vdev_mirror_non_rotating_inc
+        } else {
+            t.zfs_vdev_mirror_non_rotating_seek_inc
+        }
+    } else if last == zio_offset {
+        t.zfs_vdev_mirror_rotating_inc
+    } else if last.abs_diff(zio_offset) < t.zfs_vdev_mirror_rotating_seek_offset {
+        t.zfs_vdev_mirror_rotating_seek_inc / 2
+    } else {
+        t.zfs_vdev_mirror_rotating_seek_inc
+    };
+    load + u64::from(inc)
+}
+
+#[cfg(test)]
+mod tests;
