@@ -494,12 +494,12 @@ def geometry_cmd(
 def bench_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the measurements as one JSON document."),
 ) -> None:
-    """Measure the twin: experiment 1 at full scale for one simulated hour, per variant."""
+    """Measure the twin: experiment 1 at full scale for one simulated hour per variant, and experiment 3 (fio) in full."""
     from . import bench
 
     results = []
     for scenario, variant, warmup, duration in bench.CASES:
-        _stderr().print(f"running {scenario}:{variant} for {duration} of simulated time ...")
+        _stderr().print(f"running {scenario}:{variant} " + (f"for {duration} of simulated time ..." if duration else "in full ..."))
         results.append(bench.run_case(scenario, variant, warmup, duration))
     if json_out:
         typer.echo(json.dumps([dict(vars(r), accesses_per_wall_s=r.accesses_per_wall_s) for r in results]))
