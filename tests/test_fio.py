@@ -233,6 +233,7 @@ def test_a_fio_scenario_resolves_to_the_core_config():
     ({"workload": {"type": "fio", "jobs": "[j]\nsize=1m\nbogus=1\n"}}, "workload.jobs", "'bogus'"),
     ({"workload": {"type": "fio"}}, "workload", "needs job_file, jobs (inline) or options"),
     ({"workload": {"type": "fio", "job_file": "nosuch.fio"}}, "workload.job_file", "nosuch.fio"),
+    ({"workload": dict(BASE["workload"], fio_version="1.99")}, "workload.fio_version", "2.0 or later"),
 ])
 def test_fio_scenario_errors_name_the_field(change, where, message):
     with pytest.raises(ScenarioError) as e:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -408,6 +409,11 @@ class SysbenchWorkloadSpec(_Model):
     random_points: int = Field(10, description="--random-points, select_random_points only (default 10).")
 
 
+def _fio_version_ok(v: str) -> bool:
+    m = re.fullmatch(r"(?:fio-)?(\d+)\.(\d+)(?:\.(\d+))?", v.strip())
+    return bool(m) and (int(m.group(1)), int(m.group(2))) >= (2, 0)
+
+
 class FioWorkloadSpec(_Model):
     """``[workload] type = "fio"``: a fio job file and/or command-line options (see :mod:`ztwin.fio`)."""
 
@@ -417,7 +423,7 @@ class FioWorkloadSpec(_Model):
     options: Optional[Union[list[str], str]] = Field(
         None, description="fio command-line options (--name=... starts a job; options before it are global)."
     )
-    fio_version: str = Field(
+    fio_version: Annotated[str, _check(lambda v: _fio_version_ok(v), "fio_version", "must be a fio release 2.0 or later: major.minor[.patch], e.g. \"2.0.14\", \"3.36\"")] = Field(
         "3.36",
         description="fio release whose file contents are modelled: before 2.1 laid-out files are zeros, "
         "since then the job's buffers (random by default); see ztwin_core::workload::fio::buffers.",

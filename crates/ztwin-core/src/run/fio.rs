@@ -241,6 +241,12 @@ impl Sim<'_> {
     /// An untimed phase of write jobs: every clone writes its range of each of its files
     /// (validated: whole ranges, once per loop); then the caches are emptied.
     pub(super) fn fio_write_phase(&mut self, ph: &FioPhase, start: Nanos) -> Result<Value> {
+        if let Fs::Extent { bcache: Some(_), .. } = &self.fs {
+            return Err(Error::config(
+                format!("phases ({})", ph.name),
+                "a fio write phase over bcache is not modelled: what bcache keeps of overwritten blocks depends on the write path",
+            ));
+        }
         let mut written = Vec::new();
         let mut bytes = 0u64;
         for &j in &ph.jobs {
