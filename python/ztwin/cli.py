@@ -171,17 +171,22 @@ def fio_runs_table(name: str, doc: dict[str, Any]) -> Optional[Table]:
     rows = [p for p in doc.get("phases", []) if p.get("type") == "fio" and p.get("timing_modelled", True)]
     if not rows:
         return None
-    t = Table(title=f"ARC per run, variant {name} (arcstats over each run; MB/s: fio's read bandwidth)", title_justify="left")
-    for col in ("run", "read MB/s", "IOPS", "ARC hit %", "MRU hits", "MFU hits", "MRU ghost hits", "MFU ghost hits", "L2ARC hits"):
+    t = Table(
+        title=f"ARC per run, variant {name} (arcstats over each run, indirect blocks included; data hit %: demand data only; MB/s: fio's read bandwidth)",
+        title_justify="left",
+    )
+    for col in ("run", "read MB/s", "IOPS", "ARC hit %", "data hit %", "MRU hits", "MFU hits", "MRU ghost hits", "MFU ghost hits", "L2ARC hits"):
         t.add_column(col, justify="left" if col == "run" else "right")
     for p in rows:
         r = (p.get("fio") or {}).get("read") or {}
         a = p.get("arc") or {}
         h, m = a.get("hits"), a.get("misses")
         hit = "-" if h is None or not (h + m) else f"{100 * h / (h + m):.1f}"
+        dh, dm = a.get("demand_data_hits"), a.get("demand_data_misses")
+        dhit = "-" if dh is None or not (dh + dm) else f"{100 * dh / (dh + dm):.1f}"
         l2 = (p.get("l2arc") or {}).get("l2_hits")
         t.add_row(
-            p["name"], _num(r.get("bw_mbps"), ",.1f"), _num(r.get("iops"), ",.0f"), hit,
+            p["name"], _num(r.get("bw_mbps"), ",.1f"), _num(r.get("iops"), ",.0f"), hit, dhit,
             _num(a.get("mru_hits")), _num(a.get("mfu_hits")), _num(a.get("mru_ghost_hits")), _num(a.get("mfu_ghost_hits")),
             _num(l2) if l2 is not None else "-",
         )
