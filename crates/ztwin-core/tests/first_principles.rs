@@ -29,6 +29,7 @@ fn zfs(arc_max: u64, arc_min: u64) -> FsConfig {
         vdevs: vec!["ebs".into()],
         log: vec![],
         pool: Default::default(),
+        txg: Default::default(),
         ashift: 9,
         recordsize: 16384,
         indirect_block_size: 16384,

@@ -83,6 +83,7 @@ fn zfs_loop_allocates_nothing_per_request() {
         vdevs: vec!["disk".into()],
         log: vec![],
         pool: Default::default(),
+        txg: Default::default(),
         ashift: 12,
         recordsize: 16384,
         indirect_block_size: 131072,

@@ -154,6 +154,19 @@ impl<'a> Sim<'a> {
             insert_len: 0,
             cpu_pending: 0,
             started: 0,
+            write: false,
+            w_offset: 0,
+            w_len: 0,
+            w_rec: 0,
+            w_last: 0,
+            tx_start: 0,
+            rmw: false,
+        };
+        let writes = match (&fs, &cfg.filesystem) {
+            (Fs::Zfs { pool, .. }, FsConfig::Zfs(z)) => {
+                Some(Box::new(zfs_write::WritePath::new(cfg, z, pool)))
+            }
+            _ => None,
         };
         let queue = EventQueue::with_capacity(threads + 1);
         Ok(Sim {
@@ -192,6 +205,7 @@ impl<'a> Sim<'a> {
             events: 0,
             block_lookups: 0,
             block_waits: 0,
+            writes,
         })
     }
 }

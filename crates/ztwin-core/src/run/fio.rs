@@ -11,18 +11,19 @@
 //! call's CPU) to its completion. A clone stops issuing at its `runtime` (after
 //! `ramp_time`) or when its stream ends; statistics count completions after the ramp.
 //!
+//! Writes go through the filesystem's write path (`zfs_write`, or one O_DIRECT device
+//! write on XFS/ext4); a write's clat is the whole pwrite, throttle delays and
+//! read-modify-write reads included. With `rw`/`randrw` each I/O's direction is drawn by
+//! the clone (`rwmixread`), and each direction is reported apart. Dirty data a phase
+//! leaves is synced in the background of the next phase, as after fio without end_fsync.
+//!
 //! Files a read job needs that do not exist yet are laid out first, as fio does at job
-//! setup (`extend_file`), and a phase of write jobs rewrites its files' ranges: both
-//! change what the files hold (`workload::fio::buffers`, `fs::zfs::content`) without
-//! simulated time. The write path is not modelled, so the ARC, the dbuf cache and the
-//! L2ARC are emptied after a write phase (ZFS frees the overwritten blocks' cached copies,
-//! and caches the new ones as it writes them, which is not simulated); a layout writes
-//! files nothing has cached yet, and leaves the caches as they were. Both say so in the
-//! phase's report.
+//! setup (`extend_file`): that changes what the files hold (`workload::fio::buffers`,
+//! `fs::zfs::content`) without simulated time, and caches nothing. A write job's files
+//! that do not exist are created sparse (all holes).
 
-use super::build::new_arc;
 use super::*;
-use crate::config::{FioJob, FioPhase, FioWorkload};
+use crate::config::{FioPhase, FioWorkload};
 use crate::workload::fio::buffers::Writer;
 use crate::workload::fio::{self as wf, CloneGen, FioIo};
 
@@ -73,6 +74,8 @@ struct CloneRun {
     issue_until: Nanos,
     ramp_end: Nanos,
     ramp_done: bool,
+    /// ZFS: the content class its writes leave in a record (from a sample of its buffers).
+    write_class: u8,
 }
 
 /// The state of the fio phase running.
@@ -126,15 +129,14 @@ impl Sim<'_> {
             cl.ramp_done = true;
             cl.gen.ramp_over();
         }
-        let io = cl.gen.next_io()?;
-        debug_assert!(!io.write, "timed phases only read (validate_phase)");
-        Some(io)
+        cl.gen.next_io()
     }
 
     /// Client `i`'s I/O completed at `now`.
     pub(super) fn fio_done(&mut self, i: usize, c: &Client, now: Nanos) {
+        let (dir, len) = if c.write { (1, c.w_len) } else { (0, c.read_len) };
         self.fio_ios += 1;
-        self.fio_bytes += u64::from(c.read_len);
+        self.fio_bytes += u64::from(len);
         let clat = now - c.started;
         self.interval_hist.record(clat);
         let Some(run) = self.fio.as_mut() else { return };
@@ -144,13 +146,34 @@ impl Sim<'_> {
             return;
         }
         let g = &mut run.groups[cl.group];
-        for d in [&mut g.dirs[0], &mut run.totals[0]] {
+        for d in [&mut g.dirs[dir], &mut run.totals[dir]] {
             d.ios += 1;
-            d.bytes += u64::from(c.read_len);
+            d.bytes += u64::from(len);
             d.hist.record(clat);
         }
         g.last = g.last.max(now);
         run.last = run.last.max(now);
+    }
+
+    /// The content class client `i`'s writes leave (its clone's job's buffers).
+    pub(super) fn fio_write_class(&self, i: usize) -> u8 {
+        let run = self.fio.as_ref().expect("fio writes in a fio phase");
+        run.clones[run.client_clone[i] as usize].write_class
+    }
+
+    /// The content class `job`'s writes leave in `file`'s records (ZFS; 0 elsewhere).
+    fn fio_job_class(&mut self, job: u32, file: u32) -> Result<u8> {
+        let f = self.fio_workload();
+        let j = &f.jobs[job as usize];
+        let policy = wf::buffer_policy(f, j)?;
+        let writer = Writer::Write { bs: j.bs_write, iodepth: wf::inflight(j, &self.cfg.filesystem) };
+        let seed = self.sample_seed(job, file, 0);
+        let Fs::Zfs { layout, .. } = &mut self.fs else { return Ok(0) };
+        let rs = layout.files[file as usize].geometry.data_block_size();
+        if policy.all_zero(writer) {
+            return Ok(crate::fs::zfs::content::CLASS_HOLE);
+        }
+        layout.class_for_sample(&policy.sample_record(writer, rs, seed))
     }
 
     /// Content sample seed of `job`'s writes to `file` (deterministic per scenario seed).
@@ -205,6 +228,9 @@ impl Sim<'_> {
     /// After files changed: where their blocks live (the pool's allocation replays the
     /// dataset's writes, see `fs::zfs::pool`).
     fn fio_relayout_pool(&mut self) -> Result<()> {
+        // Blocks written by timed writes are laid out anew too (a simplification: their
+        // copy-on-write places are replaced by the sequential layout).
+        self.clock = self.clock.max(self.write_flush());
         if let (Fs::Zfs { layout, pool, .. }, FsConfig::Zfs(z)) = (&mut self.fs, &self.cfg.filesystem) {
             **pool = Pool::new(z, &self.cfg.devices, layout.clone(), layout.nfiles(), self.cfg.seed)?;
         }
@@ -236,60 +262,6 @@ impl Sim<'_> {
             self.fio_relayout_pool()?;
         }
         Ok(made)
-    }
-
-    /// An untimed phase of write jobs: every clone writes its range of each of its files
-    /// (validated: whole ranges, once per loop); then the caches are emptied.
-    pub(super) fn fio_write_phase(&mut self, ph: &FioPhase, start: Nanos) -> Result<Value> {
-        if let Fs::Extent { bcache: Some(_), .. } = &self.fs {
-            return Err(Error::config(
-                format!("phases ({})", ph.name),
-                "a fio write phase over bcache is not modelled: what bcache keeps of overwritten blocks depends on the write path",
-            ));
-        }
-        let mut written = Vec::new();
-        let mut bytes = 0u64;
-        for &j in &ph.jobs {
-            let job: FioJob = self.fio_workload().jobs[j as usize].clone();
-            let writer =
-                Writer::Write { bs: job.bs_write, iodepth: wf::inflight(&job, &self.cfg.filesystem) };
-            for list in &job.clone_files {
-                for &file in list {
-                    self.fio_set_content(j, file, writer, (job.offset, job.offset + job.file_range))?;
-                    self.exists[file as usize] = true;
-                    bytes += job.io_size / list.len() as u64 * u64::from(job.loops);
-                    if !written.contains(&file) {
-                        written.push(file);
-                    }
-                }
-            }
-        }
-        self.fio_relayout_pool()?;
-        let caches = if let (Fs::Zfs { arc, dbufs, cache_device, .. }, FsConfig::Zfs(z)) =
-            (&mut self.fs, &self.cfg.filesystem)
-        {
-            // The L2ARC device keeps no stale copies either: a fresh, empty one.
-            **arc = new_arc(self.cfg, z, *cache_device)?;
-            **dbufs = DbufLayer::new();
-            if cache_device.is_some() {
-                self.next_feed = Some(start + SEC);
-            }
-            "ARC, dbuf cache and L2ARC emptied: the blocks' old versions are freed and their new versions are not cached, because the write path is not simulated"
-        } else {
-            "no cache in front of the device (O_DIRECT)"
-        };
-        let mut doc = json!({
-            "name": ph.name,
-            "type": "fio",
-            "start_s": secs(start),
-            "end_s": secs(start),
-            "timing_modelled": false,
-            "note": "write jobs change the files' contents only: the write path (dirty data, txg sync every zfs_txg_timeout, the write throttle) is not modelled, so this phase takes no simulated time and reports no rates",
-            "caches": caches,
-            "fio": {"write": {"io_bytes": bytes}},
-        });
-        doc["files"] = self.files_report(&written);
-        Ok(doc)
     }
 
     fn files_report(&self, files: &[u32]) -> Value {
@@ -350,12 +322,21 @@ impl Sim<'_> {
                 }
                 let seed = wf::clone_seed(&job, thread_number, self.cfg.seed, index as u64);
                 let k = clones.len() as u32;
+                let mut write_class = 0;
+                if wf::writes(&job) {
+                    // fio opens (creates) the files of a write job: a new file is sparse.
+                    for &file in &job.clone_files[clone] {
+                        self.exists[file as usize] = true;
+                        write_class = self.fio_job_class(j, file)?;
+                    }
+                }
                 clones.push(CloneRun {
                     gen: CloneGen::new(&job, clone, seed),
                     group: groups.len() - 1,
                     issue_until,
                     ramp_end,
                     ramp_done: job.ramp_time_ns == 0,
+                    write_class,
                 });
                 for _ in 0..depth {
                     client_clone[slot] = k;
@@ -376,7 +357,7 @@ impl Sim<'_> {
         self.mode = Mode::Fio;
         Ok((!laid_out.is_empty()).then(|| {
             let mut doc = self.files_report(&laid_out);
-            doc["note"] = json!("laid out by fio before the jobs started (untimed, as fio reports no layout time); the written data is not cached: the write path is not simulated");
+            doc["note"] = json!("laid out by fio before the jobs started (untimed, as fio reports no layout time, and not cached: fio's layout writes are not simulated)");
             doc
         }))
     }

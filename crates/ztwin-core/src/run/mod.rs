@@ -23,6 +23,10 @@
 //! busy machine does; the CPU a read costs after it completes (interrupt, zio pipeline,
 //! checksum, decompression) joins the next burst. A page another client is reading is
 //! waited for (InnoDB's io_fix), and so is a block (a dbuf in DB_READ): never read twice.
+//!
+//! fio writes take the write path (`zfs_write`: the throttle, read-modify-write through
+//! the read states above, dirty records synced by txgs in the background; `write_start`
+//! on XFS/ext4: one O_DIRECT device write, through bcache if present).
 
 use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
@@ -65,6 +69,14 @@ enum State {
     ZfsPageEnd,
     /// The page's device read (XFS/ext4) completed.
     PageDone,
+    /// A write request: after its system call's CPU, the filesystem's write path.
+    WriteStart,
+    /// ZFS: the tx of the record `w_rec` is assigned (throttle).
+    ZfsWriteRecord,
+    /// ZFS: the record is dirtied (after its read-modify-write read if needed).
+    ZfsWriteDirty,
+    /// XFS/ext4: the write's device I/O completed.
+    WriteDone,
     Finish,
     Blocked,
     /// Nothing more to issue in this phase.
@@ -114,6 +126,16 @@ struct Client {
     insert_len: u32,
     cpu_pending: Nanos,
     started: Nanos,
+    /// The request is a write of [w_offset, w_offset + w_len) (fio).
+    write: bool,
+    w_offset: u64,
+    w_len: u32,
+    /// ZFS: the record being written, the last one, the start of its tx, and whether its
+    /// read-modify-write read is done.
+    w_rec: u64,
+    w_last: u64,
+    tx_start: Nanos,
+    rmw: bool,
 }
 
 /// CPU costs in simulated ns on this machine's vCPUs (reference costs / speed).
@@ -248,6 +270,8 @@ struct Sim<'a> {
     block_lookups: u64,
     /// Block lookups that found the block being read by another client and waited.
     block_waits: u64,
+    /// ZFS: the write path (dirty data, txgs, sync writes).
+    writes: Option<Box<zfs_write::WritePath>>,
 }
 
 fn scaled(ns: u64, speed: f64) -> Nanos {
@@ -268,6 +292,7 @@ mod phases;
 mod report;
 mod step;
 mod zfs_path;
+mod zfs_write;
 
 /// Runs one resolved, validated variant.
 pub fn run_variant(cfg: &VariantConfig) -> Result<VariantResult> {
@@ -303,3 +328,6 @@ pub fn run_variant_json(config_json: &str) -> Result<String> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod write_tests;

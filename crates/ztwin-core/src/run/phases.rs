@@ -40,6 +40,8 @@ impl Sim<'_> {
     /// empty one); registering a kept one walks its btree (`bch_btree_check()`). Returns
     /// when the machine is ready again, and what happened to bcache.
     pub(super) fn restart(&mut self, vm_moved: bool) -> Result<(Nanos, Option<Value>)> {
+        // A clean reboot exports the pool: every txg is synced first.
+        self.clock = self.clock.max(self.write_flush());
         if let (Some(d), Some(DatabaseConfig::Innodb(db))) = (&mut self.db, &self.cfg.database) {
             d.bp = BufferPool::new(db);
         }
@@ -95,10 +97,26 @@ impl Sim<'_> {
         let mut end_snap = None;
         // A workload phase reports up to its window's end; the drain after it is not an interval.
         let report_limit = window.map_or(Nanos::MAX, |w| w.1);
-        while let Some(t) = self.queue.peek_time() {
+        loop {
+            let Some(t) = self.queue.peek_time() else {
+                // Writers waiting for dirty data to drop wait on the sync's writes.
+                match self.write_next_at() {
+                    Some(w) if self.writes.as_ref().is_some_and(|w| !w.throttled.is_empty()) => {
+                        self.write_event(w);
+                        continue;
+                    }
+                    _ => break,
+                }
+            };
             if let Some(feed_at) = self.next_feed {
                 if feed_at <= t {
                     self.l2arc_feed(feed_at);
+                    continue;
+                }
+            }
+            if let Some(w) = self.write_next_at() {
+                if w <= t {
+                    self.write_event(w);
                     continue;
                 }
             }
@@ -234,16 +252,10 @@ impl Sim<'_> {
                     series_end = window.1;
                 }
                 PhaseConfig::Fio(ph) => {
-                    let reads = match &self.cfg.workload {
-                        WorkloadConfig::Fio(f) => {
-                            crate::workload::fio::validate_phase(f, ph, &format!("phases[{index}].jobs"))?
-                        }
-                        WorkloadConfig::Sysbench(_) => false,
-                    };
-                    if !reads {
-                        phases.push(self.fio_write_phase(ph, start)?);
-                        continue;
+                    if let WorkloadConfig::Fio(f) = &self.cfg.workload {
+                        crate::workload::fio::validate_phase(f, ph, &format!("phases[{index}].jobs"))?;
                     }
+                    let w0 = self.writes.as_ref().map(|w| w.log.len());
                     let laid_out = self.fio_start(ph, index, start)?;
                     let from = self.fio.as_ref().map_or(start, |r| r.from);
                     let (a, _) = self.drain(&mut rec, Some((from, Nanos::MAX))).expect("a window was given");
@@ -262,6 +274,11 @@ impl Sim<'_> {
                     });
                     if let Some(l) = laid_out {
                         doc["laid_out"] = l;
+                    }
+                    if let (Some(w), Some(w0)) = (&self.writes, w0) {
+                        if doc["fio"].get("write").is_some() || w.log.len() > w0 {
+                            doc["zfs_write"] = self.write_report(w0);
+                        }
                     }
                     if let Some(arc) = self.arc_window_of(&a, &b) {
                         doc["arc"] = arc;

@@ -49,9 +49,12 @@ impl Sim<'_> {
                             c.space = io.file;
                             c.read_offset = io.offset;
                             c.read_len = io.len;
+                            c.write = io.write;
+                            c.w_offset = io.offset;
+                            c.w_len = io.len;
                             c.started = now;
                             c.cpu_pending += self.costs.syscall;
-                            c.state = State::ReadStart;
+                            c.state = if io.write { State::WriteStart } else { State::ReadStart };
                             continue;
                         }
                     }
@@ -135,6 +138,25 @@ impl Sim<'_> {
                         break;
                     }
                 }
+                State::WriteStart => {
+                    if self.write_start(i, &mut c, now) == Flow::Wait {
+                        break;
+                    }
+                }
+                State::ZfsWriteRecord => {
+                    if self.zfs_write_record(i, &mut c, now) == Flow::Wait {
+                        break;
+                    }
+                }
+                State::ZfsWriteDirty => {
+                    if self.zfs_write_dirty(i, &mut c, now) == Flow::Wait {
+                        break;
+                    }
+                }
+                State::WriteDone => {
+                    self.fio_done(i, &c, now);
+                    c.state = State::Start;
+                }
                 State::PageDone => {
                     self.extent_read_done(i, &mut c, now);
                     self.page_read_done(i, &mut c, now);
@@ -179,6 +201,11 @@ impl Sim<'_> {
                 self.cat_reads += 1;
                 self.cat_bytes += c.read_len as u64;
                 c.state = State::Start;
+                return;
+            }
+            Mode::Fio if c.write => {
+                // The read-modify-write read of a record: now dirty it.
+                c.state = State::ZfsWriteDirty;
                 return;
             }
             Mode::Fio => {

@@ -672,7 +672,7 @@ impl Arc {
                     }
                 },
                 None => {
-                    self.new_block(key, info, flags, now);
+                    self.new_block(key, info, flags, now, true);
                     if self.l2.is_some() {
                         self.l2_after_read(key.0, meta, true, flags.prefetch);
                         self.st.l2_misses += 1;
@@ -690,6 +690,31 @@ impl Arc {
             }
         }
         r
+    }
+
+    /// arc_write_done of a block's new version (copy on write): the old version's header
+    /// and its L2 copy go (its DVA is freed), and the new buffer moves from anon to MRU
+    /// by arc_access (2.2: UNCACHED if the dataset caches no data), counting neither a
+    /// hit nor a miss. Eviction as after a read.
+    pub fn write_done(&mut self, key: BlockKey, info: BlockInfo, flags: ReadFlags, now: Nanos) {
+        if self.v22() {
+            self.flush_uncached(now);
+        }
+        if let Some(i) = self.slab.find(key.0) {
+            self.slab.unlink(i);
+            self.destroy(i);
+        } else if self.l2.as_ref().and_then(|l| l.find(key.0)).is_some() {
+            self.l2_destroy_hdr(key.0);
+        }
+        self.new_block(key, info, ReadFlags { prefetch: false, ..flags }, now, false);
+        self.note_meta_max();
+        if self.size() > self.c {
+            if self.v22() {
+                self.evict_22(now);
+            } else {
+                self.adjust_08(now);
+            }
+        }
     }
 
     /// The read's outcome for a header that was on a ghost list.
@@ -744,7 +769,7 @@ impl Arc {
 
     /// A new header: arc_hdr_alloc (header bytes), arc_adapt + data allocation in anon,
     /// then arc_access (anon -> MRU, or UNCACHED in 2.2).
-    fn new_block(&mut self, key: BlockKey, info: BlockInfo, flags: ReadFlags, now: Nanos) {
+    fn new_block(&mut self, key: BlockKey, info: BlockInfo, flags: ReadFlags, now: Nanos, demand: bool) {
         let meta = info.kind == BufType::Metadata;
         let mut f = if meta { F_META } else { 0 };
         if key.level() > 0 {
@@ -772,7 +797,9 @@ impl Arc {
             self.adapt_22(bytes);
             let to = if flags.uncacheable { State::Uncached } else { State::Mru };
             self.enter(i, to);
-            self.count(false, flags.prefetch, meta);
+            if demand {
+                self.count(false, flags.prefetch, meta);
+            }
             if flags.uncacheable && !flags.prefetch {
                 // remove_reference: a demand-read uncached buffer dies on release.
                 self.slab.unlink(i);
@@ -790,7 +817,9 @@ impl Arc {
                 self.p = self.c.min(self.p + bytes);
             }
             self.enter(i, State::Mru);
-            self.count(false, flags.prefetch, meta);
+            if demand {
+                self.count(false, flags.prefetch, meta);
+            }
             if flags.uncacheable {
                 self.slab.unlink(i);
                 self.destroy(i);

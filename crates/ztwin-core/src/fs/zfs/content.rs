@@ -120,6 +120,44 @@ impl FileBlocks {
         self.content = Content::PerRecord { class: per, used };
     }
 
+    /// Record `l0` now holds class `class` (one record of a write): the used-pointer
+    /// counts of its ancestors change only where it turns from or into a hole, so this is
+    /// O(levels) once the file is per record (the first call on a uniform file is O(n)).
+    pub fn set_one(&mut self, l0: u64, class: u8, is_hole: impl Fn(u8) -> bool) {
+        let n = self.geometry.l0_blocks();
+        if l0 >= n || self.class_of(l0) == class {
+            return;
+        }
+        if let Content::Uniform(c) = self.content {
+            let per = vec![c; n as usize];
+            let used = self.count_used(&per, &is_hole);
+            self.content = Content::PerRecord { class: per, used };
+        }
+        let shift = self.geometry.fanout().trailing_zeros();
+        let Content::PerRecord { class: per, used } = &mut self.content else { unreachable!() };
+        let was_hole = is_hole(per[l0 as usize]);
+        per[l0 as usize] = class;
+        let now_hole = is_hole(class);
+        if was_hole == now_hole {
+            return;
+        }
+        // Walk up while a block's hole-ness changes.
+        let mut child = l0;
+        for counts in used.iter_mut() {
+            let b = (child >> shift) as usize;
+            let before = counts[b];
+            if now_hole {
+                counts[b] -= 1;
+            } else {
+                counts[b] += 1;
+            }
+            if (before == 0) == (counts[b] == 0) {
+                break;
+            }
+            child = b as u64;
+        }
+    }
+
     fn count_used(&self, per: &[u8], is_hole: &impl Fn(u8) -> bool) -> Vec<Vec<u32>> {
         let g = &self.geometry;
         let shift = g.fanout().trailing_zeros();
@@ -171,5 +209,32 @@ mod tests {
         f.set_records(10, 128 * 128 * 2 - 1, DATA, is_hole);
         assert_eq!(f.uniform_class(), Some(DATA));
         assert_eq!(f.used_children(1, 0), None);
+    }
+
+    #[test]
+    fn set_one_matches_set_records() {
+        let is_hole = |c: u8| c == HOLE;
+        let n = 128 * 128 * 2;
+        let (mut a, mut b) = (file(n), file(n));
+        for &r in &[0u64, 5, 127, 128, 20000, 32767, 5, 128] {
+            a.set_one(r, DATA, is_hole);
+            b.set_records(r, r, DATA, is_hole);
+        }
+        a.set_one(5, HOLE, is_hole);
+        b.set_records(5, 5, HOLE, is_hole);
+        a.set_one(128, HOLE, is_hole);
+        b.set_records(128, 128, HOLE, is_hole);
+        for level in 1..4u8 {
+            for blk in 0..f_blocks(&a, level) {
+                assert_eq!(a.used_children(level, blk), b.used_children(level, blk), "L{level} {blk}");
+            }
+        }
+        for r in [0, 5, 127, 128, 129, 20000] {
+            assert_eq!(a.class_of(r), b.class_of(r));
+        }
+    }
+
+    fn f_blocks(f: &FileBlocks, level: u8) -> u64 {
+        f.geometry.blocks_at(level)
     }
 }

@@ -1,4 +1,5 @@
-//! OpenZFS: block-pointer tree geometry, compression, record contents, the read path.
+//! OpenZFS: block-pointer tree geometry, compression, record contents, the read path, the
+//! write path's txgs and throttle.
 pub mod compression;
 pub mod compressors;
 pub mod content;
@@ -6,3 +7,4 @@ pub mod dbuf;
 pub mod geometry;
 pub mod pool;
 pub mod read_path;
+pub mod txg;

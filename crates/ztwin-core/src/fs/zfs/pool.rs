@@ -56,6 +56,7 @@
 //! low, outer metaslabs on rotating disks); 4. gang blocks, dedup, and redundant_metadata
 //! other than all are not modelled.
 
+use hashbrown::HashMap;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
@@ -181,7 +182,8 @@ impl AllocationMap {
     }
 }
 
-/// The metaslab class's rotor while the dataset is written.
+/// The metaslab class's rotor while the dataset is written, and after (COW writes).
+#[derive(Debug)]
 struct Rotor {
     rotor: usize,
     /// mc_aliquot
@@ -238,6 +240,10 @@ pub struct Pool {
     log: Vec<TopVdev>,
     /// None: one plain solid-state vdev, where nothing depends on the position.
     map: Option<AllocationMap>,
+    /// The rotor where the layout left it (with `map`): copy-on-write allocations go on.
+    rotor: Option<Rotor>,
+    /// Blocks rewritten since the layout: their new copies (copy on write).
+    moved: HashMap<u64, (Dva, Option<Dva>)>,
     tunables: PoolTunables,
     sector: u32,
     rng: Pcg64Mcg,
@@ -282,15 +288,18 @@ impl Pool {
             return Err(Error::config("filesystem.vdevs", "needs at least one device"));
         }
         let sector = layout.compression.sector_size();
-        let map = if vdevs.len() > 1 || vdevs[0].positional {
-            Some(Self::allocate(z, devices, &vdevs, layout, files)?)
+        let (map, rotor) = if vdevs.len() > 1 || vdevs[0].positional {
+            let (m, r) = Self::allocate(z, devices, &vdevs, layout, files)?;
+            (Some(m), Some(r))
         } else {
-            None
+            (None, None)
         };
         Ok(Pool {
             vdevs,
             log,
             map,
+            rotor,
+            moved: HashMap::new(),
             tunables: z.pool.clone(),
             sector,
             rng: Pcg64Mcg::seed_from_u64(seed ^ 0x706f_6f6c_5f64_7661),
@@ -304,7 +313,7 @@ impl Pool {
         vdevs: &[TopVdev],
         layout: ZfsLayout,
         files: u32,
-    ) -> Result<AllocationMap> {
+    ) -> Result<(AllocationMap, Rotor)> {
         let n = vdevs.len();
         let aliquot = if z.pool.metaslab_aliquot == 0 {
             default_metaslab_aliquot(z.release)
@@ -414,7 +423,35 @@ impl Pool {
                 }
             }
         }
-        Ok(AllocationMap { layout, files, file_start, level_start, ditto_start, runs, ditto })
+        // New allocations go after everything laid out (the one-vdev copies too).
+        if n == 1 {
+            rotor.cursor[0] += rotor.same_vdev_cursor;
+            rotor.same_vdev_cursor = 0;
+        }
+        Ok((AllocationMap { layout, files, file_start, level_start, ditto_start, runs, ditto }, rotor))
+    }
+
+    /// Copy on write: block `key` is written anew with `asize` bytes (`ditto`: a second
+    /// copy on the next vdev, as metadata gets under redundant_metadata=all). Its copies
+    /// are allocated by the rotor after everything allocated so far; the old copies are
+    /// not reused (frees and metaslab reuse are not modelled). Returns the new copies;
+    /// None on a one-disk solid-state pool, where positions are not modelled.
+    pub fn cow_write(&mut self, key: BlockKey, asize: u64, ditto: bool) -> Option<(Dva, Option<Dva>)> {
+        let rotor = self.rotor.as_mut()?;
+        let n = rotor.cursor.len();
+        let mg = rotor.rotor;
+        let d0 = Dva { vdev: mg as u32, offset: rotor.alloc(mg, asize, false) };
+        let d1 = ditto.then(|| {
+            let mg1 = (mg + 1) % n;
+            Dva { vdev: mg1 as u32, offset: rotor.alloc(mg1, asize, false) }
+        });
+        self.moved.insert(key.0, (d0, d1));
+        Some((d0, d1))
+    }
+
+    /// Whether top-level vdev `k`'s leaves are rotational (aggregation limit).
+    pub fn positional(&self, k: usize) -> bool {
+        self.vdevs[k].positional
     }
 
     /// Number of top-level data vdevs.
@@ -436,6 +473,9 @@ impl Pool {
     /// pool with one plain solid-state vdev, where the position is not modelled.
     pub fn dvas(&self, key: BlockKey) -> Option<(Dva, Option<Dva>)> {
         let map = self.map.as_ref()?;
+        if let Some(&moved) = self.moved.get(&key.0) {
+            return Some(moved);
+        }
         let d0 = map.dva0(key, |_| true);
         Some((d0, (key.level() > 0).then(|| map.ditto(key))))
     }
@@ -450,12 +490,13 @@ impl Pool {
             return devices[self.vdevs[0].children[0]].submit(now, Op::Read, asize);
         };
         let vdevs = &self.vdevs;
-        let mut dva = map.dva0(key, |v| vdevs[v as usize].positional);
+        let moved = self.moved.get(&key.0).copied();
+        let mut dva = moved.map_or_else(|| map.dva0(key, |v| vdevs[v as usize].positional), |m| m.0);
         if key.level() > 0 {
             // Two DVAs: spa_get_random picks one; vdev_mirror_dva_select then prefers the
             // first if it is on the same vdev.
             if self.rng.random_range(0..2u32) == 1 {
-                let d1 = map.ditto(key);
+                let d1 = moved.map_or_else(|| Some(map.ditto(key)), |m| m.1).unwrap_or(dva);
                 if d1.vdev != dva.vdev {
                     dva = d1;
                 }

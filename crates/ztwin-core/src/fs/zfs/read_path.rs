@@ -89,6 +89,12 @@ impl ZfsLayout {
             .set_records(first, last, class, |c| classes[usize::from(c)].is_hole());
     }
 
+    /// Record `l0` of `object` now holds class `class` (O(levels); see `FileBlocks::set_one`).
+    pub fn set_record(&mut self, object: u32, l0: u64, class: u8) {
+        let classes = &self.classes;
+        self.files[object as usize - 1].set_one(l0, class, |c| classes[usize::from(c)].is_hole());
+    }
+
     /// How a record of class `class` is stored (None for mean-ratio records, whose size
     /// varies by block).
     pub fn stored(&self, class: u8) -> Option<StoredBlock> {

@@ -30,10 +30,8 @@
 //!   reads the same blocks in the same order; without it they come from the system
 //!   (here: the scenario seed and the phase), different on every run.
 //!
-//! Writes: the ZFS write path (dirty data, txg sync every zfs_txg_timeout, the write
-//! throttle) is not modelled. A phase of write jobs changes what the files hold (through
-//! [`buffers`]) without timing; a phase mixing writes with reads is refused
-//! ([`validate_phase`]), so no measured number depends on unmodelled writes.
+//! Writes go through the filesystem's write path in the driver (`crate::run`); what
+//! they leave in the files follows the job's buffer options ([`buffers`]).
 //!
 //! Simplifications: 1. fio's Tausworthe generator is replaced by PCG (the offset
 //! distributions are fio's; the exact blocks are not); 2. blocks are `bs` aligned
@@ -218,35 +216,12 @@ pub fn validate(f: &FioWorkload, files: &FilesDataset, fs: &FsConfig) -> Result<
                 )?;
             }
         }
-        if writes(job) {
-            // A write job changes contents without timing; what it covers must be known
-            // without simulating it: every record of its range, once per loop.
-            ensure(
-                !job.time_based && job.runtime_ns == 0,
-                "runtime",
-                "a write job must be size based (no runtime, no time_based): its timing is not modelled, so where a time limit would stop it is unknown".into(),
-            )?;
-            let nfiles = job.clone_files[0].len() as u64;
-            ensure(
-                job.io_size == job.file_range * nfiles,
-                "io_size",
-                format!("a write job must write its whole range of each file once per loop (io_size = {} x {nfiles} files); partial overwrites are not modelled", job.file_range),
-            )?;
-            if random(job.rw) {
-                ensure(
-                    !job.norandommap && job.random_distribution == FioDistribution::Random,
-                    "norandommap",
-                    "a random write job needs the random map and random_distribution=random, so that it writes every block once".into(),
-                )?;
-            }
-        }
     }
     Ok(())
 }
 
-/// Checks a fio phase; true if it is measured (its jobs read), false if it only writes
-/// (contents change, timing not modelled).
-pub fn validate_phase(f: &FioWorkload, ph: &FioPhase, field: &str) -> Result<bool> {
+/// Checks a fio phase: its jobs exist, each once.
+pub fn validate_phase(f: &FioWorkload, ph: &FioPhase, field: &str) -> Result<()> {
     if ph.jobs.is_empty() {
         return Err(Error::config(field, "needs at least one job"));
     }
@@ -258,21 +233,7 @@ pub fn validate_phase(f: &FioWorkload, ph: &FioPhase, field: &str) -> Result<boo
             return Err(Error::config(field, format!("job {} is listed twice", f.jobs[j as usize].name)));
         }
     }
-    let jobs = || ph.jobs.iter().map(|&j| &f.jobs[j as usize]);
-    let any_read = jobs().any(reads);
-    let any_write = jobs().any(writes);
-    if any_read && any_write {
-        let names: Vec<&str> = jobs().filter(|j| writes(j)).map(|j| j.name.as_str()).collect();
-        return Err(Error::config(
-            field,
-            format!(
-                "phase {} mixes writes (jobs {}) with reads: the ZFS write path (dirty data, txg sync, write throttle) is not modelled, so reads beside writes cannot be timed; put the write jobs in a phase of their own (it changes the files' contents, untimed)",
-                ph.name,
-                names.join(", ")
-            ),
-        ));
-    }
-    Ok(any_read)
+    Ok(())
 }
 
 /// One I/O of a job.
