@@ -215,8 +215,12 @@ impl Sim<'_> {
                         let now = self.snapshot(start);
                         self.emit_row(&mut rec.series, &rec.prev, &now);
                     }
+                    let w0 = self.writes.as_ref().map(|w| w.log.len());
+                    let before = self.snapshot(start);
                     let (ready, bcache) = self.restart(r.vm_moved)?;
-                    rec.prev = self.snapshot(start);
+                    let flushed = self.snapshot(self.clock.max(start));
+                    // (The series skips the export's sync, if any: counters restart here.)
+                    rec.prev = flushed.clone();
                     self.clock = ready;
                     let mut doc = json!({"name": r.name, "type": "restart", "start_s": secs(start), "end_s": secs(ready)});
                     if let Fs::Zfs { arc, cache_device: Some(_), .. } = &self.fs {
@@ -230,6 +234,13 @@ impl Sim<'_> {
                     }
                     if let Some(bc) = bcache {
                         doc["bcache"] = bc;
+                    }
+                    if let (Some(w), Some(w0)) = (&self.writes, w0) {
+                        if w.log.len() > w0 {
+                            // The txgs synced before the reboot (the export).
+                            doc["zfs_write"] = self.write_report(w0);
+                            doc["devices"] = self.devices_window(&before, &flushed);
+                        }
                     }
                     phases.push(doc);
                 }

@@ -1,37 +1,194 @@
 //! The write path through the driver: fio write jobs on ZFS and XFS.
 
+use proptest::prelude::*;
+
 use super::*;
-use crate::config::{test_fio_variant, FioPhase, FioRw, PhaseConfig};
+use crate::config::{test_fio_variant, FioJob, FioPhase, FioRw, PhaseConfig, RestartPhase};
 
 fn run(cfg: &VariantConfig) -> Value {
     run_variant(cfg).expect("runs").summary
 }
 
-/// The test fio variant with its "write" job as the only phase, changed by `f`.
-fn write_variant(f: impl FnOnce(&mut crate::config::FioJob)) -> VariantConfig {
+fn job(c: &mut VariantConfig, k: usize) -> &mut FioJob {
+    let WorkloadConfig::Fio(w) = &mut c.workload else { unreachable!() };
+    &mut w.jobs[k]
+}
+
+fn fio(name: &str, jobs: Vec<u32>) -> PhaseConfig {
+    PhaseConfig::Fio(FioPhase { name: name.into(), jobs })
+}
+
+fn restart() -> PhaseConfig {
+    PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved: false })
+}
+
+fn zfs(c: &mut VariantConfig) -> &mut crate::config::ZfsConfig {
+    let FsConfig::Zfs(z) = &mut c.filesystem else { unreachable!() };
+    z
+}
+
+/// The test fio variant (one 256 MiB file, 128K records, 16K indirect blocks so the tree
+/// has three levels) whose "write" job (index 2) writes `records` records of 128K
+/// sequentially from record `first`.
+fn seq_write(records: u64, first: u64) -> VariantConfig {
     let mut c = test_fio_variant();
-    if let WorkloadConfig::Fio(w) = &mut c.workload {
-        f(&mut w.jobs[2]);
-    }
-    c.phases = vec![PhaseConfig::Fio(FioPhase { name: "write".into(), jobs: vec![2] })];
+    zfs(&mut c).indirect_block_size = 16384;
+    let j = job(&mut c, 2);
+    j.offset = first * 131072;
+    j.file_range = records * 131072;
+    j.io_size = records * 131072;
+    c.phases = vec![fio("write", vec![2])];
     c
 }
 
-#[test]
-fn smoke_sequential_write() {
-    let cfg = write_variant(|_| {});
-    let s = run(&cfg);
-    println!("{}", serde_json::to_string_pretty(&s["phases"]).unwrap());
+/// Device bytes written in a phase (its "devices" window: MB/s times its length).
+fn written(phase: &Value) -> f64 {
+    let d = &phase["devices"]["disk"];
+    d["write_mbps"].as_f64().unwrap()
+        * 1e6
+        * (phase["end_s"].as_f64().unwrap() - phase["start_s"].as_f64().unwrap())
 }
 
 #[test]
-fn smoke_randwrite() {
-    let cfg = write_variant(|j| {
-        j.rw = FioRw::Randwrite;
-        j.bs_write = 4096;
-        j.bs_read = 4096;
-        j.io_size = 16 << 20;
+fn a_txg_syncs_at_the_timeout_with_its_records_and_their_indirect_blocks() {
+    let mut c = seq_write(4, 0);
+    c.phases.push(restart());
+    let s = run(&c);
+    let w = &s["phases"][0]["zfs_write"];
+    assert_eq!(w["txgs_synced"], 0, "4 records are far below the sync threshold");
+    assert_eq!(w["dirty_left_bytes"], 4 * 131072);
+    let r = &s["phases"][1]["zfs_write"];
+    assert_eq!(r["txgs_synced"], 1);
+    let t = &r["txgs"][0];
+    assert_eq!(t["start_s"], 5.0, "zfs_txg_timeout after the pool's start");
+    assert_eq!(t["records"], 4);
+    // Every dirty byte written once (fio 3.36's random buffers do not compress), no more.
+    assert_eq!(t["dirty_bytes"], 4 * 131072);
+    assert_eq!(t["data_bytes"], 4 * 131072);
+    // Records 0-3 share one L1 (fanout 128) and the L2 above it: two blocks, two copies.
+    assert_eq!(t["indirect_blocks"], 2);
+    let ub = 4 * 4096;
+    let leaf = t["leaf_bytes"].as_u64().unwrap();
+    let parts: u64 = ["data_bytes", "indirect_bytes", "dnode_bytes", "uberblock_bytes"]
+        .iter()
+        .map(|k| t[k].as_u64().unwrap())
+        .sum();
+    assert_eq!(leaf, parts);
+    assert_eq!(t["uberblock_bytes"], ub);
+    assert!(leaf <= 4 * 131072 + t["indirect_bytes"].as_u64().unwrap() + 2 * 4096 + ub);
+}
+
+#[test]
+fn a_partial_write_of_an_uncached_record_reads_it_first_and_a_full_one_does_not() {
+    // Write the whole file, reboot (caches empty), then write into record 0.
+    let mut c = seq_write(2048, 0);
+    c.workload = {
+        let WorkloadConfig::Fio(mut w) = c.workload.clone() else { unreachable!() };
+        let mut partial = w.jobs[2].clone();
+        partial.name = "partial".into();
+        partial.bs_write = 4096;
+        partial.bs_read = 4096;
+        partial.file_range = 65536;
+        partial.io_size = 65536;
+        let mut full = w.jobs[2].clone();
+        full.name = "full".into();
+        full.offset = 131072 * 100;
+        full.file_range = 131072 * 8;
+        full.io_size = 131072 * 8;
+        w.jobs.push(partial);
+        w.jobs.push(full);
+        WorkloadConfig::Fio(w)
+    };
+    c.phases = vec![fio("write", vec![2]), restart(), fio("partial", vec![3]), fio("full", vec![4])];
+    let s = run(&c);
+    let partial = &s["phases"][2];
+    // 16 writes of 4K into record 0: one read of the record (and its indirect blocks).
+    assert_eq!(partial["arc"]["demand_data_misses"], 1, "{}", partial["arc"]);
+    assert_eq!(partial["fio"]["write"]["ios"], 16);
+    assert!(partial["devices"]["disk"]["read_iops"].as_f64().unwrap() > 0.0);
+    let full = &s["phases"][3];
+    assert_eq!(full["arc"]["demand_data_misses"], 0, "full records are not read");
+    assert_eq!(full["devices"]["disk"]["read_iops"], 0.0);
+}
+
+#[test]
+fn dirty_data_stays_under_the_max_and_writers_are_throttled() {
+    // 1 GiB of RAM: zfs_dirty_data_max 102 MiB; write 1 GiB with two writers.
+    let mut c = test_fio_variant();
+    c.machine.ram_bytes = 1 << 30;
+    zfs(&mut c).arc.zfs_arc_max = 256 << 20;
+    let size = 512u64 << 20;
+    let crate::config::DatasetConfig::Files(f) = &mut c.dataset else { unreachable!() };
+    f.files = vec![
+        crate::config::FileConfig { name: "/tank/a".into(), size },
+        crate::config::FileConfig { name: "/tank/b".into(), size },
+    ];
+    let j = job(&mut c, 2);
+    j.numjobs = 2;
+    j.clone_files = vec![vec![0], vec![1]];
+    j.file_range = size;
+    j.io_size = size;
+    c.phases = vec![fio("write", vec![2])];
+    let s = run(&c);
+    let w = &s["phases"][0]["zfs_write"];
+    let max = w["zfs_dirty_data_max"].as_u64().unwrap();
+    assert_eq!(max, (1u64 << 30) / 10);
+    // A tx is admitted under the max and then charges its record: at most one record per
+    // writer above it.
+    assert!(w["dirty_high_bytes"].as_u64().unwrap() <= max + 2 * 131072, "{w}");
+    assert!(w["dirty_high_bytes"].as_u64().unwrap() > max * 6 / 10, "{w}");
+    assert!(w["delayed_txs"].as_u64().unwrap() > 0);
+    assert!(w["txgs_synced"].as_u64().unwrap() >= 5);
+}
+
+#[test]
+fn xfs_direct_writes_are_device_writes() {
+    let mut c = test_fio_variant();
+    c.filesystem = FsConfig::Xfs(crate::config::ExtentFsConfig {
+        device: "disk".into(),
+        block_size: 4096,
+        bcache: None,
     });
-    let s = run(&cfg);
-    println!("{}", serde_json::to_string_pretty(&s["phases"]).unwrap());
+    for k in 0..3 {
+        job(&mut c, k).direct = true;
+    }
+    let j = job(&mut c, 2);
+    j.bs_write = 4096;
+    j.bs_read = 4096;
+    j.rw = FioRw::Randwrite;
+    j.io_size = 4 << 20;
+    c.phases = vec![fio("write", vec![2])];
+    let s = run(&c);
+    let p = &s["phases"][0];
+    assert_eq!(p["fio"]["write"]["ios"], 1024);
+    assert!((written(p) - (4 << 20) as f64).abs() < 0.01 * (4 << 20) as f64, "{}", written(p));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    /// Bytes written to the pool in a txg = the allocated size of every dirtied record
+    /// plus both copies of each of their ancestors (counted independently from the
+    /// layout), plus the dnode block and the uberblocks.
+    #[test]
+    fn a_txg_writes_its_records_and_their_ancestors(records in 1u64..300, first in 0u64..1700) {
+        let mut c = seq_write(records, first);
+        c.phases.push(restart());
+        let s = run(&c);
+        let t = &s["phases"][1]["zfs_write"]["txgs"][0];
+        // fanout 128: ancestors are the L1s over [first, first + records) and the L2s above.
+        let last = first + records - 1;
+        let l1 = last / 128 - first / 128 + 1;
+        let l2 = last / (128 * 128) - first / (128 * 128) + 1;
+        let nlevels_l2 = 2048 > 128; // 2048 records: L0, L1 (16), L2 (1)
+        prop_assert!(nlevels_l2);
+        let ancestors = l1 + l2;
+        prop_assert_eq!(t["indirect_blocks"].as_u64().unwrap(), ancestors);
+        let indirect = t["indirect_bytes"].as_u64().unwrap();
+        // Each copy of an indirect block is at least a sector, at most the block.
+        prop_assert!(indirect >= 2 * ancestors * 4096 && indirect <= 2 * ancestors * 16384);
+        let expected = records * 131072 + indirect + 2 * 4096 + 4 * 4096;
+        prop_assert_eq!(t["leaf_bytes"].as_u64().unwrap(), expected);
+        let dev = written(&s["phases"][1]);
+        prop_assert!((dev - expected as f64).abs() <= 1.0 + 1e-6 * expected as f64, "{} vs {}", dev, expected);
+    }
 }

@@ -402,6 +402,19 @@ impl Sim<'_> {
             "dirty_left_bytes": w.txgs.dirty_total(),
             "delayed_txs": w.txgs.delayed_txs,
             "dirty_over_max_waits": w.txgs.waited_txs,
+            "txgs": synced.iter().take(16).map(|t| json!({
+                "txg": t.txg,
+                "start_s": secs(t.start),
+                "end_s": secs(t.end),
+                "records": t.records,
+                "dirty_bytes": t.dirty_bytes,
+                "data_bytes": t.data_bytes,
+                "indirect_blocks": t.indirect_blocks,
+                "indirect_bytes": t.indirect_bytes,
+                "dnode_bytes": t.dnode_bytes,
+                "uberblock_bytes": t.uberblock_bytes,
+                "leaf_bytes": t.leaf_bytes,
+            })).collect::<Vec<_>>(),
         })
     }
 
