@@ -67,25 +67,31 @@ fn a_current_layout_is_incompressible_and_read_from_disk() {
     assert_eq!(p["arc"]["demand_data_misses"].as_u64().unwrap(), FILE >> 17);
 }
 
-/// A phase of write jobs changes the contents without timing; reads after it see them.
-/// buffer_compress_percentage=50 with 4K chunks (fio 3.13+: half random, half zeros per
-/// chunk): lz4 keeps the 64 KiB of random bytes of a 128K record as literals plus a few
-/// bytes per chunk, which rounds up to 68 KiB at ashift 12: 128/68 = 1.88; the next cold
-/// read moves that share of the bytes.
+/// A write pass changes what later reads read. buffer_compress_percentage=50 with 4K
+/// chunks (fio 3.13+: half random, half zeros per chunk): lz4 keeps the 64 KiB of random
+/// bytes of a 128K record as literals plus a few bytes per chunk, which rounds up to
+/// 68 KiB at ashift 12: 128/68 = 1.88; after a reboot (the pool is synced, the caches are
+/// empty) a cold read moves that share of the bytes.
 #[test]
 fn a_write_pass_changes_what_the_next_read_reads() {
     let mut c = test_fio_variant();
     let f = fio_mut(&mut c);
     f.jobs[2].buffers.buffer_compress_percentage = Some(50);
     f.jobs[2].buffers.buffer_compress_chunk = Some(4096);
-    c.phases = vec![phase("write", &[2]), phase("read", &[0])];
+    c.phases = vec![
+        phase("write", &[2]),
+        PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved: false }),
+        phase("read", &[0]),
+    ];
     let r = run(&c);
     let w = &r["phases"][0];
-    assert_eq!(w["timing_modelled"], false);
-    assert_eq!(w["start_s"], w["end_s"]);
-    let ratio = w["files"]["total"]["compressratio"].as_f64().unwrap();
+    assert_eq!(w["timing_modelled"], true);
+    let synced =
+        |k: &str| (0..2).map(|i| r["phases"][i]["zfs_write"][k].as_u64().unwrap_or(0)).sum::<u64>() as f64;
+    assert_eq!(synced("synced_dirty_bytes"), FILE as f64, "every record synced once");
+    let ratio = synced("synced_dirty_bytes") / synced("synced_data_bytes");
     assert!((ratio - 128.0 / 68.0).abs() < 0.01, "{ratio}");
-    let p = &r["phases"][1];
+    let p = &r["phases"][2];
     assert!(p.get("laid_out").is_none(), "the write made the file");
     let secs = p["end_s"].as_f64().unwrap() - p["start_s"].as_f64().unwrap();
     let bytes = p["devices"]["disk"]["read_mbps"].as_f64().unwrap() * 1e6 * secs;
@@ -112,9 +118,14 @@ fn a_disk_bound_randread_runs_at_the_disk_rate() {
         j.io_size = 1 << 30;
     }
     f.jobs[1].runtime_ns = 20 * SEC;
-    c.phases = vec![phase("write", &[2]), phase("randread", &[1])];
+    // The reboot syncs the written data and empties the caches.
+    c.phases = vec![
+        phase("write", &[2]),
+        PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved: false }),
+        phase("randread", &[1]),
+    ];
     let r = run(&c);
-    let p = &r["phases"][1];
+    let p = &r["phases"][2];
     let iops = p["fio"]["read"]["iops"].as_f64().unwrap();
     assert!(disk_reads(p) >= 297.0 && disk_reads(p) <= 301.0, "{}", disk_reads(p));
     assert!((297.0..=300.0 * 8.0 / 7.0).contains(&iops), "{iops}");
@@ -125,19 +136,28 @@ fn a_disk_bound_randread_runs_at_the_disk_rate() {
     assert!((8.0..=16.0).contains(&p50), "{p50}");
 }
 
+/// rw with rwmixread: one job reads and writes, each direction reported apart, in the
+/// job's proportions.
 #[test]
-fn reads_beside_writes_are_refused() {
+fn a_mixed_job_reports_both_directions() {
     let mut c = test_fio_variant();
-    c.phases = vec![phase("mixed", &[0, 2])];
-    match run_variant(&c) {
-        Err(Error::Config { field, message }) => {
-            assert!(
-                field.contains("phases[0]") && message.contains("write") && message.contains("write"),
-                "{field}: {message}"
-            )
-        }
-        other => panic!("{other:?}"),
-    }
+    let f = fio_mut(&mut c);
+    f.jobs[2].rw = FioRw::Randrw;
+    f.jobs[2].rwmixread = 70;
+    f.jobs[2].bs_read = 16384;
+    f.jobs[2].bs_write = 16384;
+    f.jobs[2].io_size = 64 << 20;
+    c.phases = vec![phase("read", &[0]), phase("mixed", &[2])];
+    let r = run(&c);
+    let p = &r["phases"][1];
+    assert_eq!(p["timing_modelled"], true);
+    let (reads, writes) =
+        (p["fio"]["read"]["ios"].as_f64().unwrap(), p["fio"]["write"]["ios"].as_f64().unwrap());
+    assert_eq!(reads + writes, 4096.0);
+    let share = reads / (reads + writes);
+    // Binomial: 3 sigma of 4096 draws at 0.7 is 0.021.
+    assert!((share - 0.7).abs() < 0.021, "{share}");
+    assert!(p["fio"]["write"]["clat_ms"]["p50"].as_f64().unwrap() > 0.0);
 }
 
 #[test]

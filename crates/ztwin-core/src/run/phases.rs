@@ -40,8 +40,6 @@ impl Sim<'_> {
     /// empty one); registering a kept one walks its btree (`bch_btree_check()`). Returns
     /// when the machine is ready again, and what happened to bcache.
     pub(super) fn restart(&mut self, vm_moved: bool) -> Result<(Nanos, Option<Value>)> {
-        // A clean reboot exports the pool: every txg is synced first.
-        self.clock = self.clock.max(self.write_flush());
         if let (Some(d), Some(DatabaseConfig::Innodb(db))) = (&mut self.db, &self.cfg.database) {
             d.bp = BufferPool::new(db);
         }
@@ -209,20 +207,28 @@ impl Sim<'_> {
             let start = self.clock;
             match phase {
                 PhaseConfig::Restart(r) => {
+                    // A clean reboot exports the pool first: every txg is synced.
+                    let w0 = self.writes.as_ref().map(|w| w.log.len());
+                    let before = self.snapshot(start);
+                    while let Some(t) = self.write_next_at() {
+                        let t = t.max(self.clock);
+                        self.report_until(&mut rec, t);
+                        self.clock = t;
+                        self.write_event(t);
+                    }
+                    let flushed = self.snapshot(self.clock);
+                    let phase_start = start;
+                    let start = self.clock;
                     // arcstats start again from zero after a reboot: close the interval
                     // before it, and start the next one from the fresh counters.
                     if rec.prev.time < start {
                         let now = self.snapshot(start);
                         self.emit_row(&mut rec.series, &rec.prev, &now);
                     }
-                    let w0 = self.writes.as_ref().map(|w| w.log.len());
-                    let before = self.snapshot(start);
                     let (ready, bcache) = self.restart(r.vm_moved)?;
-                    let flushed = self.snapshot(self.clock.max(start));
-                    // (The series skips the export's sync, if any: counters restart here.)
-                    rec.prev = flushed.clone();
+                    rec.prev = self.snapshot(start);
                     self.clock = ready;
-                    let mut doc = json!({"name": r.name, "type": "restart", "start_s": secs(start), "end_s": secs(ready)});
+                    let mut doc = json!({"name": r.name, "type": "restart", "start_s": secs(phase_start), "end_s": secs(ready)});
                     if let Fs::Zfs { arc, cache_device: Some(_), .. } = &self.fs {
                         let st = arc.stats();
                         doc["l2arc_rebuild"] = json!({

@@ -326,3 +326,30 @@ fn the_driver_reads_through_the_pool() {
     assert!((a / b - 1.0).abs() < 0.3, "mirror sides {a} and {b}");
     assert!(a.max(b).max(c) < 240.0, "{a} {b} {c}");
 }
+
+/// Copy on write: a rewritten block gets new copies past everything allocated (never its
+/// old place), the rotor goes on turning, and reads go to the new place.
+#[test]
+fn rewritten_blocks_land_at_new_offsets() {
+    let devs = [ssd("a", None), ssd("b", None)];
+    let z = zfs(vec!["a".into(), "b".into()], ZfsRelease::V0_8);
+    let mut pool = Pool::new(&z, &devs, layout(64 << 20, 128 << 10, 1.0, 12), 1, 1).unwrap();
+    // 512 records of 128K on two vdevs: 32 MiB each.
+    let end = 32u64 << 20;
+    let old: Vec<Dva> = (0..8).map(|b| pool.dvas(data(1, b)).unwrap().0).collect();
+    let mut new = Vec::new();
+    for b in 0..8u64 {
+        let (d0, copy) = pool.cow_write(data(1, b), 128 << 10, false).unwrap();
+        assert_eq!(copy, None);
+        assert_ne!(d0, old[b as usize]);
+        assert!(d0.offset >= end, "record {b} at {} is inside the old allocation", d0.offset);
+        assert_eq!(pool.dvas(data(1, b)).unwrap().0, d0, "reads find the new copy");
+        new.push(d0);
+    }
+    // 8 records of 128K = 1 MiB: two 512K turns of the rotor, on both vdevs.
+    assert!(new.iter().any(|d| d.vdev == 0) && new.iter().any(|d| d.vdev == 1));
+    // Metadata gets its second copy on the other vdev.
+    let key = BlockKey::new(1, 1, 0);
+    let (d0, d1) = pool.cow_write(key, 4096, true).unwrap();
+    assert_ne!(d0.vdev, d1.unwrap().vdev);
+}
