@@ -208,8 +208,12 @@ def phases_table(summary: dict[str, Any]) -> Optional[Table]:
             elif p["type"] == "fio" and not p.get("timing_modelled", True):
                 what = "write pass: contents changed, timing not modelled"
             elif p["type"] == "fio":
-                r = p["fio"].get("read") or {}
-                what = f"fio read {_num(r.get('iops'), ',.0f')} IOPS, {_num(r.get('bw_mbps'), ',.1f')} MB/s over {_num(p['fio'].get('runtime_s'), '.1f')} s"
+                parts = []
+                for d in ("read", "write"):
+                    r = p["fio"].get(d) or {}
+                    if r.get("ios"):
+                        parts.append(f"{d} {_num(r.get('iops'), ',.0f')} IOPS, {_num(r.get('bw_mbps'), ',.1f')} MB/s")
+                what = f"fio {'; '.join(parts) or 'no I/O'} over {_num(p['fio'].get('runtime_s'), '.1f')} s"
             elif p["type"] == "cat":
                 what = f"{units.human_size(p['bytes_read'])} read at {_num(p['read_mbps'], ',.1f')} MB/s"
             else:

@@ -429,11 +429,20 @@ def _defaults() -> dict[str, Any]:
     }
 
 
+# Options that make writes synchronous or flush them: refused by name (the ZIL is not modelled).
+SYNC_OPTIONS = ("fsync", "fdatasync", "end_fsync", "fsync_on_close", "sync", "write_barrier", "sync_file_range")
+
+
 def _apply(job: dict[str, Any], sec: Section, origin: str, job_name: str) -> None:
     # kb_base first: it changes how the section's sizes read (fio parses it early too).
     ordered = sorted(sec.options, key=lambda o: o[0] != "kb_base")
     for key, value, where in ordered:
         handler = OPTIONS.get(key)
+        if handler is None and key in SYNC_OPTIONS:
+            raise FioError(
+                f"{where}: job [{job_name}]: option {key!r}: synchronous writes (fsync, O_SYNC, the ZFS "
+                "intent log) are not modelled yet; writes are asynchronous (fio's default sync=0, no fsync)"
+            )
         if handler is None:
             raise FioError(
                 f"{where}: job [{job_name}]: unknown or unmodelled fio option {key!r} "

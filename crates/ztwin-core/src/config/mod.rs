@@ -957,6 +957,31 @@ impl VariantConfig {
                     "filesystem.pool.zfs_vdev_mirror_rotating_seek_offset",
                     "must fit an int (at most 2147483647)",
                 )?;
+                let t = &z.txg;
+                for (name, v) in [
+                    ("zfs_dirty_data_sync_percent", t.zfs_dirty_data_sync_percent),
+                    ("zfs_delay_min_dirty_percent", t.zfs_delay_min_dirty_percent),
+                ] {
+                    ensure(v <= 100, &format!("filesystem.txg.{name}"), "must be 0 (default) to 100")?;
+                }
+                ensure(
+                    t.zfs_delay_scale <= 1 << 40,
+                    "filesystem.txg.zfs_delay_scale",
+                    "must be at most 2^40 ns (zfs_delay_scale * zfs_dirty_data_max must fit 64 bits)",
+                )?;
+                ensure(t.zfs_txg_timeout <= 3600, "filesystem.txg.zfs_txg_timeout", "must be 0 to 3600 s")?;
+                for (name, v) in [
+                    ("zfs_vdev_aggregation_limit", t.zfs_vdev_aggregation_limit),
+                    ("zfs_vdev_aggregation_limit_non_rotating", t.zfs_vdev_aggregation_limit_non_rotating),
+                ] {
+                    ensure(v <= 16 << 20, &format!("filesystem.txg.{name}"), "must be at most 16 MiB")?;
+                }
+                let (lo, hi) = (t.zfs_vdev_async_write_min_active, t.zfs_vdev_async_write_max_active);
+                ensure(
+                    lo <= 1000 && hi <= 1000 && (lo == 0 || hi == 0 || lo <= hi),
+                    "filesystem.txg.zfs_vdev_async_write_min_active",
+                    "must be at most zfs_vdev_async_write_max_active, both 0 (default) to 1000",
+                )?;
                 ensure((9..=16).contains(&z.ashift), "filesystem.ashift", "must be 9 to 16")?;
                 ensure(
                     z.recordsize.is_power_of_two() && (512..=16 << 20).contains(&z.recordsize),
