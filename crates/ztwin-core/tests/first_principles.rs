@@ -43,6 +43,7 @@ fn zfs(arc_max: u64, arc_min: u64) -> FsConfig {
         secondarycache: CacheProperty::All,
         l2arc: Default::default(),
         arc_warm_at_first_eviction: false,
+        zfetch: Default::default(),
     })
 }
 

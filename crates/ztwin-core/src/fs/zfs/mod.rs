@@ -3,3 +3,4 @@ pub mod compression;
 pub mod dbuf;
 pub mod geometry;
 pub mod read_path;
+pub mod zfetch;
