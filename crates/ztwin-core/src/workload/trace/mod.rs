@@ -254,7 +254,26 @@ impl Source {
         self.fill(BUF)
     }
 
-    /// An error at the current offset.
+    /// The next `len` bytes as one record, without consuming them; None at a clean end of
+    /// the file, an error naming `what` a record holds when the file ends inside one.
+    #[inline]
+    pub fn record(&mut self, len: usize, what: &str) -> Result<Option<&[u8]>> {
+        if self.available().len() < len {
+            let n = self.refill()?;
+            if n == 0 {
+                return Ok(None);
+            }
+            if n < len {
+                return Err(self.err_at(
+                    self.offset(),
+                    format!("truncated record: expected {len} bytes ({what}), found {n}"),
+                ));
+            }
+        }
+        Ok(Some(&self.available()[..len]))
+    }
+
+    /// An error at `offset` of the file (of its decompressed stream if compressed).
     pub fn err_at(&self, offset: u64, what: impl std::fmt::Display) -> Error {
         let z = if self.compressed { " of the decompressed stream" } else { "" };
         Error::config(self.path.display().to_string(), format!("byte offset {offset}{z}: {what}"))
@@ -354,21 +373,8 @@ impl Lines {
             let avail = self.src.available();
             if let Some(nl) = memchr(b'\n', avail) {
                 self.line += 1;
-                let start = self.src.offset();
-                // Safe re-borrow: copy line bounds, then check text bytes.
                 let line = &avail[..nl];
-                if let Some(bad) =
-                    line.iter().position(|&b| b < 0x20 && b != b'\t' && b != b'\r' || b >= 0x7f)
-                {
-                    let b = line[bad];
-                    return Err(self.src.err_at(
-                        start + bad as u64,
-                        format!(
-                            "line {}: expected text, found byte 0x{b:02x} (a binary file given as text?)",
-                            self.line
-                        ),
-                    ));
-                }
+                self.check_text(line)?;
                 self.buf.clear();
                 self.buf.extend_from_slice(line);
                 self.src.consume(nl + 1);
@@ -381,19 +387,7 @@ impl Lines {
                 }
                 // Last line without a newline.
                 self.line += 1;
-                let start = self.src.offset();
-                if let Some(bad) =
-                    avail.iter().position(|&b| b < 0x20 && b != b'\t' && b != b'\r' || b >= 0x7f)
-                {
-                    let b = avail[bad];
-                    return Err(self.src.err_at(
-                        start + bad as u64,
-                        format!(
-                            "line {}: expected text, found byte 0x{b:02x} (a binary file given as text?)",
-                            self.line
-                        ),
-                    ));
-                }
+                self.check_text(avail)?;
                 self.buf.clear();
                 self.buf.extend_from_slice(avail);
                 let n = avail.len();
@@ -408,6 +402,23 @@ impl Lines {
                     .err_at(self.src.offset(), format!("line {}: longer than 1 MiB", self.line + 1)));
             }
         }
+    }
+}
+
+impl Lines {
+    /// An error at the first byte of the current line (at the source's offset) that text
+    /// does not have.
+    fn check_text(&self, line: &[u8]) -> Result<()> {
+        let Some(bad) = line.iter().position(|&b| b < 0x20 && b != b'\t' && b != b'\r' || b >= 0x7f) else {
+            return Ok(());
+        };
+        Err(self.src.err_at(
+            self.src.offset() + bad as u64,
+            format!(
+                "line {}: expected text, found byte 0x{:02x} (a binary file given as text?)",
+                self.line, line[bad]
+            ),
+        ))
     }
 }
 

@@ -65,19 +65,9 @@ pub fn write_oracle(reqs: &[Request], out: &mut impl std::io::Write) -> std::io:
 impl TraceReader for OracleReader {
     #[inline]
     fn next_request(&mut self) -> Result<Option<Request>> {
-        if self.src.available().len() < RECORD {
-            let n = self.src.refill()?;
-            if n == 0 {
-                return Ok(None);
-            }
-            if n < RECORD {
-                return Err(self.src.err_at(
-                    self.src.offset(),
-                    format!("truncated record: expected {RECORD} bytes (u32 time, u64 id, u32 size, i64 next), found {n}"),
-                ));
-            }
-        }
-        let r = &self.src.available()[..RECORD];
+        let Some(r) = self.src.record(RECORD, "u32 time, u64 id, u32 size, i64 next")? else {
+            return Ok(None);
+        };
         let time = u32::from_le_bytes(r[0..4].try_into().unwrap()) as u64 * 1_000_000_000;
         let id = u64::from_le_bytes(r[4..12].try_into().unwrap());
         let size = u32::from_le_bytes(r[12..16].try_into().unwrap());

@@ -41,31 +41,20 @@ fn op_of(cmd: u16) -> Op {
 impl TraceReader for VscsiReader {
     #[inline]
     fn next_request(&mut self) -> Result<Option<Request>> {
-        if self.src.available().len() < RECORD {
-            let n = self.src.refill()?;
-            if n == 0 {
-                return Ok(None);
-            }
-            if n < RECORD {
-                return Err(self.src.err_at(
-                    self.src.offset(),
-                    format!("truncated record: expected {RECORD} bytes of a vscsi v1 record, found {n}"),
-                ));
-            }
-        }
-        let r = &self.src.available()[..RECORD];
+        let Some(r) = self.src.record(RECORD, "a vscsi v1 record")? else {
+            return Ok(None);
+        };
         let ver = u16::from_le_bytes([r[14], r[15]]);
-        if ver >> 8 != 1 {
-            let off = self.src.offset();
-            return Err(self.src.err_at(
-                off + 14,
-                format!("expected vscsi version 1 (ver >> 8 == 1), found ver 0x{ver:04x}"),
-            ));
-        }
         let size = u32::from_le_bytes(r[4..8].try_into().unwrap());
         let cmd = u16::from_le_bytes([r[12], r[13]]);
         let id = u64::from_le_bytes(r[16..24].try_into().unwrap());
         let ts = u64::from_le_bytes(r[24..32].try_into().unwrap());
+        if ver >> 8 != 1 {
+            return Err(self.src.err_at(
+                self.src.offset() + 14,
+                format!("expected vscsi version 1 (ver >> 8 == 1), found ver 0x{ver:04x}"),
+            ));
+        }
         self.src.consume(RECORD);
         Ok(Some(Request { id, size, time: ts.saturating_mul(1000), op: op_of(cmd) }))
     }

@@ -1,0 +1,267 @@
+//! The driver: builds the stack of one resolved variant and runs it on the simulated clock.
+//!
+//! Each sysbench thread is a closed-loop client: it issues a statement, waits for it, and
+//! issues the next. A client is a small state machine stepped by events; each step does
+//! the functional work of one layer at the current simulated time (a buffer-pool lookup,
+//! one ARC lookup of one tree level) and either continues at once or waits for a resource:
+//!
+//! ```text
+//!  Start ─► NextPage ─┬─ BP hit ─────────────────────────────────────► NextPage (next page)
+//!                     └─ BP miss ─► ReadStart (CPU so far runs) ─┬─ XFS/ext4: device read ─► PageDone
+//!                                                                └─ ZFS, per record of the page:
+//!     ZfsRecord: the lowest level whose dbuf exists (one ARC access there; see fs::zfs::dbuf)
+//!     ZfsWalk:   each level below it: arc_read; a miss goes to the device at once; an
+//!                indirect block is waited for (the next level needs it), data is not
+//!     ZfsPageEnd: wait for the page's data reads, copy out, release the dbufs ─► NextPage
+//!  ... last page of the last lookup ─► Finish (CPU runs, latency recorded) ─► Start
+//! ```
+//!
+//! CPU work accumulates per client and runs on the vCPUs (FCFS) before the client starts a
+//! file read and before it finishes a statement, so CPU contention delays I/O issue as a
+//! busy machine does; the CPU a read costs after it completes (interrupt, zio pipeline,
+//! checksum, decompression) joins the next burst. A page another client is reading is
+//! waited for (InnoDB's io_fix), and so is a block (a dbuf in DB_READ): never read twice.
+
+use hashbrown::HashMap;
+use serde_json::{json, Map, Value};
+
+use crate::cache::arc::{Arc, ArcAccess, ArcParams, ArcStats, BufType, ReadFlags};
+use crate::cache::l2arc::{L2arcConfig, L2arcDeviceConfig, L2arcParams};
+use crate::config::{
+    CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, PhaseConfig, VariantConfig, WorkloadConfig,
+    ZfsRelease,
+};
+use crate::db::innodb::btree::{TableLayout, MAX_DEPTH};
+use crate::db::innodb::buffer_pool::{BufferPool, PageKey};
+use crate::dev::cpu::Cpus;
+use crate::dev::device::{Device, DeviceCounters, Op};
+use crate::error::{Error, Result};
+use crate::fs::extent::ExtentFs;
+use crate::fs::zfs::compression::CompressionModel;
+use crate::fs::zfs::dbuf::{DbufLayer, DBUF_CACHE_SHIFT};
+use crate::fs::zfs::geometry::FileGeometry;
+use crate::fs::zfs::read_path::ZfsLayout;
+use crate::sim::queue::EventQueue;
+use crate::sim::time::{Nanos, SEC};
+use crate::stats::histogram::LatencyHistogram;
+use crate::stats::series::Series;
+use crate::workload::sysbench::{Index, Statement, SysbenchGen};
+
+/// Where a client is in its statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Start,
+    NextPage,
+    /// A buffer-pool miss: run the CPU work so far, then start the file read.
+    ReadStart,
+    ZfsRecord,
+    ZfsWalk,
+    ZfsAdvance,
+    /// Every record of the page is walked; wait for the data reads still in flight.
+    ZfsPageEnd,
+    /// The page's device read (XFS/ext4) completed.
+    PageDone,
+    Finish,
+    Blocked,
+    /// Nothing more to issue in this phase.
+    Idle,
+}
+
+/// What the clients of the current phase do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// sysbench statements until `issue_until`; statements in progress then finish.
+    Workload { issue_until: Nanos },
+    /// One reader going through every table file (`cat`), `read_size` bytes a read.
+    Cat { read_size: u32, passes: u32, pass: u32, table: u32, offset: u64 },
+}
+
+/// A page another client is reading, that this client waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    None,
+    Page(u64),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Client {
+    state: State,
+    wait: Wait,
+    lookup: usize,
+    path: [u64; MAX_DEPTH],
+    path_len: usize,
+    path_pos: usize,
+    space: u32,
+    page: u64,
+    /// The file read in progress: bytes [read_offset, read_offset + read_len) of table `space`.
+    read_offset: u64,
+    read_len: u32,
+    rec: u64,
+    rec_last: u64,
+    level: u8,
+    /// Completion of the page's data (L0) reads in flight: they are issued together, as
+    /// dmu_buf_hold_array_by_dnode issues every record read of one request before waiting.
+    data_done: Nanos,
+    cpu_pending: Nanos,
+    started: Nanos,
+}
+
+/// CPU costs in simulated ns on this machine's vCPUs (reference costs / speed).
+#[derive(Debug, Clone, Copy)]
+struct Costs {
+    statement: Nanos,
+    row: Nanos,
+    page_access: Nanos,
+    syscall: Nanos,
+    device_io: Nanos,
+    zfs_block: Nanos,
+    zio: Nanos,
+    memcpy_ns_per_byte: f64,
+    checksum_ns_per_byte: f64,
+    decompress_ns_per_byte: f64,
+}
+
+// One per run: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
+enum Fs {
+    Zfs {
+        arc: Box<Arc>,
+        dbufs: Box<DbufLayer>,
+        /// The L2ARC cache device, if any.
+        cache_device: Option<usize>,
+        layout: ZfsLayout,
+        vdev_device: Vec<usize>,
+        data_flags: ReadFlags,
+        meta_flags: ReadFlags,
+    },
+    Extent(ExtentFs),
+}
+
+/// Counters that the window and the intervals difference.
+#[derive(Debug, Clone, Default)]
+struct Snapshot {
+    time: Nanos,
+    statements: u64,
+    rows: u64,
+    bp_requests: u64,
+    bp_reads: u64,
+    cpu_busy: Nanos,
+    devices: Vec<DeviceCounters>,
+    arc: Option<ArcStats>,
+}
+
+/// The series being recorded across phases.
+struct Recorder {
+    series: Series,
+    prev: Snapshot,
+    next_report: Nanos,
+}
+
+fn secs(t: Nanos) -> f64 {
+    t as f64 / SEC as f64
+}
+
+/// Result of one variant: the summary document and the per-interval series.
+#[derive(Debug, Clone)]
+pub struct VariantResult {
+    /// Summary over the measured window (see [`run_variant_json`] for the shape).
+    pub summary: Value,
+    /// Per-interval columns over warm-up and window.
+    pub series: Series,
+}
+
+struct Sim<'a> {
+    cfg: &'a VariantConfig,
+    costs: Costs,
+    page_size: u32,
+    cpus: Cpus,
+    devices: Vec<Device>,
+    bp: BufferPool,
+    table: TableLayout,
+    fs: Fs,
+    /// One generator per client: sysbench threads draw from their own streams (and, for
+    /// select_random_points, their own slice of k).
+    gens: Vec<SysbenchGen>,
+    /// The statement each client is executing (kept apart so a client step copies little).
+    stmts: Vec<Statement>,
+    clients: Vec<Client>,
+    queue: EventQueue,
+    bp_inflight: HashMap<u64, u32>,
+    /// Blocks being read from a device, with their completion time; a reader that finds
+    /// one waits until then (dbuf_read on a dbuf in DB_READ). The reader that issued the
+    /// read removes the entry when its page is done.
+    block_inflight: HashMap<u64, Nanos>,
+    /// Per client, the blocks it has in flight (removed from `block_inflight` at page end).
+    owned_inflight: Vec<Vec<u64>>,
+    statements: u64,
+    rows: u64,
+    bp_requests: u64,
+    bp_reads: u64,
+    window_hist: LatencyHistogram,
+    interval_hist: LatencyHistogram,
+    measuring: bool,
+    mode: Mode,
+    /// Bytes and read calls served to `cat` phases.
+    cat_bytes: u64,
+    cat_reads: u64,
+    /// Simulated time of the last event processed.
+    clock: Nanos,
+    /// Index of the phase running (a series column).
+    phase_index: usize,
+    /// When the l2arc_feed_thread next runs (None without a cache device).
+    next_feed: Option<Nanos>,
+    events: u64,
+    block_lookups: u64,
+    /// Block lookups that found the block being read by another client and waited.
+    block_waits: u64,
+}
+
+fn scaled(ns: u64, speed: f64) -> Nanos {
+    (ns as f64 / speed).round() as Nanos
+}
+
+/// What a client step does next: continue in its new state, or wait for its next event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Next,
+    Wait,
+}
+
+mod build;
+mod phases;
+mod report;
+mod step;
+mod zfs_path;
+
+/// Runs one resolved, validated variant.
+pub fn run_variant(cfg: &VariantConfig) -> Result<VariantResult> {
+    cfg.validate()?;
+    Sim::new(cfg)?.run()
+}
+
+/// Runs one resolved variant given as JSON and returns its result as JSON.
+///
+/// Input: a [`VariantConfig`]. Output: the summary over the measured window ("qps",
+/// "tps", "queries", "window_s", "latency_ms" {p50, p95, p99, max, mean},
+/// "cpu_utilization", "devices" {NAME: {read_iops, write_iops, read_mbps, write_mbps,
+/// utilization}}, "innodb" {buffer_pool_hit_ratio, pages_read, ...}, "arc" {arcstats
+/// names} for ZFS) plus "series": columns of equal length, one row per report interval
+/// from the start of the warm-up ("time_s" is the interval's end).
+pub fn run_variant_json(config_json: &str) -> Result<String> {
+    let cfg = VariantConfig::from_json(config_json)?;
+    let r = run_variant(&cfg)?;
+    let mut doc = r.summary;
+    doc["series"] = serde_json::to_value(&r.series).map_err(|e| Error::Simulation {
+        component: "stats.series".into(),
+        time_ns: 0,
+        message: e.to_string(),
+    })?;
+    serde_json::to_string(&doc).map_err(|e| Error::Simulation {
+        component: "result".into(),
+        time_ns: 0,
+        message: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

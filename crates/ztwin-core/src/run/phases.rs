@@ -1,0 +1,254 @@
+//! Running the phases of a variant: workload windows, `cat` warm-ups, restarts, and the
+//! L2ARC feed thread between events.
+
+use super::build::new_arc;
+use super::*;
+
+impl Sim<'_> {
+    /// The next read of a `cat` phase: table, offset, length; None when every pass is done.
+    pub(super) fn cat_next(&mut self) -> Option<(u32, u64, u32)> {
+        let tables = self.cfg.dataset_tables();
+        let file_size = self.table.file_size();
+        let Mode::Cat { read_size, passes, pass, table, offset } = &mut self.mode else { return None };
+        if *offset >= file_size {
+            *offset = 0;
+            *table += 1;
+        }
+        if *table >= tables {
+            *table = 0;
+            *pass += 1;
+        }
+        if *pass >= *passes {
+            return None;
+        }
+        let len = (*read_size as u64).min(file_size - *offset) as u32;
+        let at = (*table, *offset, len);
+        *offset += len as u64;
+        Some(at)
+    }
+
+    /// The machine restarts: the ARC, the dbufs and the buffer pool start empty. The
+    /// L2ARC device keeps its content unless it is ephemeral and the VM moved; a release
+    /// with persistent L2ARC (2.0+, l2arc_rebuild_enabled) then rebuilds its headers from
+    /// the log blocks, reading them from the device (l2arc_rebuild). Returns when the
+    /// machine is ready again.
+    pub(super) fn restart(&mut self, vm_moved: bool) -> Result<Nanos> {
+        let DatabaseConfig::Innodb(db) = &self.cfg.database;
+        self.bp = BufferPool::new(db);
+        let mut ready = self.clock;
+        if let (Fs::Zfs { arc, dbufs, cache_device, .. }, FsConfig::Zfs(z)) =
+            (&mut self.fs, &self.cfg.filesystem)
+        {
+            let old = arc.l2arc_detach();
+            **arc = new_arc(self.cfg, z, *cache_device)?;
+            **dbufs = DbufLayer::new();
+            if let (Some(old), Some(d)) = (old, *cache_device) {
+                if !(vm_moved && self.cfg.devices[d].ephemeral) {
+                    let r = arc.l2arc_rebuild(old);
+                    let per_read = r.read_bytes.checked_div(r.reads).unwrap_or(0).max(1);
+                    for _ in 0..r.reads {
+                        let done = self.devices[d].submit(
+                            self.clock,
+                            Op::Read,
+                            per_read.min(u32::MAX as u64) as u32,
+                        );
+                        ready = ready.max(done);
+                    }
+                }
+                self.next_feed = Some(ready + SEC);
+            }
+        }
+        Ok(ready)
+    }
+
+    /// Processes events until none is left (clients stop issuing at the phase's end and
+    /// finish what they started), emitting series rows on the way. Returns the snapshots
+    /// taken at `window` (start, end) if given.
+    pub(super) fn drain(
+        &mut self,
+        rec: &mut Recorder,
+        window: Option<(Nanos, Nanos)>,
+    ) -> Option<(Snapshot, Snapshot)> {
+        let mut start_snap = None;
+        let mut end_snap = None;
+        // A workload phase reports up to its window's end; the drain after it is not an interval.
+        let report_limit = window.map_or(Nanos::MAX, |w| w.1);
+        while let Some(t) = self.queue.peek_time() {
+            if let Some(feed_at) = self.next_feed {
+                if feed_at <= t {
+                    self.l2arc_feed(feed_at);
+                    continue;
+                }
+            }
+            if t > crate::config::MAX_SIMULATED_NS {
+                // Only a device that never answers gets here (saturated clocks): what is
+                // still in progress is abandoned rather than simulated to the end of time.
+                self.abandon_in_progress();
+                break;
+            }
+            self.report_until(rec, t.min(report_limit));
+            if let Some((ws, we)) = window {
+                if start_snap.is_none() && t >= ws {
+                    self.window_hist.reset();
+                    self.measuring = true;
+                    start_snap = Some(self.snapshot(ws));
+                }
+                if end_snap.is_none() && t >= we {
+                    self.measuring = false;
+                    end_snap = Some(self.snapshot(we));
+                }
+            }
+            let (now, i) = self.queue.pop().expect("peeked");
+            self.events += 1;
+            self.clock = now;
+            self.step(i as usize, now);
+        }
+        let (ws, we) = window?;
+        let start = start_snap.unwrap_or_else(|| self.snapshot(ws));
+        let end = end_snap.unwrap_or_else(|| self.snapshot(we));
+        self.measuring = false;
+        Some((start, end))
+    }
+
+    /// One pass of the l2arc_feed_thread: the ARC picks what to write, the cache device
+    /// writes it (aggregated by the vdev queue into writes of up to 1 MiB,
+    /// zfs_vdev_aggregation_limit), and the thread sleeps until the time the feed chose.
+    pub(super) fn l2arc_feed(&mut self, now: Nanos) {
+        let Fs::Zfs { arc, cache_device: Some(d), .. } = &mut self.fs else {
+            self.next_feed = None;
+            return;
+        };
+        let feed = arc.l2arc_feed(now);
+        let mut left = feed.asize_written;
+        while left > 0 {
+            let chunk = left.min(1 << 20);
+            self.devices[*d].submit(now, Op::Write, chunk as u32);
+            left -= chunk;
+        }
+        self.next_feed = Some(feed.next_feed_at.max(now + 1));
+    }
+
+    /// Drops every pending event and in-flight read (see `drain`).
+    pub(super) fn abandon_in_progress(&mut self) {
+        while self.queue.pop().is_some() {}
+        self.bp_inflight.clear();
+        self.block_inflight.clear();
+        for owned in &mut self.owned_inflight {
+            owned.clear();
+        }
+        for c in &mut self.clients {
+            c.state = State::Idle;
+            c.wait = Wait::None;
+        }
+    }
+
+    pub(super) fn run(mut self) -> Result<VariantResult> {
+        let mut rec = Recorder {
+            series: Series::default(),
+            prev: self.snapshot(0),
+            next_report: self.cfg.run.report_interval_ns,
+        };
+        let threads = self.clients.len();
+        let mut phases = Vec::new();
+        let mut main = Value::Null;
+        // Where the series ends: a run that ends with a workload phase ends at its window's
+        // end (the statements that finish after it are not part of any interval).
+        let mut series_end = 0;
+        for (index, phase) in self.cfg.effective_phases().iter().enumerate() {
+            self.phase_index = index;
+            let start = self.clock;
+            match phase {
+                PhaseConfig::Restart(r) => {
+                    // arcstats start again from zero after a reboot: close the interval
+                    // before it, and start the next one from the fresh counters.
+                    if rec.prev.time < start {
+                        let now = self.snapshot(start);
+                        self.emit_row(&mut rec.series, &rec.prev, &now);
+                    }
+                    let ready = self.restart(r.vm_moved)?;
+                    rec.prev = self.snapshot(start);
+                    self.clock = ready;
+                    let mut doc = json!({"name": r.name, "type": "restart", "start_s": secs(start), "end_s": secs(ready)});
+                    if let Fs::Zfs { arc, cache_device: Some(_), .. } = &self.fs {
+                        let st = arc.stats();
+                        doc["l2arc_rebuild"] = json!({
+                            "l2_rebuild_bufs": st.l2_rebuild_bufs,
+                            "l2_rebuild_size": st.l2_rebuild_size,
+                            "l2_rebuild_asize": st.l2_rebuild_asize,
+                            "l2_rebuild_log_blks": st.l2_rebuild_log_blks,
+                        });
+                    }
+                    phases.push(doc);
+                }
+                PhaseConfig::Workload(w) => {
+                    let window = (start + w.warmup_ns, start + w.warmup_ns + w.duration_ns);
+                    self.mode = Mode::Workload { issue_until: window.1 };
+                    for i in 0..threads {
+                        self.clients[i].state = State::Start;
+                        self.queue.push(start, i as u32);
+                    }
+                    let (a, b) = self.drain(&mut rec, Some(window)).expect("a window was given");
+                    let mut doc = self.window_summary(&a, &b, w.warmup_ns);
+                    main = doc.clone();
+                    doc["name"] = json!(w.name);
+                    doc["type"] = json!("workload");
+                    doc["start_s"] = json!(secs(start));
+                    doc["end_s"] = json!(secs(self.clock.max(window.1)));
+                    phases.push(doc);
+                    self.clock = self.clock.max(window.1);
+                    series_end = window.1;
+                }
+                PhaseConfig::Cat(c) => {
+                    self.mode =
+                        Mode::Cat { read_size: c.read_size, passes: c.passes, pass: 0, table: 0, offset: 0 };
+                    let (bytes0, reads0) = (self.cat_bytes, self.cat_reads);
+                    let a = self.snapshot(start);
+                    self.clients[0].state = State::Start;
+                    self.queue.push(start, 0);
+                    self.drain(&mut rec, None);
+                    let b = self.snapshot(self.clock);
+                    let elapsed = (b.time - a.time).max(1) as f64 / SEC as f64;
+                    let bytes = self.cat_bytes - bytes0;
+                    let mut doc = json!({
+                        "name": c.name,
+                        "type": "cat",
+                        "start_s": secs(start),
+                        "end_s": secs(self.clock),
+                        "bytes_read": bytes,
+                        "reads": self.cat_reads - reads0,
+                        "read_mbps": bytes as f64 / 1e6 / elapsed,
+                        "devices": self.devices_window(&a, &b),
+                    });
+                    if let Some(arc) = self.arc_window_of(&a, &b) {
+                        doc["arc"] = arc;
+                    }
+                    phases.push(doc);
+                    series_end = self.clock;
+                }
+            }
+            if let PhaseConfig::Restart(_) = phase {
+                series_end = self.clock;
+            }
+        }
+        let end = self.clock;
+        if rec.prev.time < series_end {
+            self.report_until(&mut rec, series_end);
+            if rec.prev.time < series_end && (rec.series.rows() as u64) < crate::config::MAX_SERIES_ROWS {
+                let now = self.snapshot(series_end);
+                self.emit_row(&mut rec.series, &rec.prev, &now);
+            }
+        }
+        main["scenario"] = json!(self.cfg.scenario);
+        main["variant"] = json!(self.cfg.variant);
+        main["phases"] = Value::Array(phases);
+        // Work the simulator did over the whole run, for `ztwin bench`.
+        main["engine"] = json!({
+            "events": self.events,
+            "page_lookups": self.bp_requests,
+            "block_lookups": self.block_lookups,
+            "device_ios": self.devices.iter().map(|d| d.counters().reads + d.counters().writes).sum::<u64>(),
+            "simulated_s": secs(end),
+        });
+        Ok(VariantResult { summary: main, series: rec.series })
+    }
+}

@@ -1,0 +1,243 @@
+//! What a run reports: snapshots of the counters, series rows, window summaries in
+//! iostat and arcstats terms.
+
+use super::*;
+
+impl Sim<'_> {
+    pub(super) fn snapshot(&self, time: Nanos) -> Snapshot {
+        Snapshot {
+            time,
+            statements: self.statements,
+            rows: self.rows,
+            bp_requests: self.bp_requests,
+            bp_reads: self.bp_reads,
+            cpu_busy: self.cpus.busy_ns_at(time),
+            devices: self.devices.iter().map(|d| d.counters_at(time)).collect(),
+            arc: match &self.fs {
+                Fs::Zfs { arc, .. } => Some(arc.stats()),
+                Fs::Extent(_) => None,
+            },
+        }
+    }
+
+    /// Emits the series rows of every report boundary up to `t`.
+    pub(super) fn report_until(&mut self, rec: &mut Recorder, t: Nanos) {
+        // Bounded: a device that never answers (saturated clocks) must not mean endless rows.
+        while t >= rec.next_report && (rec.series.rows() as u64) < crate::config::MAX_SERIES_ROWS {
+            let now = self.snapshot(rec.next_report);
+            self.emit_row(&mut rec.series, &rec.prev, &now);
+            rec.prev = now;
+            rec.next_report += self.cfg.run.report_interval_ns;
+        }
+    }
+
+    pub(super) fn emit_row(&mut self, s: &mut Series, a: &Snapshot, b: &Snapshot) {
+        let dt = (b.time - a.time).max(1) as f64 / SEC as f64;
+        s.set("time_s", b.time as f64 / SEC as f64);
+        s.set("phase", self.phase_index as f64);
+        s.set("measured", if self.measuring { 1.0 } else { 0.0 });
+        s.set("qps", (b.statements - a.statements) as f64 / dt);
+        s.set("latency_p50_ms", self.interval_hist.quantile_ms(0.50));
+        s.set("latency_p95_ms", self.interval_hist.quantile_ms(0.95));
+        s.set("latency_p99_ms", self.interval_hist.quantile_ms(0.99));
+        self.interval_hist.reset();
+        let vcpus = self.cpus.vcpus() as f64;
+        s.set("cpu_utilization", ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / dt / vcpus).min(1.0));
+        let req = b.bp_requests - a.bp_requests;
+        let reads = b.bp_reads - a.bp_reads;
+        s.set(
+            "innodb_buffer_pool_hit_ratio",
+            if req > 0 { 1.0 - reads as f64 / req as f64 } else { f64::NAN },
+        );
+        for (k, d) in self.devices.iter().enumerate() {
+            let (x, y) = (&a.devices[k], &b.devices[k]);
+            let name = d.name();
+            s.set(&format!("{name}_read_iops"), (y.reads - x.reads) as f64 / dt);
+            s.set(&format!("{name}_write_iops"), (y.writes - x.writes) as f64 / dt);
+            s.set(&format!("{name}_read_mbps"), (y.read_bytes - x.read_bytes) as f64 / 1e6 / dt);
+            s.set(
+                &format!("{name}_utilization"),
+                ((y.busy_ns - x.busy_ns) as f64 / SEC as f64 / dt).min(1.0),
+            );
+        }
+        if let (Some(x), Some(y)) = (&a.arc, &b.arc) {
+            s.set("arc_hits", (y.hits - x.hits) as f64);
+            s.set("arc_misses", (y.misses - x.misses) as f64);
+            s.set("arc_demand_data_hits", (y.demand_data_hits - x.demand_data_hits) as f64);
+            s.set("arc_demand_data_misses", (y.demand_data_misses - x.demand_data_misses) as f64);
+            s.set("arc_demand_metadata_hits", (y.demand_metadata_hits - x.demand_metadata_hits) as f64);
+            s.set("arc_demand_metadata_misses", (y.demand_metadata_misses - x.demand_metadata_misses) as f64);
+            s.set("arc_size", y.size as f64);
+            s.set("arc_c", y.c as f64);
+            s.set("arc_data_size", y.data_size as f64);
+            s.set("arc_metadata_size", y.metadata_size as f64);
+        }
+        s.end_row();
+    }
+
+    /// Devices over a window, as iostat would show them.
+    pub(super) fn devices_window(&self, a: &Snapshot, b: &Snapshot) -> Value {
+        let window_s = (b.time - a.time).max(1) as f64 / SEC as f64;
+        let mut devices = Map::new();
+        for (k, d) in self.devices.iter().enumerate() {
+            let (x, y) = (&a.devices[k], &b.devices[k]);
+            devices.insert(
+                d.name().to_string(),
+                json!({
+                    "read_iops": (y.reads - x.reads) as f64 / window_s,
+                    "write_iops": (y.writes - x.writes) as f64 / window_s,
+                    "read_mbps": (y.read_bytes - x.read_bytes) as f64 / 1e6 / window_s,
+                    "write_mbps": (y.write_bytes - x.write_bytes) as f64 / 1e6 / window_s,
+                    "utilization": ((y.busy_ns - x.busy_ns) as f64 / SEC as f64 / window_s).min(1.0),
+                }),
+            );
+        }
+        Value::Object(devices)
+    }
+
+    /// arcstats over a window, for ZFS.
+    pub(super) fn arc_window_of(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
+        let (Some(x), Some(y), FsConfig::Zfs(z)) = (&a.arc, &b.arc, &self.cfg.filesystem) else {
+            return None;
+        };
+        Some(arc_window(x, y, z.release))
+    }
+
+    /// The summary of a workload phase's measured window.
+    pub(super) fn window_summary(&self, a: &Snapshot, b: &Snapshot, warmup_ns: Nanos) -> Value {
+        let window_s = (b.time - a.time).max(1) as f64 / SEC as f64;
+        let statements = b.statements - a.statements;
+        let qps = statements as f64 / window_s;
+        let req = b.bp_requests - a.bp_requests;
+        let reads = b.bp_reads - a.bp_reads;
+        let mut out = json!({
+            "window_s": window_s,
+            "warmup_s": secs(warmup_ns),
+            "queries": statements,
+            "rows": b.rows - a.rows,
+            "qps": qps,
+            // oltp_point_select and select_random_points run one statement per event,
+            // outside an explicit transaction: sysbench counts each as a transaction.
+            "tps": qps,
+            "latency_ms": {
+                "p50": self.window_hist.quantile_ms(0.50),
+                "p95": self.window_hist.quantile_ms(0.95),
+                "p99": self.window_hist.quantile_ms(0.99),
+                "max": self.window_hist.max_ms(),
+                "mean": self.window_hist.mean_ms(),
+            },
+            "cpu_utilization": ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / window_s / self.cpus.vcpus() as f64).min(1.0),
+            "devices": self.devices_window(a, b),
+            "innodb": {
+                "buffer_pool_hit_ratio": if req > 0 { 1.0 - reads as f64 / req as f64 } else { 0.0 },
+                "pages_read": reads,
+                "read_requests": req,
+                "buffer_pool_pages": self.bp.capacity(),
+            },
+        });
+        if let Some(arc) = self.arc_window_of(a, b) {
+            out["arc"] = arc;
+        }
+        if let Some(l2) = self.l2arc_window(a, b) {
+            out["l2arc"] = l2;
+        }
+        out
+    }
+
+    /// L2ARC arcstats over a window, and the share of demand block reads each tier served.
+    pub(super) fn l2arc_window(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
+        let (Fs::Zfs { cache_device: Some(_), .. }, Some(x), Some(y)) = (&self.fs, &a.arc, &b.arc) else {
+            return None;
+        };
+        let mut m = Map::new();
+        macro_rules! counters {
+            ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(y.$f.saturating_sub(x.$f))); )* };
+        }
+        macro_rules! sizes {
+            ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(y.$f)); )* };
+        }
+        counters!(
+            l2_hits,
+            l2_misses,
+            l2_feeds,
+            l2_read_bytes,
+            l2_write_bytes,
+            l2_writes_sent,
+            l2_writes_done,
+            l2_abort_lowmem,
+            l2_log_blk_writes,
+            evict_l2_cached,
+            evict_l2_eligible,
+            evict_l2_ineligible
+        );
+        sizes!(l2_size, l2_asize, l2_hdr_size);
+        let hits = y.hits.saturating_sub(x.hits) as f64;
+        let misses = y.misses.saturating_sub(x.misses) as f64;
+        let l2_hits = y.l2_hits.saturating_sub(x.l2_hits) as f64;
+        let total = (hits + misses).max(1.0);
+        m.insert(
+            "read_share".into(),
+            json!({"arc": hits / total, "l2arc": l2_hits / total, "pool": (misses - l2_hits) / total}),
+        );
+        Some(Value::Object(m))
+    }
+}
+
+/// Only the arcstats the modelled release has are reported (0.8/2.1: p and the
+/// arc_meta_* limits; 2.2: meta, pd, pm and the uncached state).
+fn arc_window(a: &ArcStats, b: &ArcStats, release: ZfsRelease) -> Value {
+    let mut m = Map::new();
+    macro_rules! counters {
+        ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(b.$f - a.$f)); )* };
+    }
+    macro_rules! sizes {
+        ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(b.$f)); )* };
+    }
+    counters!(
+        hits,
+        misses,
+        demand_data_hits,
+        demand_data_misses,
+        demand_metadata_hits,
+        demand_metadata_misses,
+        prefetch_data_hits,
+        prefetch_data_misses,
+        prefetch_metadata_hits,
+        prefetch_metadata_misses,
+        mru_hits,
+        mfu_hits,
+        mru_ghost_hits,
+        mfu_ghost_hits,
+        deleted,
+        evict_skip
+    );
+    sizes!(
+        size,
+        c,
+        c_min,
+        c_max,
+        data_size,
+        metadata_size,
+        hdr_size,
+        compressed_size,
+        uncompressed_size,
+        mru_size,
+        mfu_size,
+        mru_ghost_size,
+        mfu_ghost_size,
+        mru_data,
+        mru_metadata,
+        mfu_data,
+        mfu_metadata
+    );
+    match release {
+        ZfsRelease::V0_8 | ZfsRelease::V2_1 => {
+            sizes!(p, arc_meta_used, arc_meta_limit, arc_meta_min, arc_meta_max);
+        }
+        ZfsRelease::V2_2 => {
+            counters!(uncached_hits);
+            sizes!(meta, pd, pm, uncached_size);
+        }
+    }
+    Value::Object(m)
+}

@@ -1,0 +1,191 @@
+//! Stepping a client through its statement: the states above the filesystem (the
+//! statement, the buffer pool, the file read) and the hand-off to the ZFS path or a device.
+
+use super::*;
+
+impl Sim<'_> {
+    /// Sets the path of lookup `c.lookup` of the client's statement.
+    pub(super) fn start_lookup(&self, i: usize, c: &mut Client) {
+        let l = self.stmts[i].lookups[c.lookup];
+        c.space = l.table;
+        c.path_len = match l.index {
+            Index::Clustered => self.table.clustered_path(l.key, &mut c.path),
+            Index::Secondary => self.table.secondary_path(l.key, &mut c.path),
+        };
+        c.path_pos = 0;
+    }
+
+    /// Steps client `i` at `now` until it must wait; schedules its next event.
+    pub(super) fn step(&mut self, i: usize, now: Nanos) {
+        let mut c = self.clients[i];
+        loop {
+            match c.state {
+                State::Start => {
+                    match self.mode {
+                        Mode::Workload { issue_until } if now >= issue_until => {
+                            c.state = State::Idle;
+                            break;
+                        }
+                        Mode::Workload { .. } => {}
+                        Mode::Cat { .. } => {
+                            let Some((table, offset, len)) = self.cat_next() else {
+                                c.state = State::Idle;
+                                break;
+                            };
+                            c.space = table;
+                            c.read_offset = offset;
+                            c.read_len = len;
+                            c.started = now;
+                            c.cpu_pending += self.costs.syscall;
+                            c.state = State::ReadStart;
+                            continue;
+                        }
+                    }
+                    self.gens[i].next(&mut self.stmts[i]);
+                    c.started = now;
+                    c.cpu_pending += self.costs.statement + self.costs.row * self.stmts[i].rows as u64;
+                    c.lookup = 0;
+                    if self.stmts[i].n == 0 {
+                        c.state = State::Finish;
+                        continue;
+                    }
+                    self.start_lookup(i, &mut c);
+                    c.state = State::NextPage;
+                }
+                State::NextPage => {
+                    if c.path_pos == c.path_len {
+                        c.lookup += 1;
+                        if c.lookup == self.stmts[i].n {
+                            c.state = State::Finish;
+                            continue;
+                        }
+                        self.start_lookup(i, &mut c);
+                    }
+                    c.page = c.path[c.path_pos];
+                    let key = PageKey::new(c.space, c.page);
+                    c.cpu_pending += self.costs.page_access;
+                    if let Some(waiters) = self.bp_inflight.get_mut(&key.0) {
+                        *waiters += 1;
+                        c.wait = Wait::Page(key.0);
+                        c.state = State::Blocked;
+                        break;
+                    }
+                    self.bp_requests += 1;
+                    if self.bp.access(key, now) {
+                        c.path_pos += 1;
+                        continue;
+                    }
+                    self.bp_reads += 1;
+                    self.bp_inflight.insert(key.0, 0);
+                    c.cpu_pending += self.costs.syscall;
+                    c.read_offset = c.page * self.page_size as u64;
+                    c.read_len = self.page_size;
+                    c.state = State::ReadStart;
+                }
+                State::ReadStart => {
+                    if self.run_pending_cpu(i, &mut c, now) {
+                        break;
+                    }
+                    match &self.fs {
+                        Fs::Extent(x) => {
+                            let bytes = x.read_bytes(c.read_offset, c.read_len);
+                            let done = self.devices[x.device].submit(now, Op::Read, bytes);
+                            c.cpu_pending += self.costs.device_io;
+                            c.state = State::PageDone;
+                            self.queue.push(done, i as u32);
+                            break;
+                        }
+                        Fs::Zfs { layout, .. } => {
+                            let (first, last) = layout.records(c.read_offset, c.read_len);
+                            c.rec = first;
+                            c.rec_last = last;
+                            c.data_done = now;
+                            c.state = State::ZfsRecord;
+                        }
+                    }
+                }
+                State::ZfsRecord => {
+                    if self.zfs_record(i, &mut c, now) == Flow::Wait {
+                        break;
+                    }
+                }
+                State::ZfsWalk => {
+                    if self.zfs_walk(i, &mut c, now) == Flow::Wait {
+                        break;
+                    }
+                }
+                State::ZfsAdvance => {
+                    if self.zfs_advance(i, &mut c, now) == Flow::Wait {
+                        break;
+                    }
+                }
+                State::ZfsPageEnd => {
+                    if self.zfs_page_end(i, &mut c, now) == Flow::Wait {
+                        break;
+                    }
+                }
+                State::PageDone => self.page_read_done(&mut c, now),
+                State::Finish => {
+                    if self.run_pending_cpu(i, &mut c, now) {
+                        break;
+                    }
+                    // Counted always (the series covers the warm-up); the summary takes
+                    // differences over the window, and only the window's latencies.
+                    self.statements += 1;
+                    self.rows += self.stmts[i].rows as u64;
+                    self.interval_hist.record(now - c.started);
+                    if self.measuring {
+                        self.window_hist.record(now - c.started);
+                    }
+                    c.state = State::Start;
+                }
+                State::Blocked | State::Idle => unreachable!("a blocked or idle client has no event"),
+            }
+        }
+        self.clients[i] = c;
+    }
+
+    /// Runs the client's accumulated CPU work on the vCPUs and schedules it to resume
+    /// (same state) when that work is done; false if there was none.
+    pub(super) fn run_pending_cpu(&mut self, i: usize, c: &mut Client, now: Nanos) -> bool {
+        if c.cpu_pending == 0 {
+            return false;
+        }
+        let done = self.cpus.run(now, c.cpu_pending);
+        c.cpu_pending = 0;
+        self.queue.push(done, i as u32);
+        true
+    }
+
+    /// dmu_buf_rele_array: the reader drops its holds on the page's record dbufs.
+    /// The page is in memory: insert it in the buffer pool and release its waiters.
+    pub(super) fn page_read_done(&mut self, c: &mut Client, now: Nanos) {
+        if let Mode::Cat { .. } = self.mode {
+            self.cat_reads += 1;
+            self.cat_bytes += c.read_len as u64;
+            c.state = State::Start;
+            return;
+        }
+        let key = PageKey::new(c.space, c.page);
+        self.bp.insert(key, now);
+        let waiters = self.bp_inflight.remove(&key.0).unwrap_or(0);
+        if waiters > 0 {
+            self.wake(Wait::Page(key.0), now);
+        }
+        c.path_pos += 1;
+        c.state = State::NextPage;
+    }
+
+    /// Reschedules every client blocked on `what` at `now`.
+    pub(super) fn wake(&mut self, what: Wait, now: Nanos) {
+        for (j, other) in self.clients.iter_mut().enumerate() {
+            if other.state == State::Blocked && other.wait == what {
+                other.wait = Wait::None;
+                other.state = State::NextPage;
+                // Re-run the page access now that the page is in the pool.
+                other.cpu_pending = other.cpu_pending.saturating_sub(self.costs.page_access);
+                self.queue.push(now, j as u32);
+            }
+        }
+    }
+}

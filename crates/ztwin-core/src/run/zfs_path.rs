@@ -1,0 +1,162 @@
+//! The ZFS read path of one request, one state of the client machine per method (see
+//! the diagram in `run`): the walk down the block-pointer tree through the dbufs and the
+//! ARC, device reads for misses, and the end of the request.
+
+use super::*;
+
+impl Sim<'_> {
+    /// dbuf_hold of the record: one access at the lowest level whose dbuf exists, then a
+    /// read of every level below it (see fs::zfs::dbuf).
+    pub(super) fn zfs_record(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        let Fs::Zfs { arc, dbufs, layout, .. } = &mut self.fs else { unreachable!("ZfsRecord only on ZFS") };
+        let object = c.space + 1;
+        let nlevels = layout.nlevels();
+        let found = (0..nlevels).find(|&l| dbufs.exists(layout.block(object, c.rec, l).0));
+        let Some(level) = found else {
+            // No dbuf on the path: start at the dnode's block pointer.
+            c.level = nlevels - 1;
+            c.state = State::ZfsWalk;
+            return Flow::Next;
+        };
+        let (key, info) = layout.block(object, c.rec, level);
+        dbufs.hold_existing(key);
+        c.level = level;
+        c.state = State::ZfsAdvance;
+        c.cpu_pending += self.costs.zfs_block;
+        if let Some(&done) = self.block_inflight.get(&key.0) {
+            // The dbuf is being read (DB_READ): dbuf_read waits on db_changed,
+            // with no ARC access.
+            self.block_lookups += 1;
+            self.block_waits += 1;
+            if level == 0 {
+                c.data_done = c.data_done.max(done);
+            } else if done > now {
+                self.queue.push(done, i as u32);
+                return Flow::Wait;
+            }
+            return Flow::Next;
+        }
+        if info.psize != 0 && arc.contains(key) {
+            // arc_buf_access(): an ARC hit, no copy, no decompression. (If the
+            // ARC model evicted the header, the dbuf still serves its data: the
+            // real ARC cannot evict a buffer a dbuf references.)
+            self.block_lookups += 1;
+            let flags = ReadFlags::default();
+            let hit = arc.access(key, info, flags, now);
+            debug_assert_eq!(hit, ArcAccess::Hit);
+        }
+        Flow::Next
+    }
+
+    /// One level of the walk: dbuf_create and arc_read of the block; a miss goes to a device.
+    pub(super) fn zfs_walk(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        let Fs::Zfs { arc, dbufs, cache_device, layout, vdev_device, data_flags, meta_flags } = &mut self.fs
+        else {
+            unreachable!("ZfsWalk only on ZFS")
+        };
+        let object = c.space + 1;
+        let (key, info) = layout.block(object, c.rec, c.level);
+        let flags = if info.kind == BufType::Data { *data_flags } else { *meta_flags };
+        // dbuf_create under the parent (held by the new child from now on), then
+        // the reader's own hold on the parent is dropped.
+        let parent = (c.level + 1 < layout.nlevels()).then(|| layout.block(object, c.rec, c.level + 1).0);
+        dbufs.create(key, parent, info.lsize, !flags.uncacheable);
+        if let Some(p) = parent {
+            let target = arc.c() >> DBUF_CACHE_SHIFT;
+            dbufs.release(p, target, |k| layout.parent_of(k));
+        }
+        c.cpu_pending += self.costs.zfs_block;
+        if info.psize == 0 {
+            // A hole or an embedded block: the block pointer itself holds the
+            // content (BP_IS_HOLE / BP_IS_EMBEDDED), nothing to read or cache.
+            c.state = State::ZfsAdvance;
+            return Flow::Next;
+        }
+        self.block_lookups += 1;
+        debug_assert!(!self.block_inflight.contains_key(&key.0), "a new dbuf cannot be in flight");
+        // arc_read: the new dbuf gets its own decompressed copy (arc_buf_fill).
+        let decompress = if info.psize < info.lsize {
+            (info.lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos
+        } else {
+            0
+        };
+        let read = match arc.access(key, info, flags, now) {
+            ArcAccess::Hit => None,
+            // l2arc_read: the block's asize from the cache device.
+            ArcAccess::L2Hit { asize, .. } => {
+                Some((cache_device.expect("L2 hit without a cache device"), asize))
+            }
+            ArcAccess::Miss { .. } => Some((vdev_device[layout.vdev_of(key)], info.psize)),
+        };
+        match read {
+            None => {
+                c.cpu_pending += decompress;
+                c.state = State::ZfsAdvance;
+            }
+            Some((device, bytes)) => {
+                // The zio goes out now; its CPU (pipeline, interrupt, checksum,
+                // decompression) is charged before the client's next wait.
+                let done = self.devices[device].submit(now, Op::Read, bytes);
+                self.block_inflight.insert(key.0, done);
+                self.owned_inflight[i].push(key.0);
+                c.cpu_pending += self.costs.device_io
+                    + self.costs.zio
+                    + (info.psize as f64 * self.costs.checksum_ns_per_byte) as Nanos
+                    + decompress;
+                c.state = State::ZfsAdvance;
+                if c.level == 0 {
+                    // Data: the next record's read goes out at once.
+                    c.data_done = c.data_done.max(done);
+                } else {
+                    // An indirect block: the level below cannot be located
+                    // before it arrives.
+                    self.queue.push(done, i as u32);
+                    return Flow::Wait;
+                }
+            }
+        }
+        Flow::Next
+    }
+
+    /// The next level down, the next record, or the end of the request.
+    pub(super) fn zfs_advance(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        if c.level > 0 {
+            c.level -= 1;
+            c.state = State::ZfsWalk;
+        } else if c.rec < c.rec_last {
+            c.rec += 1;
+            c.state = State::ZfsRecord;
+        } else {
+            c.state = State::ZfsPageEnd;
+            if c.data_done > now {
+                self.queue.push(c.data_done, i as u32);
+                return Flow::Wait;
+            }
+        }
+        Flow::Next
+    }
+
+    /// Every record is read: copy out, release the dbufs.
+    pub(super) fn zfs_page_end(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        // dmu_read_uio: copy the page out of the dbufs into InnoDB's buffer,
+        // then dmu_buf_rele_array: the record dbufs go to the dbuf cache.
+        c.cpu_pending += (c.read_len as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
+        self.release_records(c);
+        for key in self.owned_inflight[i].drain(..) {
+            self.block_inflight.remove(&key);
+        }
+        self.page_read_done(c, now);
+        Flow::Next
+    }
+
+    /// dmu_buf_rele_array: the reader drops its holds on the page's record dbufs.
+    pub(super) fn release_records(&mut self, c: &Client) {
+        let Fs::Zfs { arc, dbufs, layout, .. } = &mut self.fs else { return };
+        let target = arc.c() >> DBUF_CACHE_SHIFT;
+        let (first, last) = layout.records(c.read_offset, c.read_len);
+        for rec in first..=last {
+            let key = layout.block(c.space + 1, rec, 0).0;
+            dbufs.release(key, target, |k| layout.parent_of(k));
+        }
+    }
+}
