@@ -20,6 +20,7 @@
 use crate::cache::arc::{BlockInfo, BlockKey, BufType};
 use crate::fs::zfs::compression::CompressionModel;
 use crate::fs::zfs::geometry::FileGeometry;
+use crate::fs::zfs::zfetch::FileShape;
 
 /// Static geometry and sizes of one dataset's files (all the same size).
 #[derive(Debug)]
@@ -49,15 +50,34 @@ impl ZfsLayout {
 
     /// The block at `level` on the path to record `l0_blkid` of `object`, with its sizes.
     pub fn block(&self, object: u32, l0_blkid: u64, level: u8) -> (BlockKey, BlockInfo) {
+        self.block_at(object, level, self.geometry.ancestor(l0_blkid, level))
+    }
+
+    /// Block `blkid` of `level` of `object`, with its sizes.
+    pub fn block_at(&self, object: u32, level: u8, blkid: u64) -> (BlockKey, BlockInfo) {
         if level == 0 {
             let lsize = self.geometry.data_block_size();
-            let psize = self.compression.data_psize(object, l0_blkid, lsize);
-            (BlockKey::new(object, 0, l0_blkid), BlockInfo { lsize, psize, kind: BufType::Data })
+            let psize = self.compression.data_psize(object, blkid, lsize);
+            (BlockKey::new(object, 0, blkid), BlockInfo { lsize, psize, kind: BufType::Data })
         } else {
-            let blkid = self.geometry.ancestor(l0_blkid, level);
             let lsize = self.indirect_block_size;
             let psize = self.compression.metadata_psize(object, level, blkid, lsize);
             (BlockKey::new(object, level, blkid), BlockInfo { lsize, psize, kind: BufType::Metadata })
+        }
+    }
+
+    /// What zfetch needs of every file's dnode.
+    pub fn zfetch_shape(&self) -> FileShape {
+        let g = &self.geometry;
+        let dbs = g.data_block_size();
+        FileShape {
+            maxblkid: g.l0_blocks().saturating_sub(1),
+            datablkshift: if dbs.is_power_of_two() && g.l0_blocks() > 1 {
+                dbs.trailing_zeros() as u8
+            } else {
+                0
+            },
+            indblkshift: g.indirect_block_size().trailing_zeros() as u8,
         }
     }
 
