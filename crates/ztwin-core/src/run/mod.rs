@@ -276,8 +276,10 @@ pub fn run_variant(cfg: &VariantConfig) -> Result<VariantResult> {
 /// "tps", "queries", "window_s", "latency_ms" {p50, p95, p99, max, mean},
 /// "cpu_utilization", "devices" {NAME: {read_iops, write_iops, read_mbps, write_mbps,
 /// utilization}}, "innodb" {buffer_pool_hit_ratio, pages_read, ...}, "arc" {arcstats
-/// names} for ZFS) plus "series": columns of equal length, one row per report interval
-/// from the start of the warm-up ("time_s" is the interval's end).
+/// names} and "zfetch" {zfetchstats names of the release: hits, misses, max_streams,
+/// io_issued, ...} for ZFS) plus "series": columns of equal length, one row per report
+/// interval from the start of the warm-up ("time_s" is the interval's end). Each entry of
+/// "phases" carries its own "arc" and "zfetch" (cat phases too).
 pub fn run_variant_json(config_json: &str) -> Result<String> {
     let cfg = VariantConfig::from_json(config_json)?;
     let r = run_variant(&cfg)?;
