@@ -6,3 +6,4 @@ pub mod dbuf;
 pub mod geometry;
 pub mod pool;
 pub mod read_path;
+pub mod zfetch;
