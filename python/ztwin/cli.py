@@ -42,7 +42,10 @@ EXIT_INTERNAL = 3
 
 
 def _stdout() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    # Piped or captured output has no terminal width; Rich would assume 80 columns and
+    # truncate the wide tables (arcstat lines, runs). A file gets them whole.
+    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200
+    return Console(highlight=False, soft_wrap=True, width=width)
 
 
 def _stderr() -> Console:
@@ -172,11 +175,13 @@ def fio_runs_table(name: str, doc: dict[str, Any]) -> Optional[Table]:
     if not rows:
         return None
     t = Table(
-        title=f"ARC per run, variant {name} (arcstats over each run, indirect blocks included; data hit %: demand data only; MB/s: fio's read bandwidth)",
+        title=f"ARC per run, variant {name}: fio's read MB/s and IOPS; arcstats over each run (hit %: all"
+        " accesses, indirect blocks included; data %: demand data only; hits of MRU, MFU, their ghosts, L2ARC)",
         title_justify="left",
     )
-    for col in ("run", "read MB/s", "IOPS", "ARC hit %", "data hit %", "MRU hits", "MFU hits", "MRU ghost hits", "MFU ghost hits", "L2ARC hits"):
-        t.add_column(col, justify="left" if col == "run" else "right")
+    # Short headers: the table must fit 80 columns (Rich's width when stdout is not a terminal).
+    for col in ("run", "MB/s", "IOPS", "hit %", "data %", "MRU", "MFU", "MRU gh", "MFU gh", "L2"):
+        t.add_column(col, justify="left" if col == "run" else "right", no_wrap=True)
     for p in rows:
         r = (p.get("fio") or {}).get("read") or {}
         a = p.get("arc") or {}

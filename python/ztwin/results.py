@@ -8,6 +8,7 @@ The core answers each variant with one JSON object (see ``ztwin_core::run``)::
      "devices": {NAME: {"read_iops", "write_iops", "read_mbps", "write_mbps", "utilization"}},
      "innodb": {"buffer_pool_hit_ratio", "pages_read"},
      "arc": {arcstats names: "hits", "misses", "demand_data_misses", ..., "size", "c"},  # ZFS only
+     "zfetch": {zfetchstats names of the release: "hits", "misses", "max_streams", ...},  # ZFS only
      "series": {"time_s": [...], "qps": [...], "latency_p95_ms": [...], "arc_hits": [...], ...}}
 
 :attr:`Result.summary` is ``{"scenario": NAME, "variants": {VARIANT: that object without

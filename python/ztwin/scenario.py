@@ -300,6 +300,45 @@ def vdev_devices(v: Any) -> list[str]:
     return [v] if isinstance(v, str) else list(v["mirror"])
 
 
+U32Size = Annotated[Size, _check(lambda n: 0 <= n < 2**32, "u32", "must be 0 to 4294967295 (an unsigned int module parameter)")]
+U32 = Annotated[int, Field(ge=0, lt=2**32)]
+
+
+class ZfetchSpec(_Model):
+    """``[filesystem.zfetch]``: predictive prefetch module parameters named as in zfs(4); unset = the release's default
+    (module/zfs/dmu_zfetch.c of the release). A parameter the release does not have is an error."""
+
+    zfs_prefetch_disable: Optional[bool] = Field(None, description="Disable predictive prefetch: 0.")
+    zfetch_max_streams: Optional[U32] = Field(None, description="Streams per file: 8.")
+    zfetch_min_sec_reap: Optional[U32] = Field(None, description="Seconds a stream idles before reuse: 2 (0.8 to 2.1.5), 1 (2.1.6+).")
+    zfetch_max_sec_reap: Optional[U32] = Field(None, description="2.1.6+: seconds an idle stream lives: 2.")
+    zfetch_min_distance: Optional[U32Size] = Field(None, description="2.1.6+: distance doubled up to: 4 MiB.")
+    zfetch_max_distance: Optional[U32Size] = Field(None, description="Largest data lookahead: 8 MiB (0.8 to 2.1.5), 64 MiB (2.1.6+).")
+    zfetch_max_idistance: Optional[U32Size] = Field(None, description="2.0+ parameter: largest indirect lookahead: 64 MiB.")
+    zfetch_max_reorder: Optional[U32Size] = Field(None, description="2.2.4+: reordered reads followed within: 16 MiB.")
+    zfetch_hole_shift: Optional[U32] = Field(None, description="2.2.4+: log2 of the hole fraction a stream tolerates: 2.")
+    zfetch_array_rd_sz: Optional[Size] = Field(None, description="0.8, 2.1: larger reads are not prefetched for: 1 MiB.")
+
+
+def _zfetch_era(release: str, patch: int) -> tuple[int, int, int]:
+    """(release, patch) as a comparable version, 0.8 being 0.8.6."""
+    if release == "0.8":
+        return (0, 8, 6)
+    major, minor = (int(x) for x in release.split("."))
+    return (major, minor, patch)
+
+
+# zfetch tunables that exist only in some releases: (first version, last version, why).
+_ZFETCH_RANGE = {
+    "zfetch_max_sec_reap": ((2, 1, 6), None, "added in 2.1.6"),
+    "zfetch_min_distance": ((2, 1, 6), None, "added in 2.1.6"),
+    "zfetch_max_idistance": ((2, 0, 0), None, "a module parameter only from 2.0"),
+    "zfetch_array_rd_sz": (None, (2, 1, 99), "removed in 2.2.0"),
+    "zfetch_max_reorder": ((2, 2, 4), None, "added in 2.2.4"),
+    "zfetch_hole_shift": ((2, 2, 4), None, "added in 2.2.4"),
+}
+
+
 class ZfsSpec(_Model):
     """``[filesystem] type = "zfs"``: a pool striped over ``vdevs`` and one dataset."""
 
@@ -323,7 +362,11 @@ class ZfsSpec(_Model):
     compression: Literal["off", "lz4", "lzjb", "zstd", "gzip"] = Field("off", description="zfs compression; default off.")
     primarycache: Literal["all", "metadata", "none"] = Field("all", description="zfs primarycache; default all.")
     arc: ArcSpec = Field(default_factory=ArcSpec)
-    release_patch: int = Field(11, ge=0, le=11, description="With release 2.2: the point release (2.2.0 to 2.2.11); L2ARC defaults changed in 2.2.7.")
+    release_patch: int = Field(
+        11, ge=0, le=11,
+        description="The point release: with 2.2, 2.2.0 to 2.2.11 (L2ARC defaults changed in 2.2.7, the prefetcher in 2.2.4); "
+        "with 2.1 it selects the prefetcher only (2.1.0-2.1.5, 2.1.6-2.1.9, 2.1.10+; 11 stands for 2.1.11 to 2.1.16).",
+    )
     cache: list[str] = Field(default_factory=list, max_length=1, description="Cache vdevs (L2ARC), names of [devices.*]; at most one.")
     secondarycache: Literal["all", "metadata", "none"] = Field("all", description="zfs secondarycache; default all.")
     l2arc: L2arcSpec = Field(default_factory=L2arcSpec)
@@ -332,6 +375,7 @@ class ZfsSpec(_Model):
         description="OpenZFS sets arc_warm (which ends l2arc_write_boost) only on memory reclaim, "
         "not modelled; true makes it turn at the first ARC eviction instead.",
     )
+    zfetch: ZfetchSpec = Field(default_factory=ZfetchSpec)
 
 
 BucketSize = Annotated[Size, _check(lambda n: _pow2(n) and 4096 <= n <= 16 * MiB, "bucket_size",
@@ -931,6 +975,13 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
                 "0.8 and 2.1 use zfs_arc_meta_limit and zfs_arc_meta_min")
         if a.zfs_arc_meta_limit and a.zfs_arc_max and a.zfs_arc_meta_limit > a.zfs_arc_max:
             err(arc + ("zfs_arc_meta_limit",), "must not exceed zfs_arc_max")
+        era = _zfetch_era(fs.release, fs.release_patch)
+        name = "0.8" if fs.release == "0.8" else f"{fs.release}.{fs.release_patch}"
+        for t, (first, last, why) in _ZFETCH_RANGE.items():
+            if t in fs.zfetch.model_fields_set and ((first and era < first) or (last and era > last)):
+                err(("filesystem", "zfetch", t), f"does not exist in release {name} ({why})")
+        if fs.zfetch.zfetch_max_distance == 0:
+            err(("filesystem", "zfetch", "zfetch_max_distance"), "must be at least 1 (dmu_zfetch_stream_create divides by it)")
         fs_out = {
             "type": "zfs", "release": fs.release, "vdevs": list(fs.vdevs), "log": list(fs.log),
             "pool": {f: getattr(fs.pool, f) for f in PoolSpec.model_fields},
@@ -943,6 +994,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "secondarycache": fs.secondarycache,
             "l2arc": {f: getattr(fs.l2arc, f) for f in L2arcSpec.model_fields},
             "arc_warm_at_first_eviction": fs.arc_warm_at_first_eviction,
+            "zfetch": {f: getattr(fs.zfetch, f) for f in ZfetchSpec.model_fields},
         }
         for cdev in fs.cache:
             if cdev not in spec.devices:

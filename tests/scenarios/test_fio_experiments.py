@@ -70,9 +70,10 @@ def test_exp3_overwritten_files_compress_about_2_to_1_and_come_from_the_disks(ex
     assert 1.6 < ratio <= 128 / 72, ratio
     for name, p in runs(v).items():
         r = p["fio"]["read"]
-        # 6 GB of ARC against 36 GiB read in a loop (randrepeat=1 replays the same order):
-        # almost every read goes to a disk.
-        assert disk_iops(p) >= 0.9 * r["iops"], name
+        # Every run reads each block of the 36 GiB once (sequentially, or randomly with
+        # fio's random map): the 6 GiB ARC can serve at most 6/36 of a run's reads,
+        # whatever it kept from the run before; the rest go to a disk.
+        assert disk_iops(p) >= (1 - 6 / 36 - 0.02) * r["iops"], name
         if name.startswith("randread"):
             # Four psync jobs, one random 128K read each in flight on 7200 rpm disks:
             # between a full average access each (8.5 ms seek + 4.17 ms half rotation +
@@ -81,9 +82,15 @@ def test_exp3_overwritten_files_compress_about_2_to_1_and_come_from_the_disks(ex
 
 
 def test_exp3_holes_are_faster_than_data_by_far(exp3):
+    """Data comes at most at the disks' media rate (11 disks at 150 MB/s in their outer
+    zone, the preset's data sheet figure) plus what the ARC holds; holes need no disk
+    at all, so fio on laid-out files measures the machine, above anything the disks could
+    deliver."""
+    disks_mbps = 11 * 150
     a, b = runs(exp3["as-laid-out"]), runs(exp3["overwritten"])
     for name in a:
-        assert a[name]["fio"]["read"]["bw_mbps"] > 20 * b[name]["fio"]["read"]["bw_mbps"], name
+        assert b[name]["fio"]["read"]["bw_mbps"] < disks_mbps, name
+        assert a[name]["fio"]["read"]["bw_mbps"] > 3 * disks_mbps, name
 
 
 def test_exp6_runs_are_phases_with_fio_arc_and_devices(exp6):

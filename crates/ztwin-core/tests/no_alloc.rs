@@ -95,6 +95,7 @@ fn zfs_loop_allocates_nothing_per_request() {
         secondarycache: CacheProperty::All,
         l2arc: Default::default(),
         arc_warm_at_first_eviction: false,
+        zfetch: Default::default(),
     }));
 }
 

@@ -484,7 +484,8 @@ pub struct ZfsConfig {
     /// ARC tunables (module parameters).
     pub arc: ArcTunables,
     /// With release 2.2, the point release (0 to 11): L2ARC defaults changed in 2.2.7 and
-    /// its prefetch rules in 2.2.1 (ignored for 0.8 and 2.1).
+    /// its prefetch rules in 2.2.1, the prefetcher in 2.2.4. With release 2.1 it selects
+    /// only the prefetcher (2.1.0 to 2.1.5, 2.1.6 to 2.1.9, 2.1.10+); ignored for 0.8.
     pub release_patch: u16,
     /// Cache vdevs (L2ARC); at most one for now.
     pub cache: Vec<String>,
@@ -496,6 +497,8 @@ pub struct ZfsConfig {
     /// turns true only on memory reclaim in OpenZFS (arc_reclaim); with no memory pressure
     /// modelled, true here makes it turn at the first ARC eviction instead.
     pub arc_warm_at_first_eviction: bool,
+    /// Predictive prefetch (zfetch) module parameters.
+    pub zfetch: ZfetchTunables,
 }
 
 /// ARC module parameters, named as in zfs(4). Zero means "the release's default", as
@@ -515,6 +518,34 @@ pub struct ArcTunables {
     pub zfs_arc_meta_balance: u64,
     /// zfs_compressed_arc_enabled (default true since 0.7.0).
     pub zfs_compressed_arc_enabled: bool,
+}
+
+/// Predictive prefetch (zfetch) module parameters, named as in zfs(4); None = the
+/// release's default. Defaults and the releases each exists in are documented (with
+/// sources) in [`crate::fs::zfs::zfetch`]; one the release lacks is an error.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZfetchTunables {
+    /// zfs_prefetch_disable: false.
+    pub zfs_prefetch_disable: Option<bool>,
+    /// zfetch_max_streams, streams per file: 8.
+    pub zfetch_max_streams: Option<u32>,
+    /// zfetch_min_sec_reap, seconds: 2 (0.8 to 2.1.5), 1 (2.1.6+).
+    pub zfetch_min_sec_reap: Option<u32>,
+    /// zfetch_max_sec_reap, seconds (2.1.6+): 2.
+    pub zfetch_max_sec_reap: Option<u32>,
+    /// zfetch_min_distance, bytes (2.1.6+): 4 MiB.
+    pub zfetch_min_distance: Option<u32>,
+    /// zfetch_max_distance, bytes: 8 MiB (0.8 to 2.1.5), 64 MiB (2.1.6+).
+    pub zfetch_max_distance: Option<u32>,
+    /// zfetch_max_idistance, bytes (a module parameter from 2.0): 64 MiB.
+    pub zfetch_max_idistance: Option<u32>,
+    /// zfetch_max_reorder, bytes (2.2.4+): 16 MiB.
+    pub zfetch_max_reorder: Option<u32>,
+    /// zfetch_hole_shift (2.2.4+): 2.
+    pub zfetch_hole_shift: Option<u32>,
+    /// zfetch_array_rd_sz, bytes (0.8, 2.1): 1 MiB.
+    pub zfetch_array_rd_sz: Option<u64>,
 }
 
 /// The database above the filesystem.
@@ -1370,6 +1401,7 @@ pub fn test_variant() -> VariantConfig {
             secondarycache: CacheProperty::All,
             l2arc: Default::default(),
             arc_warm_at_first_eviction: false,
+            zfetch: Default::default(),
         }),
         database: Some(DatabaseConfig::Innodb(InnodbConfig {
             innodb_buffer_pool_size: 16 << 20,

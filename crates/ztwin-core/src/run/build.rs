@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::fs::zfs::content::{FileBlocks, CLASS_HOLE, CLASS_MEAN_RATIO};
+use crate::fs::zfs::zfetch::ZfetchParams;
 
 impl<'a> Sim<'a> {
     pub(super) fn new(cfg: &'a VariantConfig) -> Result<Self> {
@@ -89,6 +90,14 @@ impl<'a> Sim<'a> {
                     ReadFlags { prefetch: false, uncacheable: z.primarycache != CacheProperty::All };
                 let meta_flags =
                     ReadFlags { prefetch: false, uncacheable: z.primarycache == CacheProperty::None };
+                let zfetch = ZfetchParams::resolve(
+                    z.release,
+                    z.release_patch,
+                    &z.zfetch,
+                    arc.stats().c_max,
+                    z.primarycache,
+                )?;
+                let nfiles = layout.nfiles() as usize;
                 Fs::Zfs {
                     arc: Box::new(arc),
                     dbufs: Box::new(DbufLayer::new()),
@@ -97,6 +106,7 @@ impl<'a> Sim<'a> {
                     pool: Box::new(pool),
                     data_flags,
                     meta_flags,
+                    zfetch: Box::new(Zfetch::new(zfetch, nfiles)),
                 }
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
@@ -146,6 +156,10 @@ impl<'a> Sim<'a> {
             page: 0,
             read_offset: 0,
             read_len: 0,
+            chunk_off: 0,
+            chunk_end: 0,
+            zfetch: None,
+            missed: false,
             rec: 0,
             rec_last: 0,
             level: 0,
@@ -188,6 +202,9 @@ impl<'a> Sim<'a> {
             bp_inflight: HashMap::with_capacity(threads * 4),
             block_inflight: HashMap::with_capacity(threads * 16),
             owned_inflight: (0..threads).map(|_| Vec::with_capacity(16)).collect(),
+            prefetches: Vec::with_capacity(1024),
+            free_prefetches: Vec::with_capacity(1024),
+            prefetch_lookups: 0,
             statements: 0,
             rows: 0,
             bp_requests: 0,

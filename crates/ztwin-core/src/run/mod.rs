@@ -11,12 +11,21 @@
 //!                                     (with bcache: cache and/or backing reads; a miss's data is
 //!                                      written to the cache device at PageDone)
 //!                                                                └─ ZFS, per record of the page:
+//!     ZfsChunk:  one dmu_read_uio call (zfs_read splits reads at 1 MiB boundaries):
+//!                dmu_zfetch_prepare for its records
 //!     ZfsRecord: the lowest level whose dbuf exists (one ARC access there; see fs::zfs::dbuf)
 //!     ZfsWalk:   each level below it: arc_read; a miss goes to the device at once; an
 //!                indirect block is waited for (the next level needs it), data is not
-//!     ZfsPageEnd: wait for the page's data reads, copy out, release the dbufs ─► NextPage
+//!     ZfsAdvance: after the last record, dmu_zfetch_run: prefetch reads go out
+//!     ZfsPageEnd: wait for the chunk's data reads, copy out, release the dbufs ─► ZfsChunk
+//!                 (next chunk) or NextPage
 //!  ... last page of the last lookup ─► Finish (CPU runs, latency recorded) ─► Start
 //! ```
+//!
+//! Prefetch reads (`dbuf_prefetch_impl`, see `prefetch`) belong to no client: each is a
+//! small state machine of its own, stepped by events whose targets follow the clients'
+//! (target `clients.len() + k` is prefetch `k`), and its block stays in `block_inflight`
+//! until it completes, so a demand read of it waits for it.
 //!
 //! CPU work accumulates per client and runs on the vCPUs (FCFS) before the client starts a
 //! file read and before it finishes a statement, so CPU contention delays I/O issue as a
@@ -49,6 +58,7 @@ use crate::fs::zfs::dbuf::{DbufLayer, DBUF_CACHE_SHIFT};
 use crate::fs::zfs::geometry::FileGeometry;
 use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
+use crate::fs::zfs::zfetch::{Pending, Prefetch, Request, StreamId, Zfetch, ZfetchStats};
 use crate::sim::queue::EventQueue;
 use crate::sim::time::{Nanos, SEC};
 use crate::stats::histogram::LatencyHistogram;
@@ -62,6 +72,8 @@ enum State {
     NextPage,
     /// A buffer-pool miss: run the CPU work so far, then start the file read.
     ReadStart,
+    /// One dmu_read_uio call of at most zfs_read_chunk_size (1 MiB, aligned).
+    ZfsChunk,
     ZfsRecord,
     ZfsWalk,
     ZfsAdvance,
@@ -114,6 +126,13 @@ struct Client {
     /// The file read in progress: bytes [read_offset, read_offset + read_len) of table `space`.
     read_offset: u64,
     read_len: u32,
+    /// The DMU call in progress: bytes [chunk_off, chunk_end) of the read.
+    chunk_off: u64,
+    chunk_end: u64,
+    /// dmu_zfetch_prepare's stream, to run once the chunk's demand reads are issued.
+    zfetch: Option<Pending>,
+    /// A demand L0 read of the chunk was not served from memory (dmu_zfetch_run's `missed`).
+    missed: bool,
     rec: u64,
     rec_last: u64,
     level: u8,
@@ -166,6 +185,8 @@ enum Fs {
         pool: Box<Pool>,
         data_flags: ReadFlags,
         meta_flags: ReadFlags,
+        /// The predictive prefetcher.
+        zfetch: Box<Zfetch>,
     },
     Extent {
         fs: ExtentFs,
@@ -196,6 +217,7 @@ struct Snapshot {
     devices: Vec<DeviceCounters>,
     arc: Option<ArcStats>,
     bcache: Option<BcacheStats>,
+    zfetch: Option<ZfetchStats>,
 }
 
 /// The series being recorded across phases.
@@ -249,6 +271,11 @@ struct Sim<'a> {
     block_inflight: HashMap<u64, Nanos>,
     /// Per client, the blocks it has in flight (removed from `block_inflight` at page end).
     owned_inflight: Vec<Vec<u64>>,
+    /// Prefetch reads in progress (a slab; see `prefetch`), and its free slots.
+    prefetches: Vec<PrefetchRead>,
+    free_prefetches: Vec<u32>,
+    /// ARC accesses made by prefetch reads.
+    prefetch_lookups: u64,
     statements: u64,
     rows: u64,
     bp_requests: u64,
@@ -289,10 +316,13 @@ mod build;
 mod extent_path;
 mod fio;
 mod phases;
+mod prefetch;
 mod report;
 mod step;
 mod zfs_path;
 mod zfs_write;
+
+use prefetch::PrefetchRead;
 
 /// Runs one resolved, validated variant.
 pub fn run_variant(cfg: &VariantConfig) -> Result<VariantResult> {
@@ -306,10 +336,11 @@ pub fn run_variant(cfg: &VariantConfig) -> Result<VariantResult> {
 /// "tps", "queries", "window_s", "latency_ms" {p50, p95, p99, max, mean},
 /// "cpu_utilization", "devices" {NAME: {read_iops, write_iops, read_mbps, write_mbps,
 /// utilization}}, "innodb" {buffer_pool_hit_ratio, pages_read, ...}, "arc" {arcstats
-/// names} for ZFS, "l2arc" with a cache device, "bcache" {hits, misses, bypassed, size, the
-/// stats_total counters, read_share} with bcache) plus "series": columns of equal length,
-/// one row per report interval from the start of the warm-up ("time_s" is the interval's
-/// end).
+/// names} and "zfetch" {zfetchstats names of the release: hits, misses, max_streams,
+/// io_issued, ...} for ZFS, "l2arc" with a cache device, "bcache" {hits, misses, bypassed,
+/// size, the stats_total counters, read_share} with bcache) plus "series": columns of equal
+/// length, one row per report interval from the start of the warm-up ("time_s" is the
+/// interval's end). Each entry of "phases" carries its own "arc" and "zfetch" (cat phases too).
 pub fn run_variant_json(config_json: &str) -> Result<String> {
     let cfg = VariantConfig::from_json(config_json)?;
     let r = run_variant(&cfg)?;

@@ -58,12 +58,15 @@ impl Sim<'_> {
             });
             return Ok((ready, Some(doc)));
         }
-        if let (Fs::Zfs { arc, dbufs, cache_device, .. }, FsConfig::Zfs(z)) =
+        if let (Fs::Zfs { arc, dbufs, cache_device, zfetch, .. }, FsConfig::Zfs(z)) =
             (&mut self.fs, &self.cfg.filesystem)
         {
             let old = arc.l2arc_detach();
             **arc = new_arc(self.cfg, z, *cache_device)?;
             **dbufs = DbufLayer::new();
+            // New dnodes: no streams. zfetchstats are kept: arcstats restart, but the
+            // summary differences them per phase and a restart phase reports none.
+            zfetch.reset();
             if let (Some(old), Some(d)) = (old, *cache_device) {
                 if !(vm_moved && self.cfg.devices[d].ephemeral) {
                     let r = arc.l2arc_rebuild(old);
@@ -139,7 +142,7 @@ impl Sim<'_> {
             let (now, i) = self.queue.pop().expect("peeked");
             self.events += 1;
             self.clock = now;
-            self.step(i as usize, now);
+            self.dispatch(i, now);
         }
         let (ws, we) = window?;
         let start = start_snap.unwrap_or_else(|| self.snapshot(ws));
@@ -181,6 +184,11 @@ impl Sim<'_> {
         while self.queue.pop().is_some() {}
         self.bp_inflight.clear();
         self.block_inflight.clear();
+        self.prefetches.clear();
+        self.free_prefetches.clear();
+        if let Fs::Zfs { zfetch, .. } = &mut self.fs {
+            zfetch.reset();
+        }
         for owned in &mut self.owned_inflight {
             owned.clear();
         }
@@ -344,6 +352,9 @@ impl Sim<'_> {
                     }
                     if let Some(bc) = self.bcache_window(&a, &b) {
                         doc["bcache"] = bc;
+                    }
+                    if let Some(zfetch) = self.zfetch_window(&a, &b) {
+                        doc["zfetch"] = zfetch;
                     }
                     phases.push(doc);
                     series_end = self.clock;

@@ -23,6 +23,10 @@ impl Sim<'_> {
                 Fs::Extent { bcache: Some((b, _)), .. } => Some(b.stats()),
                 _ => None,
             },
+            zfetch: match &self.fs {
+                Fs::Zfs { zfetch, .. } => Some(zfetch.stats()),
+                Fs::Extent { .. } => None,
+            },
         }
     }
 
@@ -169,6 +173,9 @@ impl Sim<'_> {
         if let Some(arc) = self.arc_window_of(a, b) {
             out["arc"] = arc;
         }
+        if let Some(zfetch) = self.zfetch_window(a, b) {
+            out["zfetch"] = zfetch;
+        }
         if let Some(l2) = self.l2arc_window(a, b) {
             out["l2arc"] = l2;
         }
@@ -223,6 +230,22 @@ impl Sim<'_> {
             "read_share".into(),
             json!({"bcache": all_hits as f64 / total, "backing": all_misses as f64 / total}),
         );
+        Some(Value::Object(m))
+    }
+
+    /// zfetchstats over a window: the rows the release has, counters as differences and
+    /// `io_active` (a gauge) at the end.
+    pub(super) fn zfetch_window(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
+        let (Fs::Zfs { zfetch, .. }, Some(x), Some(y)) = (&self.fs, &a.zfetch, &b.zfetch) else {
+            return None;
+        };
+        let rules = zfetch.params().rules;
+        let before: HashMap<&str, u64> = x.rows(rules).into_iter().collect();
+        let mut m = Map::new();
+        for (name, v) in y.rows(rules) {
+            let v = if name == "io_active" { v } else { v.saturating_sub(before[name]) };
+            m.insert(name.into(), json!(v));
+        }
         Some(Value::Object(m))
     }
 

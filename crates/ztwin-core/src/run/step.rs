@@ -109,15 +109,13 @@ impl Sim<'_> {
                             self.extent_read_start(i, &mut c, now);
                             break;
                         }
-                        Fs::Zfs { layout, .. } => {
-                            let (first, last) = layout.records(c.space + 1, c.read_offset, c.read_len);
-                            c.rec = first;
-                            c.rec_last = last;
-                            c.data_done = now;
-                            c.state = State::ZfsRecord;
+                        Fs::Zfs { .. } => {
+                            c.chunk_end = c.read_offset;
+                            c.state = State::ZfsChunk;
                         }
                     }
                 }
+                State::ZfsChunk => self.zfs_chunk(&mut c, now),
                 State::ZfsRecord => {
                     if self.zfs_record(i, &mut c, now) == Flow::Wait {
                         break;

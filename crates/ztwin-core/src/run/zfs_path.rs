@@ -4,7 +4,38 @@
 
 use super::*;
 
+/// zfs_read_chunk_size (0.8) / zfs_vnops_read_chunk_size (2.x): zfs_read hands the DMU at
+/// most 1 MiB per call, cut at 1 MiB boundaries (module/zfs/zfs_vnops.c, all modelled
+/// releases); each call holds its records, runs the prefetcher and waits before the next.
+const ZFS_READ_CHUNK_SIZE: u64 = 1 << 20;
+
 impl Sim<'_> {
+    /// The next dmu_read_uio call of the read: its records, and dmu_zfetch_prepare for
+    /// them (dmu_buf_hold_array_by_dnode prepares before issuing the demand reads).
+    pub(super) fn zfs_chunk(&mut self, c: &mut Client, now: Nanos) {
+        let Fs::Zfs { layout, zfetch, .. } = &mut self.fs else { unreachable!("ZfsChunk only on ZFS") };
+        let end = c.read_offset + c.read_len as u64;
+        c.chunk_off = c.chunk_end;
+        c.chunk_end = end.min((c.chunk_off / ZFS_READ_CHUNK_SIZE + 1) * ZFS_READ_CHUNK_SIZE);
+        let len = c.chunk_end - c.chunk_off;
+        let object = c.space + 1;
+        let (first, last) = layout.records(object, c.chunk_off, len as u32);
+        c.rec = first;
+        c.rec_last = last;
+        c.data_done = now;
+        c.missed = false;
+        let req = Request {
+            object,
+            blkid: first,
+            nblks: last - first + 1,
+            length: len,
+            read: true,
+            shape: layout.zfetch_shape(object),
+        };
+        c.zfetch = zfetch.prepare(&req, now);
+        c.state = State::ZfsRecord;
+    }
+
     /// dbuf_hold of the record: one access at the lowest level whose dbuf exists, then a
     /// read of every level below it (see fs::zfs::dbuf).
     pub(super) fn zfs_record(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
@@ -30,6 +61,7 @@ impl Sim<'_> {
             self.block_waits += 1;
             if level == 0 {
                 c.data_done = c.data_done.max(done);
+                c.missed = true;
             } else if done > now {
                 self.queue.push(done, i as u32);
                 return Flow::Wait;
@@ -50,7 +82,9 @@ impl Sim<'_> {
 
     /// One level of the walk: dbuf_create and arc_read of the block; a miss goes to a device.
     pub(super) fn zfs_walk(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
-        let Fs::Zfs { arc, dbufs, cache_device, layout, pool, data_flags, meta_flags } = &mut self.fs else {
+        let v22 = matches!(&self.cfg.filesystem, FsConfig::Zfs(z) if z.release == ZfsRelease::V2_2);
+        let Fs::Zfs { arc, dbufs, cache_device, layout, pool, data_flags, meta_flags, .. } = &mut self.fs
+        else {
             unreachable!("ZfsWalk only on ZFS")
         };
         let object = c.space + 1;
@@ -86,13 +120,36 @@ impl Sim<'_> {
             return Flow::Next;
         }
         self.block_lookups += 1;
-        debug_assert!(!self.block_inflight.contains_key(&key.0), "a new dbuf cannot be in flight");
         // arc_read: the new dbuf gets its own decompressed copy (arc_buf_fill).
         let decompress = if info.psize < info.lsize {
             (info.lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos
         } else {
             0
         };
+        if let Some(&done) = self.block_inflight.get(&key.0) {
+            // Only a prefetch (which creates no dbuf) can be reading a block without a
+            // dbuf: arc_read finds its header IO_IN_PROGRESS and waits for it. 0.8 and 2.1
+            // neither count it nor call arc_access (the prefetch flag, and with
+            // l2arc_noprefetch the cleared L2CACHE flag, stay until read done). 2.2 calls
+            // arc_access with the demand flags: the prefetch flag goes, L2CACHE is set, no
+            // promotion (was_prefetch); it counts an iohit, which the ARC model, having no
+            // I/O in progress, counts as a hit.
+            if v22 {
+                arc.access(key, info, flags, now);
+            } else {
+                self.block_waits += 1;
+            }
+            c.cpu_pending += decompress;
+            c.state = State::ZfsAdvance;
+            if c.level == 0 {
+                c.data_done = c.data_done.max(done);
+                c.missed = true;
+            } else if done > now {
+                self.queue.push(done, i as u32);
+                return Flow::Wait;
+            }
+            return Flow::Next;
+        }
         // None: an ARC hit; Some(None): a read from the pool; Some(Some(..)): an L2 hit.
         let read = match arc.access(key, info, flags, now) {
             ArcAccess::Hit => None,
@@ -124,6 +181,7 @@ impl Sim<'_> {
                 if c.level == 0 {
                     // Data: the next record's read goes out at once.
                     c.data_done = c.data_done.max(done);
+                    c.missed = true;
                 } else {
                     // An indirect block: the level below cannot be located
                     // before it arrives.
@@ -144,6 +202,10 @@ impl Sim<'_> {
             c.rec += 1;
             c.state = State::ZfsRecord;
         } else {
+            // dmu_zfetch_run: every demand read of the chunk is issued.
+            if let Some(pending) = c.zfetch.take() {
+                self.zfetch_run(pending, c.missed, c.space + 1, now);
+            }
             c.state = State::ZfsPageEnd;
             if c.data_done > now {
                 self.queue.push(c.data_done, i as u32);
@@ -153,24 +215,29 @@ impl Sim<'_> {
         Flow::Next
     }
 
-    /// Every record is read: copy out, release the dbufs.
+    /// Every record of the chunk is read: copy out, release the dbufs; then the next
+    /// chunk, or the read is done.
     pub(super) fn zfs_page_end(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
-        // dmu_read_uio: copy the page out of the dbufs into InnoDB's buffer,
+        // dmu_read_uio: copy the chunk out of the dbufs into the caller's buffer,
         // then dmu_buf_rele_array: the record dbufs go to the dbuf cache.
-        c.cpu_pending += (c.read_len as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
+        c.cpu_pending += ((c.chunk_end - c.chunk_off) as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
         self.release_records(c);
         for key in self.owned_inflight[i].drain(..) {
             self.block_inflight.remove(&key);
         }
-        self.page_read_done(i, c, now);
+        if c.chunk_end < c.read_offset + c.read_len as u64 {
+            c.state = State::ZfsChunk;
+        } else {
+            self.page_read_done(i, c, now);
+        }
         Flow::Next
     }
 
-    /// dmu_buf_rele_array: the reader drops its holds on the page's record dbufs.
+    /// dmu_buf_rele_array: the reader drops its holds on the chunk's record dbufs.
     pub(super) fn release_records(&mut self, c: &Client) {
         let Fs::Zfs { arc, dbufs, layout, .. } = &mut self.fs else { return };
         let target = arc.c() >> DBUF_CACHE_SHIFT;
-        let (first, last) = layout.records(c.space + 1, c.read_offset, c.read_len);
+        let (first, last) = layout.records(c.space + 1, c.chunk_off, (c.chunk_end - c.chunk_off) as u32);
         for rec in first..=last {
             let key = layout.block(c.space + 1, rec, 0).0;
             dbufs.release(key, target, |k| layout.parent_of(k));

@@ -214,7 +214,12 @@ impl Sim<'_> {
             c.read_len = rs as u32;
             c.rec = c.w_rec;
             c.rec_last = c.w_rec;
+            c.chunk_off = rec_start;
+            c.chunk_end = rec_start + rs;
             c.data_done = now;
+            c.missed = false;
+            // DB_RF_NOPREFETCH: this read does not feed the prefetcher.
+            c.zfetch = None;
             c.state = State::ZfsRecord;
             return Flow::Next;
         }

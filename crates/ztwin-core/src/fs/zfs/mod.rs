@@ -8,3 +8,4 @@ pub mod geometry;
 pub mod pool;
 pub mod read_path;
 pub mod txg;
+pub mod zfetch;

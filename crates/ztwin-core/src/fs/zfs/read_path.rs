@@ -23,6 +23,7 @@ use crate::error::Result;
 use crate::fs::zfs::compression::{CompressionModel, StoredBlock};
 use crate::fs::zfs::content::{FileBlocks, RecordClass};
 use crate::fs::zfs::geometry::FileGeometry;
+use crate::fs::zfs::zfetch::FileShape;
 
 /// Geometry and sizes of one dataset's files.
 #[derive(Debug, Clone)]
@@ -121,13 +122,16 @@ impl ZfsLayout {
 
     /// The block at `level` on the path to record `l0_blkid` of `object`, with its sizes.
     pub fn block(&self, object: u32, l0_blkid: u64, level: u8) -> (BlockKey, BlockInfo) {
-        let f = self.file(object);
+        self.block_at(object, level, self.file(object).geometry.ancestor(l0_blkid, level))
+    }
+
+    /// Block `blkid` of `level` of `object`, with its sizes.
+    pub fn block_at(&self, object: u32, level: u8, blkid: u64) -> (BlockKey, BlockInfo) {
         if level == 0 {
-            let lsize = f.geometry.data_block_size();
-            let psize = self.psize_at(object, 0, l0_blkid);
-            (BlockKey::new(object, 0, l0_blkid), BlockInfo { lsize, psize, kind: BufType::Data })
+            let lsize = self.file(object).geometry.data_block_size();
+            let psize = self.psize_at(object, 0, blkid);
+            (BlockKey::new(object, 0, blkid), BlockInfo { lsize, psize, kind: BufType::Data })
         } else {
-            let blkid = f.geometry.ancestor(l0_blkid, level);
             let lsize = self.indirect_block_size;
             let psize = self.psize_at(object, level, blkid);
             (BlockKey::new(object, level, blkid), BlockInfo { lsize, psize, kind: BufType::Metadata })
@@ -164,6 +168,21 @@ impl ZfsLayout {
     /// Number of files (objects 1..=n).
     pub fn nfiles(&self) -> u32 {
         self.files.len() as u32
+    }
+
+    /// What zfetch needs of `object`'s dnode.
+    pub fn zfetch_shape(&self, object: u32) -> FileShape {
+        let g = self.geometry(object);
+        let dbs = g.data_block_size();
+        FileShape {
+            maxblkid: g.l0_blocks().saturating_sub(1),
+            datablkshift: if dbs.is_power_of_two() && g.l0_blocks() > 1 {
+                dbs.trailing_zeros() as u8
+            } else {
+                0
+            },
+            indblkshift: g.indirect_block_size().trailing_zeros() as u8,
+        }
     }
 
     /// The block whose pointer points at `key`: the same object one level up, None at the

@@ -1,0 +1,209 @@
+//! Prefetch reads: what `dbuf_prefetch_impl()` (module/zfs/dbuf.c, 0.8.6 `dbuf_prefetch`,
+//! 2.1 / 2.2 `dbuf_prefetch_impl`) does with each block zfetch asks for.
+//!
+//! - Nothing is issued for a block whose dbuf exists (cached or being read: "This dbuf
+//!   already exists. It is either CACHED, or (we assume) about to be read or filled"), for
+//!   a hole, or for a level the file does not have.
+//! - Otherwise the closest ancestor whose dbuf is cached gives the block pointer (the
+//!   dnode's if none). If that is the block's parent, the block is read at once:
+//!   `arc_read(ARC_FLAG_PREFETCH | ARC_FLAG_NOWAIT)` (prefetch_data_* or
+//!   prefetch_metadata_* in arcstats), asynchronously. Else the indirect blocks between
+//!   are read first, one after the other, as plain (demand) metadata reads
+//!   (`dbuf_prefetch_indirect_done`); an indirect block found in the ARC before any device
+//!   read of the chain also gets a dbuf, which goes to the dbuf cache.
+//! - A read that finds its block already being read waits for that read
+//!   (`arc_read` on an `IO_IN_PROGRESS` header adds a callback).
+//! - No dbuf is created for the prefetched block itself; until its read completes it stays
+//!   in `block_inflight`, so a demand read of it waits for it (and counts as `missed`).
+//!
+//! Each completion (or "not issued") is reported to zfetch (`dmu_zfetch_done`). The zio's
+//! CPU (pipeline, interrupt, checksum) runs on the vCPUs when the read completes, with no
+//! client waiting for it; no decompression (`ARC_FLAG_NO_BUF`: the demand read that later
+//! takes the buffer decompresses it).
+//!
+//! Simplification: the devices serve prefetch reads first come, first served with demand
+//! reads; OpenZFS's vdev queue gives sync (demand) reads priority over async (prefetch)
+//! reads (`zfs_vdev_sync_read_max_active` 10 vs `zfs_vdev_async_read_max_active` 3).
+
+use super::*;
+
+/// One prefetch of `dbuf_prefetch_impl()` in progress.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PrefetchRead {
+    object: u32,
+    /// The block prefetched.
+    level: u8,
+    blkid: u64,
+    /// Level of the block being read now (== `level` for the final read).
+    cur: u8,
+    stream: StreamId,
+    /// No device read yet in the chain (`dpa_dnode` still valid): indirect blocks found in
+    /// the ARC get a dbuf.
+    sync: bool,
+    /// The block this prefetch is reading from a device (its `block_inflight` entry).
+    owns: Option<(u64, u32)>,
+}
+
+impl Sim<'_> {
+    /// dmu_zfetch_run for a chunk whose demand reads are issued, and the prefetch reads.
+    pub(super) fn zfetch_run(&mut self, pending: Pending, missed: bool, object: u32, now: Nanos) {
+        let Fs::Zfs { zfetch, .. } = &mut self.fs else { return };
+        if let Some(pf) = zfetch.run(pending, missed, now) {
+            self.issue_prefetch(pf, object, now);
+        }
+    }
+
+    /// `dbuf_prefetch_impl()` of every block of `pf`, L0 first, then L1.
+    fn issue_prefetch(&mut self, pf: Prefetch, object: u32, now: Nanos) {
+        let mut issued = 0;
+        for b in pf.data.clone() {
+            issued += self.prefetch_block(object, 0, b, pf.stream, now) as u64;
+        }
+        for b in pf.l1.clone() {
+            issued += self.prefetch_block(object, 1, b, pf.stream, now) as u64;
+        }
+        if let Fs::Zfs { zfetch, .. } = &mut self.fs {
+            zfetch.count_issued(issued);
+        }
+    }
+
+    /// Starts the prefetch of one block; false if nothing is issued.
+    fn prefetch_block(&mut self, object: u32, level: u8, blkid: u64, stream: StreamId, now: Nanos) -> bool {
+        let Fs::Zfs { dbufs, layout, zfetch, .. } = &mut self.fs else { return false };
+        let nlevels = layout.nlevels(object);
+        let epbs = layout.geometry(object).fanout().trailing_zeros();
+        let target = (level < nlevels).then(|| layout.block_at(object, level, blkid));
+        let Some((key, _)) = target.filter(|(k, i)| i.psize != 0 && !dbufs.exists(*k)) else {
+            zfetch.done(stream, level, blkid, false);
+            return false;
+        };
+        debug_assert_eq!(key.level(), level);
+        // The closest ancestor whose dbuf is cached (exists and is not being read).
+        let mut cur = level;
+        while cur + 1 < nlevels {
+            let parent = layout.block_at(object, cur + 1, blkid >> (epbs * (cur + 1 - level) as u32)).0;
+            let cached = dbufs.exists(parent) && self.block_inflight.get(&parent.0).is_none_or(|&d| d <= now);
+            if cached {
+                break;
+            }
+            cur += 1;
+        }
+        let op = PrefetchRead { object, level, blkid, cur, stream, sync: true, owns: None };
+        let k = match self.free_prefetches.pop() {
+            Some(k) => {
+                self.prefetches[k as usize] = op;
+                k
+            }
+            None => {
+                self.prefetches.push(op);
+                (self.prefetches.len() - 1) as u32
+            }
+        };
+        self.prefetch_step(k, now);
+        true
+    }
+
+    /// Reads prefetch `k`'s current block and goes down the chain while blocks are
+    /// available at once; stops at a device read (or a read in progress) or when done.
+    fn prefetch_step(&mut self, k: u32, now: Nanos) {
+        let threads = self.clients.len() as u32;
+        let Fs::Zfs { arc, dbufs, cache_device, layout, pool, data_flags, meta_flags, zfetch, .. } =
+            &mut self.fs
+        else {
+            return;
+        };
+        let mut op = self.prefetches[k as usize];
+        let epbs = layout.geometry(op.object).fanout().trailing_zeros();
+        loop {
+            let blkid = op.blkid >> (epbs * (op.cur - op.level) as u32);
+            let (key, info) = layout.block_at(op.object, op.cur, blkid);
+            let last = op.cur == op.level;
+            match self.block_inflight.get(&key.0) {
+                Some(&done) if done > now => {
+                    // arc_read on a header with I/O in progress: continue when it completes.
+                    op.sync = false;
+                    self.prefetches[k as usize] = op;
+                    self.queue.push(done, threads + k);
+                    return;
+                }
+                Some(_) => {}
+                None => {
+                    let flags = match (last, info.kind) {
+                        (true, BufType::Data) => ReadFlags { prefetch: true, ..*data_flags },
+                        (true, BufType::Metadata) => ReadFlags { prefetch: true, ..*meta_flags },
+                        (false, _) => *meta_flags,
+                    };
+                    self.prefetch_lookups += 1;
+                    // None: an ARC hit; Some(None): a read from the pool; Some(Some(..)): an L2 hit.
+                    let source = match arc.access(key, info, flags, now) {
+                        ArcAccess::Hit => None,
+                        ArcAccess::L2Hit { asize, .. } => {
+                            Some(Some((cache_device.expect("L2 hit without a cache device"), asize)))
+                        }
+                        ArcAccess::Miss { .. } => Some(None),
+                    };
+                    if let Some(source) = source {
+                        let done = match source {
+                            Some((device, bytes)) => self.devices[device].submit(now, Op::Read, bytes),
+                            None => pool.read(key, info.psize, now, &mut self.devices),
+                        };
+                        self.block_inflight.insert(key.0, done);
+                        op.owns = Some((key.0, info.psize));
+                        op.sync = false;
+                        self.prefetches[k as usize] = op;
+                        self.queue.push(done, threads + k);
+                        return;
+                    }
+                    if !last && op.sync && !dbufs.exists(key) {
+                        // dbuf_prefetch_indirect_done with no I/O: dbuf_hold_level,
+                        // dbuf_read, dbuf_rele: the indirect block joins the dbuf cache.
+                        let parent = layout.parent_of(key);
+                        if parent.is_none_or(|p| dbufs.exists(p)) {
+                            dbufs.create(key, parent, info.lsize, !meta_flags.uncacheable);
+                            dbufs.release(key, arc.c() >> DBUF_CACHE_SHIFT, |x| layout.parent_of(x));
+                        }
+                    }
+                }
+            }
+            if last {
+                zfetch.done(op.stream, op.level, op.blkid, true);
+                self.free_prefetches.push(k);
+                return;
+            }
+            op.cur -= 1;
+        }
+    }
+
+    /// The read prefetch `k` waited for completed.
+    pub(super) fn prefetch_event(&mut self, k: u32, now: Nanos) {
+        let op = &mut self.prefetches[k as usize];
+        if let Some((key, psize)) = op.owns.take() {
+            self.block_inflight.remove(&key);
+            // The zio's CPU in the zio taskq threads: no client waits for it.
+            let cpu = self.costs.device_io
+                + self.costs.zio
+                + (psize as f64 * self.costs.checksum_ns_per_byte) as Nanos;
+            self.cpus.run(now, cpu);
+        }
+        let op = *op;
+        if op.cur == op.level {
+            if let Fs::Zfs { zfetch, .. } = &mut self.fs {
+                zfetch.done(op.stream, op.level, op.blkid, true);
+            }
+            self.free_prefetches.push(k);
+            return;
+        }
+        self.prefetches[k as usize].cur -= 1;
+        self.prefetch_step(k, now);
+    }
+
+    /// Routes an event to its client or prefetch read.
+    pub(super) fn dispatch(&mut self, target: u32, now: Nanos) {
+        let threads = self.clients.len() as u32;
+        if target < threads {
+            self.step(target as usize, now);
+        } else {
+            self.prefetch_event(target - threads, now);
+        }
+    }
+}
