@@ -18,6 +18,7 @@ impl<'a> Sim<'a> {
             memcpy_ns_per_byte: SEC as f64 / c.memcpy_bytes_per_sec as f64 / c.speed,
             checksum_ns_per_byte: SEC as f64 / c.checksum_bytes_per_sec as f64 / c.speed,
             decompress_ns_per_byte: SEC as f64 / c.decompress_bytes_per_sec as f64 / c.speed,
+            compressed_arc: matches!(&cfg.filesystem, FsConfig::Zfs(z) if z.arc.zfs_compressed_arc_enabled),
         };
         let device_index = |name: &str, field: &str| {
             cfg.devices

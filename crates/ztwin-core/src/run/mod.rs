@@ -170,6 +170,8 @@ struct Costs {
     memcpy_ns_per_byte: f64,
     checksum_ns_per_byte: f64,
     decompress_ns_per_byte: f64,
+    /// zfs_compressed_arc_enabled: where decompression happens (see run::zfs_path).
+    compressed_arc: bool,
 }
 
 // One per run: the size difference between the variants costs nothing.

@@ -18,8 +18,9 @@
 //!
 //! Each completion (or "not issued") is reported to zfetch (`dmu_zfetch_done`). The zio's
 //! CPU (pipeline, interrupt, checksum) runs on the vCPUs when the read completes, with no
-//! client waiting for it; no decompression (`ARC_FLAG_NO_BUF`: the demand read that later
-//! takes the buffer decompresses it).
+//! client waiting for it. With compressed ARC there is no decompression then
+//! (`ARC_FLAG_NO_BUF`: the demand read that later takes the buffer decompresses it);
+//! without it the read zio decompresses the block before the ARC keeps it.
 //!
 //! Simplification: the devices serve prefetch reads first come, first served with demand
 //! reads; OpenZFS's vdev queue gives sync (demand) reads priority over async (prefetch)
@@ -40,8 +41,9 @@ pub(super) struct PrefetchRead {
     /// No device read yet in the chain (`dpa_dnode` still valid): indirect blocks found in
     /// the ARC get a dbuf.
     sync: bool,
-    /// The block this prefetch is reading from a device (its `block_inflight` entry).
-    owns: Option<(u64, u32)>,
+    /// The block this prefetch is reading from a device (its `block_inflight` entry), and
+    /// the CPU its zio costs when it completes.
+    owns: Option<(u64, Nanos)>,
 }
 
 impl Sim<'_> {
@@ -148,7 +150,14 @@ impl Sim<'_> {
                             None => pool.read(key, info.psize, now, &mut self.devices),
                         };
                         self.block_inflight.insert(key.0, done);
-                        op.owns = Some((key.0, info.psize));
+                        // The zio's CPU in the zio taskq threads: no client waits for it.
+                        let mut cpu = self.costs.device_io
+                            + self.costs.zio
+                            + (info.psize as f64 * self.costs.checksum_ns_per_byte) as Nanos;
+                        if !self.costs.compressed_arc && info.psize < info.lsize {
+                            cpu += (info.lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos;
+                        }
+                        op.owns = Some((key.0, cpu));
                         op.sync = false;
                         self.prefetches[k as usize] = op;
                         self.queue.push(done, threads + k);
@@ -177,12 +186,8 @@ impl Sim<'_> {
     /// The read prefetch `k` waited for completed.
     pub(super) fn prefetch_event(&mut self, k: u32, now: Nanos) {
         let op = &mut self.prefetches[k as usize];
-        if let Some((key, psize)) = op.owns.take() {
+        if let Some((key, cpu)) = op.owns.take() {
             self.block_inflight.remove(&key);
-            // The zio's CPU in the zio taskq threads: no client waits for it.
-            let cpu = self.costs.device_io
-                + self.costs.zio
-                + (psize as f64 * self.costs.checksum_ns_per_byte) as Nanos;
             self.cpus.run(now, cpu);
         }
         let op = *op;

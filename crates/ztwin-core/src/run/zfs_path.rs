@@ -120,12 +120,16 @@ impl Sim<'_> {
             return Flow::Next;
         }
         self.block_lookups += 1;
-        // arc_read: the new dbuf gets its own decompressed copy (arc_buf_fill).
+        // A compressed block is decompressed once per read from a device: by arc_buf_fill
+        // into the new dbuf's buffer with compressed ARC, or by the read zio before the ARC
+        // keeps it without. With compressed ARC a hit decompresses again (arc_buf_fill);
+        // without, the ARC's uncompressed buffer is shared or copied (arc_buf_alloc_impl).
         let decompress = if info.psize < info.lsize {
             (info.lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos
         } else {
             0
         };
+        let hit_decompress = if self.costs.compressed_arc { decompress } else { 0 };
         if let Some(&done) = self.block_inflight.get(&key.0) {
             // Only a prefetch (which creates no dbuf) can be reading a block without a
             // dbuf: arc_read finds its header IO_IN_PROGRESS and waits for it. 0.8 and 2.1
@@ -139,7 +143,7 @@ impl Sim<'_> {
             } else {
                 self.block_waits += 1;
             }
-            c.cpu_pending += decompress;
+            c.cpu_pending += hit_decompress;
             c.state = State::ZfsAdvance;
             if c.level == 0 {
                 c.data_done = c.data_done.max(done);
@@ -161,7 +165,7 @@ impl Sim<'_> {
         };
         match read {
             None => {
-                c.cpu_pending += decompress;
+                c.cpu_pending += hit_decompress;
                 c.state = State::ZfsAdvance;
             }
             Some(source) => {
