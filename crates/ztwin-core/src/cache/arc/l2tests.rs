@@ -91,7 +91,9 @@ fn check_l2(a: &Arc) {
         n += 1;
         match a.slab.find(e.key) {
             Some(i) => {
-                assert!(a.slab.hdrs[i as usize].flags & F_L2 != 0, "ARC header of an L2 block has F_L2")
+                let h = &a.slab.hdrs[i as usize];
+                assert!(h.flags & F_L2 != 0, "ARC header of an L2 block has F_L2");
+                assert_eq!(l2.seq(h.l2seq), seq, "l2seq locates the copy");
             }
             None => only += 1,
         }

@@ -104,7 +104,7 @@ mod slab;
 #[cfg(test)]
 mod tests;
 
-use slab::{list_index, Header, Slab, State, F_INDIRECT, F_L2, F_META, F_PREFETCH, NIL};
+use slab::{list_index, Header, Slab, State, F_INDIRECT, F_L2, F_LCOPY, F_META, F_PREFETCH, F_SKIPWIN, NIL};
 
 use crate::config::{ArcTunables, ZfsRelease};
 use crate::sim::time::Nanos;
@@ -445,6 +445,11 @@ pub struct Arc {
     arc_warm: bool,
     /// Turn arc_warm on at the first eviction of a live buffer (facts-page rule).
     warm_on_evict: bool,
+    /// Use the remembered skip windows (off only in tests that compare both ways).
+    skip_memo: bool,
+    /// Scans answered from a remembered skip window.
+    #[cfg(test)]
+    skip_memo_used: u64,
 }
 
 const T_DATA: bool = false;
@@ -480,6 +485,9 @@ impl Arc {
             l2: None,
             arc_warm: false,
             warm_on_evict: false,
+            skip_memo: true,
+            #[cfg(test)]
+            skip_memo_used: 0,
         }
     }
 
@@ -567,7 +575,7 @@ impl Arc {
         let h = &mut self.slab.hdrs[i as usize];
         let was_live = h.state.is_live();
         h.state = to;
-        let (meta, asize, lsize) = (h.is_meta(), h.asize as u64, h.lsize as u64);
+        let (meta, asize, lsize) = (h.is_meta(), h.asize() as u64, h.lsize as u64);
         let now_live = to.is_live();
         if was_live != now_live {
             let sz = if meta { &mut self.metadata_size } else { &mut self.data_size };
@@ -587,13 +595,13 @@ impl Arc {
     fn destroy(&mut self, i: u32) {
         let h = self.slab.hdrs[i as usize];
         if h.flags & F_L2 != 0 {
-            self.l2_destroy_hdr(h.key);
+            self.l2_destroy_hdr(h.l2seq);
         }
         if h.state.is_live() {
             if h.is_meta() {
-                self.metadata_size -= h.asize as u64;
+                self.metadata_size -= h.asize() as u64;
             } else {
-                self.data_size -= h.asize as u64;
+                self.data_size -= h.asize() as u64;
             }
             self.uncompressed_size -= h.lsize as u64;
         }
@@ -641,7 +649,7 @@ impl Arc {
                 } else {
                     self.hit_08(i, flags, now)
                 }
-                self.l2_after_read(key.0, meta, false, false);
+                self.l2_after_read(i, key.0, meta, false, false);
                 ArcAccess::Hit
             }
             Some(i) => {
@@ -655,9 +663,9 @@ impl Arc {
                 if probe.attached {
                     let stale = h.flags & F_PREFETCH != 0;
                     let pf_done = if self.v22() { flags.prefetch } else { stale || flags.prefetch };
-                    self.l2_after_read(key.0, meta, true, pf_done);
+                    self.l2_after_read(i, key.0, meta, true, pf_done);
                 }
-                self.l2_outcome(probe.read, probe.attached, h.psize, h.asize, true)
+                self.l2_outcome(probe.read, probe.attached, h.psize, h.asize(), true)
             }
             None => match self.l2.as_ref().and_then(|l| l.find(key.0)) {
                 Some(seq) => match self.l2only_read(key, info, flags, seq, now) {
@@ -672,9 +680,9 @@ impl Arc {
                     }
                 },
                 None => {
-                    self.new_block(key, info, flags, now);
+                    let i = self.new_block(key, info, flags, now);
                     if self.l2.is_some() {
-                        self.l2_after_read(key.0, meta, true, flags.prefetch);
+                        self.l2_after_read(i, key.0, meta, true, flags.prefetch);
                         self.st.l2_misses += 1;
                     }
                     ArcAccess::Miss { ghost: false }
@@ -734,6 +742,15 @@ impl Arc {
         }
     }
 
+    /// F_LCOPY when buffers are kept uncompressed (zfs_compressed_arc_enabled = 0).
+    fn copy_flag(&self) -> u8 {
+        if self.compressed {
+            0
+        } else {
+            F_LCOPY
+        }
+    }
+
     fn asize_of(&self, info: &BlockInfo) -> u32 {
         if self.compressed {
             info.psize
@@ -744,7 +761,8 @@ impl Arc {
 
     /// A new header: arc_hdr_alloc (header bytes), arc_adapt + data allocation in anon,
     /// then arc_access (anon -> MRU, or UNCACHED in 2.2).
-    fn new_block(&mut self, key: BlockKey, info: BlockInfo, flags: ReadFlags, now: Nanos) {
+    /// Returns the header's slot (freed again if the block is not kept).
+    fn new_block(&mut self, key: BlockKey, info: BlockInfo, flags: ReadFlags, now: Nanos) -> u32 {
         let meta = info.kind == BufType::Metadata;
         let mut f = if meta { F_META } else { 0 };
         if key.level() > 0 {
@@ -760,10 +778,10 @@ impl Arc {
             prev: NIL,
             next: NIL,
             lsize: info.lsize,
-            asize,
             psize: info.psize,
+            l2seq: 0,
             state: State::Free,
-            flags: f,
+            flags: f | self.copy_flag(),
         };
         // The header is allocated (hdr_size grows) before its data buffer.
         let i = self.slab.alloc(h);
@@ -796,6 +814,7 @@ impl Arc {
                 self.destroy(i);
             }
         }
+        i
     }
 
     /// 0.8/2.1 hit on MRU or MFU.
@@ -845,7 +864,7 @@ impl Arc {
     fn ghost_08(&mut self, i: u32, info: BlockInfo, flags: ReadFlags, now: Nanos) {
         let _ = info;
         let h = self.slab.hdrs[i as usize];
-        let bytes = h.asize as u64;
+        let bytes = h.asize() as u64;
         self.adapt_08(bytes, Some(h.state));
         // arc_access sees the flag left from the header's previous life, refcount 0.
         let stale_prefetch = h.flags & F_PREFETCH != 0;
@@ -979,7 +998,7 @@ impl Arc {
         }
         h.access = now;
         let meta = h.is_meta();
-        let bytes = h.asize as u64;
+        let bytes = h.asize() as u64;
         let to = match h.state {
             State::MruGhost => {
                 self.st.mru_ghost_hits += 1;
@@ -1035,9 +1054,20 @@ impl Arc {
     /// deleted. Prefetched and indirect buffers younger than 1 s are skipped.
     fn evict_list(&mut self, state: State, meta: bool, bytes: u64, now: Nanos) -> u64 {
         let li = list_index(state, meta);
+        if self.skip_memo && !state.is_ghost() && now < self.slab.skip[li].until {
+            // The tail is the remembered window of protected headers: this scan would pass
+            // exactly those and give up (a shortcut of the simulator, same outcome).
+            self.st.evict_skip += self.slab.skip[li].skips as u64;
+            #[cfg(test)]
+            {
+                self.skip_memo_used += 1;
+            }
+            return 0;
+        }
         let mut evicted = 0u64;
         let mut cur = self.slab.lists[li].tail;
         let mut skips = 0u32;
+        let mut protected_until = Nanos::MAX;
         while evicted < bytes && cur != NIL {
             let h = self.slab.hdrs[cur as usize];
             let prev = h.prev;
@@ -1051,13 +1081,21 @@ impl Arc {
                 {
                     self.st.evict_skip += 1;
                     skips += 1;
+                    protected_until = protected_until.min(h.access + ARC_MIN_PREFETCH);
                     if skips >= MAX_SKIP_SCAN {
+                        if self.skip_memo {
+                            self.remember_skip_window(li, cur, skips, protected_until);
+                        }
                         break;
+                    }
+                    if prev == NIL && self.skip_memo {
+                        // Passed the whole list: what is left is all protected.
+                        self.remember_skip_window(li, cur, skips, protected_until);
                     }
                     cur = prev;
                     continue;
                 }
-                evicted += h.asize as u64;
+                evicted += h.asize() as u64;
                 self.l2_count_evict(cur, state);
                 if self.warm_on_evict {
                     self.arc_warm = true;
@@ -1072,6 +1110,20 @@ impl Arc {
             cur = prev;
         }
         evicted
+    }
+
+    /// The scan of list `li` gave up at header `last` after `skips` protected headers, all
+    /// of them now the list's tail-most (what it evicted on the way is gone): flag them and
+    /// remember until when they all stay protected.
+    fn remember_skip_window(&mut self, li: usize, last: u32, skips: u32, until: Nanos) {
+        let mut cur = last;
+        while cur != NIL {
+            let h = &mut self.slab.hdrs[cur as usize];
+            h.flags |= F_SKIPWIN;
+            cur = h.next;
+        }
+        let whole = self.slab.hdrs[last as usize].prev == NIL;
+        self.slab.skip[li] = slab::SkipWindow { until, skips, whole };
     }
 
     /// arc_adjust_impl / arc_evict_impl: evict at most `bytes` (if positive) of the list.
