@@ -447,9 +447,11 @@ pub struct Arc {
     warm_on_evict: bool,
     /// Use the remembered skip windows (off only in tests that compare both ways).
     skip_memo: bool,
-    /// Scans answered from a remembered skip window.
+    /// Scans answered from a remembered skip window, and scans that slid one forward.
     #[cfg(test)]
     skip_memo_used: u64,
+    #[cfg(test)]
+    skip_memo_slid: u64,
 }
 
 const T_DATA: bool = false;
@@ -488,6 +490,8 @@ impl Arc {
             skip_memo: true,
             #[cfg(test)]
             skip_memo_used: 0,
+            #[cfg(test)]
+            skip_memo_slid: 0,
         }
     }
 
@@ -857,6 +861,8 @@ impl Arc {
         } else if !flags.prefetch || to != state {
             self.slab.unlink(i);
             self.enter(i, to);
+        } else {
+            self.touched_in_place(i);
         }
     }
 
@@ -982,6 +988,8 @@ impl Arc {
         } else if !flags.prefetch || to != state {
             self.slab.unlink(i);
             self.enter(i, to);
+        } else {
+            self.touched_in_place(i);
         }
     }
 
@@ -1054,76 +1062,129 @@ impl Arc {
     /// deleted. Prefetched and indirect buffers younger than 1 s are skipped.
     fn evict_list(&mut self, state: State, meta: bool, bytes: u64, now: Nanos) -> u64 {
         let li = list_index(state, meta);
-        if self.skip_memo && !state.is_ghost() && now < self.slab.skip[li].until {
-            // The tail is the remembered window of protected headers: this scan would pass
-            // exactly those and give up (a shortcut of the simulator, same outcome).
-            self.st.evict_skip += self.slab.skip[li].skips as u64;
-            #[cfg(test)]
-            {
-                self.skip_memo_used += 1;
-            }
-            return 0;
+        if state.is_ghost() {
+            return self.evict_ghosts(li, bytes);
         }
-        let mut evicted = 0u64;
+        let mut scan = Scan { evicted: 0, skips: 0, until: Nanos::MAX, mono: true, last_exp: 0 };
         let mut cur = self.slab.lists[li].tail;
-        let mut skips = 0u32;
-        let mut protected_until = Nanos::MAX;
-        while evicted < bytes && cur != NIL {
-            let h = self.slab.hdrs[cur as usize];
-            let prev = h.prev;
-            if state.is_ghost() {
-                self.slab.unlink(cur);
-                self.delete_ghost(cur);
-                self.st.deleted += 1;
-                evicted += h.lsize as u64;
-            } else {
-                if h.flags & (F_PREFETCH | F_INDIRECT) != 0 && now.saturating_sub(h.access) < ARC_MIN_PREFETCH
+        let w = self.slab.skip[li];
+        if self.skip_memo && w.until != 0 {
+            if now < w.until {
+                // The tail is the remembered window of protected headers: this scan would
+                // pass exactly those and give up (a shortcut of the simulator, same outcome).
+                self.st.evict_skip += w.skips as u64;
+                #[cfg(test)]
                 {
-                    self.st.evict_skip += 1;
-                    skips += 1;
-                    protected_until = protected_until.min(h.access + ARC_MIN_PREFETCH);
-                    if skips >= MAX_SKIP_SCAN {
-                        if self.skip_memo {
-                            self.remember_skip_window(li, cur, skips, protected_until);
-                        }
+                    self.skip_memo_used += 1;
+                }
+                return 0;
+            }
+            if w.mono {
+                // Protection ends in window order, so what expired is a tail prefix: the scan
+                // evicts it, passes the rest of the window and goes on beyond it.
+                let mut left = w.skips;
+                while left > 0 && scan.evicted < bytes {
+                    let h = self.slab.hdrs[cur as usize];
+                    if protected(&h, now) {
                         break;
                     }
-                    if prev == NIL && self.skip_memo {
-                        // Passed the whole list: what is left is all protected.
-                        self.remember_skip_window(li, cur, skips, protected_until);
+                    self.evict_live(cur, state, &mut scan);
+                    left -= 1;
+                    cur = h.prev;
+                }
+                if scan.evicted >= bytes {
+                    return scan.evicted;
+                }
+                if left > 0 {
+                    #[cfg(test)]
+                    {
+                        self.skip_memo_slid += 1;
                     }
-                    cur = prev;
-                    continue;
-                }
-                evicted += h.asize() as u64;
-                self.l2_count_evict(cur, state);
-                if self.warm_on_evict {
-                    self.arc_warm = true;
-                }
-                self.slab.unlink(cur);
-                match state {
-                    State::Mru => self.enter(cur, State::MruGhost),
-                    State::Mfu => self.enter(cur, State::MfuGhost),
-                    _ => self.destroy(cur),
+                    let h = &self.slab.hdrs[cur as usize];
+                    self.st.evict_skip += left as u64;
+                    scan.skips = left;
+                    scan.until = h.access + ARC_MIN_PREFETCH;
+                    scan.last_exp = w.last_exp;
+                    if self.slab.hdrs[w.last as usize].prev == NIL {
+                        // The window is still the whole list.
+                        self.slab.skip[li] = slab::SkipWindow { until: scan.until, skips: left, ..w };
+                        return scan.evicted;
+                    }
+                    cur = self.slab.hdrs[w.last as usize].prev;
                 }
             }
+        }
+        while scan.evicted < bytes && cur != NIL {
+            let h = self.slab.hdrs[cur as usize];
+            let prev = h.prev;
+            if protected(&h, now) {
+                self.st.evict_skip += 1;
+                let exp = h.access + ARC_MIN_PREFETCH;
+                scan.skips += 1;
+                scan.until = scan.until.min(exp);
+                scan.mono &= exp >= scan.last_exp;
+                scan.last_exp = exp;
+                self.slab.hdrs[cur as usize].flags |= F_SKIPWIN;
+                if scan.skips >= MAX_SKIP_SCAN || prev == NIL {
+                    // Gave up, or passed the whole list: what the scan passed is the list's
+                    // tail-most run, all protected.
+                    if self.skip_memo {
+                        self.slab.skip[li] = slab::SkipWindow {
+                            until: scan.until,
+                            skips: scan.skips,
+                            whole: prev == NIL,
+                            mono: scan.mono,
+                            last: cur,
+                            last_exp: scan.last_exp,
+                        };
+                    }
+                    break;
+                }
+            } else {
+                self.evict_live(cur, state, &mut scan);
+            }
             cur = prev;
+        }
+        scan.evicted
+    }
+
+    /// Ghost lists: deletes headers from the tail until `bytes` (lsize) are gone.
+    fn evict_ghosts(&mut self, li: usize, bytes: u64) -> u64 {
+        let mut evicted = 0u64;
+        let mut cur = self.slab.lists[li].tail;
+        while evicted < bytes && cur != NIL {
+            let h = self.slab.hdrs[cur as usize];
+            self.slab.unlink(cur);
+            self.delete_ghost(cur);
+            self.st.deleted += 1;
+            evicted += h.lsize as u64;
+            cur = h.prev;
         }
         evicted
     }
 
-    /// The scan of list `li` gave up at header `last` after `skips` protected headers, all
-    /// of them now the list's tail-most (what it evicted on the way is gone): flag them and
-    /// remember until when they all stay protected.
-    fn remember_skip_window(&mut self, li: usize, last: u32, skips: u32, until: Nanos) {
-        let mut cur = last;
-        while cur != NIL {
-            let h = &mut self.slab.hdrs[cur as usize];
-            h.flags |= F_SKIPWIN;
-            cur = h.next;
+    /// arc_evict_hdr of a live header: to its ghost list (UNCACHED: destroyed).
+    fn evict_live(&mut self, i: u32, state: State, scan: &mut Scan) {
+        scan.evicted += self.slab.hdrs[i as usize].asize() as u64;
+        self.l2_count_evict(i, state);
+        if self.warm_on_evict {
+            self.arc_warm = true;
         }
-        let whole = self.slab.hdrs[last as usize].prev == NIL;
-        self.slab.skip[li] = slab::SkipWindow { until, skips, whole };
+        self.slab.unlink(i);
+        match state {
+            State::Mru => self.enter(i, State::MruGhost),
+            State::Mfu => self.enter(i, State::MfuGhost),
+            _ => self.destroy(i),
+        }
+    }
+
+    /// A header's access time moved forward in place (it stays where it is in its list): a
+    /// remembered window it belongs to may no longer expire in order.
+    fn touched_in_place(&mut self, i: u32) {
+        let h = &self.slab.hdrs[i as usize];
+        if h.flags & F_SKIPWIN != 0 {
+            self.slab.skip[h.list()].mono = false;
+        }
     }
 
     /// arc_adjust_impl / arc_evict_impl: evict at most `bytes` (if positive) of the list.
@@ -1292,6 +1353,26 @@ impl Arc {
             self.evict_impl(s, meta, e, now);
         }
     }
+}
+
+/// Running totals of one eviction scan of a live list.
+struct Scan {
+    evicted: u64,
+    /// Protected headers passed.
+    skips: u32,
+    /// Earliest end of protection among them.
+    until: Nanos,
+    /// Their protection ends in list order (tail first).
+    mono: bool,
+    /// End of protection of the last one passed.
+    last_exp: Nanos,
+}
+
+/// arc_evict_hdr's minimum lifespan: prefetched and indirect buffers younger than
+/// zfs_arc_min_prefetch_ms are skipped.
+#[inline]
+fn protected(h: &Header, now: Nanos) -> bool {
+    h.flags & (F_PREFETCH | F_INDIRECT) != 0 && now.saturating_sub(h.access) < ARC_MIN_PREFETCH
 }
 
 /// 2.2 arc_evict_adj: moves a 2^32 fixed-point fraction up by `up` and down by

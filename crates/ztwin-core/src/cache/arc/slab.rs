@@ -135,11 +135,18 @@ pub(crate) fn hash_key(k: u64) -> u64 {
 /// gain protection in place, so until a member is unlinked, `until` passes or (for a whole
 /// list) a header is pushed, the same scan would pass the same headers again: the
 /// simulator answers it from here (`Arc::evict_list`; a shortcut, not a mechanism).
+///
+/// `mono`: the members' protection ends in list order (tail first), so once `until` passes
+/// what expired is a tail prefix and the rest of the window is still protected; `last` is
+/// the head-most member and `last_exp` the end of its protection.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct SkipWindow {
     pub until: u64,
     pub skips: u32,
     pub whole: bool,
+    pub mono: bool,
+    pub last: u32,
+    pub last_exp: u64,
 }
 
 /// The slab, lists and index.

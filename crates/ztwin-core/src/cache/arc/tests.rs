@@ -87,6 +87,19 @@ pub(super) fn check_invariants(a: &Arc) {
         }
         assert!(!w.whole || cur == NIL, "list {li}: whole-list window with more headers");
         assert!(w.whole || w.skips == MAX_SKIP_SCAN);
+        let last = if cur == NIL { a.slab.lists[li].head } else { a.slab.hdrs[cur as usize].next };
+        assert_eq!(last, w.last, "list {li}: head-most member");
+        if w.mono {
+            // Protection ends in list order, tail first.
+            let (mut cur, mut prev_exp) = (a.slab.lists[li].tail, 0);
+            for _ in 0..w.skips {
+                let exp = a.slab.hdrs[cur as usize].access + ARC_MIN_PREFETCH;
+                assert!(exp >= prev_exp, "list {li}: monotone window out of order");
+                prev_exp = exp;
+                cur = a.slab.hdrs[cur as usize].prev;
+            }
+            assert_eq!(prev_exp, w.last_exp);
+        }
     }
 }
 
@@ -468,7 +481,8 @@ fn run_protected(rel: ZfsRelease, ops: &[Op], memo: bool) -> (Arc, Vec<ArcRead>)
         // dt_ms read as tens of microseconds: about 100 MB/s, the whole ARC under 1 s old.
         t += o.dt_ms * MS / 100;
         let key = BlockKey::new(3, o.meta as u8, o.key);
-        let info = if o.meta { meta(65536, 16384 * o.psize_sectors) } else { data(65536, 16384 * o.psize_sectors) };
+        let info =
+            if o.meta { meta(65536, 16384 * o.psize_sectors) } else { data(65536, 16384 * o.psize_sectors) };
         out.push(a.read(key, info, ReadFlags { prefetch: o.prefetch, uncacheable: o.uncacheable }, t));
         if memo && out.len() % 512 == 0 {
             check_invariants(&a);
@@ -499,7 +513,7 @@ proptest! {
     fn skip_windows_change_nothing(rel in release(), ops in prop::collection::vec(protected_op(), 1..6000)) {
         let (a, out_a) = run_protected(rel, &ops, true);
         let (b, out_b) = run_protected(rel, &ops, false);
-        prop_assert_eq!(b.skip_memo_used, 0);
+        prop_assert_eq!(b.skip_memo_used + b.skip_memo_slid, 0);
         prop_assert_eq!(out_a, out_b);
         prop_assert_eq!(a.stats(), b.stats());
         for li in 0..a.slab.lists.len() {
@@ -520,16 +534,18 @@ proptest! {
 
 #[test]
 fn skip_windows_are_used() {
-    // Only indirect blocks, all read within 1 s of each other into a full ARC: every
-    // eviction scan passes protected headers, so windows get remembered and reused.
+    // Only indirect blocks, 160 MB/s into a 64 MiB ARC: the ARC is always full of buffers
+    // under 1 s old, every eviction scan passes protected headers, so windows get
+    // remembered, reused, and slid forward as the oldest expire.
     let ops: Vec<Op> = (0..20_000u64)
-        .map(|i| Op { key: i, meta: true, prefetch: false, uncacheable: false, psize_sectors: 1, dt_ms: 2 })
+        .map(|i| Op { key: i, meta: true, prefetch: false, uncacheable: false, psize_sectors: 1, dt_ms: 10 })
         .collect();
     let (a, _) = run_protected(ZfsRelease::V0_8, &ops, true);
     let (b, _) = run_protected(ZfsRelease::V0_8, &ops, false);
     assert_eq!(a.stats(), b.stats());
     assert!(a.stats().evict_skip > 10 * MAX_SKIP_SCAN as u64);
     assert!(a.skip_memo_used > 100, "windows reused {} times", a.skip_memo_used);
+    assert!(a.skip_memo_slid > 100, "windows slid {} times", a.skip_memo_slid);
 }
 
 proptest! {
