@@ -10,7 +10,7 @@
 
 use hashbrown::HashTable;
 
-use super::slab::{hash_key, list_index, State, F_L2, F_L2CACHE, F_META, F_PREFETCH, NIL};
+use super::slab::{hash_key, list_index, State, F_L2, F_L2CACHE, F_L2PF, F_META, F_PREFETCH, NIL};
 use super::{Arc, BufType, T_DATA, T_META};
 use crate::cache::l2arc::{
     L2Ent, L2Feed, L2Rebuild, L2arcDeviceState, L2arcParams, L2arcSettings, PrefetchRead, E_DEAD, E_LOGBLK,
@@ -246,8 +246,13 @@ impl Arc {
             let l2 = self.l2.as_mut().expect("F_L2 without a device");
             let seq = l2.seq(h.l2seq);
             debug_assert_eq!(l2.find(h.key), Some(seq), "l2seq locates the header's L2 copy");
-            let e = l2.dev.ring.get_mut(seq);
-            e.flags = (e.flags & !E_PREFETCH) | if h.flags & F_PREFETCH != 0 { E_PREFETCH } else { 0 };
+            // The L2-only header keeps the prefetch flag (le_prop / b_flags); the entry is
+            // only visited when it changes.
+            let pf = h.flags & F_PREFETCH != 0;
+            if pf != (h.flags & F_L2PF != 0) {
+                let e = l2.dev.ring.get_mut(seq);
+                e.flags = (e.flags & !E_PREFETCH) | if pf { E_PREFETCH } else { 0 };
+            }
             l2.l2only += 1;
             self.slab.free(i);
         } else {
@@ -290,6 +295,9 @@ impl Arc {
         }
         if pf {
             f |= F_PREFETCH;
+        }
+        if stale_pf {
+            f |= F_L2PF;
         }
         let asize = self.asize_of(&info);
         let i = self.slab.alloc(super::slab::Header {
@@ -401,7 +409,7 @@ impl Arc {
                 match self.slab.find(e.key) {
                     Some(i) => {
                         self.st.l2_evict_l1cached += 1;
-                        self.slab.hdrs[i as usize].flags &= !F_L2;
+                        self.slab.hdrs[i as usize].flags &= !(F_L2 | F_L2PF);
                     }
                     None => l2.l2only -= 1,
                 }
@@ -526,7 +534,7 @@ impl Arc {
                 write_psize += psize;
                 feed.buffers += 1;
                 let hm = &mut self.slab.hdrs[cur as usize];
-                hm.flags |= F_L2;
+                hm.flags = (hm.flags & !F_L2PF) | F_L2 | if ef & E_PREFETCH != 0 { F_L2PF } else { 0 };
                 hm.l2seq = seq as u32;
                 let l2 = self.l2.as_mut().expect("device");
                 if l2.dev.log_entries > 0 {
@@ -589,7 +597,7 @@ impl Arc {
                 continue;
             }
             if let Some(i) = self.slab.find(e.key) {
-                self.slab.hdrs[i as usize].flags &= !F_L2;
+                self.slab.hdrs[i as usize].flags &= !(F_L2 | F_L2PF);
                 self.st.l2_evict_l1cached += 1;
             }
         }
@@ -725,7 +733,8 @@ impl Arc {
                 match self.slab.find(e.key) {
                     Some(i) => {
                         let h = &mut self.slab.hdrs[i as usize];
-                        h.flags |= F_L2;
+                        h.flags =
+                            (h.flags & !F_L2PF) | F_L2 | if e.flags & E_PREFETCH != 0 { F_L2PF } else { 0 };
                         h.l2seq = seq as u32;
                     }
                     None => self.l2.as_mut().expect("device").l2only += 1,

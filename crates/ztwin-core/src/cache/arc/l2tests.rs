@@ -1,10 +1,11 @@
 //! Tests of the L2ARC: feed limits, boost, L2-only headers, L2 hits, the ring, eligibility,
 //! device loss, rebuild, invariants and determinism.
-use super::slab::{F_L2, F_L2CACHE};
+use super::slab::{F_L2, F_L2CACHE, F_L2PF};
 use super::tests::check_invariants;
 use super::*;
 use crate::cache::l2arc::{
-    L2Feed, L2arcConfig, L2arcDeviceConfig, L2arcParams, L2arcTunables, E_DEAD, E_LOGBLK, HDR_L2ONLY_SIZE,
+    L2Feed, L2arcConfig, L2arcDeviceConfig, L2arcParams, L2arcTunables, E_DEAD, E_LOGBLK, E_PREFETCH,
+    HDR_L2ONLY_SIZE,
 };
 use crate::config::CacheProperty;
 use crate::sim::time::{MS, SEC};
@@ -94,6 +95,7 @@ fn check_l2(a: &Arc) {
                 let h = &a.slab.hdrs[i as usize];
                 assert!(h.flags & F_L2 != 0, "ARC header of an L2 block has F_L2");
                 assert_eq!(l2.seq(h.l2seq), seq, "l2seq locates the copy");
+                assert_eq!(h.flags & F_L2PF != 0, e.flags & E_PREFETCH != 0, "F_L2PF mirrors the entry");
             }
             None => only += 1,
         }

@@ -49,6 +49,9 @@ pub(crate) const F_L2: u8 = 16;
 /// Header flag: the cached copy is the logical (uncompressed) block, so it occupies lsize,
 /// not psize (compressed ARC off: `arc_hdr_size()` is then HDR_GET_LSIZE).
 pub(crate) const F_LCOPY: u8 = 32;
+/// Header flag (simulator only): with F_L2, the copy's entry on the device carries
+/// E_PREFETCH, so clearing or setting it again needs no visit to the entry.
+pub(crate) const F_L2PF: u8 = 128;
 /// Header flag (simulator only): the header lies in its list's remembered tail window of
 /// protected headers ([`SkipWindow`]); unlinking it forgets that window.
 pub(crate) const F_SKIPWIN: u8 = 64;
