@@ -108,6 +108,11 @@
 //!    it is unreachable until overwritten, as in OpenZFS, and a rebuild restores it.
 //! 7. l2arc per-state asize counters (`l2_mru_asize`, `l2_prefetch_asize`, ...),
 //!    `l2_data_to_meta_ratio` and rebuild error counters are not kept.
+//! 8. Buffers a dbuf still holds are on their ARC list in the model (ARC simplification
+//!    4), so the feed may write them; in OpenZFS a referenced header is on no list until
+//!    released. Eviction runs as soon as `size > c` (ARC simplification 2), not at
+//!    `c + 16 MiB`, so with L2-only headers filling the ARC the model's cap sits at about
+//!    `arc_c` of headers where OpenZFS's may reach up to 16 MiB more.
 
 use serde::{Deserialize, Serialize};
 
