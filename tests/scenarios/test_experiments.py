@@ -115,3 +115,78 @@ def test_exp7_l2arc_after_two_cats_serves_reads_from_the_cache_disk():
     assert b["cpu_utilization"] > 0.95
     assert b["qps"] > 1.3 * a["qps"]
     assert b["qps"] == pytest.approx(v["zfs-3000"]["qps"], rel=0.05)
+
+
+# ---- experiment 1's L2ARC half at reduced scale -----------------------------------------
+#
+# exp1-l2arc.toml shrunk so a run takes seconds: 16 of the 330 tables (~39 GB), a 128 MiB
+# buffer pool, the same machine with 2 or 4 GiB of RAM (0.8 ignores a zfs_arc_max below
+# c_min = RAM/32). The cat warm-up and the 0.8 ARC/L2ARC mechanisms are the full ones.
+
+EXP1_SMALL_TABLES = 16
+
+
+def exp1_l2arc_small(
+    ram: str, arc_max: str, meta_limit: str, nvme_size: str | None = None, prefetch: bool = True
+) -> dict:
+    import tomllib
+
+    raw = tomllib.loads((SCENARIOS / "exp1-l2arc.toml").read_text())
+    raw["variants"] = {"zfs-l2arc": {}}
+    overrides: dict = {
+        "machine": {"ram": ram},
+        "dataset": {"tables": EXP1_SMALL_TABLES},
+        "filesystem": {
+            "arc": {"zfs_arc_max": arc_max, "zfs_arc_meta_limit": meta_limit},
+            "zfetch": {"zfs_prefetch_disable": not prefetch},
+        },
+        "database": {"innodb_buffer_pool_size": "128M"},
+        "run": {"warmup": "10s", "duration": "30s", "report_interval": "10s"},
+    }
+    if nvme_size:
+        overrides["devices"] = {"nvme": {"size": nvme_size}}
+    sc = ztwin.load_scenario(raw, overrides=overrides)
+    return ztwin.run(sc).summary["variants"]["zfs-l2arc"]
+
+
+def exp1_data_bytes() -> int:
+    return EXP1_SMALL_TABLES * ztwin._core.sysbench_table_bytes(10_000_000, 16384)
+
+
+def test_exp1_l2arc_share_f_gives_iops_over_one_minus_f():
+    """With the ARC big enough for the indirect blocks and the L2 headers (1 GiB) and a
+    16 GiB cache device, the ring keeps the last ~21 GB the cat wrote: a share f of the
+    uniformly read records is on the NVMe, the rest costs one EBS read each, so the
+    EBS-bound rate is about 3000 / (1 - f) (the ARC and buffer pool hold ~2% more)."""
+    v = exp1_l2arc_small("4GiB", "1G", "960M", "16GiB")
+    l2 = v["l2arc"]
+    f = l2["l2_size"] / exp1_data_bytes()
+    assert 0.3 < f < 0.8
+    assert v["devices"]["ebs"]["read_iops"] == pytest.approx(3000, rel=0.01)
+    assert v["cpu_utilization"] < 0.9
+    assert v["qps"] == pytest.approx(3000 / (1 - f), rel=0.06)
+    # The ring wraps during the benchmark too: the feed keeps writing.
+    assert l2["l2_write_bytes"] > 0 and v["devices"]["nvme"]["write_iops"] > 0
+
+
+def test_exp1_l2arc_headers_cap_the_l2_near_arc_c():
+    """0.8 counts each L2-only header (96 bytes) in arc_size and arc_meta_used and cannot
+    evict it: with a 128 MiB ARC the L2 stops growing at about arc_c / 96 blocks of 16K
+    (about 22 GB), far below the 475 GB device, and the ARC keeps no data. This holds
+    when every block comes in by a demand read (prefetch off): a new buffer is evicted
+    before the feed reaches it. (A prefetched buffer is protected for
+    zfs_arc_min_prefetch_ms, a window in which the feed can still write it.)"""
+    v = exp1_l2arc_small("2GiB", "128M", "120M", prefetch=False)
+    l2, arc = v["l2arc"], v["arc"]
+    c = arc["c"]
+    assert c == 128 * 2**20
+    assert 0.9 * c <= l2["l2_hdr_size"] <= 1.1 * c
+    only = l2["l2_hdr_size"] / 96
+    assert only * 16384 <= l2["l2_size"] <= 1.1 * only * 16384
+    assert l2["l2_asize"] < 0.1 * 475e9
+    assert arc["data_size"] == 0
+    f = l2["l2_size"] / exp1_data_bytes()
+    assert v["devices"]["ebs"]["read_iops"] == pytest.approx(3000, rel=0.01)
+    # At most what the L2 share allows (tables whose indirect blocks missed the L2 pay
+    # an extra EBS read), clearly more than without the L2.
+    assert 1.5 * 3000 < v["qps"] <= 1.03 * 3000 / (1 - f)

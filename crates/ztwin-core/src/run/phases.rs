@@ -383,6 +383,11 @@ impl Sim<'_> {
             "device_ios": self.devices.iter().map(|d| d.counters().reads + d.counters().writes).sum::<u64>(),
             "simulated_s": secs(end),
         });
+        if let Fs::Zfs { arc, cache_device: Some(_), .. } = &self.fs {
+            // The simulator's own memory for the cache device's blocks (ring and index).
+            main["engine"]["l2arc_blocks"] = json!(arc.l2arc_blocks());
+            main["engine"]["l2arc_heap_bytes"] = json!(arc.l2arc_heap_bytes());
+        }
         Ok(VariantResult { summary: main, series: rec.series })
     }
 }

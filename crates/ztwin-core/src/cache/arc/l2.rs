@@ -10,7 +10,7 @@
 
 use hashbrown::HashTable;
 
-use super::slab::{hash_key, list_index, State, F_L2, F_L2CACHE, F_META, F_PREFETCH, NIL};
+use super::slab::{hash_key, list_index, State, F_L2, F_L2CACHE, F_L2PF, F_META, F_PREFETCH, NIL};
 use super::{Arc, BufType, T_DATA, T_META};
 use crate::cache::l2arc::{
     L2Ent, L2Feed, L2Rebuild, L2arcDeviceState, L2arcParams, L2arcSettings, PrefetchRead, E_DEAD, E_LOGBLK,
@@ -22,6 +22,19 @@ use crate::sim::time::{Nanos, MS, SEC};
 
 /// sizeof (l2arc_dev_hdr_phys_t): the device header read at the start of a rebuild.
 const DEV_HDR_SIZE: u64 = 512;
+
+/// Hash of a block key in the L2 index, keeping neighbours together: the 16 blocks of an
+/// aligned run of block ids get consecutive buckets (the low 4 bits) and distinct control
+/// tags (the top 7 bits), the rest is a hash of the run. The feed writes and `cat` reads
+/// blocks in runs, so their index probes share cache lines instead of each missing the
+/// cache; random keys spread as with a plain hash.
+#[inline]
+fn l2_hash(key: u64) -> u64 {
+    const LOW: u64 = 0xf;
+    const TAG: u64 = 0xf << 57;
+    let lo = key & LOW;
+    (hash_key(key >> 4) & !(LOW | TAG)) | lo | (lo << 57)
+}
 
 /// The attached cache device and its bookkeeping.
 pub(crate) struct L2 {
@@ -46,22 +59,28 @@ impl L2 {
     /// Sequence number of the live entry of `key`.
     pub(crate) fn find(&self, key: u64) -> Option<u64> {
         let ring = &self.dev.ring;
-        let head = ring.head;
-        let seq = |v: u32| head + v.wrapping_sub(head as u32) as u64;
-        self.index.find(hash_key(key), |&v| ring.get(seq(v)).key == key).map(|&v| seq(v))
+        self.index.find(l2_hash(key), |&v| ring.get(self.seq(v)).key == key).map(|&v| self.seq(v))
+    }
+
+    /// The full sequence number of an entry from its low 32 bits (the ring never holds
+    /// 2^32 entries: capacity >> ashift fits a u32).
+    #[inline]
+    pub(crate) fn seq(&self, low: u32) -> u64 {
+        let head = self.dev.ring.head;
+        head + low.wrapping_sub(head as u32) as u64
     }
 
     fn index_insert(&mut self, seq: u64) {
         let ring = &self.dev.ring;
         let head = ring.head;
         let key = ring.get(seq).key;
-        self.index.insert_unique(hash_key(key), seq as u32, |&v| {
-            hash_key(ring.get(head + v.wrapping_sub(head as u32) as u64).key)
+        self.index.insert_unique(l2_hash(key), seq as u32, |&v| {
+            l2_hash(ring.get(head + v.wrapping_sub(head as u32) as u64).key)
         });
     }
 
     fn index_remove(&mut self, key: u64, seq: u64) {
-        let e = self.index.find_entry(hash_key(key), |&v| v == seq as u32).expect("indexed L2 entry");
+        let e = self.index.find_entry(l2_hash(key), |&v| v == seq as u32).expect("indexed L2 entry");
         e.remove();
     }
 
@@ -182,11 +201,12 @@ impl Arc {
     /// After any read: ARC_FLAG_L2CACHE from secondarycache (arc_read / arc_access), and,
     /// for reads that completed from a device (`done`), arc_read_done clears it when
     /// `l2arc_noprefetch` and the header was a prefetch (`pf_at_done`).
-    pub(crate) fn l2_after_read(&mut self, key: u64, meta: bool, done: bool, pf_at_done: bool) {
+    /// `i` is the header's slot; it is left alone if the read destroyed the header.
+    pub(crate) fn l2_after_read(&mut self, i: u32, key: u64, meta: bool, done: bool, pf_at_done: bool) {
         let Some(l2) = &self.l2 else { return };
         let set = l2.l2cacheable(meta) && !(done && l2.s.noprefetch && pf_at_done);
-        if let Some(i) = self.slab.find(key) {
-            let h = &mut self.slab.hdrs[i as usize];
+        let h = &mut self.slab.hdrs[i as usize];
+        if h.state != State::Free && h.key == key {
             if set {
                 h.flags |= F_L2CACHE;
             } else {
@@ -224,9 +244,15 @@ impl Arc {
         let h = self.slab.hdrs[i as usize];
         if h.flags & F_L2 != 0 {
             let l2 = self.l2.as_mut().expect("F_L2 without a device");
-            let seq = l2.find(h.key).expect("F_L2 header indexed");
-            let e = l2.dev.ring.get_mut(seq);
-            e.flags = (e.flags & !E_PREFETCH) | if h.flags & F_PREFETCH != 0 { E_PREFETCH } else { 0 };
+            let seq = l2.seq(h.l2seq);
+            debug_assert_eq!(l2.find(h.key), Some(seq), "l2seq locates the header's L2 copy");
+            // The L2-only header keeps the prefetch flag (le_prop / b_flags); the entry is
+            // only visited when it changes.
+            let pf = h.flags & F_PREFETCH != 0;
+            if pf != (h.flags & F_L2PF != 0) {
+                let e = l2.dev.ring.get_mut(seq);
+                e.flags = (e.flags & !E_PREFETCH) | if pf { E_PREFETCH } else { 0 };
+            }
             l2.l2only += 1;
             self.slab.free(i);
         } else {
@@ -234,11 +260,20 @@ impl Arc {
         }
     }
 
-    /// arc_hdr_destroy of a header with an L2 copy: the copy becomes unreachable.
-    pub(crate) fn l2_destroy_hdr(&mut self, key: u64) {
+    /// arc_hdr_destroy of a header with an L2 copy (`l2seq` from its header): the copy
+    /// becomes unreachable.
+    pub(crate) fn l2_destroy_hdr(&mut self, l2seq: u32) {
         let l2 = self.l2.as_mut().expect("F_L2 without a device");
-        let seq = l2.find(key).expect("F_L2 header indexed");
+        let seq = l2.seq(l2seq);
         l2.kill(seq);
+    }
+
+    /// arc_hdr_destroy of an L2-only header (arc_l2c_only), at entry `seq` of the device:
+    /// a write replaced the block, so the copy becomes unreachable and the header goes.
+    pub(crate) fn l2_destroy_l2only(&mut self, seq: u64) {
+        let l2 = self.l2.as_mut().expect("an L2-only header without a device");
+        l2.kill(seq);
+        l2.l2only -= 1;
     }
 
     /// A read of a block known only to the L2ARC (arc_l2c_only): realloc to a full header,
@@ -269,6 +304,9 @@ impl Arc {
         if pf {
             f |= F_PREFETCH;
         }
+        if stale_pf {
+            f |= F_L2PF;
+        }
         let asize = self.asize_of(&info);
         let i = self.slab.alloc(super::slab::Header {
             key: key.0,
@@ -276,10 +314,10 @@ impl Arc {
             prev: NIL,
             next: NIL,
             lsize: info.lsize,
-            asize,
             psize: info.psize,
+            l2seq: seq as u32,
             state: State::Free,
-            flags: f,
+            flags: f | self.copy_flag(),
         });
         if v22 {
             self.adapt_22(asize as u64);
@@ -297,7 +335,7 @@ impl Arc {
                 self.destroy(i);
             }
         }
-        self.l2_after_read(key.0, meta, true, pf);
+        self.l2_after_read(i, key.0, meta, true, pf);
         let l2 = self.l2.as_ref().expect("device");
         read.then(|| (e.psize, l2.dev.asize(asize as u64) as u32))
     }
@@ -379,7 +417,7 @@ impl Arc {
                 match self.slab.find(e.key) {
                     Some(i) => {
                         self.st.l2_evict_l1cached += 1;
-                        self.slab.hdrs[i as usize].flags &= !F_L2;
+                        self.slab.hdrs[i as usize].flags &= !(F_L2 | F_L2PF);
                     }
                     None => l2.l2only -= 1,
                 }
@@ -503,7 +541,9 @@ impl Arc {
                 write_asize += asize;
                 write_psize += psize;
                 feed.buffers += 1;
-                self.slab.hdrs[cur as usize].flags |= F_L2;
+                let hm = &mut self.slab.hdrs[cur as usize];
+                hm.flags = (hm.flags & !F_L2PF) | F_L2 | if ef & E_PREFETCH != 0 { F_L2PF } else { 0 };
+                hm.l2seq = seq as u32;
                 let l2 = self.l2.as_mut().expect("device");
                 if l2.dev.log_entries > 0 {
                     l2.dev.log_ent_idx += 1;
@@ -565,7 +605,7 @@ impl Arc {
                 continue;
             }
             if let Some(i) = self.slab.find(e.key) {
-                self.slab.hdrs[i as usize].flags &= !F_L2;
+                self.slab.hdrs[i as usize].flags &= !(F_L2 | F_L2PF);
                 self.st.l2_evict_l1cached += 1;
             }
         }
@@ -699,7 +739,12 @@ impl Arc {
                 r.bytes += e.lsize as u64;
                 r.asize += asize;
                 match self.slab.find(e.key) {
-                    Some(i) => self.slab.hdrs[i as usize].flags |= F_L2,
+                    Some(i) => {
+                        let h = &mut self.slab.hdrs[i as usize];
+                        h.flags =
+                            (h.flags & !F_L2PF) | F_L2 | if e.flags & E_PREFETCH != 0 { F_L2PF } else { 0 };
+                        h.l2seq = seq as u32;
+                    }
                     None => self.l2.as_mut().expect("device").l2only += 1,
                 }
             }

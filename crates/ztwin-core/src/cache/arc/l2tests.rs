@@ -1,10 +1,11 @@
 //! Tests of the L2ARC: feed limits, boost, L2-only headers, L2 hits, the ring, eligibility,
 //! device loss, rebuild, invariants and determinism.
-use super::slab::{F_L2, F_L2CACHE};
+use super::slab::{F_L2, F_L2CACHE, F_L2PF};
 use super::tests::check_invariants;
 use super::*;
 use crate::cache::l2arc::{
-    L2Feed, L2arcConfig, L2arcDeviceConfig, L2arcParams, L2arcTunables, E_DEAD, E_LOGBLK, HDR_L2ONLY_SIZE,
+    L2Feed, L2arcConfig, L2arcDeviceConfig, L2arcParams, L2arcTunables, E_DEAD, E_LOGBLK, E_PREFETCH,
+    HDR_L2ONLY_SIZE,
 };
 use crate::config::CacheProperty;
 use crate::sim::time::{MS, SEC};
@@ -91,7 +92,10 @@ fn check_l2(a: &Arc) {
         n += 1;
         match a.slab.find(e.key) {
             Some(i) => {
-                assert!(a.slab.hdrs[i as usize].flags & F_L2 != 0, "ARC header of an L2 block has F_L2")
+                let h = &a.slab.hdrs[i as usize];
+                assert!(h.flags & F_L2 != 0, "ARC header of an L2 block has F_L2");
+                assert_eq!(l2.seq(h.l2seq), seq, "l2seq locates the copy");
+                assert_eq!(h.flags & F_L2PF != 0, e.flags & E_PREFETCH != 0, "F_L2PF mirrors the entry");
             }
             None => only += 1,
         }
@@ -219,6 +223,23 @@ fn l2_only_headers_count_against_the_arc() {
         if rel != ZfsRelease::V2_2 {
             assert_eq!(s.arc_meta_used, s.size - s.data_size, "L2 headers are metadata");
         }
+        check_l2(&a);
+    }
+}
+
+/// A write of a block known only to the L2ARC (the txg's arc_write_done replaces its
+/// header): the L2-only header goes with its share of l2_hdr_size, its device copy
+/// becomes unreachable, and the new data is in the ARC.
+#[test]
+fn a_write_replaces_an_l2_only_header() {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+        let (mut a, t) = l2only_setup(rel);
+        let key =
+            (0..120_000).find(|&i| a.l2_contains(k(i)) && a.slab.find(k(i).0).is_none()).expect("L2-only");
+        a.write_done(k(key), data(16384, 12288), DEMAND, t);
+        assert!(!a.l2_contains(k(key)) && a.contains(k(key)), "{rel:?}");
+        // l2_hdr_size is still one header per live L2-only entry (the new buffer's
+        // eviction may have made others L2-only).
         check_l2(&a);
     }
 }
@@ -549,4 +570,162 @@ proptest! {
         prop_assert_eq!(fa, fb);
         prop_assert_eq!(a.stats(), b.stats());
     }
+}
+
+// ---- the L2 header cap: what L2-only headers do to a small ARC (arc.c, zfs-0.8.6) -------
+//
+// hdr_l2only_cons() charges HDR_L2ONLY_SIZE to ARC_SPACE_L2HDRS and arc_space_consume()
+// adds every type but ARC_SPACE_DATA to arc_meta_used and all to arc_size; the headers sit
+// on no list (arc_l2c_only has none), so no eviction path frees them and arc_c does not
+// move for them (only memory pressure shrinks it). Data buffers pay for them.
+
+/// A 0.8 ARC of `c_max` on a 1 GiB machine (c_min 32 MiB) with a 4K-sector cache device.
+fn small_08(c_max: u64, meta_limit: u64) -> Arc {
+    let mut a = Arc::new(&ArcParams {
+        release: ZfsRelease::V0_8,
+        ram_bytes: GIB,
+        tunables: ArcTunables {
+            zfs_arc_max: c_max,
+            zfs_arc_meta_limit: meta_limit,
+            zfs_compressed_arc_enabled: true,
+            ..Default::default()
+        },
+    });
+    a.attach_l2arc(&l2p(64 * GIB, CacheProperty::All, L2arcTunables::default(), 0)).unwrap();
+    a.set_arc_warm(true);
+    a
+}
+
+/// Streams new 4K data blocks at `per_s` blocks a second (like `cat`), running the feed
+/// thread when it asks; returns every feed's outcome.
+fn stream(a: &mut Arc, from: u64, n: u64, per_s: u64, t: &mut Nanos, next: &mut Nanos) -> Vec<L2Feed> {
+    let mut feeds = Vec::new();
+    for i in from..from + n {
+        while *next <= *t {
+            let f = a.l2arc_feed(*next);
+            *next = f.next_feed_at;
+            feeds.push(f);
+        }
+        a.access(k(i), data(4096, 4096), DEMAND, *t);
+        *t += SEC / per_s;
+    }
+    feeds
+}
+
+#[test]
+fn an_l2_only_header_costs_96_bytes_of_size_and_meta_used() {
+    let mut a = small_08(64 * MIB, 0);
+    let t = read_range(&mut a, 0, 1, 0);
+    assert_eq!(a.l2arc_feed(t).buffers, 1);
+    let s0 = a.stats();
+    assert_eq!(s0.l2_hdr_size, 0, "still in the ARC: a full header in hdr_size");
+    // Push it out of the ARC, then out of the ghost list.
+    let mut t = t;
+    for i in 1..40_000 {
+        a.access(k(i), data(16384, 4096), DEMAND, t);
+        t += MS / 10;
+    }
+    assert!(!a.contains(k(0)) && a.l2_contains(k(0)));
+    let s = a.stats();
+    assert!(s.l2_hdr_size >= HDR_L2ONLY_SIZE && s.l2_hdr_size.is_multiple_of(HDR_L2ONLY_SIZE));
+    assert_eq!(s.size, s.data_size + s.metadata_size + s.hdr_size + s.l2_hdr_size);
+    assert_eq!(s.arc_meta_used, s.size - s.data_size, "L2 headers count as metadata (0.8)");
+    // Reading it back: arc_hdr_realloc to a full header (out of l2_hdr_size, into
+    // hdr_size), arc_access -> MFU, the L2 copy stays.
+    assert!(matches!(a.access(k(0), data(4096, 4096), DEMAND, t), ArcAccess::L2Hit { .. }));
+    assert!(a.contains(k(0)) && a.l2_contains(k(0)));
+    let i = a.slab.find(k(0).0).unwrap();
+    assert_eq!(a.slab.hdrs[i as usize].state, State::Mfu);
+    check_l2(&a);
+}
+
+#[test]
+fn headers_squeeze_out_data_until_the_feed_starves_08() {
+    // 64 MiB ARC, arc_meta_limit 48 MiB (75%). 4K blocks stream in at 10k/s (40 MB/s,
+    // within what 8 MiB feeds every 200 ms can write). Each block written to L2 ends as a
+    // 96-byte L2-only header once its ghost goes.
+    let mut a = small_08(64 * MIB, 0);
+    let (c, meta_limit) = (a.stats().c, a.stats().arc_meta_limit);
+    assert_eq!((c, meta_limit), (64 * MIB, 48 * MIB));
+    let (mut t, mut next) = (0, SEC);
+    // Phase 1: few headers; data is cached and every busy feed finds eligible tails and
+    // writes over half its target (so the next comes after l2arc_feed_min_ms).
+    let feeds = stream(&mut a, 0, 100_000, 10_000, &mut t, &mut next);
+    let s = a.stats();
+    assert!(s.data_size > c / 2, "data cached while headers are few: {s:?}");
+    let busy = &feeds[2..];
+    assert!(busy.iter().all(|f| f.buffers > 0), "a feed found nothing with eligible tails");
+    assert!(busy.iter().filter(|f| f.asize_written > f.target / 2).count() * 10 >= busy.len() * 9);
+    // Phase 2: 900k more blocks. The headers grow past arc_meta_limit towards arc_c; arc_c
+    // stays put, so the data buffers shrink to almost nothing, new blocks leave the ARC
+    // before a feed reaches them and the L2 stops growing long before the device is full.
+    let feeds = stream(&mut a, 100_000, 900_000, 10_000, &mut t, &mut next);
+    let s = a.stats();
+    assert_eq!(s.c, c, "arc_c does not move for headers");
+    assert!(s.arc_meta_used > meta_limit && s.arc_meta_used == s.size - s.data_size, "{s:?}");
+    assert!(s.l2_hdr_size >= c - 8 * MIB && s.l2_hdr_size <= c + MIB, "{s:?}");
+    assert!(s.data_size < 8 * MIB, "{s:?}");
+    assert!(s.size <= c + 4096 + hdr_full_size(ZfsRelease::V0_8), "{s:?}");
+    assert_eq!(s.l2_size, a.l2arc_blocks() as u64 * 4096);
+    assert!(s.l2_asize < 64 * GIB / 8, "the device is far from full: {s:?}");
+    // The feed now catches a falling share of the 40 MB/s streamed: blocks leave the ARC
+    // faster than the feed reaches them (phase 1 caught nearly all).
+    let last = |fs: &[L2Feed], since: Nanos| -> u64 {
+        fs.iter().filter(|f| f.next_feed_at > since).map(|f| f.asize_written).sum()
+    };
+    let wrote = last(&feeds, t - 10 * SEC);
+    assert!(wrote < 200_000_000, "{wrote} bytes in the last 10 s");
+    let more = stream(&mut a, 1_000_000, 300_000, 10_000, &mut t, &mut next);
+    let wrote_later = last(&more, t - 10 * SEC);
+    assert!(wrote_later < wrote, "{wrote_later} after {wrote}");
+    let s = a.stats();
+    assert!(s.l2_hdr_size <= c + MIB, "{s:?}");
+    check_l2(&a);
+}
+
+#[test]
+fn l2arc_meta_percent_keeps_data_cacheable_21() {
+    // The same stream on 2.1: l2arc_hdr_limit_reached stops feeds once the headers pass
+    // l2arc_meta_percent (33%) of arc_c (2.1 also at 3/4 of arc_meta_limit), so data keeps
+    // the rest of the ARC.
+    let mut a = Arc::new(&ArcParams {
+        release: ZfsRelease::V2_1,
+        ram_bytes: GIB,
+        tunables: ArcTunables {
+            zfs_arc_max: 64 * MIB,
+            zfs_compressed_arc_enabled: true,
+            ..Default::default()
+        },
+    });
+    a.attach_l2arc(&l2p(64 * GIB, CacheProperty::All, L2arcTunables::default(), 0)).unwrap();
+    a.set_arc_warm(true);
+    let (mut t, mut next) = (0, SEC);
+    let feeds = stream(&mut a, 0, 1_000_000, 10_000, &mut t, &mut next);
+    let s = a.stats();
+    // Blocks written before the last feed still have full headers in the ARC (live or
+    // ghost, at most 2 * c of 4K blocks) and turn L2-only later.
+    let lag = 2 * s.c / 4096 * HDR_L2ONLY_SIZE;
+    assert!(s.l2_hdr_size <= s.c * 33 / 100 + lag, "{s:?}");
+    assert!(s.l2_abort_lowmem > 0 && feeds.iter().any(|f| !f.fed));
+    assert!(s.data_size > s.c / 2, "{s:?}");
+    check_l2(&a);
+}
+
+#[test]
+fn a_higher_meta_limit_lets_headers_grow_closer_to_c_08() {
+    // The write-up's "zfs_arc_meta_limit just under zfs_arc_max so some data is cached":
+    // above arc_meta_limit, arc_adjust_meta_balanced evicts extra data on every pass, so
+    // with the default limit data goes sooner and the L2 stops growing earlier. Either
+    // way arc_meta_limit is not the cap: the headers pass it and approach arc_c.
+    let (mut lo, mut hi) = (small_08(64 * MIB, 0), small_08(64 * MIB, 60 * MIB));
+    for a in [&mut lo, &mut hi] {
+        let (mut t, mut next) = (0, SEC);
+        stream(a, 0, 1_000_000, 10_000, &mut t, &mut next);
+    }
+    let (l, h) = (lo.stats(), hi.stats());
+    assert!(l.l2_hdr_size > l.arc_meta_limit, "{l:?}");
+    assert!(h.l2_hdr_size > l.l2_hdr_size + 2 * MIB, "lo {} hi {}", l.l2_hdr_size, h.l2_hdr_size);
+    assert!(h.l2_hdr_size <= h.c + MIB, "{h:?}");
+    check_l2(&lo);
+    check_l2(&hi);
 }

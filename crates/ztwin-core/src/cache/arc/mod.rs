@@ -104,7 +104,7 @@ mod slab;
 #[cfg(test)]
 mod tests;
 
-use slab::{list_index, Header, Slab, State, F_INDIRECT, F_L2, F_META, F_PREFETCH, NIL};
+use slab::{list_index, Header, Slab, State, F_INDIRECT, F_L2, F_LCOPY, F_META, F_PREFETCH, F_SKIPWIN, NIL};
 
 use crate::config::{ArcTunables, ZfsRelease};
 use crate::sim::time::Nanos;
@@ -445,6 +445,13 @@ pub struct Arc {
     arc_warm: bool,
     /// Turn arc_warm on at the first eviction of a live buffer (facts-page rule).
     warm_on_evict: bool,
+    /// Use the remembered skip windows (off only in tests that compare both ways).
+    skip_memo: bool,
+    /// Scans answered from a remembered skip window, and scans that slid one forward.
+    #[cfg(test)]
+    skip_memo_used: u64,
+    #[cfg(test)]
+    skip_memo_slid: u64,
 }
 
 const T_DATA: bool = false;
@@ -480,6 +487,11 @@ impl Arc {
             l2: None,
             arc_warm: false,
             warm_on_evict: false,
+            skip_memo: true,
+            #[cfg(test)]
+            skip_memo_used: 0,
+            #[cfg(test)]
+            skip_memo_slid: 0,
         }
     }
 
@@ -567,7 +579,7 @@ impl Arc {
         let h = &mut self.slab.hdrs[i as usize];
         let was_live = h.state.is_live();
         h.state = to;
-        let (meta, asize, lsize) = (h.is_meta(), h.asize as u64, h.lsize as u64);
+        let (meta, asize, lsize) = (h.is_meta(), h.asize() as u64, h.lsize as u64);
         let now_live = to.is_live();
         if was_live != now_live {
             let sz = if meta { &mut self.metadata_size } else { &mut self.data_size };
@@ -587,13 +599,13 @@ impl Arc {
     fn destroy(&mut self, i: u32) {
         let h = self.slab.hdrs[i as usize];
         if h.flags & F_L2 != 0 {
-            self.l2_destroy_hdr(h.key);
+            self.l2_destroy_hdr(h.l2seq);
         }
         if h.state.is_live() {
             if h.is_meta() {
-                self.metadata_size -= h.asize as u64;
+                self.metadata_size -= h.asize() as u64;
             } else {
-                self.data_size -= h.asize as u64;
+                self.data_size -= h.asize() as u64;
             }
             self.uncompressed_size -= h.lsize as u64;
         }
@@ -641,7 +653,7 @@ impl Arc {
                 } else {
                     self.hit_08(i, flags, now)
                 }
-                self.l2_after_read(key.0, meta, false, false);
+                self.l2_after_read(i, key.0, meta, false, false);
                 ArcAccess::Hit
             }
             Some(i) => {
@@ -655,9 +667,9 @@ impl Arc {
                 if probe.attached {
                     let stale = h.flags & F_PREFETCH != 0;
                     let pf_done = if self.v22() { flags.prefetch } else { stale || flags.prefetch };
-                    self.l2_after_read(key.0, meta, true, pf_done);
+                    self.l2_after_read(i, key.0, meta, true, pf_done);
                 }
-                self.l2_outcome(probe.read, probe.attached, h.psize, h.asize, true)
+                self.l2_outcome(probe.read, probe.attached, h.psize, h.asize(), true)
             }
             None => match self.l2.as_ref().and_then(|l| l.find(key.0)) {
                 Some(seq) => match self.l2only_read(key, info, flags, seq, now) {
@@ -672,9 +684,9 @@ impl Arc {
                     }
                 },
                 None => {
-                    self.new_block(key, info, flags, now, true);
+                    let i = self.new_block(key, info, flags, now, true);
                     if self.l2.is_some() {
-                        self.l2_after_read(key.0, meta, true, flags.prefetch);
+                        self.l2_after_read(i, key.0, meta, true, flags.prefetch);
                         self.st.l2_misses += 1;
                     }
                     ArcAccess::Miss { ghost: false }
@@ -703,8 +715,8 @@ impl Arc {
         if let Some(i) = self.slab.find(key.0) {
             self.slab.unlink(i);
             self.destroy(i);
-        } else if self.l2.as_ref().and_then(|l| l.find(key.0)).is_some() {
-            self.l2_destroy_hdr(key.0);
+        } else if let Some(seq) = self.l2.as_ref().and_then(|l| l.find(key.0)) {
+            self.l2_destroy_l2only(seq);
         }
         self.new_block(key, info, ReadFlags { prefetch: false, ..flags }, now, false);
         self.note_meta_max();
@@ -759,6 +771,15 @@ impl Arc {
         }
     }
 
+    /// F_LCOPY when buffers are kept uncompressed (zfs_compressed_arc_enabled = 0).
+    fn copy_flag(&self) -> u8 {
+        if self.compressed {
+            0
+        } else {
+            F_LCOPY
+        }
+    }
+
     fn asize_of(&self, info: &BlockInfo) -> u32 {
         if self.compressed {
             info.psize
@@ -769,7 +790,15 @@ impl Arc {
 
     /// A new header: arc_hdr_alloc (header bytes), arc_adapt + data allocation in anon,
     /// then arc_access (anon -> MRU, or UNCACHED in 2.2).
-    fn new_block(&mut self, key: BlockKey, info: BlockInfo, flags: ReadFlags, now: Nanos, demand: bool) {
+    /// Returns the header's slot (freed again if the block is not kept).
+    fn new_block(
+        &mut self,
+        key: BlockKey,
+        info: BlockInfo,
+        flags: ReadFlags,
+        now: Nanos,
+        demand: bool,
+    ) -> u32 {
         let meta = info.kind == BufType::Metadata;
         let mut f = if meta { F_META } else { 0 };
         if key.level() > 0 {
@@ -785,10 +814,10 @@ impl Arc {
             prev: NIL,
             next: NIL,
             lsize: info.lsize,
-            asize,
             psize: info.psize,
+            l2seq: 0,
             state: State::Free,
-            flags: f,
+            flags: f | self.copy_flag(),
         };
         // The header is allocated (hdr_size grows) before its data buffer.
         let i = self.slab.alloc(h);
@@ -825,6 +854,7 @@ impl Arc {
                 self.destroy(i);
             }
         }
+        i
     }
 
     /// 0.8/2.1 hit on MRU or MFU.
@@ -867,6 +897,8 @@ impl Arc {
         } else if !flags.prefetch || to != state {
             self.slab.unlink(i);
             self.enter(i, to);
+        } else {
+            self.touched_in_place(i);
         }
     }
 
@@ -874,7 +906,7 @@ impl Arc {
     fn ghost_08(&mut self, i: u32, info: BlockInfo, flags: ReadFlags, now: Nanos) {
         let _ = info;
         let h = self.slab.hdrs[i as usize];
-        let bytes = h.asize as u64;
+        let bytes = h.asize() as u64;
         self.adapt_08(bytes, Some(h.state));
         // arc_access sees the flag left from the header's previous life, refcount 0.
         let stale_prefetch = h.flags & F_PREFETCH != 0;
@@ -992,6 +1024,8 @@ impl Arc {
         } else if !flags.prefetch || to != state {
             self.slab.unlink(i);
             self.enter(i, to);
+        } else {
+            self.touched_in_place(i);
         }
     }
 
@@ -1008,7 +1042,7 @@ impl Arc {
         }
         h.access = now;
         let meta = h.is_meta();
-        let bytes = h.asize as u64;
+        let bytes = h.asize() as u64;
         let to = match h.state {
             State::MruGhost => {
                 self.st.mru_ghost_hits += 1;
@@ -1064,43 +1098,129 @@ impl Arc {
     /// deleted. Prefetched and indirect buffers younger than 1 s are skipped.
     fn evict_list(&mut self, state: State, meta: bool, bytes: u64, now: Nanos) -> u64 {
         let li = list_index(state, meta);
-        let mut evicted = 0u64;
+        if state.is_ghost() {
+            return self.evict_ghosts(li, bytes);
+        }
+        let mut scan = Scan { evicted: 0, skips: 0, until: Nanos::MAX, mono: true, last_exp: 0 };
         let mut cur = self.slab.lists[li].tail;
-        let mut skips = 0u32;
-        while evicted < bytes && cur != NIL {
-            let h = self.slab.hdrs[cur as usize];
-            let prev = h.prev;
-            if state.is_ghost() {
-                self.slab.unlink(cur);
-                self.delete_ghost(cur);
-                self.st.deleted += 1;
-                evicted += h.lsize as u64;
-            } else {
-                if h.flags & (F_PREFETCH | F_INDIRECT) != 0 && now.saturating_sub(h.access) < ARC_MIN_PREFETCH
+        let w = self.slab.skip[li];
+        if self.skip_memo && w.until != 0 {
+            if now < w.until {
+                // The tail is the remembered window of protected headers: this scan would
+                // pass exactly those and give up (a shortcut of the simulator, same outcome).
+                self.st.evict_skip += w.skips as u64;
+                #[cfg(test)]
                 {
-                    self.st.evict_skip += 1;
-                    skips += 1;
-                    if skips >= MAX_SKIP_SCAN {
+                    self.skip_memo_used += 1;
+                }
+                return 0;
+            }
+            if w.mono {
+                // Protection ends in window order, so what expired is a tail prefix: the scan
+                // evicts it, passes the rest of the window and goes on beyond it.
+                let mut left = w.skips;
+                while left > 0 && scan.evicted < bytes {
+                    let h = self.slab.hdrs[cur as usize];
+                    if protected(&h, now) {
                         break;
                     }
-                    cur = prev;
-                    continue;
+                    self.evict_live(cur, state, &mut scan);
+                    left -= 1;
+                    cur = h.prev;
                 }
-                evicted += h.asize as u64;
-                self.l2_count_evict(cur, state);
-                if self.warm_on_evict {
-                    self.arc_warm = true;
+                if scan.evicted >= bytes {
+                    return scan.evicted;
                 }
-                self.slab.unlink(cur);
-                match state {
-                    State::Mru => self.enter(cur, State::MruGhost),
-                    State::Mfu => self.enter(cur, State::MfuGhost),
-                    _ => self.destroy(cur),
+                if left > 0 {
+                    #[cfg(test)]
+                    {
+                        self.skip_memo_slid += 1;
+                    }
+                    let h = &self.slab.hdrs[cur as usize];
+                    self.st.evict_skip += left as u64;
+                    scan.skips = left;
+                    scan.until = h.access + ARC_MIN_PREFETCH;
+                    scan.last_exp = w.last_exp;
+                    if self.slab.hdrs[w.last as usize].prev == NIL {
+                        // The window is still the whole list.
+                        self.slab.skip[li] = slab::SkipWindow { until: scan.until, skips: left, ..w };
+                        return scan.evicted;
+                    }
+                    cur = self.slab.hdrs[w.last as usize].prev;
                 }
+            }
+        }
+        while scan.evicted < bytes && cur != NIL {
+            let h = self.slab.hdrs[cur as usize];
+            let prev = h.prev;
+            if protected(&h, now) {
+                self.st.evict_skip += 1;
+                let exp = h.access + ARC_MIN_PREFETCH;
+                scan.skips += 1;
+                scan.until = scan.until.min(exp);
+                scan.mono &= exp >= scan.last_exp;
+                scan.last_exp = exp;
+                self.slab.hdrs[cur as usize].flags |= F_SKIPWIN;
+                if scan.skips >= MAX_SKIP_SCAN || prev == NIL {
+                    // Gave up, or passed the whole list: what the scan passed is the list's
+                    // tail-most run, all protected.
+                    if self.skip_memo {
+                        self.slab.skip[li] = slab::SkipWindow {
+                            until: scan.until,
+                            skips: scan.skips,
+                            whole: prev == NIL,
+                            mono: scan.mono,
+                            last: cur,
+                            last_exp: scan.last_exp,
+                        };
+                    }
+                    break;
+                }
+            } else {
+                self.evict_live(cur, state, &mut scan);
             }
             cur = prev;
         }
+        scan.evicted
+    }
+
+    /// Ghost lists: deletes headers from the tail until `bytes` (lsize) are gone.
+    fn evict_ghosts(&mut self, li: usize, bytes: u64) -> u64 {
+        let mut evicted = 0u64;
+        let mut cur = self.slab.lists[li].tail;
+        while evicted < bytes && cur != NIL {
+            let h = self.slab.hdrs[cur as usize];
+            self.slab.unlink(cur);
+            self.delete_ghost(cur);
+            self.st.deleted += 1;
+            evicted += h.lsize as u64;
+            cur = h.prev;
+        }
         evicted
+    }
+
+    /// arc_evict_hdr of a live header: to its ghost list (UNCACHED: destroyed).
+    fn evict_live(&mut self, i: u32, state: State, scan: &mut Scan) {
+        scan.evicted += self.slab.hdrs[i as usize].asize() as u64;
+        self.l2_count_evict(i, state);
+        if self.warm_on_evict {
+            self.arc_warm = true;
+        }
+        self.slab.unlink(i);
+        match state {
+            State::Mru => self.enter(i, State::MruGhost),
+            State::Mfu => self.enter(i, State::MfuGhost),
+            _ => self.destroy(i),
+        }
+    }
+
+    /// A header's access time moved forward in place (it stays where it is in its list): a
+    /// remembered window it belongs to may no longer expire in order.
+    fn touched_in_place(&mut self, i: u32) {
+        let h = &self.slab.hdrs[i as usize];
+        if h.flags & F_SKIPWIN != 0 {
+            self.slab.skip[h.list()].mono = false;
+        }
     }
 
     /// arc_adjust_impl / arc_evict_impl: evict at most `bytes` (if positive) of the list.
@@ -1269,6 +1389,26 @@ impl Arc {
             self.evict_impl(s, meta, e, now);
         }
     }
+}
+
+/// Running totals of one eviction scan of a live list.
+struct Scan {
+    evicted: u64,
+    /// Protected headers passed.
+    skips: u32,
+    /// Earliest end of protection among them.
+    until: Nanos,
+    /// Their protection ends in list order (tail first).
+    mono: bool,
+    /// End of protection of the last one passed.
+    last_exp: Nanos,
+}
+
+/// arc_evict_hdr's minimum lifespan: prefetched and indirect buffers younger than
+/// zfs_arc_min_prefetch_ms are skipped.
+#[inline]
+fn protected(h: &Header, now: Nanos) -> bool {
+    h.flags & (F_PREFETCH | F_INDIRECT) != 0 && now.saturating_sub(h.access) < ARC_MIN_PREFETCH
 }
 
 /// 2.2 arc_evict_adj: moves a 2^32 fixed-point fraction up by `up` and down by

@@ -44,8 +44,17 @@ pub(crate) const F_INDIRECT: u8 = 2;
 pub(crate) const F_META: u8 = 4;
 /// Header flag: ARC_FLAG_L2CACHE (secondarycache covers it and it is not only prefetched).
 pub(crate) const F_L2CACHE: u8 = 8;
-/// Header flag: ARC_FLAG_HAS_L2HDR (a copy is on the cache device).
+/// Header flag: ARC_FLAG_HAS_L2HDR (a copy is on the cache device; `l2seq` locates it).
 pub(crate) const F_L2: u8 = 16;
+/// Header flag: the cached copy is the logical (uncompressed) block, so it occupies lsize,
+/// not psize (compressed ARC off: `arc_hdr_size()` is then HDR_GET_LSIZE).
+pub(crate) const F_LCOPY: u8 = 32;
+/// Header flag (simulator only): with F_L2, the copy's entry on the device carries
+/// E_PREFETCH, so clearing or setting it again needs no visit to the entry.
+pub(crate) const F_L2PF: u8 = 128;
+/// Header flag (simulator only): the header lies in its list's remembered tail window of
+/// protected headers ([`SkipWindow`]); unlinking it forgets that window.
+pub(crate) const F_SKIPWIN: u8 = 64;
 
 /// One ARC header as the simulator keeps it (40 bytes).
 #[derive(Debug, Clone, Copy)]
@@ -58,15 +67,25 @@ pub(crate) struct Header {
     pub next: u32,
     /// Logical size (ghost lists count this).
     pub lsize: u32,
-    /// Bytes the cached copy occupies: psize with compressed ARC, else lsize (arc_hdr_size).
-    pub asize: u32,
     /// Physical size on the pool (HDR_GET_PSIZE): what an L2ARC write stores.
     pub psize: u32,
+    /// With F_L2: low 32 bits of the ring sequence number of the block's L2 copy (b_l2hdr),
+    /// so eviction and destruction reach it without an index lookup.
+    pub l2seq: u32,
     pub state: State,
     pub flags: u8,
 }
 
 impl Header {
+    /// Bytes the cached copy occupies (arc_hdr_size): psize with compressed ARC, else lsize.
+    #[inline]
+    pub(crate) fn asize(&self) -> u32 {
+        if self.flags & F_LCOPY != 0 {
+            self.lsize
+        } else {
+            self.psize
+        }
+    }
     pub(crate) fn is_meta(&self) -> bool {
         self.flags & F_META != 0
     }
@@ -79,7 +98,7 @@ impl Header {
         if self.state.is_ghost() {
             self.lsize as u64
         } else {
-            self.asize as u64
+            self.asize() as u64
         }
     }
 }
@@ -112,17 +131,47 @@ pub(crate) fn hash_key(k: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// What the last eviction scan of a live list passed before it gave up: `skips` protected
+/// headers (prefetched or indirect, younger than `zfs_arc_min_prefetch_ms`) from the tail,
+/// flagged F_SKIPWIN, all protected before `until` (0 = nothing remembered); `whole` if
+/// they were the whole list. Headers join a list only at its head and its members only
+/// gain protection in place, so until a member is unlinked, `until` passes or (for a whole
+/// list) a header is pushed, the same scan would pass the same headers again: the
+/// simulator answers it from here (`Arc::evict_list`; a shortcut, not a mechanism).
+///
+/// `mono`: the members' protection ends in list order (tail first), so once `until` passes
+/// what expired is a tail prefix and the rest of the window is still protected; `last` is
+/// the head-most member and `last_exp` the end of its protection.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SkipWindow {
+    pub until: u64,
+    pub skips: u32,
+    pub whole: bool,
+    pub mono: bool,
+    pub last: u32,
+    pub last_exp: u64,
+}
+
 /// The slab, lists and index.
 pub(crate) struct Slab {
     pub hdrs: Vec<Header>,
     free: u32,
     table: HashTable<u32>,
     pub lists: [List; NSTATES * 2],
+    /// Per list: the protected tail window the last eviction scan passed (see
+    /// [`SkipWindow`]).
+    pub skip: [SkipWindow; NSTATES * 2],
 }
 
 impl Slab {
     pub(crate) fn new() -> Self {
-        Slab { hdrs: Vec::new(), free: NIL, table: HashTable::new(), lists: [List::default(); NSTATES * 2] }
+        Slab {
+            hdrs: Vec::new(),
+            free: NIL,
+            table: HashTable::new(),
+            lists: [List::default(); NSTATES * 2],
+            skip: [SkipWindow::default(); NSTATES * 2],
+        }
     }
 
     #[inline]
@@ -163,6 +212,11 @@ impl Slab {
     /// Links `i` at the head (most recently used end) of its state's list.
     pub(crate) fn push_head(&mut self, i: u32) {
         let h = self.hdrs[i as usize];
+        debug_assert!(h.flags & F_SKIPWIN == 0);
+        let w = &mut self.skip[h.list()];
+        if w.whole {
+            w.until = 0;
+        }
         let l = &mut self.lists[h.list()];
         let old = l.head;
         l.head = i;
@@ -183,6 +237,10 @@ impl Slab {
     pub(crate) fn unlink(&mut self, i: u32) {
         let h = self.hdrs[i as usize];
         let li = h.list();
+        if h.flags & F_SKIPWIN != 0 {
+            self.skip[li].until = 0;
+            self.hdrs[i as usize].flags &= !F_SKIPWIN;
+        }
         if h.prev != NIL {
             self.hdrs[h.prev as usize].next = h.next;
         } else {

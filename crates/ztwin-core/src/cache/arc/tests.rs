@@ -71,6 +71,36 @@ pub(super) fn check_invariants(a: &Arc) {
         n += cnt;
     }
     assert_eq!(n as usize, a.headers());
+    // A remembered skip window is the list's `skips` tail-most headers (all of it if
+    // `whole`), all protected (prefetched or indirect) until at least the remembered time.
+    for (li, w) in a.slab.skip.iter().enumerate() {
+        if w.until == 0 {
+            continue;
+        }
+        let mut cur = a.slab.lists[li].tail;
+        for _ in 0..w.skips {
+            assert_ne!(cur, NIL, "skip window longer than list {li}");
+            let h = &a.slab.hdrs[cur as usize];
+            assert!(h.flags & F_SKIPWIN != 0 && h.flags & (F_PREFETCH | F_INDIRECT) != 0, "list {li}");
+            assert!(h.access + ARC_MIN_PREFETCH >= w.until, "list {li}: window member expires early");
+            cur = h.prev;
+        }
+        assert!(!w.whole || cur == NIL, "list {li}: whole-list window with more headers");
+        assert!(w.whole || w.skips == MAX_SKIP_SCAN);
+        let last = if cur == NIL { a.slab.lists[li].head } else { a.slab.hdrs[cur as usize].next };
+        assert_eq!(last, w.last, "list {li}: head-most member");
+        if w.mono {
+            // Protection ends in list order, tail first.
+            let (mut cur, mut prev_exp) = (a.slab.lists[li].tail, 0);
+            for _ in 0..w.skips {
+                let exp = a.slab.hdrs[cur as usize].access + ARC_MIN_PREFETCH;
+                assert!(exp >= prev_exp, "list {li}: monotone window out of order");
+                prev_exp = exp;
+                cur = a.slab.hdrs[cur as usize].prev;
+            }
+            assert_eq!(prev_exp, w.last_exp);
+        }
+    }
 }
 
 #[test]
@@ -435,6 +465,87 @@ fn run(rel: ZfsRelease, ops: &[Op]) -> (Arc, Vec<ArcRead>) {
         out.push(a.read(key, info, ReadFlags { prefetch: o.prefetch, uncacheable: o.uncacheable }, t));
     }
     (a, out)
+}
+
+/// Reads with most buffers protected (indirect or prefetched, under 1 s old) in a full
+/// ARC, with or without the remembered skip windows; returns the ARC and its answers.
+fn run_protected(rel: ZfsRelease, ops: &[Op], memo: bool) -> (Arc, Vec<ArcRead>) {
+    let mut p = params(rel, GIB, 0);
+    p.tunables.zfs_arc_max = 64 * MIB;
+    p.tunables.zfs_arc_min = 32 * MIB;
+    let mut a = Arc::new(&p);
+    a.skip_memo = memo;
+    let mut t = 0;
+    let mut out = Vec::with_capacity(ops.len());
+    for o in ops {
+        // dt_ms read as tens of microseconds: about 100 MB/s, the whole ARC under 1 s old.
+        t += o.dt_ms * MS / 100;
+        let key = BlockKey::new(3, o.meta as u8, o.key);
+        let info =
+            if o.meta { meta(65536, 16384 * o.psize_sectors) } else { data(65536, 16384 * o.psize_sectors) };
+        out.push(a.read(key, info, ReadFlags { prefetch: o.prefetch, uncacheable: o.uncacheable }, t));
+        if memo && out.len() % 512 == 0 {
+            check_invariants(&a);
+        }
+    }
+    (a, out)
+}
+
+fn protected_op() -> impl Strategy<Value = Op> {
+    (0u64..6000, prop::bool::weighted(0.6), prop::bool::weighted(0.3), 1u32..=4, 0u64..100).prop_map(
+        |(key, meta, prefetch, psize_sectors, dt_ms)| Op {
+            key,
+            meta,
+            prefetch,
+            uncacheable: false,
+            psize_sectors,
+            dt_ms,
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// The remembered skip windows are a pure shortcut: the same reads give the same
+    /// answers, counters (evict_skip included) and list order with and without them.
+    #[test]
+    fn skip_windows_change_nothing(rel in release(), ops in prop::collection::vec(protected_op(), 1..6000)) {
+        let (a, out_a) = run_protected(rel, &ops, true);
+        let (b, out_b) = run_protected(rel, &ops, false);
+        prop_assert_eq!(b.skip_memo_used + b.skip_memo_slid, 0);
+        prop_assert_eq!(out_a, out_b);
+        prop_assert_eq!(a.stats(), b.stats());
+        for li in 0..a.slab.lists.len() {
+            let order = |x: &Arc| {
+                let mut v = Vec::new();
+                let mut cur = x.slab.lists[li].tail;
+                while cur != NIL {
+                    v.push(x.slab.hdrs[cur as usize].key);
+                    cur = x.slab.hdrs[cur as usize].prev;
+                }
+                v
+            };
+            prop_assert_eq!(order(&a), order(&b));
+        }
+        check_invariants(&a);
+    }
+}
+
+#[test]
+fn skip_windows_are_used() {
+    // Only indirect blocks, 160 MB/s into a 64 MiB ARC: the ARC is always full of buffers
+    // under 1 s old, every eviction scan passes protected headers, so windows get
+    // remembered, reused, and slid forward as the oldest expire.
+    let ops: Vec<Op> = (0..20_000u64)
+        .map(|i| Op { key: i, meta: true, prefetch: false, uncacheable: false, psize_sectors: 1, dt_ms: 10 })
+        .collect();
+    let (a, _) = run_protected(ZfsRelease::V0_8, &ops, true);
+    let (b, _) = run_protected(ZfsRelease::V0_8, &ops, false);
+    assert_eq!(a.stats(), b.stats());
+    assert!(a.stats().evict_skip > 10 * MAX_SKIP_SCAN as u64);
+    assert!(a.skip_memo_used > 100, "windows reused {} times", a.skip_memo_used);
+    assert!(a.skip_memo_slid > 100, "windows slid {} times", a.skip_memo_slid);
 }
 
 proptest! {

@@ -56,6 +56,32 @@
 //!   up to its sector; 2.1 .. 2.2.2 reset both tunables to the default if the write size
 //!   exceeds the device. 2.2.7+ (022bf86370): write_max/boost 32 MiB, headroom 8.
 //!
+//! - **The header cap** (0.6.5 .. 2.0; arc.c at zfs-0.8.6, same in 0.7.5 and 0.6.5.11). An
+//!   L2-only header is allocated from `hdr_l2only_cache`, whose constructor charges
+//!   HDR_L2ONLY_SIZE to ARC_SPACE_L2HDRS (`hdr_l2only_cons`, l. 1331-1338; SPL runs
+//!   constructors on every allocation); `arc_space_consume()` adds every space type but
+//!   ARC_SPACE_DATA to `arc_meta_used` and all of them to `arc_size` (l. 2740-2774). The
+//!   header is on no list (arc_l2c_only keeps none, l. 2730-2736), so `arc_adjust()`,
+//!   `arc_adjust_meta_balanced()` (l. 4425-4514, which evicts data first, then metadata
+//!   and ghosts, then asks `arc_prune_async()` to drop dnodes and inodes) and
+//!   `arc_evict_state()` cannot free it; only `l2arc_evict()` (the ring overwriting it)
+//!   or a read (`arc_hdr_realloc()` back to a full header) does. `arc_c` does not move for
+//!   it: `arc_adapt()` only grows `arc_c` up to `arc_c_max` (l. 5429-5495) and only memory
+//!   pressure (`arc_reap_cb()`, the Linux shrinker, `arc_reduce_target_size()`) shrinks
+//!   it. So as L2-only headers grow, `arc_adjust()` (woken by every allocation while
+//!   `arc_is_overflowing()`, l. 5503-5620, and looping until nothing more is evictable,
+//!   `arc_adjust_cb()` l. 5152-5180) evicts buffers to make room for them; data and
+//!   metadata leave the ARC sooner and sooner after they are read, the feed finds fewer
+//!   and fewer eligible headers within `l2arc_headroom` of the list tails (a header must
+//!   be on an ARC list, i.e. unreferenced and cached, to be written), and the L2ARC stops
+//!   growing once about `arc_c` bytes of 96-byte headers exist: `arc_c / 96` blocks, for
+//!   16K records about 170 times `arc_c` of logical data, whatever the device's size.
+//!   Above `arc_meta_limit` the balanced metadata pass evicts extra data on every
+//!   `arc_adjust()`, so a limit close to `arc_c_max` lets the headers approach `arc_c` a
+//!   little further. 2.1 added `l2arc_meta_percent` to stop feeding before this happens.
+//!   The model counts the headers the same way ([`HDR_L2ONLY_SIZE`] per L2-only block in
+//!   `l2_hdr_size`, `size` and, 0.8/2.1, `arc_meta_used`) and runs the same eviction.
+//!
 //! Counters: `l2_size` is the logical size of L2 blocks (`arcstat_l2_lsize`), `l2_asize`
 //! their physical size (`arcstat_l2_psize`: psize, *not* rounded to the cache sector);
 //! the allocated bytes on the device are [`L2arcDeviceState::alloc`].
@@ -82,6 +108,11 @@
 //!    it is unreachable until overwritten, as in OpenZFS, and a rebuild restores it.
 //! 7. l2arc per-state asize counters (`l2_mru_asize`, `l2_prefetch_asize`, ...),
 //!    `l2_data_to_meta_ratio` and rebuild error counters are not kept.
+//! 8. Buffers a dbuf still holds are on their ARC list in the model (ARC simplification
+//!    4), so the feed may write them; in OpenZFS a referenced header is on no list until
+//!    released. Eviction runs as soon as `size > c` (ARC simplification 2), not at
+//!    `c + 16 MiB`, so with L2-only headers filling the ARC the model's cap sits at about
+//!    `arc_c` of headers where OpenZFS's may reach up to 16 MiB more.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,35 @@
+"""`ztwin bench`'s L2ARC case, on a small copy of experiment 1's L2ARC variant (the full
+case runs the 850 GB warm-up and takes about a minute: `ztwin bench`)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from ztwin import bench
+
+SCENARIO = str(Path(__file__).resolve().parents[1] / "scenarios" / "exp1-l2arc.toml")
+
+
+def test_l2arc_case_is_the_issue_target():
+    assert bench.L2ARC_CASES == [("exp1-l2arc.toml", "zfs-l2arc", "1h")]
+    assert bench.scenario_path("exp1-l2arc.toml").samefile(SCENARIO)
+
+
+def test_l2arc_case_measures_a_small_copy():
+    # Four tables (~10 GB): the cat fills the L2 with ~600k blocks of 16K.
+    r = bench.run_l2arc_case(SCENARIO, "zfs-l2arc", "20s", {"dataset": {"tables": 4}})
+    # Every block on the device is a 16K record or a 16K indirect block.
+    assert r.l2_blocks == r.l2_size // 16384 and r.l2_blocks > 400_000
+    assert r.queries > 0 and r.simulated_s > 20
+    assert r.wall_s_per_simulated_hour == pytest.approx(r.wall_s * 3600 / r.simulated_s)
+    # The ring entry (24 B) and the index slot: the issue's limit is 48 bytes per block.
+    assert 24 < r.bytes_per_l2_block <= 48
+    assert math.isfinite(r.rss_bytes_per_l2_block)
+
+
+def test_scenario_path_names_the_missing_file():
+    with pytest.raises(FileNotFoundError, match="scenarios/nope.toml"):
+        bench.scenario_path("nope.toml")
