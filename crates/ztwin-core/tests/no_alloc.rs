@@ -163,3 +163,61 @@ fn fio_loop_allocates_nothing_per_request() {
     assert!(n_long > n_short + 10_000, "{n_short} {n_long}");
     assert!(long <= short + 16, "allocations {short} for {n_short} reads, {long} for {n_long}");
 }
+
+/// fio writes on ZFS: twice the simulated time, the same allocations. The open txg's map,
+/// the sync's scratch vectors and the vdev queues are reused once they have grown to
+/// their high-water mark; what grows with the data written (a rewritten block's new
+/// place, the txg log) grows by doubling, so at most a few times per run. Sequential and
+/// random 128K writes (full records: no reads) and random 16K writes into 128K records
+/// (each a read-modify-write of an uncached record), on a solid-state disk (positions
+/// not modelled) and on a rotating one (the pool's allocator places every copy).
+#[test]
+fn fio_zfs_write_loop_allocates_nothing_per_request() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let cases = [
+        (FioRw::Write, 128 << 10, false),
+        (FioRw::Randwrite, 128 << 10, false),
+        (FioRw::Randwrite, 16 << 10, true),
+    ];
+    for (rw, bs, rotational) in cases {
+        let run = |secs: u64| {
+            let mut c = test_fio_variant();
+            c.run.report_interval_ns = 10_000 * SEC;
+            if rotational {
+                let d = &mut c.devices[0];
+                d.capacity_bytes = Some(1_000_204_886_016);
+                d.parallelism = 1;
+                d.latency_sigma = 0.0;
+                d.rotational = Some(RotationalConfig {
+                    rpm: 7200,
+                    track_to_track_seek_ns: 500 * US,
+                    average_seek_ns: 8500 * US,
+                    full_stroke_seek_ns: 17_350 * US,
+                    write_settle_ns: 1000 * US,
+                    outer_rate_bytes_per_sec: 150e6,
+                    inner_rate_bytes_per_sec: 60e6,
+                    readahead_bytes: 1 << 20,
+                });
+            }
+            let WorkloadConfig::Fio(f) = &mut c.workload else { unreachable!() };
+            let j = &mut f.jobs[2];
+            j.rw = rw;
+            j.bs_write = bs;
+            j.bs_read = bs;
+            j.time_based = true;
+            j.runtime_ns = secs * SEC;
+            c.phases = vec![PhaseConfig::Fio(FioPhase { name: "w".into(), jobs: vec![2] })];
+            let before = ALLOCS.load(Ordering::Relaxed);
+            let r = run_variant(&c).unwrap();
+            (ALLOCS.load(Ordering::Relaxed) - before, r.summary["fio"]["write"]["ios"].as_u64().unwrap())
+        };
+        let (short, n_short) = run(20);
+        let (long, n_long) = run(40);
+        eprintln!("{rw:?} {bs}: allocations {short} for {n_short} writes, {long} for {n_long}");
+        assert!(n_long > n_short + 2_000, "{rw:?} {bs}: {n_short} {n_long}");
+        assert!(
+            long <= short + 16,
+            "{rw:?} {bs}: allocations {short} for {n_short} writes, {long} for {n_long}"
+        );
+    }
+}

@@ -35,20 +35,36 @@
 //! `frac(N(x))`: uniform over a revolution for random targets, exact for short skips.
 //!
 //! Sequential requests. A request that starts where the previous one ended:
-//! 1. queued before that one finished: the drive streams on (SAS drives reorder and merge
-//!    queued commands; the command overhead overlaps the previous transfer): transfer only;
+//! 1. queued (it reached the drive before that one finished): the drive streams on (the
+//!    command overhead overlaps the previous transfer, the head is already at the sector):
+//!    transfer only. This holds for writes with the write cache off too: the OpenZFS vdev
+//!    queue keeps `zfs_vdev_async_write_{min,max}_active` (2 to 10) writes at each leaf, so
+//!    a txg's contiguous writes stream at the media rate;
 //! 2. a read arriving later: the drive kept reading ahead into its cache up to
 //!    `readahead` bytes (Seagate's "prefetch / read look-ahead", on by default): what is
 //!    cached costs the interface transfer, the rest streams on or, if the read-ahead stopped,
 //!    waits for the sector to come round again;
-//! 3. a write arriving later: positioned like any other request on the same track.
+//! 3. a write arriving later: positioned like any other request on the same track (its
+//!    sector has passed under the head during the command overhead: almost a revolution).
 //!
 //! Queueing: strictly FIFO in submission order, one request at a time (the caller's
 //! device has parallelism 1). Not modelled: the drive's NCQ/TCQ reordering of a deep queue
 //! (shortest positioning time first gains 20-50% IOPS at queue depth 8-32 on random I/O),
 //! the OpenZFS vdev queue's LBA-sorted issue and aggregation of adjacent I/Os (its effect
-//! on sequential I/O is what rule 1 gives), head switches, the write cache (writes are
-//! served as if write-through), and sector sparing.
+//! on sequential I/O is what rule 1 gives), head switches, the write cache, and sector
+//! sparing.
+//!
+//! Write cache. Writes complete when on the media (SCSI caching mode page 08h, WCE = 0).
+//! What the drives of experiment 3 ran with is not published: Seagate ships standard
+//! drives with the default mode values of its product manual ("DEF = Default value.
+//! Standard OEM drives are shipped configured this way", sec. 12.3.2), while server
+//! vendors order theirs with the write cache off (Cisco field notice on Seagate SAS
+//! drives delivered with it on, 2017). ZFS on FreeBSD leaves WCE as it finds it:
+//! `vdev_geom.c` has no code that sets it (only Solaris's `vdev_disk.c` turned it on for
+//! whole disks) and sends BIO_FLUSH after a txg's writes. With it on, an unqueued
+//! sequential write would also stream (the drive destages in the background); the vdev
+//! queue's queue depth makes both settings stream a txg's contiguous writes, so the
+//! option is not modelled.
 
 use super::device::Op;
 use crate::config::RotationalConfig;
@@ -217,17 +233,33 @@ impl Disk {
         &self.m
     }
 
-    /// Serves `len` bytes at byte `offset` starting at `start` (the previous request is done
-    /// by then, FIFO), after `overhead_ns` of command processing; returns the completion time.
-    pub fn serve(&mut self, start: Nanos, op: Op, offset: u64, len: u32, overhead_ns: f64) -> Nanos {
+    /// Serves `len` bytes at byte `offset` that reached the drive at `arrival` and starts at
+    /// `start` (the previous request is done by then, FIFO), after `overhead_ns` of command
+    /// processing; returns the completion time.
+    ///
+    /// Whether the request was queued is decided by its arrival, not its start: the device
+    /// starts a queued request at the previous one's completion rounded up to whole ns,
+    /// which lies after the exact end of the previous transfer.
+    pub fn serve(
+        &mut self,
+        arrival: Nanos,
+        start: Nanos,
+        op: Op,
+        offset: u64,
+        len: u32,
+        overhead_ns: f64,
+    ) -> Nanos {
         let m = self.m;
+        // Queued: at the drive before the previous transfer ended, and started when it did
+        // (an admission throttle can hold a queued request past that, leaving the head idle).
+        let queued = (arrival as f64) < self.free_at && start as f64 <= self.free_at.ceil();
         let start = start as f64;
         let (n0, n1) = (m.track(offset as f64), m.track(offset as f64 + f64::from(len)));
         let media = m.rev_ns * (n1 - n0);
         let iface = f64::from(len) * m.iface_ns_per_byte;
         let xfer = media.max(iface);
         let sequential = self.started && offset == self.head_end;
-        let done = if sequential && start <= self.free_at {
+        let done = if sequential && queued {
             // Queued behind the previous request: the head streams on.
             self.free_at + xfer
         } else if sequential && op == Op::Read && self.last_read && m.readahead > 0.0 {
@@ -355,10 +387,10 @@ mod tests {
     fn sequential_reads_cost_transfer_only() {
         let expect = (128u64 << 20) as f64 / 150e6 * 1e9;
         let mut queued = Disk::new(mech());
-        let first = queued.serve(0, Op::Read, 0, 128 << 10, 200e3);
+        let first = queued.serve(0, 0, Op::Read, 0, 128 << 10, 200e3);
         let mut done = first;
         for k in 1..1024u64 {
-            done = queued.serve(done, Op::Read, k << 17, 128 << 10, 200e3);
+            done = queued.serve(0, done, Op::Read, k << 17, 128 << 10, 200e3);
         }
         let streaming = (done - first) as f64 / (expect * 1023.0 / 1024.0);
         assert!((streaming - 1.0).abs() < 0.01, "{streaming}");
@@ -366,7 +398,7 @@ mod tests {
         let mut dependent = Disk::new(mech());
         let mut t = 0;
         for k in 0..1024u64 {
-            t = dependent.serve(t + 20 * US, Op::Read, k << 17, 128 << 10, 200e3);
+            t = dependent.serve(t + 20 * US, t + 20 * US, Op::Read, k << 17, 128 << 10, 200e3);
         }
         assert!((t as f64 / expect - 1.0).abs() < 0.03, "{t} vs {expect}");
     }
@@ -383,7 +415,7 @@ mod tests {
         let n = 20_000;
         for _ in 0..n {
             let off = rng.random_range(0..cap / 4096) * 4096;
-            t = d.serve(t, Op::Read, off, 4096, 200e3);
+            t = d.serve(t, t, Op::Read, off, 4096, 200e3);
         }
         let iops = n as f64 / (t as f64 / 1e9);
         eprintln!("random 4 KiB reads at queue depth 1: {iops:.1} IOPS");
@@ -403,7 +435,7 @@ mod tests {
         for _ in 0..n {
             let off = (rng.random::<f64>() * 0.999 * track_bytes) as u64 / 512 * 512;
             let start = t + 1000 * US;
-            t = d.serve(start, Op::Read, off, 512, 0.0);
+            t = d.serve(start, start, Op::Read, off, 512, 0.0);
             let w = (t - start) as f64;
             sum += w;
             max = max.max(w);

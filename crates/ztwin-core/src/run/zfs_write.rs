@@ -80,7 +80,11 @@ pub(super) struct WritePath {
     leaves: Vec<(usize, u32)>,
     /// Next offset on each leaf of a one-disk solid-state pool (positions not modelled).
     plain_cursor: u64,
+    /// A sync's working lists, kept to reuse their capacity: the records, their ancestor
+    /// indirect blocks, the dirtied objects, the writes per leaf before aggregation.
     scratch: Vec<(u64, u32)>,
+    ancestors: Vec<(u64, u64)>,
+    objects: Vec<u32>,
     per_leaf: Vec<Vec<LeafWrite>>,
     /// Clients waiting in dmu_tx_wait for dirty data to drop under the max.
     pub throttled: Vec<u32>,
@@ -100,7 +104,7 @@ impl WritePath {
             }
         }
         WritePath {
-            txgs: Txgs::new(params),
+            txgs: Txgs::new(params, z.recordsize),
             pending: vec![VecDeque::new(); n],
             inflight: vec![Vec::new(); n],
             phase: SyncPhase::Idle,
@@ -109,6 +113,8 @@ impl WritePath {
             leaves,
             plain_cursor: 0,
             scratch: Vec::new(),
+            ancestors: Vec::new(),
+            objects: Vec::new(),
             per_leaf: vec![Vec::new(); n],
             throttled: Vec::new(),
         }
@@ -295,8 +301,10 @@ impl Sim<'_> {
         let txg = w.txgs.begin_sync(now, &mut w.scratch);
         w.current = TxgRecord { txg, start: now, ..TxgRecord::default() };
         let sector = layout.compression.sector_size();
-        let mut ancestors: Vec<(u64, u64)> = Vec::new();
-        let mut objects: Vec<u32> = Vec::new();
+        let mut ancestors = std::mem::take(&mut w.ancestors);
+        let mut objects = std::mem::take(&mut w.objects);
+        ancestors.clear();
+        objects.clear();
         let scratch = std::mem::take(&mut w.scratch);
         for &(k, charged) in &scratch {
             let key = BlockKey(k);
@@ -341,7 +349,10 @@ impl Sim<'_> {
             w.current.dnode_bytes += 2 * u64::from(sector);
             place(w, pool, key, u64::from(sector), true, 0);
         }
-        for (leaf, limit) in w.leaves.clone() {
+        w.ancestors = ancestors;
+        w.objects = objects;
+        for k in 0..w.leaves.len() {
+            let (leaf, limit) = w.leaves[k];
             let list = &mut w.per_leaf[leaf];
             aggregate(list, limit);
             w.pending[leaf].extend(list.drain(..));

@@ -185,12 +185,15 @@ pub struct Txgs {
 }
 
 impl Txgs {
-    /// No txg synced yet, nothing dirty.
-    pub fn new(params: WriteParams) -> Txgs {
+    /// No txg synced yet, nothing dirty. The open txg's map is sized for
+    /// `zfs_dirty_data_max` of records of `record_bytes` (at most 2^20 entries; beyond that
+    /// it grows to its high-water mark once and is reused: draining keeps the capacity).
+    pub fn new(params: WriteParams, record_bytes: u32) -> Txgs {
+        let records = params.dirty_data_max / u64::from(record_bytes.max(512));
         Txgs {
             params,
             open_txg: 1,
-            open: HashMap::new(),
+            open: HashMap::with_capacity(records.min(1 << 20) as usize),
             open_bytes: 0,
             dirty_total: 0,
             syncing: None,
@@ -333,23 +336,26 @@ pub struct LeafWrite {
 
 /// vdev_queue_aggregate for writes: sorts `ws` by offset and merges exactly adjacent
 /// writes while the result is at most `limit` bytes (a write larger than the limit stays
-/// alone).
+/// alone). In place: no allocation.
 pub fn aggregate(ws: &mut Vec<LeafWrite>, limit: u32) {
     ws.sort_unstable_by_key(|w| w.offset);
-    let mut out: Vec<LeafWrite> = Vec::with_capacity(ws.len());
-    for w in ws.drain(..) {
-        match out.last_mut() {
-            Some(l)
-                if l.offset + u64::from(l.bytes) == w.offset
-                    && u64::from(l.bytes) + u64::from(w.bytes) <= u64::from(limit) =>
+    let mut kept = 0;
+    for i in 0..ws.len() {
+        let w = ws[i];
+        if kept > 0 {
+            let l = &mut ws[kept - 1];
+            if l.offset + u64::from(l.bytes) == w.offset
+                && u64::from(l.bytes) + u64::from(w.bytes) <= u64::from(limit)
             {
                 l.bytes += w.bytes;
                 l.undirty += w.undirty;
+                continue;
             }
-            _ => out.push(w),
         }
+        ws[kept] = w;
+        kept += 1;
     }
-    *ws = out;
+    ws.truncate(kept);
 }
 
 #[cfg(test)]

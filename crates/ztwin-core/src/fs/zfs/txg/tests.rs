@@ -41,7 +41,7 @@ fn delay_matches_dmu_tx_delay() {
 #[test]
 fn delayed_writers_are_spaced_by_the_delay() {
     let max = 1000 * 1_000_000u64;
-    let mut t = Txgs::new(params(max));
+    let mut t = Txgs::new(params(max), u32::MAX);
     // Dirty 80% (0.5 ms per tx): two txs started at once wake 0.5 ms apart.
     let rec = 1_000_000u64;
     for k in 0..(max * 8 / 10 / rec) {
@@ -71,7 +71,7 @@ fn async_write_concurrency_ramps_with_dirty_data() {
 #[test]
 fn a_txg_syncs_at_the_timeout_or_past_the_threshold() {
     let max = 1000 * 1_000_000u64;
-    let mut t = Txgs::new(params(max));
+    let mut t = Txgs::new(params(max), u32::MAX);
     assert_eq!(t.sync_due(), None, "nothing dirty, nothing to sync");
     t.dirty(1, 131072, 2 * SEC);
     assert!(!t.dirty(1, 131072, 3 * SEC), "a record is charged once per txg");
@@ -94,7 +94,7 @@ fn a_txg_syncs_at_the_timeout_or_past_the_threshold() {
 fn release_0_8_compares_the_total_with_the_threshold() {
     let max = 1000 * 1_000_000u64;
     let p = WriteParams { sync_on_total: true, ..params(max) };
-    let mut t = Txgs::new(p);
+    let mut t = Txgs::new(p, u32::MAX);
     let mut out = Vec::new();
     for k in 0..1000 {
         t.dirty(k, 131072, 0);
@@ -124,7 +124,7 @@ proptest! {
     /// plus the syncing txg's bytes not yet given back, never below zero.
     #[test]
     fn dirty_accounting_balances(keys in proptest::collection::vec(0u64..64, 1..200), split in 0usize..200) {
-        let mut t = Txgs::new(params(1 << 40));
+        let mut t = Txgs::new(params(1 << 40), u32::MAX);
         let split = split.min(keys.len());
         for &k in &keys[..split] {
             t.dirty(k, 4096, 0);
