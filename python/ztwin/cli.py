@@ -512,7 +512,7 @@ def bench_cmd(
     from . import bench
 
     results = []
-    for scenario, variant, warmup, duration in bench.CASES:
+    for scenario, variant, warmup, duration in bench.all_cases():
         _stderr().print(f"running {scenario}:{variant} " + (f"for {duration} of simulated time ..." if duration else "in full ..."))
         results.append(bench.run_case(scenario, variant, warmup, duration))
     l2 = []
