@@ -237,6 +237,18 @@ fn a_sequential_write_settles_at_the_device_rate_over_the_compression_ratio() {
         if compress.is_some() {
             assert!(ratio < 0.7, "50% compressible buffers compress: {ratio}");
         }
+        // One txg syncs at a time: each starts once the one before is on disk, even when
+        // the open txg passed the dirty threshold while the other synced.
+        let txgs = w["txgs"].as_array().unwrap();
+        assert!(txgs.len() > 3, "{label}: several txgs");
+        for k in 1..txgs.len() {
+            let (prev_end, start) =
+                (txgs[k - 1]["end_s"].as_f64().unwrap(), txgs[k]["start_s"].as_f64().unwrap());
+            assert!(
+                start >= prev_end,
+                "{label}: txg {k} starts at {start} s, before the last ended at {prev_end} s"
+            );
+        }
     }
 }
 

@@ -168,8 +168,10 @@ pub struct Txgs {
     /// The txg syncing, if any, and its dirty bytes not yet written.
     syncing: Option<u64>,
     syncing_bytes: u64,
-    /// When the last sync started (the timeout counts from it).
+    /// When the last sync started (the timeout counts from it) and ended (the next cannot
+    /// start before: one txg syncs at a time).
     last_sync_start: Nanos,
+    last_sync_end: Nanos,
     /// When dirty data passed the sync threshold (the thread is kicked then).
     kicked_at: Option<Nanos>,
     /// dp_last_wakeup.
@@ -199,6 +201,7 @@ impl Txgs {
             syncing: None,
             syncing_bytes: 0,
             last_sync_start: 0,
+            last_sync_end: 0,
             kicked_at: None,
             last_wakeup: 0,
             dirty_high: 0,
@@ -275,7 +278,8 @@ impl Txgs {
             return None;
         }
         let timeout = self.last_sync_start + self.params.txg_timeout_ns;
-        Some(self.kicked_at.map_or(timeout, |k| k.min(timeout)))
+        // A txg kicked (or timed out) while the previous one synced waits for it.
+        Some(self.kicked_at.map_or(timeout, |k| k.min(timeout)).max(self.last_sync_end))
     }
 
     /// Quiesces the open txg and starts syncing it at `now`: its records (L0 keys and
@@ -306,6 +310,7 @@ impl Txgs {
     /// The syncing txg is on disk (after its uberblock): whatever it had not given back
     /// is given back (dsl_pool_sync's final undirty), and the next may sync.
     pub fn sync_done(&mut self, now: Nanos) {
+        self.last_sync_end = now;
         let left = self.syncing_bytes;
         self.undirty(left);
         self.syncing = None;

@@ -87,7 +87,8 @@ fn a_txg_syncs_at_the_timeout_or_past_the_threshold() {
     assert_eq!(t.sync_due(), None, "one txg syncs at a time");
     t.undirty(131072);
     t.sync_done(7 * SEC);
-    assert_eq!(t.sync_due(), Some(6 * SEC), "kicked when the threshold was passed");
+    assert_eq!(t.sync_due(), Some(7 * SEC), "kicked at 6 s, it waited for the sync to end");
+    assert_eq!(t.begin_sync(7 * SEC, &mut out), 2);
 }
 
 #[test]
