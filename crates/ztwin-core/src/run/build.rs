@@ -72,7 +72,8 @@ impl<'a> Sim<'a> {
         };
         let fs = match &cfg.filesystem {
             FsConfig::Zfs(z) => {
-                let compression = CompressionModel::new(z.compression, compress_ratio, z.ashift, cfg.seed)?;
+                let compression = CompressionModel::new(z.compression, compress_ratio, z.ashift, cfg.seed)?
+                    .for_record_size(z.recordsize);
                 let blocks = files
                     .iter()
                     .map(|&size| {

@@ -4,13 +4,12 @@
 //! [`crate::cache::l2arc`].
 //!
 //! Memory: a block on the device costs one 24-byte ring entry (in 4096-entry chunks that
-//! are recycled) plus a `u32` slot with its control byte in the index hash table, about
-//! 30 to 35 bytes; an L2-only block has no ARC slab header. A block also in the ARC only
+//! are recycled) plus a 12-byte slot in the index ([`super::l2index`], 55 to 70% full),
+//! 41 to 46 bytes; an L2-only block has no ARC slab header. A block also in the ARC only
 //! sets `F_L2` in its slab header.
 
-use hashbrown::HashTable;
-
-use super::slab::{hash_key, list_index, State, F_L2, F_L2CACHE, F_L2PF, F_META, F_PREFETCH, NIL};
+use super::l2index::{L2Index, L2Loc, SEQ_MASK};
+use super::slab::{list_index, State, F_L2, F_L2CACHE, F_L2PF, F_META, F_PREFETCH, NIL};
 use super::{Arc, BufType, T_DATA, T_META};
 use crate::cache::l2arc::{
     L2Ent, L2Feed, L2Rebuild, L2arcDeviceState, L2arcParams, L2arcSettings, PrefetchRead, E_DEAD, E_LOGBLK,
@@ -20,28 +19,22 @@ use crate::config::{CacheProperty, ZfsRelease};
 use crate::error::Result;
 use crate::sim::time::{Nanos, MS, SEC};
 
+/// The bits of sequence number `seq` that index slots and headers keep.
+#[inline]
+fn seq_bits(seq: u64) -> u32 {
+    seq as u32 & SEQ_MASK
+}
+
 /// sizeof (l2arc_dev_hdr_phys_t): the device header read at the start of a rebuild.
 const DEV_HDR_SIZE: u64 = 512;
-
-/// Hash of a block key in the L2 index, keeping neighbours together: the 16 blocks of an
-/// aligned run of block ids get consecutive buckets (the low 4 bits) and distinct control
-/// tags (the top 7 bits), the rest is a hash of the run. The feed writes and `cat` reads
-/// blocks in runs, so their index probes share cache lines instead of each missing the
-/// cache; random keys spread as with a plain hash.
-#[inline]
-fn l2_hash(key: u64) -> u64 {
-    const LOW: u64 = 0xf;
-    const TAG: u64 = 0xf << 57;
-    let lo = key & LOW;
-    (hash_key(key >> 4) & !(LOW | TAG)) | lo | (lo << 57)
-}
 
 /// The attached cache device and its bookkeeping.
 pub(crate) struct L2 {
     pub s: L2arcSettings,
     pub dev: Box<L2arcDeviceState>,
-    /// Block key -> ring sequence number (low 32 bits) of its live entry.
-    index: HashTable<u32>,
+    /// Block key -> ring sequence number (low 32 bits) of its live entry, its psize and
+    /// the prefetch flag of its in-memory header (which the ring entry has as written).
+    index: L2Index,
     pub secondarycache: CacheProperty,
     /// Headers only on L2 (arc_l2c_only), each HDR_L2ONLY_SIZE in l2_hdr_size.
     pub l2only: u64,
@@ -58,30 +51,47 @@ const _: () = assert!(std::mem::size_of::<L2Ent>() == 24);
 impl L2 {
     /// Sequence number of the live entry of `key`.
     pub(crate) fn find(&self, key: u64) -> Option<u64> {
-        let ring = &self.dev.ring;
-        self.index.find(l2_hash(key), |&v| ring.get(self.seq(v)).key == key).map(|&v| self.seq(v))
+        self.index.get(key).map(|l| self.seq(l.seq))
     }
 
-    /// The full sequence number of an entry from its low 32 bits (the ring never holds
-    /// 2^32 entries: capacity >> ashift fits a u32).
+    /// What the index holds of `key`.
+    pub(crate) fn locate(&self, key: u64) -> Option<L2Loc> {
+        self.index.get(key)
+    }
+
+    /// The full sequence number of an entry from its [`SEQ_MASK`] bits (the ring never
+    /// holds 2^31 entries: at most one per sector, and larger devices are refused).
     #[inline]
     pub(crate) fn seq(&self, low: u32) -> u64 {
         let head = self.dev.ring.head;
-        head + low.wrapping_sub(head as u32) as u64
+        head + (low.wrapping_sub(head as u32) & SEQ_MASK) as u64
     }
 
+    /// Indexes ring entry `seq`; its header's prefetch flag is the entry's as written.
     fn index_insert(&mut self, seq: u64) {
+        let e = self.dev.ring.get(seq);
+        let loc = L2Loc { seq: seq_bits(seq), prefetch: e.flags & E_PREFETCH != 0 };
+        self.index.insert(e.key, loc);
+    }
+
+    /// Indexes the data entries from `from` to the ring's tail (one feed's writes): their
+    /// home slots are touched first, all at once, then inserted.
+    fn index_feed(&mut self, from: u64) {
         let ring = &self.dev.ring;
-        let head = ring.head;
-        let key = ring.get(seq).key;
-        self.index.insert_unique(l2_hash(key), seq as u32, |&v| {
-            l2_hash(ring.get(head + v.wrapping_sub(head as u32) as u64).key)
-        });
+        let live = |s: &u64| ring.get(*s).flags & E_LOGBLK == 0;
+        let n = (from..ring.tail).filter(live).count();
+        self.index.reserve(n);
+        self.index.touch((from..ring.tail).filter(live).map(|s| ring.get(s).key));
+        for seq in from..self.dev.ring.tail {
+            if self.dev.ring.get(seq).flags & E_LOGBLK == 0 {
+                self.index_insert(seq);
+            }
+        }
     }
 
     fn index_remove(&mut self, key: u64, seq: u64) {
-        let e = self.index.find_entry(l2_hash(key), |&v| v == seq as u32).expect("indexed L2 entry");
-        e.remove();
+        let l = self.index.remove(key).expect("indexed L2 entry");
+        debug_assert_eq!(l.seq, seq_bits(seq), "the index points at the live entry");
     }
 
     /// arc_hdr_l2hdr_destroy: the entry loses its in-memory header; space and sizes return.
@@ -132,12 +142,22 @@ impl Arc {
     /// exist in the ARC's release.
     pub fn attach_l2arc(&mut self, params: &L2arcParams) -> Result<()> {
         let s = params.config.tunables.resolve(self.release, params.patch)?;
-        let dev = Box::new(L2arcDeviceState::new(&params.config.device, s.persistent));
+        let d = &params.config.device;
+        if d.capacity >> d.ashift > SEQ_MASK as u64 {
+            return Err(crate::error::Error::config(
+                "filesystem.cache",
+                format!(
+                    "a cache device of {} bytes at ashift {} is not modelled: at most 2^31 - 1 sectors (1 TiB at ashift 9, 8 TiB at ashift 12)",
+                    d.capacity, d.ashift
+                ),
+            ));
+        }
+        let dev = Box::new(L2arcDeviceState::new(d, s.persistent));
         self.warm_on_evict = params.arc_warm_at_first_eviction;
         self.l2 = Some(Box::new(L2 {
             s,
             dev,
-            index: HashTable::new(),
+            index: L2Index::default(),
             secondarycache: params.config.secondarycache,
             l2only: 0,
             lsize_sum: 0,
@@ -246,12 +266,11 @@ impl Arc {
             let l2 = self.l2.as_mut().expect("F_L2 without a device");
             let seq = l2.seq(h.l2seq);
             debug_assert_eq!(l2.find(h.key), Some(seq), "l2seq locates the header's L2 copy");
-            // The L2-only header keeps the prefetch flag (le_prop / b_flags); the entry is
-            // only visited when it changes.
+            // The L2-only header keeps the prefetch flag (b_flags), in the index; the slot
+            // is only visited when it changes. The device's log keeps the flag as written.
             let pf = h.flags & F_PREFETCH != 0;
             if pf != (h.flags & F_L2PF != 0) {
-                let e = l2.dev.ring.get_mut(seq);
-                e.flags = (e.flags & !E_PREFETCH) | if pf { E_PREFETCH } else { 0 };
+                l2.index.set_prefetch(h.key, pf);
             }
             l2.l2only += 1;
             self.slab.free(i);
@@ -284,14 +303,13 @@ impl Arc {
         key: super::BlockKey,
         info: super::BlockInfo,
         flags: super::ReadFlags,
-        seq: u64,
+        loc: L2Loc,
         now: Nanos,
     ) -> Option<(u32, u32)> {
         let v22 = self.v22();
         let l2 = self.l2.as_mut().expect("device");
-        let e = *l2.dev.ring.get(seq);
         l2.l2only -= 1;
-        let stale_pf = e.flags & E_PREFETCH != 0;
+        let stale_pf = loc.prefetch;
         // Header flags after arc_read: 0.8/2.1 keep the stale flag and add a prefetch;
         // 2.2's arc_access sets or clears it per this read.
         let pf = if v22 { flags.prefetch } else { stale_pf || flags.prefetch };
@@ -315,7 +333,7 @@ impl Arc {
             next: NIL,
             lsize: info.lsize,
             psize: info.psize,
-            l2seq: seq as u32,
+            l2seq: loc.seq,
             state: State::Free,
             flags: f | self.copy_flag(),
         });
@@ -337,7 +355,9 @@ impl Arc {
         }
         self.l2_after_read(i, key.0, meta, true, pf);
         let l2 = self.l2.as_ref().expect("device");
-        read.then(|| (e.psize, l2.dev.asize(asize as u64) as u32))
+        // The copy's size is the block's (a rewrite would have dropped the copy).
+        debug_assert_eq!(l2.dev.ring.get(l2.seq(loc.seq)).psize, info.psize);
+        read.then(|| (info.psize, l2.dev.asize(asize as u64) as u32))
     }
 
     // ---- the feed -----------------------------------------------------------------------
@@ -485,6 +505,7 @@ impl Arc {
         }
         // 2.x reserves room for the pending log block in every fit check.
         let lb_reserve = if s08 { 0 } else { LOG_BLK_SIZE };
+        let first_seq = self.l2.as_ref().expect("device").dev.ring.tail;
         let mut write_asize = 0u64;
         let mut write_psize = 0u64;
         let mut full = false;
@@ -533,7 +554,6 @@ impl Arc {
                     psize: h.psize,
                     flags: ef,
                 });
-                l2.index_insert(seq);
                 l2.lsize_sum += h.lsize as u64;
                 l2.psize_sum += psize;
                 l2.dev.alloc += asize;
@@ -543,7 +563,7 @@ impl Arc {
                 feed.buffers += 1;
                 let hm = &mut self.slab.hdrs[cur as usize];
                 hm.flags = (hm.flags & !F_L2PF) | F_L2 | if ef & E_PREFETCH != 0 { F_L2PF } else { 0 };
-                hm.l2seq = seq as u32;
+                hm.l2seq = seq_bits(seq);
                 let l2 = self.l2.as_mut().expect("device");
                 if l2.dev.log_entries > 0 {
                     l2.dev.log_ent_idx += 1;
@@ -575,6 +595,7 @@ impl Arc {
                 break;
             }
         }
+        self.l2.as_mut().expect("device").index_feed(first_seq);
         if feed.buffers > 0 {
             self.st.l2_writes_sent += 1;
             self.st.l2_writes_done += 1;
@@ -743,7 +764,7 @@ impl Arc {
                         let h = &mut self.slab.hdrs[i as usize];
                         h.flags =
                             (h.flags & !F_L2PF) | F_L2 | if e.flags & E_PREFETCH != 0 { F_L2PF } else { 0 };
-                        h.l2seq = seq as u32;
+                        h.l2seq = seq_bits(seq);
                     }
                     None => self.l2.as_mut().expect("device").l2only += 1,
                 }

@@ -4,8 +4,7 @@ use super::slab::{F_L2, F_L2CACHE, F_L2PF};
 use super::tests::check_invariants;
 use super::*;
 use crate::cache::l2arc::{
-    L2Feed, L2arcConfig, L2arcDeviceConfig, L2arcParams, L2arcTunables, E_DEAD, E_LOGBLK, E_PREFETCH,
-    HDR_L2ONLY_SIZE,
+    L2Feed, L2arcConfig, L2arcDeviceConfig, L2arcParams, L2arcTunables, E_DEAD, E_LOGBLK, HDR_L2ONLY_SIZE,
 };
 use crate::config::CacheProperty;
 use crate::sim::time::{MS, SEC};
@@ -95,7 +94,8 @@ fn check_l2(a: &Arc) {
                 let h = &a.slab.hdrs[i as usize];
                 assert!(h.flags & F_L2 != 0, "ARC header of an L2 block has F_L2");
                 assert_eq!(l2.seq(h.l2seq), seq, "l2seq locates the copy");
-                assert_eq!(h.flags & F_L2PF != 0, e.flags & E_PREFETCH != 0, "F_L2PF mirrors the entry");
+                let loc = l2.locate(e.key).expect("indexed");
+                assert_eq!(h.flags & F_L2PF != 0, loc.prefetch, "F_L2PF mirrors the index");
             }
             None => only += 1,
         }
@@ -632,7 +632,7 @@ fn an_l2_only_header_costs_96_bytes_of_size_and_meta_used() {
     assert_eq!(s.arc_meta_used, s.size - s.data_size, "L2 headers count as metadata (0.8)");
     // Reading it back: arc_hdr_realloc to a full header (out of l2_hdr_size, into
     // hdr_size), arc_access -> MFU, the L2 copy stays.
-    assert!(matches!(a.access(k(0), data(4096, 4096), DEMAND, t), ArcAccess::L2Hit { .. }));
+    assert!(matches!(a.access(k(0), data(16384, 12288), DEMAND, t), ArcAccess::L2Hit { .. }));
     assert!(a.contains(k(0)) && a.l2_contains(k(0)));
     let i = a.slab.find(k(0).0).unwrap();
     assert_eq!(a.slab.hdrs[i as usize].state, State::Mfu);

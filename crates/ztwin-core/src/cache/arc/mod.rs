@@ -98,6 +98,7 @@
 //!   balanced, `zfs_arc_min_prefetch_ms` 1000, ARC_MINTIME 62 ms (hz >> 4 at HZ=1000).
 
 mod l2;
+mod l2index;
 #[cfg(test)]
 mod l2tests;
 mod slab;
@@ -671,8 +672,8 @@ impl Arc {
                 }
                 self.l2_outcome(probe.read, probe.attached, h.psize, h.asize(), true)
             }
-            None => match self.l2.as_ref().and_then(|l| l.find(key.0)) {
-                Some(seq) => match self.l2only_read(key, info, flags, seq, now) {
+            None => match self.l2.as_ref().and_then(|l| l.locate(key.0)) {
+                Some(loc) => match self.l2only_read(key, info, flags, loc, now) {
                     Some((psize, asize)) => {
                         self.st.l2_hits += 1;
                         self.st.l2_read_bytes += psize as u64;

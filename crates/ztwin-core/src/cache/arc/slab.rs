@@ -124,11 +124,24 @@ impl Default for List {
 
 /// splitmix64 finalizer: a fast, deterministic hash of the packed block key.
 #[inline]
-pub(crate) fn hash_key(k: u64) -> u64 {
+fn hash_key(k: u64) -> u64 {
     let mut z = k.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// Hash of a block key in the header table, keeping neighbours together: the 16 blocks of
+/// an aligned run of block ids get consecutive buckets (the low 4 bits) and distinct
+/// control tags (hashbrown's top 7 bits), the rest is a hash of the run. Sequential reads
+/// insert, find and (as their ghosts go) remove headers in runs, so their probes share
+/// cache lines instead of each missing; random keys spread as with a plain hash.
+#[inline]
+fn table_hash(key: u64) -> u64 {
+    const LOW: u64 = 0xf;
+    const TAG: u64 = 0xf << 57;
+    let lo = key & LOW;
+    (hash_key(key >> 4) & !(LOW | TAG)) | lo | (lo << 57)
 }
 
 /// What the last eviction scan of a live list passed before it gave up: `skips` protected
@@ -155,7 +168,11 @@ pub(crate) struct SkipWindow {
 /// The slab, lists and index.
 pub(crate) struct Slab {
     pub hdrs: Vec<Header>,
+    /// Recycled slots, oldest first (through `next`). Reusing the slot freed longest ago
+    /// keeps a sequential reader's headers in slot order once they cycle through the ARC,
+    /// so walking a list from its tail reads memory in order.
     free: u32,
+    free_tail: u32,
     table: HashTable<u32>,
     pub lists: [List; NSTATES * 2],
     /// Per list: the protected tail window the last eviction scan passed (see
@@ -168,6 +185,7 @@ impl Slab {
         Slab {
             hdrs: Vec::new(),
             free: NIL,
+            free_tail: NIL,
             table: HashTable::new(),
             lists: [List::default(); NSTATES * 2],
             skip: [SkipWindow::default(); NSTATES * 2],
@@ -177,7 +195,7 @@ impl Slab {
     #[inline]
     pub(crate) fn find(&self, key: u64) -> Option<u32> {
         let hdrs = &self.hdrs;
-        self.table.find(hash_key(key), |&i| hdrs[i as usize].key == key).copied()
+        self.table.find(table_hash(key), |&i| hdrs[i as usize].key == key).copied()
     }
 
     /// Allocates a slot for `h` (not linked in any list yet) and indexes it.
@@ -185,6 +203,9 @@ impl Slab {
         let idx = if self.free != NIL {
             let i = self.free;
             self.free = self.hdrs[i as usize].next;
+            if self.free == NIL {
+                self.free_tail = NIL;
+            }
             self.hdrs[i as usize] = h;
             i
         } else {
@@ -193,20 +214,25 @@ impl Slab {
             (self.hdrs.len() - 1) as u32
         };
         let hdrs = &self.hdrs;
-        self.table.insert_unique(hash_key(h.key), idx, |&i| hash_key(hdrs[i as usize].key));
+        self.table.insert_unique(table_hash(h.key), idx, |&i| table_hash(hdrs[i as usize].key));
         idx
     }
 
     /// Unlinks (must already be off its list), unindexes and recycles slot `i`.
     pub(crate) fn free(&mut self, i: u32) {
         let key = self.hdrs[i as usize].key;
-        let entry = self.table.find_entry(hash_key(key), |&j| j == i).expect("indexed header");
+        let entry = self.table.find_entry(table_hash(key), |&j| j == i).expect("indexed header");
         entry.remove();
         let h = &mut self.hdrs[i as usize];
         h.state = State::Free;
         h.prev = NIL;
-        h.next = self.free;
-        self.free = i;
+        h.next = NIL;
+        if self.free_tail == NIL {
+            self.free = i;
+        } else {
+            self.hdrs[self.free_tail as usize].next = i;
+        }
+        self.free_tail = i;
     }
 
     /// Links `i` at the head (most recently used end) of its state's list.

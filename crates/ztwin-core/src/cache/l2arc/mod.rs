@@ -360,7 +360,8 @@ pub struct L2Rebuild {
 
 /// Entry flag: metadata buffer.
 pub(crate) const E_META: u8 = 1;
-/// Entry flag: the header was a prefetch when written (le_prop PREFETCH) / is now.
+/// Entry flag: the header was a prefetch when written (le_prop PREFETCH, what a rebuild
+/// restores); the in-memory header's flag since then is in the ARC's L2 index.
 pub(crate) const E_PREFETCH: u8 = 2;
 /// Entry flag: no in-memory header refers to it (destroyed or dropped).
 pub(crate) const E_DEAD: u8 = 4;

@@ -152,7 +152,7 @@ pub fn zio_stored_block(c_len: u64, lsize: u32, ashift: u8, embeddable: bool) ->
 }
 
 /// Per-block physical sizes of one dataset's data and indirect blocks.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct CompressionModel {
     algorithm: Compression,
     data_ratio: f64,
@@ -161,6 +161,17 @@ pub struct CompressionModel {
     sigma: f64,
     /// mu of the log-normal compressed fraction: -ln(ratio) - sigma^2/2.
     mu: f64,
+    /// The stored form of a record of the dataset's record size in every stratum
+    /// ([`CompressionModel::for_record_size`]): a block's size is then one lookup (no
+    /// `exp`), and it is looked up on every access.
+    sizes: Option<std::sync::Arc<StrataSizes>>,
+}
+
+/// [`CompressionModel::data_block`] for one logical size, per normal stratum.
+#[derive(Debug)]
+struct StrataSizes {
+    lsize: u32,
+    blocks: Box<[StoredBlock]>,
 }
 
 impl CompressionModel {
@@ -184,7 +195,8 @@ impl CompressionModel {
                 ),
             ));
         }
-        let mut model = CompressionModel { algorithm, data_ratio, ashift, seed, sigma: 0.0, mu: 0.0 };
+        let mut model =
+            CompressionModel { algorithm, data_ratio, ashift, seed, sigma: 0.0, mu: 0.0, sizes: None };
         model.set_spread(DEFAULT_RATIO_SPREAD);
         Ok(model)
     }
@@ -205,6 +217,22 @@ impl CompressionModel {
     fn set_spread(&mut self, sigma: f64) {
         self.sigma = sigma;
         self.mu = -self.data_ratio.ln() - sigma * sigma / 2.0;
+        if let Some(lsize) = self.sizes.take().map(|t| t.lsize) {
+            self.set_record_size(lsize);
+        }
+    }
+
+    /// The same model with the stored form of `lsize`-byte records (the dataset's record
+    /// size) precomputed per stratum. Results are identical; only the cost changes.
+    pub fn for_record_size(mut self, lsize: u32) -> CompressionModel {
+        self.set_record_size(lsize);
+        self
+    }
+
+    fn set_record_size(&mut self, lsize: u32) {
+        self.sizes = None;
+        let blocks = (0..NORMAL_STRATA).map(|k| self.stratum_block(k, lsize)).collect();
+        self.sizes = Some(std::sync::Arc::new(StrataSizes { lsize, blocks }));
     }
 
     /// The dataset's compression property.
@@ -232,8 +260,16 @@ impl CompressionModel {
         if self.data_ratio.is_infinite() {
             return StoredBlock::Hole;
         }
-        let z = standard_normal(self.seed, object, blkid);
-        let fraction = (self.mu + self.sigma * z).exp();
+        let k = normal_stratum(self.seed, object, blkid);
+        match &self.sizes {
+            Some(t) if t.lsize == lsize => t.blocks[k],
+            _ => self.stratum_block(k, lsize),
+        }
+    }
+
+    /// How a record of `lsize` whose compressed fraction lies in normal stratum `k` is stored.
+    fn stratum_block(&self, k: usize, lsize: u32) -> StoredBlock {
+        let fraction = (self.mu + self.sigma * normal_strata()[k]).exp();
         // Anything above lsize fails the 1/8 test alike; clamp before converting.
         let c_len = (f64::from(lsize) * fraction).ceil().clamp(1.0, f64::from(lsize) + 1.0) as u64;
         zio_stored_block(c_len, lsize, self.ashift, true)
@@ -329,18 +365,22 @@ fn mix(mut x: u64) -> u64 {
 /// Strata of the standard normal the per-block deviates are drawn from.
 const NORMAL_STRATA: usize = 1 << 14;
 
-/// A standard normal deviate for (seed, object, blkid): the hash picks one of
-/// [`NORMAL_STRATA`] equiprobable strata and returns its median. Every block's size is
-/// looked up on every access, so the deviate is a table lookup, not a Box-Muller draw
-/// (three transcendental calls); the strata reproduce the distribution to 1/16384 in
-/// probability.
-fn standard_normal(seed: u64, object: u32, blkid: u64) -> f64 {
-    static TABLE: std::sync::OnceLock<Box<[f64]>> = std::sync::OnceLock::new();
-    let table = TABLE.get_or_init(|| {
-        (0..NORMAL_STRATA).map(|k| inverse_normal_cdf((k as f64 + 0.5) / NORMAL_STRATA as f64)).collect()
-    });
+/// The stratum of the standard normal deviate of (seed, object, blkid): the hash picks
+/// one of [`NORMAL_STRATA`] equiprobable strata, whose median ([`normal_strata`]) is the
+/// deviate. Every block's size is looked up on every access, so the deviate is a table
+/// lookup, not a Box-Muller draw (three transcendental calls); the strata reproduce the
+/// distribution to 1/16384 in probability.
+fn normal_stratum(seed: u64, object: u32, blkid: u64) -> usize {
     let h = mix(seed ^ mix(u64::from(object) ^ mix(blkid)));
-    table[(h >> (64 - NORMAL_STRATA.trailing_zeros())) as usize]
+    (h >> (64 - NORMAL_STRATA.trailing_zeros())) as usize
+}
+
+/// The medians of the [`NORMAL_STRATA`] strata of the standard normal, in order.
+fn normal_strata() -> &'static [f64] {
+    static TABLE: std::sync::OnceLock<Box<[f64]>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..NORMAL_STRATA).map(|k| inverse_normal_cdf((k as f64 + 0.5) / NORMAL_STRATA as f64)).collect()
+    })
 }
 
 /// The standard normal quantile of `p` in (0, 1): Acklam's rational approximation
@@ -402,7 +442,7 @@ mod tests {
     /// The strata are the normal's: symmetric, median 0, unit variance, known quantiles.
     #[test]
     fn normal_strata_have_the_normal_moments() {
-        let z: Vec<f64> = (0..200_000u64).map(|b| standard_normal(7, 3, b)).collect();
+        let z: Vec<f64> = (0..200_000u64).map(|b| normal_strata()[normal_stratum(7, 3, b)]).collect();
         let mean = z.iter().sum::<f64>() / z.len() as f64;
         let var = z.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / z.len() as f64;
         assert!(mean.abs() < 0.01 && (var - 1.0).abs() < 0.02, "{mean} {var}");
@@ -551,6 +591,26 @@ mod tests {
             prop_assert_eq!(m.data_psize(object, blkid, lsize), p);
             let ip = m.metadata_psize(object, 1, blkid, lsize.clamp(4096, 131072));
             prop_assert!(ip > 0 && ip <= lsize.clamp(4096, 131072));
+        }
+
+        /// The per-stratum table of the record size is a cache: same answers, for that
+        /// size and any other, before and after a change of spread.
+        #[test]
+        fn record_size_table_changes_nothing(
+            ratio in 1.0f64..8.0,
+            ashift in 9u8..=13,
+            seed in any::<u64>(),
+            object in any::<u32>(),
+            blkid in any::<u64>(),
+            sigma in 0.0f64..0.5,
+        ) {
+            let plain = CompressionModel::new(Compression::Lz4, ratio, ashift, seed).unwrap();
+            let cached = plain.clone().for_record_size(16 * K);
+            for lsize in [16 * K, 128 * K] {
+                prop_assert_eq!(cached.data_block(object, blkid, lsize), plain.data_block(object, blkid, lsize));
+            }
+            let (plain, cached) = (plain.with_spread(sigma).unwrap(), cached.with_spread(sigma).unwrap());
+            prop_assert_eq!(cached.data_block(object, blkid, 16 * K), plain.data_block(object, blkid, 16 * K));
         }
     }
 }
