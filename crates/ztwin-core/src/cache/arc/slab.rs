@@ -168,11 +168,8 @@ pub(crate) struct SkipWindow {
 /// The slab, lists and index.
 pub(crate) struct Slab {
     pub hdrs: Vec<Header>,
-    /// Recycled slots, oldest first (through `next`). Reusing the slot freed longest ago
-    /// keeps a sequential reader's headers in slot order once they cycle through the ARC,
-    /// so walking a list from its tail reads memory in order.
+    /// Recycled slots, last freed first (through `next`): that slot is still in the cache.
     free: u32,
-    free_tail: u32,
     table: HashTable<u32>,
     pub lists: [List; NSTATES * 2],
     /// Per list: the protected tail window the last eviction scan passed (see
@@ -185,7 +182,6 @@ impl Slab {
         Slab {
             hdrs: Vec::new(),
             free: NIL,
-            free_tail: NIL,
             table: HashTable::new(),
             lists: [List::default(); NSTATES * 2],
             skip: [SkipWindow::default(); NSTATES * 2],
@@ -203,9 +199,6 @@ impl Slab {
         let idx = if self.free != NIL {
             let i = self.free;
             self.free = self.hdrs[i as usize].next;
-            if self.free == NIL {
-                self.free_tail = NIL;
-            }
             self.hdrs[i as usize] = h;
             i
         } else {
@@ -226,13 +219,8 @@ impl Slab {
         let h = &mut self.hdrs[i as usize];
         h.state = State::Free;
         h.prev = NIL;
-        h.next = NIL;
-        if self.free_tail == NIL {
-            self.free = i;
-        } else {
-            self.hdrs[self.free_tail as usize].next = i;
-        }
-        self.free_tail = i;
+        h.next = self.free;
+        self.free = i;
     }
 
     /// Links `i` at the head (most recently used end) of its state's list.
