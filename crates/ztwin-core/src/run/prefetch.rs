@@ -123,6 +123,7 @@ impl Sim<'_> {
             match self.block_inflight.get(&key.0) {
                 Some(&done) if done > now => {
                     // arc_read on a header with I/O in progress: continue when it completes.
+                    arc.io_wait(key);
                     op.sync = false;
                     self.prefetches[k as usize] = op;
                     self.queue.push(done, threads + k);

@@ -314,7 +314,8 @@ fn arc_window(a: &ArcStats, b: &ArcStats, release: ZfsRelease) -> Value {
         mru_ghost_hits,
         mfu_ghost_hits,
         deleted,
-        evict_skip
+        evict_skip,
+        demand_hit_predictive_prefetch
     );
     sizes!(
         size,

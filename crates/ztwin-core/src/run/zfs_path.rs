@@ -141,6 +141,7 @@ impl Sim<'_> {
             if v22 {
                 arc.access(key, info, flags, now);
             } else {
+                arc.io_wait(key);
                 self.block_waits += 1;
             }
             c.cpu_pending += hit_decompress;

@@ -336,6 +336,9 @@ impl Arc {
             l2seq: loc.seq,
             state: State::Free,
             flags: f | self.copy_flag(),
+            // The L2-only header's own flag is not kept (simplification): a prefetch read
+            // sets it, as arc_read's miss path does.
+            flags2: if flags.prefetch && !v22 { super::slab::F2_PREDICTIVE } else { 0 },
         });
         if v22 {
             self.adapt_22(asize as u64);

@@ -105,7 +105,10 @@ mod slab;
 #[cfg(test)]
 mod tests;
 
-use slab::{list_index, Header, Slab, State, F_INDIRECT, F_L2, F_LCOPY, F_META, F_PREFETCH, F_SKIPWIN, NIL};
+use slab::{
+    list_index, Header, Slab, State, F2_PREDICTIVE, F_INDIRECT, F_L2, F_LCOPY, F_META, F_PREFETCH, F_SKIPWIN,
+    NIL,
+};
 
 use crate::config::{ArcTunables, ZfsRelease};
 use crate::sim::time::Nanos;
@@ -235,6 +238,11 @@ pub struct ArcStats {
     /// 2.2: hits on blocks in the UNCACHED state.
     pub uncached_hits: u64,
     pub deleted: u64,
+    /// Demand reads that found a block a predictive (zfetch) prefetch had read: 0.8/2.1
+    /// count a read that did not wait for the prefetch; 2.2 any read that finds the
+    /// prefetch flag (its in-progress reads count here too, not in
+    /// demand_iohit_predictive_prefetch: 2.2 iohits are counted as hits).
+    pub demand_hit_predictive_prefetch: u64,
     pub evict_skip: u64,
     pub size: u64,
     pub c: u64,
@@ -705,6 +713,20 @@ impl Arc {
         r
     }
 
+    /// arc_read of a block whose read is in progress (the caller waits for it, or a
+    /// prefetch finds it already coming): 0.8/2.1 clear ARC_FLAG_PREDICTIVE_PREFETCH
+    /// without counting, so a later demand hit does not count either. Nothing else changes
+    /// (0.8/2.1 neither count the read nor call arc_access; 2.2 callers use
+    /// [`Arc::access`]).
+    pub fn io_wait(&mut self, key: BlockKey) {
+        if self.v22() {
+            return;
+        }
+        if let Some(i) = self.slab.find(key.0) {
+            self.slab.hdrs[i as usize].flags2 &= !F2_PREDICTIVE;
+        }
+    }
+
     /// arc_write_done of a block's new version (copy on write): the old version's header
     /// and its L2 copy go (its DVA is freed), and the new buffer moves from anon to MRU
     /// by arc_access (2.2: UNCACHED if the dataset caches no data), counting neither a
@@ -819,6 +841,7 @@ impl Arc {
             l2seq: 0,
             state: State::Free,
             flags: f | self.copy_flag(),
+            flags2: if flags.prefetch && !self.v22() { F2_PREDICTIVE } else { 0 },
         };
         // The header is allocated (hdr_size grows) before its data buffer.
         let i = self.slab.alloc(h);
@@ -860,6 +883,12 @@ impl Arc {
 
     /// 0.8/2.1 hit on MRU or MFU.
     fn hit_08(&mut self, i: u32, flags: ReadFlags, now: Nanos) {
+        let h = &mut self.slab.hdrs[i as usize];
+        if !flags.prefetch && h.flags2 & F2_PREDICTIVE != 0 {
+            // A read with a done callback finding the completed predictive prefetch.
+            h.flags2 &= !F2_PREDICTIVE;
+            self.st.demand_hit_predictive_prefetch += 1;
+        }
         let h = &mut self.slab.hdrs[i as usize];
         // add_reference() on a demand read clears the prefetch flag; a prefetch read with
         // no reference held sets it (arc_read hit path).
@@ -933,7 +962,10 @@ impl Arc {
         let hm = &mut self.slab.hdrs[i as usize];
         hm.access = now;
         if flags.prefetch {
+            // arc_read's miss path: the final prefetch of dbuf_prefetch is predictive (a
+            // flag left from the header's previous life stays, as in the source).
             hm.flags |= F_PREFETCH;
+            hm.flags2 |= F2_PREDICTIVE;
         }
         // Counted with the header's flag after arc_read set it (a stale prefetch flag makes
         // a demand ghost miss count as a prefetch miss, as in the source).
@@ -990,6 +1022,12 @@ impl Arc {
     fn hit_22(&mut self, i: u32, flags: ReadFlags, now: Nanos) {
         let h = &mut self.slab.hdrs[i as usize];
         let was_prefetch = h.flags & F_PREFETCH != 0;
+        if was_prefetch && !flags.prefetch {
+            // arc_access: the prefetch flag goes (ARC_FLAG_PRESCIENT_PREFETCH is never set:
+            // the model's prefetches are zfetch's, predictive).
+            self.st.demand_hit_predictive_prefetch += 1;
+        }
+        let h = &mut self.slab.hdrs[i as usize];
         if flags.prefetch {
             h.flags |= F_PREFETCH;
         } else {

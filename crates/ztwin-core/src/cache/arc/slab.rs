@@ -55,6 +55,12 @@ pub(crate) const F_L2PF: u8 = 128;
 /// Header flag (simulator only): the header lies in its list's remembered tail window of
 /// protected headers ([`SkipWindow`]); unlinking it forgets that window.
 pub(crate) const F_SKIPWIN: u8 = 64;
+/// Second flag byte: ARC_FLAG_PREDICTIVE_PREFETCH (0.8/2.1): set when a prefetch read
+/// brings the block in, cleared by the first read that finds it (counting
+/// demand_hit_predictive_prefetch if the read found it in memory and did not wait).
+pub(crate) const F2_PREDICTIVE: u8 = 1;
+
+const _: () = assert!(std::mem::size_of::<Header>() == 40);
 
 /// One ARC header as the simulator keeps it (40 bytes).
 #[derive(Debug, Clone, Copy)]
@@ -74,6 +80,8 @@ pub(crate) struct Header {
     pub l2seq: u32,
     pub state: State,
     pub flags: u8,
+    /// F2_* flags.
+    pub flags2: u8,
 }
 
 impl Header {

@@ -593,3 +593,28 @@ proptest! {
         }
     }
 }
+
+/// demand_hit_predictive_prefetch: a demand read finding a completed zfetch prefetch
+/// counts once (0.8/2.1: ARC_FLAG_PREDICTIVE_PREFETCH; 2.2: the prefetch flag in
+/// arc_access); a read that waited for the prefetch's I/O does not count in 0.8/2.1; a
+/// block brought in by a demand read never counts.
+#[test]
+fn demand_hits_after_predictive_prefetch() {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+        let mut a = Arc::new(&params(rel, 8 * GIB, GIB));
+        let t = 10 * MS;
+        a.access(k(1), data(16384, 16384), PREFETCH, t);
+        a.access(k(2), data(16384, 16384), PREFETCH, t);
+        a.access(k(3), data(16384, 16384), DEMAND, t);
+        // Another prefetch read of a prefetched block changes nothing.
+        a.access(k(1), data(16384, 16384), PREFETCH, 2 * t);
+        // k(2)'s read was still in progress when the demand read came (0.8/2.1).
+        a.io_wait(k(2));
+        for i in 1..=3 {
+            a.access(k(i), data(16384, 16384), DEMAND, 3 * t);
+            a.access(k(i), data(16384, 16384), DEMAND, 4 * t);
+        }
+        let want = if rel == ZfsRelease::V2_2 { 2 } else { 1 };
+        assert_eq!(a.stats().demand_hit_predictive_prefetch, want, "{rel:?}");
+    }
+}
