@@ -167,11 +167,17 @@ pub struct CompressionModel {
     sizes: Option<std::sync::Arc<StrataSizes>>,
 }
 
+/// [`StrataSizes`] codes for blocks with no physical size.
+const STRATUM_HOLE: u32 = u32::MAX;
+const STRATUM_EMBEDDED: u32 = u32::MAX - 1;
+
 /// [`CompressionModel::data_block`] for one logical size, per normal stratum.
 #[derive(Debug)]
 struct StrataSizes {
     lsize: u32,
-    blocks: Box<[StoredBlock]>,
+    /// [`StoredBlock::psize`], or [`STRATUM_HOLE`] / [`STRATUM_EMBEDDED`]: 64 KiB, so the
+    /// table stays in the cache.
+    blocks: Box<[u32]>,
 }
 
 impl CompressionModel {
@@ -231,7 +237,13 @@ impl CompressionModel {
 
     fn set_record_size(&mut self, lsize: u32) {
         self.sizes = None;
-        let blocks = (0..NORMAL_STRATA).map(|k| self.stratum_block(k, lsize)).collect();
+        let blocks = (0..NORMAL_STRATA)
+            .map(|k| match self.stratum_block(k, lsize) {
+                StoredBlock::Hole => STRATUM_HOLE,
+                StoredBlock::Embedded { .. } => STRATUM_EMBEDDED,
+                b => b.psize(),
+            })
+            .collect();
         self.sizes = Some(std::sync::Arc::new(StrataSizes { lsize, blocks }));
     }
 
@@ -262,7 +274,12 @@ impl CompressionModel {
         }
         let k = normal_stratum(self.seed, object, blkid);
         match &self.sizes {
-            Some(t) if t.lsize == lsize => t.blocks[k],
+            Some(t) if t.lsize == lsize => match t.blocks[k] {
+                STRATUM_HOLE => StoredBlock::Hole,
+                STRATUM_EMBEDDED => StoredBlock::Embedded { lsize },
+                p if p == lsize => StoredBlock::Uncompressed { lsize },
+                psize => StoredBlock::Compressed { lsize, psize },
+            },
             _ => self.stratum_block(k, lsize),
         }
     }
