@@ -123,7 +123,15 @@ impl Sim<'_> {
             match self.block_inflight.get(&key.0) {
                 Some(&done) if done > now => {
                     // arc_read on a header with I/O in progress: continue when it completes.
-                    arc.io_wait(key);
+                    let flags = if last {
+                        ReadFlags {
+                            prefetch: true,
+                            ..if info.kind == BufType::Data { *data_flags } else { *meta_flags }
+                        }
+                    } else {
+                        *meta_flags
+                    };
+                    arc.io_wait(key, info, flags, now);
                     op.sync = false;
                     self.prefetches[k as usize] = op;
                     self.queue.push(done, threads + k);

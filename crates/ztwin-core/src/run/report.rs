@@ -341,7 +341,15 @@ fn arc_window(a: &ArcStats, b: &ArcStats, release: ZfsRelease) -> Value {
             sizes!(p, arc_meta_used, arc_meta_limit, arc_meta_min, arc_meta_max);
         }
         ZfsRelease::V2_2 => {
-            counters!(uncached_hits);
+            counters!(
+                uncached_hits,
+                iohits,
+                demand_data_iohits,
+                demand_metadata_iohits,
+                prefetch_data_iohits,
+                prefetch_metadata_iohits,
+                demand_iohit_predictive_prefetch
+            );
             sizes!(meta, pd, pm, uncached_size);
         }
     }

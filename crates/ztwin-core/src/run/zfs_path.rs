@@ -136,12 +136,9 @@ impl Sim<'_> {
             // neither count it nor call arc_access (the prefetch flag, and with
             // l2arc_noprefetch the cleared L2CACHE flag, stay until read done). 2.2 calls
             // arc_access with the demand flags: the prefetch flag goes, L2CACHE is set, no
-            // promotion (was_prefetch); it counts an iohit, which the ARC model, having no
-            // I/O in progress, counts as a hit.
-            if v22 {
-                arc.access(key, info, flags, now);
-            } else {
-                arc.io_wait(key);
+            // promotion; it counts an iohit (Arc::io_wait does both).
+            arc.io_wait(key, info, flags, now);
+            if !v22 {
                 self.block_waits += 1;
             }
             c.cpu_pending += hit_decompress;

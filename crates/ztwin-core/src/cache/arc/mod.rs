@@ -51,8 +51,10 @@
 //! 3. No memory pressure: `arc_no_grow` is always false, `arc_reclaim_needed()` false,
 //!    `c` never shrinks (no `arc_shrink`, no `arc_reap`).
 //! 4. Headers carry no references: every read takes and drops its reference at once, so
-//!    every cached header is evictable, I/O completes instantly (no `IO_IN_PROGRESS`
-//!    states, no `iohits`), and `arc_prune_async()` (dnode/dentry release) is a no-op.
+//!    every cached header is evictable, and I/O completes instantly in the ARC (no
+//!    `IO_IN_PROGRESS` state: the driver knows which reads are in flight and calls
+//!    [`Arc::io_wait`] for a read that finds one, the 2.2 iohit), and
+//!    `arc_prune_async()` (dnode/dentry release) is a no-op.
 //!    A demand access re-inserts the header at the head of its list (as `remove_reference`
 //!    does); a prefetch access that finds the block cached takes no reference and leaves it
 //!    in place.
@@ -243,6 +245,15 @@ pub struct ArcStats {
     /// prefetch flag (its in-progress reads count here too, not in
     /// demand_iohit_predictive_prefetch: 2.2 iohits are counted as hits).
     pub demand_hit_predictive_prefetch: u64,
+    /// 2.2: reads that found the block's I/O in progress (arc_read's iohit path), in total
+    /// and by type; they are in neither hits nor misses.
+    pub iohits: u64,
+    pub demand_data_iohits: u64,
+    pub demand_metadata_iohits: u64,
+    pub prefetch_data_iohits: u64,
+    pub prefetch_metadata_iohits: u64,
+    /// 2.2: iohits of demand reads on a predictive prefetch's block.
+    pub demand_iohit_predictive_prefetch: u64,
     pub evict_skip: u64,
     pub size: u64,
     pub c: u64,
@@ -658,7 +669,7 @@ impl Arc {
         let r = match found {
             Some(i) if self.slab.hdrs[i as usize].state.is_live() => {
                 if self.v22() {
-                    self.hit_22(i, flags, now)
+                    self.hit_22(i, flags, now, false)
                 } else {
                     self.hit_08(i, flags, now)
                 }
@@ -714,16 +725,27 @@ impl Arc {
     }
 
     /// arc_read of a block whose read is in progress (the caller waits for it, or a
-    /// prefetch finds it already coming): 0.8/2.1 clear ARC_FLAG_PREDICTIVE_PREFETCH
-    /// without counting, so a later demand hit does not count either. Nothing else changes
-    /// (0.8/2.1 neither count the read nor call arc_access; 2.2 callers use
-    /// [`Arc::access`]).
-    pub fn io_wait(&mut self, key: BlockKey) {
-        if self.v22() {
+    /// prefetch finds it already coming). 0.8/2.1 clear ARC_FLAG_PREDICTIVE_PREFETCH
+    /// without counting, so a later demand hit does not count either, and change nothing
+    /// else. 2.2 counts an iohit and calls arc_access: the prefetch flag follows the read,
+    /// ARC_FLAG_L2CACHE is set, the header goes to its list's head as the read completes,
+    /// without promotion. If the model has evicted the header meanwhile (it has no
+    /// references to stop that; the real ARC cannot), the iohit is only counted.
+    pub fn io_wait(&mut self, key: BlockKey, info: BlockInfo, flags: ReadFlags, now: Nanos) {
+        if !self.v22() {
+            if let Some(i) = self.slab.find(key.0) {
+                self.slab.hdrs[i as usize].flags2 &= !F2_PREDICTIVE;
+            }
             return;
         }
-        if let Some(i) = self.slab.find(key.0) {
-            self.slab.hdrs[i as usize].flags2 &= !F2_PREDICTIVE;
+        self.flush_uncached(now);
+        let meta = info.kind == BufType::Metadata;
+        match self.slab.find(key.0).filter(|&i| self.slab.hdrs[i as usize].state.is_live()) {
+            Some(i) => {
+                self.hit_22(i, flags, now, true);
+                self.l2_after_read(i, key.0, meta, false, false);
+            }
+            None => self.count_iohit(flags.prefetch, meta),
         }
     }
 
@@ -772,6 +794,18 @@ impl Arc {
             }
             ArcAccess::Miss { ghost }
         }
+    }
+
+    /// 2.2 arc_read's iohit: iohits and the per-type counter.
+    fn count_iohit(&mut self, prefetch: bool, meta: bool) {
+        let s = &mut self.st;
+        s.iohits += 1;
+        *match (prefetch, meta) {
+            (false, false) => &mut s.demand_data_iohits,
+            (false, true) => &mut s.demand_metadata_iohits,
+            (true, false) => &mut s.prefetch_data_iohits,
+            (true, true) => &mut s.prefetch_metadata_iohits,
+        } += 1;
     }
 
     fn count(&mut self, hit: bool, prefetch: bool, meta: bool) {
@@ -1019,13 +1053,20 @@ impl Arc {
     }
 
     /// 2.2 hit on MRU, MFU or UNCACHED.
-    fn hit_22(&mut self, i: u32, flags: ReadFlags, now: Nanos) {
+    /// 2.2 arc_access of a cached header: a hit, or (`io`) an iohit, a read finding the
+    /// header's I/O in progress, which counts in iohits, neither promotes nor counts
+    /// mru/mfu/uncached hits.
+    fn hit_22(&mut self, i: u32, flags: ReadFlags, now: Nanos, io: bool) {
         let h = &mut self.slab.hdrs[i as usize];
         let was_prefetch = h.flags & F_PREFETCH != 0;
         if was_prefetch && !flags.prefetch {
             // arc_access: the prefetch flag goes (ARC_FLAG_PRESCIENT_PREFETCH is never set:
             // the model's prefetches are zfetch's, predictive).
-            self.st.demand_hit_predictive_prefetch += 1;
+            if io {
+                self.st.demand_iohit_predictive_prefetch += 1;
+            } else {
+                self.st.demand_hit_predictive_prefetch += 1;
+            }
         }
         let h = &mut self.slab.hdrs[i as usize];
         if flags.prefetch {
@@ -1037,6 +1078,7 @@ impl Arc {
         let state = h.state;
         let mut to = state;
         match state {
+            State::Mru if io => h.access = now,
             State::Mru => {
                 self.st.mru_hits += 1;
                 if was_prefetch {
@@ -1047,16 +1089,20 @@ impl Arc {
                 }
             }
             State::Mfu => {
-                self.st.mfu_hits += 1;
+                self.st.mfu_hits += u64::from(!io);
                 h.access = now;
             }
             State::Uncached => {
-                self.st.uncached_hits += 1;
+                self.st.uncached_hits += u64::from(!io);
                 h.access = now;
             }
             _ => unreachable!("hit on a non-cached state"),
         }
-        self.count(true, flags.prefetch, meta);
+        if io {
+            self.count_iohit(flags.prefetch, meta);
+        } else {
+            self.count(true, flags.prefetch, meta);
+        }
         if state == State::Uncached && !flags.prefetch {
             self.slab.unlink(i);
             self.destroy(i);
