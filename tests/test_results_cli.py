@@ -5,6 +5,7 @@ hand-written document of the documented shape (tests/fixtures/fake_core_result.j
 
 from __future__ import annotations
 
+import copy
 import json
 
 import polars as pl
@@ -73,6 +74,18 @@ def test_arcstat_lines(fake_core_result):
     first = lines[1].split()
     assert first[0] == "10.0" and first[1] == "4.6K" and first[2] == "3.0K" and first[-1] == "1.0G"
     assert arcstat_lines({"series": {"time_s": [1.0], "qps": [1.0]}}) == []
+
+
+def test_arcstat_reads_count_22_iohits(fake_core_result):
+    # 2.2's iohits are ARC accesses too (neither hits nor misses): arcstat's read column
+    # grows by them and the miss share falls.
+    doc = copy.deepcopy(fake_core_result)
+    n = len(doc["series"]["time_s"])
+    doc["series"]["arc_iohits"] = [1600.0 * (doc["series"]["time_s"][0])] * n
+    base, io = arcstat_lines(fake_core_result)[1].split(), arcstat_lines(doc)[1].split()
+    assert io[0] == base[0] and io[2] == base[2]
+    assert float(io[3]) < float(base[3])
+    assert io[1] != base[1]
 
 
 # --------------------------------------------------------------------------------------

@@ -98,7 +98,7 @@ def arcstat_lines(doc: dict[str, Any]) -> list[str]:
     """arcstat-style rows (0.8 default columns, without the prefetch ones) from a variant's series.
 
     Each row covers the report interval ending at ``time`` (simulated seconds). ``read`` =
-    ARC accesses/s (hits + misses), ``miss`` misses/s, ``dmis`` demand data misses/s,
+    ARC accesses/s (hits + misses, and 2.2's iohits), ``miss`` misses/s, ``dmis`` demand data misses/s,
     ``mmis`` demand metadata misses/s; the % columns are shares of ``read`` (arcstat
     divides dmis by demand reads; the series has no demand-read column). ``arcsz`` and
     ``c`` are the ARC size and target at the end of the interval.
@@ -116,7 +116,7 @@ def arcstat_lines(doc: dict[str, Any]) -> list[str]:
         prev = ts
         hits, miss = s["arc_hits"][i], s["arc_misses"][i]
         dmis, mmis = s["arc_demand_data_misses"][i], s["arc_demand_metadata_misses"][i]
-        read = hits + miss
+        read = hits + miss + (s["arc_iohits"][i] if "arc_iohits" in s else 0)
         share = (lambda n: f"{100 * n / read:5.0f}") if read else (lambda n: f"{'-':>5}")
         out.append(
             f"{ts:8.1f} {_abbr(read / dt):>8} {_abbr(miss / dt):>7} {share(miss)} {_abbr(dmis / dt):>7} {share(dmis)} "
@@ -186,6 +186,8 @@ def fio_runs_table(name: str, doc: dict[str, Any]) -> Optional[Table]:
         r = (p.get("fio") or {}).get("read") or {}
         a = p.get("arc") or {}
         h, m = a.get("hits"), a.get("misses")
+        # arc_summary (2.2) counts iohits among the accesses, as neither hit nor miss.
+        m = None if m is None else m + a.get("iohits", 0)
         hit = "-" if h is None or not (h + m) else f"{100 * h / (h + m):.1f}"
         dh, dm = a.get("demand_data_hits"), a.get("demand_data_misses")
         dhit = "-" if dh is None or not (dh + dm) else f"{100 * dh / (dh + dm):.1f}"
@@ -289,7 +291,8 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
 
     def arc_hit(d: dict[str, Any]) -> str:
         h, m = g(d, "arc", "hits"), g(d, "arc", "misses")
-        return "-" if h is None or m is None or h + m == 0 else f"{100 * h / (h + m):.1f}"
+        io = g(d, "arc", "iohits") or 0
+        return "-" if h is None or m is None or h + m + io == 0 else f"{100 * h / (h + m + io):.1f}"
 
     def per_s(key: str) -> Callable[[dict[str, Any]], str]:
         def f(d: dict[str, Any]) -> str:

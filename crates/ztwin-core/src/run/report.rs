@@ -84,6 +84,9 @@ impl Sim<'_> {
         if let (Some(x), Some(y)) = (&a.arc, &b.arc) {
             s.set("arc_hits", (y.hits - x.hits) as f64);
             s.set("arc_misses", (y.misses - x.misses) as f64);
+            if matches!(&self.cfg.filesystem, FsConfig::Zfs(z) if z.release == ZfsRelease::V2_2) {
+                s.set("arc_iohits", (y.iohits - x.iohits) as f64);
+            }
             s.set("arc_demand_data_hits", (y.demand_data_hits - x.demand_data_hits) as f64);
             s.set("arc_demand_data_misses", (y.demand_data_misses - x.demand_data_misses) as f64);
             s.set("arc_demand_metadata_hits", (y.demand_metadata_hits - x.demand_metadata_hits) as f64);
