@@ -49,6 +49,9 @@ def test_workload_phases_default_to_run_and_cat_to_128k_reads():
         ([{"type": "cat", "passes": 0}, {"type": "workload"}], "phases[0].passes", "greater than or equal to 1"),
         ([{"type": "workload", "duration": "0s"}], "phases[0].duration", "must be positive"),
         ([{"type": "restart", "when": "now"}, {"type": "workload"}], "phases[0].when", "unknown key 'when'; allowed keys: type, name"),
+        ([{"type": "tune", "l2arc": {"l2arc_noprefetch": 0}}, {"type": "workload"}], "phases[0].type", "needs a ZFS pool with a cache device"),
+        ([{"type": "tune", "l2arc": {"l2arc_noprefetch": 2}}, {"type": "workload"}], "phases[0].l2arc.l2arc_noprefetch", ""),
+        ([{"type": "tune", "arc": {"zfs_arc_max": "1G"}}, {"type": "workload"}], "phases[0].arc", "unknown key 'arc'"),
     ],
 )
 def test_phase_errors_name_the_phase_and_what_is_allowed(phases, where, message):
@@ -71,3 +74,41 @@ def test_cat_then_workload_then_restart_reports_each_phase():
     assert doc["qps"] == cold["qps"]
     # Phases follow each other on one clock.
     assert cat["end_s"] <= warm["start_s"] <= warm["end_s"] <= cold["start_s"]
+
+
+L2 = dict(
+    BASE,
+    devices={**BASE["devices"], "l2": {"preset": "virtio-throttled", "iops_limit": "none", "throughput_limit": "none", "size": "2GiB"}},
+    filesystem={**BASE["filesystem"], "cache": ["l2"]},
+)
+
+
+def test_a_tune_phase_sets_l2arc_parameters_at_run_time():
+    # As `echo 0 > /sys/module/zfs/parameters/l2arc_noprefetch` before the cat and 1 after.
+    sc = dict(L2, phases=[
+        {"type": "tune", "name": "noprefetch off", "l2arc": {"l2arc_noprefetch": 0}},
+        {"type": "cat"},
+        {"type": "tune", "l2arc": {"l2arc_noprefetch": 1}},
+        {"type": "workload"},
+    ])
+    assert ztwin.resolve(sc)["base"]["phases"][0]["l2arc"]["l2arc_noprefetch"] is False
+    doc = json.loads(ztwin.run(sc).to_json())["variants"]["base"]
+    off, cat, on, _ = doc["phases"]
+    assert (off["type"], off["l2arc"], on["l2arc"]) == ("tune", {"l2arc_noprefetch": False}, {"l2arc_noprefetch": True})
+    assert off["start_s"] == off["end_s"] == 0 and on["start_s"] == cat["end_s"]
+    # The cat is all prefetch reads: with the default l2arc_noprefetch = 1 fewer of its
+    # blocks reach the cache device; set to 0 at run time, the cat writes exactly what the
+    # same value set in the scenario writes.
+    def cat_of(scenario):
+        return json.loads(ztwin.run(scenario).to_json())["variants"]["base"]["phases"][0]
+
+    written = lambda c: c["devices"]["l2"]["write_mbps"] * (c["end_s"] - c["start_s"])
+    plain = cat_of(dict(L2, phases=[{"type": "cat"}, {"type": "workload"}]))
+    fs0 = {**L2["filesystem"], "l2arc": {"l2arc_noprefetch": 0}}
+    configured = cat_of(dict(L2, filesystem=fs0, phases=[{"type": "cat"}, {"type": "workload"}]))
+    assert written(cat) == written(configured) > written(plain)
+
+
+def test_a_tune_phase_must_set_something():
+    with pytest.raises(ScenarioError, match=r"(?s)phases\[0\]\.l2arc.*sets no parameter"):
+        ztwin.resolve(dict(L2, phases=[{"type": "tune"}, {"type": "workload"}]))

@@ -223,6 +223,8 @@ def phases_table(summary: dict[str, Any]) -> Optional[Table]:
                 what = f"fio {'; '.join(parts) or 'no I/O'} over {_num(p['fio'].get('runtime_s'), '.1f')} s"
             elif p["type"] == "cat":
                 what = f"{units.human_size(p['bytes_read'])} read at {_num(p['read_mbps'], ',.1f')} MB/s"
+            elif p["type"] == "tune":
+                what = "set " + ", ".join(f"{k} = {int(v) if isinstance(v, bool) else v}" for k, v in p.get("l2arc", {}).items())
             else:
                 what = "caches emptied"
             t.add_row(name, p["name"], p["type"], f"{p['start_s']:.1f}", f"{p['end_s']:.1f}", what)

@@ -547,7 +547,18 @@ class RestartPhaseSpec(_Model):
     vm_moved: bool = Field(False, description="The VM was stopped and started on another host: ephemeral devices come back empty.")
 
 
-PhaseSpec = Annotated[Union[WorkloadPhaseSpec, CatPhaseSpec, RestartPhaseSpec, FioPhaseSpec], Field(discriminator="type")]
+class TunePhaseSpec(_Model):
+    """``[[phases]]`` with ``type = "tune"``: module parameters set at run time, as ``echo N >
+    /sys/module/zfs/parameters/...`` does between two steps; a restart returns to the
+    scenario's values. L2ARC parameters (``l2arc = { l2arc_noprefetch = 1 }``); the feed uses
+    them from its next pass."""
+
+    type: Literal["tune"]
+    name: str = Field("tune", min_length=1)
+    l2arc: L2arcSpec = Field(default_factory=L2arcSpec, description="The L2ARC parameters set; the others keep their values.")
+
+
+PhaseSpec = Annotated[Union[WorkloadPhaseSpec, CatPhaseSpec, RestartPhaseSpec, FioPhaseSpec, TunePhaseSpec], Field(discriminator="type")]
 
 
 class VariantSpec(_Model):
@@ -576,7 +587,7 @@ class ScenarioSpec(VariantSpec):
 
 
 _UNIONS: dict[str, tuple[str, ...]] = {"filesystem": FS_TYPES, "workload": WORKLOAD_TYPES}
-PHASE_TYPES = ("workload", "cat", "restart", "fio")
+PHASE_TYPES = ("workload", "cat", "restart", "fio", "tune")
 _VARIANT_KEYS = set(VariantSpec.model_fields) - {"name"}
 
 # ---------------------------------------------------------------------------------------
@@ -1115,6 +1126,14 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             if not 512 <= ph.read_size <= 16 << 20:
                 err(("phases", i, "read_size"), "must be from 512 B to 16 MiB")
             phases.append({"type": "cat", "name": ph.name, "read_size": ph.read_size, "passes": ph.passes})
+        elif isinstance(ph, TunePhaseSpec):
+            fs_now = spec.filesystem
+            if not isinstance(fs_now, ZfsSpec) or not fs_now.cache:
+                err(("phases", i, "type"), "a tune phase sets L2ARC module parameters: it needs a ZFS pool with a cache device (filesystem.cache)")
+            tunables = {f: getattr(ph.l2arc, f) for f in L2arcSpec.model_fields}
+            if all(v is None for v in tunables.values()):
+                err(("phases", i, "l2arc"), "sets no parameter; name at least one, e.g. l2arc = { l2arc_noprefetch = 1 }")
+            phases.append({"type": "tune", "name": ph.name, "l2arc": tunables})
         else:
             phases.append({"type": "restart", "name": ph.name, "vm_moved": ph.vm_moved})
     if phases and not is_fio and not any(p["type"] == "workload" for p in phases):

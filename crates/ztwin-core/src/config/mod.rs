@@ -54,6 +54,19 @@ pub enum PhaseConfig {
     Restart(RestartPhase),
     /// fio jobs of a fio workload, run together once (fio's own results per job).
     Fio(FioPhase),
+    /// Module parameters set at run time, between phases (`echo N >
+    /// /sys/module/zfs/parameters/...`); a restart returns to the scenario's values.
+    Tune(TunePhase),
+}
+
+/// L2ARC module parameters set between phases.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TunePhase {
+    /// Name in reports.
+    pub name: String,
+    /// The parameters set (the others keep their values).
+    pub l2arc: crate::cache::l2arc::L2arcTunables,
 }
 
 /// A run of some jobs of the fio workload.
@@ -1163,6 +1176,11 @@ impl VariantConfig {
                     ensure((1..=100).contains(&c.passes), &at("passes"), "must be 1 to 100")?;
                 }
                 PhaseConfig::Restart(_) => {}
+                PhaseConfig::Tune(_) => ensure(
+                    matches!(&self.filesystem, FsConfig::Zfs(z) if !z.cache.is_empty()),
+                    &at("type"),
+                    "a tune phase sets L2ARC module parameters: it needs a ZFS pool with a cache device (filesystem.cache)",
+                )?,
                 PhaseConfig::Fio(ph) => {
                     let Some(f) = fio else {
                         return Err(Error::config(at("type"), "phases of type fio need a fio workload"));

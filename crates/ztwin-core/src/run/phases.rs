@@ -258,6 +258,28 @@ impl Sim<'_> {
                     }
                     phases.push(doc);
                 }
+                PhaseConfig::Tune(t) => {
+                    if let Fs::Zfs { arc, .. } = &mut self.fs {
+                        arc.retune_l2arc(&t.l2arc).map_err(|e| match e {
+                            Error::Config { field, message } => Error::config(
+                                format!("phases[{index}].{}", field.trim_start_matches("filesystem.")),
+                                message,
+                            ),
+                            other => other,
+                        })?;
+                    }
+                    let set = serde_json::to_value(&t.l2arc).unwrap_or_default();
+                    let set: serde_json::Map<String, Value> = set
+                        .as_object()
+                        .map(|m| {
+                            m.iter()
+                                .filter(|(_, v)| !v.is_null())
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    phases.push(json!({"name": t.name, "type": "tune", "start_s": secs(start), "end_s": secs(start), "l2arc": set}));
+                }
                 PhaseConfig::Workload(w) => {
                     let window = (start + w.warmup_ns, start + w.warmup_ns + w.duration_ns);
                     self.mode = Mode::Workload { issue_until: window.1 };

@@ -170,6 +170,59 @@ fn l2arc_noprefetch_keeps_blocks_joined_in_flight_off_the_cache_device() {
     }
 }
 
+/// A tune phase sets module parameters as `echo` does at run time: l2arc_noprefetch = 0
+/// set before the cat gives the cat exactly what the same value in the scenario gives;
+/// the phase is reported with what it set. Without a cache device, or with a parameter
+/// the release lacks, it is an error naming the phase.
+#[test]
+fn a_tune_phase_sets_l2arc_parameters_between_phases() {
+    use crate::cache::l2arc::L2arcTunables;
+    let variant = |noprefetch: bool, tune: Option<L2arcTunables>| {
+        let mut cfg = test_variant();
+        cat_then_bench(&mut cfg);
+        if let Some(t) = tune {
+            cfg.phases.insert(
+                0,
+                PhaseConfig::Tune(crate::config::TunePhase { name: "warm-up tunables".into(), l2arc: t }),
+            );
+        }
+        let mut l2 = cfg.devices[0].clone();
+        l2.name = "l2".into();
+        l2.iops_limit = None;
+        l2.capacity_bytes = Some(1 << 30);
+        cfg.devices.push(l2);
+        let FsConfig::Zfs(z) = &mut cfg.filesystem else { unreachable!() };
+        z.cache = vec!["l2".into()];
+        z.l2arc.l2arc_write_max = Some(64 << 20);
+        z.l2arc.l2arc_noprefetch = Some(noprefetch);
+        cfg
+    };
+    let written = |cfg: &VariantConfig| {
+        let r = Sim::new(cfg).unwrap().run().unwrap().summary;
+        let cat = r["phases"].as_array().unwrap().iter().find(|p| p["type"] == "cat").unwrap().clone();
+        (num(&cat, &["devices", "l2", "write_mbps"]), r)
+    };
+    let on = L2arcTunables { l2arc_noprefetch: Some(false), ..Default::default() };
+    let (tuned, doc) = written(&variant(true, Some(on.clone())));
+    let (configured, _) = written(&variant(false, None));
+    let (default, _) = written(&variant(true, None));
+    assert!(tuned > 0.0 && tuned == configured && default < tuned, "{tuned} {configured} {default}");
+    assert_eq!(doc["phases"][0]["type"], "tune");
+    assert_eq!(doc["phases"][0]["l2arc"], serde_json::json!({"l2arc_noprefetch": false}));
+
+    let mut none = variant(true, Some(on));
+    let FsConfig::Zfs(z) = &mut none.filesystem else { unreachable!() };
+    z.cache.clear();
+    let e = none.validate().unwrap_err().to_string();
+    assert!(e.starts_with("phases[0].type: ") && e.contains("cache device"), "{e}");
+
+    let mut lacks = variant(true, Some(L2arcTunables { l2arc_mfuonly: Some(1), ..Default::default() }));
+    let FsConfig::Zfs(z) = &mut lacks.filesystem else { unreachable!() };
+    z.release = ZfsRelease::V0_8;
+    let e = Sim::new(&lacks).and_then(|s| s.run()).map(|_| ()).unwrap_err().to_string();
+    assert!(e.starts_with("phases[0].l2arc.l2arc_mfuonly: ") && e.contains("0.8"), "{e}");
+}
+
 /// Where decompression happens: with compressed ARC every ARC hit on a compressed block
 /// decompresses it into the new dbuf's buffer (arc_buf_fill); without it the read zio
 /// decompressed it once and a hit shares or copies the ARC's buffer. With every block

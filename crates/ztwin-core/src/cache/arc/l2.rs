@@ -31,6 +31,9 @@ const DEV_HDR_SIZE: u64 = 512;
 /// The attached cache device and its bookkeeping.
 pub(crate) struct L2 {
     pub s: L2arcSettings,
+    /// The module parameters `s` was resolved from, and the 2.2 patch level.
+    tunables: crate::cache::l2arc::L2arcTunables,
+    patch: u16,
     pub dev: Box<L2arcDeviceState>,
     /// Block key -> ring sequence number (low 32 bits) of its live entry, its psize and
     /// the prefetch flag of its in-memory header (which the ring entry has as written).
@@ -156,6 +159,8 @@ impl Arc {
         self.warm_on_evict = params.arc_warm_at_first_eviction;
         self.l2 = Some(Box::new(L2 {
             s,
+            tunables: params.config.tunables.clone(),
+            patch: params.patch,
             dev,
             index: L2Index::default(),
             secondarycache: params.config.secondarycache,
@@ -165,6 +170,21 @@ impl Arc {
             lb_count: 0,
             lb_asize: 0,
         }));
+        Ok(())
+    }
+
+    /// Sets L2ARC module parameters at run time (`echo N >
+    /// /sys/module/zfs/parameters/l2arc_*`): the ones `t` sets replace the current values,
+    /// and the feed uses them from its next pass. Errors if no cache device is attached or
+    /// a parameter does not exist in the release.
+    pub fn retune_l2arc(&mut self, t: &crate::cache::l2arc::L2arcTunables) -> Result<()> {
+        let release = self.release;
+        let Some(l2) = self.l2.as_mut() else {
+            return Err(crate::error::Error::config("phases", "L2ARC parameters set with no cache device"));
+        };
+        let tunables = l2.tunables.overridden_by(t);
+        l2.s = tunables.resolve(release, l2.patch)?;
+        l2.tunables = tunables;
         Ok(())
     }
 

@@ -166,6 +166,29 @@ pub struct L2arcTunables {
     pub l2arc_rebuild_enabled: Option<bool>,
 }
 
+impl L2arcTunables {
+    /// These tunables with those `over` sets replacing them (as writing
+    /// /sys/module/zfs/parameters/* at run time does).
+    pub fn overridden_by(&self, over: &L2arcTunables) -> L2arcTunables {
+        macro_rules! pick {
+            ($($f:ident),*) => { L2arcTunables { $($f: over.$f.or(self.$f)),* } };
+        }
+        pick!(
+            l2arc_write_max,
+            l2arc_write_boost,
+            l2arc_headroom,
+            l2arc_headroom_boost,
+            l2arc_feed_secs,
+            l2arc_feed_min_ms,
+            l2arc_feed_again,
+            l2arc_noprefetch,
+            l2arc_mfuonly,
+            l2arc_meta_percent,
+            l2arc_rebuild_enabled
+        )
+    }
+}
+
 /// The cache device (a `cache` vdev).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
