@@ -79,6 +79,23 @@ fn cat_then_bench(cfg: &mut VariantConfig) {
     ];
 }
 
+/// A cat, then a benchmark, with a 1 GiB cache device "l2" (no IOPS cap) fed up to 64 MiB
+/// at a time, and `l2arc_noprefetch` as given.
+fn cat_then_bench_with_l2(noprefetch: bool) -> VariantConfig {
+    let mut cfg = test_variant();
+    cat_then_bench(&mut cfg);
+    let mut l2 = cfg.devices[0].clone();
+    l2.name = "l2".into();
+    l2.iops_limit = None;
+    l2.capacity_bytes = Some(1 << 30);
+    cfg.devices.push(l2);
+    let FsConfig::Zfs(z) = &mut cfg.filesystem else { unreachable!() };
+    z.cache = vec!["l2".into()];
+    z.l2arc.l2arc_write_max = Some(64 << 20);
+    z.l2arc.l2arc_noprefetch = Some(noprefetch);
+    cfg
+}
+
 fn num(v: &Value, path: &[&str]) -> f64 {
     path.iter().fold(v, |x, p| &x[*p]).as_f64().unwrap_or_else(|| panic!("{path:?} missing in {v}"))
 }
@@ -145,19 +162,10 @@ fn cat_reads_become_prefetch_hits() {
 fn l2arc_noprefetch_keeps_blocks_joined_in_flight_off_the_cache_device() {
     for (release, patch) in [(ZfsRelease::V0_8, 0), (ZfsRelease::V2_1, 16), (ZfsRelease::V2_2, 11)] {
         let written = |noprefetch: bool, prefetch: bool| {
-            let mut cfg = test_variant();
-            cat_then_bench(&mut cfg);
-            let mut l2 = cfg.devices[0].clone();
-            l2.name = "l2".into();
-            l2.iops_limit = None;
-            l2.capacity_bytes = Some(1 << 30);
-            cfg.devices.push(l2);
+            let mut cfg = cat_then_bench_with_l2(noprefetch);
             let FsConfig::Zfs(z) = &mut cfg.filesystem else { unreachable!() };
             z.release = release;
             z.release_patch = patch;
-            z.cache = vec!["l2".into()];
-            z.l2arc.l2arc_write_max = Some(64 << 20);
-            z.l2arc.l2arc_noprefetch = Some(noprefetch);
             z.zfetch.zfs_prefetch_disable = Some(!prefetch);
             let sim = Sim::new(&cfg).unwrap().run().unwrap();
             let cat = &sim.summary["phases"][0];
@@ -178,23 +186,13 @@ fn l2arc_noprefetch_keeps_blocks_joined_in_flight_off_the_cache_device() {
 fn a_tune_phase_sets_l2arc_parameters_between_phases() {
     use crate::cache::l2arc::L2arcTunables;
     let variant = |noprefetch: bool, tune: Option<L2arcTunables>| {
-        let mut cfg = test_variant();
-        cat_then_bench(&mut cfg);
+        let mut cfg = cat_then_bench_with_l2(noprefetch);
         if let Some(t) = tune {
             cfg.phases.insert(
                 0,
                 PhaseConfig::Tune(crate::config::TunePhase { name: "warm-up tunables".into(), l2arc: t }),
             );
         }
-        let mut l2 = cfg.devices[0].clone();
-        l2.name = "l2".into();
-        l2.iops_limit = None;
-        l2.capacity_bytes = Some(1 << 30);
-        cfg.devices.push(l2);
-        let FsConfig::Zfs(z) = &mut cfg.filesystem else { unreachable!() };
-        z.cache = vec!["l2".into()];
-        z.l2arc.l2arc_write_max = Some(64 << 20);
-        z.l2arc.l2arc_noprefetch = Some(noprefetch);
         cfg
     };
     let written = |cfg: &VariantConfig| {

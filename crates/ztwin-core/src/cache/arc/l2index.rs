@@ -10,13 +10,15 @@
 //! size comes from its block pointer), so a probe usually touches one cache line.
 //!
 //! Layout: open addressing over a slot array of any length (homes are a multiply-shift,
-//! so the table grows to 10/11 of its bound, not by doubling, and stays between 55% and
-//! 70% full: 17 to 22 bytes per block), linear probing in Robin Hood order (a lookup stops
+//! so the table grows by about 1.27x, not by doubling, and stays between 55% and 70%
+//! full: 17 to 22 bytes per block), linear probing in Robin Hood order (a lookup stops
 //! once it has gone further than the resident it meets would have), backward-shift
 //! deletion. The four blocks of an aligned run of block ids get consecutive homes: `cat`
 //! reads, the feed writes and the ring evicts blocks in runs, so their probes share cache
 //! lines. Longer runs would cluster (with runs of 16 and 16-byte slots the mean probe at
 //! 87.5% full was 49 slots); with runs of 4 the mean probe is 2.4 to 4.7 slots.
+
+use super::slab::hash_key as hash;
 
 /// Bits of the run of block ids that share consecutive homes.
 const RUN_BITS: u32 = 2;
@@ -53,15 +55,6 @@ impl Slot {
 }
 
 const FREE: Slot = Slot { key: [u32::MAX; 2], seq_pf: 0 };
-
-/// splitmix64 finaliser.
-#[inline]
-fn hash(k: u64) -> u64 {
-    let mut z = k.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// What the index holds of one block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

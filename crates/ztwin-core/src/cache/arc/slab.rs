@@ -132,7 +132,7 @@ impl Default for List {
 
 /// splitmix64 finalizer: a fast, deterministic hash of the packed block key.
 #[inline]
-fn hash_key(k: u64) -> u64 {
+pub(crate) fn hash_key(k: u64) -> u64 {
     let mut z = k.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
