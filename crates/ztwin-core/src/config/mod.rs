@@ -66,7 +66,7 @@ pub struct TunePhase {
     /// Name in reports.
     pub name: String,
     /// The parameters set (the others keep their values).
-    pub l2arc: crate::cache::l2arc::L2arcTunables,
+    pub l2arc: L2arcTunables,
 }
 
 /// A run of some jobs of the fio workload.
