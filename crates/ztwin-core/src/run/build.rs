@@ -87,7 +87,7 @@ impl<'a> Sim<'a> {
                     Some(name) => Some(device_index(name, "filesystem.cache")?),
                     None => None,
                 };
-                let arc = new_arc(cfg, z, cache_device)?;
+                let arc = new_arc(cfg, z, cache_device, &layout)?;
                 let data_flags =
                     ReadFlags { prefetch: false, uncacheable: z.primarycache != CacheProperty::All };
                 let meta_flags =
@@ -234,6 +234,7 @@ pub(super) fn new_arc(
     cfg: &VariantConfig,
     z: &crate::config::ZfsConfig,
     cache_device: Option<usize>,
+    layout: &ZfsLayout,
 ) -> Result<Arc> {
     let mut arc = Arc::new(&ArcParams {
         release: z.release,
@@ -250,6 +251,13 @@ pub(super) fn new_arc(
                 tunables: z.l2arc.clone(),
             },
             arc_warm_at_first_eviction: z.arc_warm_at_first_eviction,
+            // A full device of the dataset's records, at their mean stored size.
+            expected_blocks: {
+                let ratio = layout.compression.mean_stored_ratio(z.recordsize).max(1.0);
+                let sector = 1u64 << z.ashift;
+                let asize = ((z.recordsize as f64 / ratio) as u64).div_ceil(sector).max(1) * sector;
+                dev.capacity_bytes.unwrap_or(0) / asize
+            },
         })
         .map_err(|e| match e {
             Error::Config { field, message } => Error::config(format!("filesystem.l2arc.{field}"), message),

@@ -58,11 +58,11 @@ impl Sim<'_> {
             });
             return Ok((ready, Some(doc)));
         }
-        if let (Fs::Zfs { arc, dbufs, cache_device, zfetch, .. }, FsConfig::Zfs(z)) =
+        if let (Fs::Zfs { arc, dbufs, cache_device, zfetch, layout, .. }, FsConfig::Zfs(z)) =
             (&mut self.fs, &self.cfg.filesystem)
         {
             let old = arc.l2arc_detach();
-            **arc = new_arc(self.cfg, z, *cache_device)?;
+            **arc = new_arc(self.cfg, z, *cache_device, layout)?;
             **dbufs = DbufLayer::new();
             // New dnodes: no streams. zfetchstats are kept: arcstats restart, but the
             // summary differences them per phase and a restart phase reports none.

@@ -156,13 +156,15 @@ impl Arc {
             ));
         }
         let dev = Box::new(L2arcDeviceState::new(d, s.persistent));
+        let mut index = L2Index::default();
+        index.expect(params.expected_blocks.min(d.capacity >> d.ashift) as usize);
         self.warm_on_evict = params.arc_warm_at_first_eviction;
         self.l2 = Some(Box::new(L2 {
             s,
             tunables: params.config.tunables.clone(),
             patch: params.patch,
             dev,
-            index: L2Index::default(),
+            index,
             secondarycache: params.config.secondarycache,
             l2only: 0,
             lsize_sum: 0,

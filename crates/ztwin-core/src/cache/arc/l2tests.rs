@@ -37,6 +37,7 @@ fn l2p(capacity: u64, sc: CacheProperty, tunables: L2arcTunables, patch: u16) ->
             tunables,
         },
         arc_warm_at_first_eviction: false,
+        expected_blocks: 0,
     }
 }
 

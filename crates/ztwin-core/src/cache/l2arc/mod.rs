@@ -343,6 +343,9 @@ pub struct L2arcParams {
     /// Facts-page rule: `arc_warm` turns true at the first ARC eviction. OpenZFS sets it
     /// only on memory reclaim (simplification 4), so the default is false.
     pub arc_warm_at_first_eviction: bool,
+    /// Blocks the device is expected to hold when full (0: unknown), to size the
+    /// simulator's index; results do not depend on it.
+    pub expected_blocks: u64,
 }
 
 /// One feed's outcome (see [`crate::cache::arc::Arc::l2arc_feed`]).
