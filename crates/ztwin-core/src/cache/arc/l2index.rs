@@ -11,7 +11,8 @@
 //!
 //! Layout: open addressing over a slot array of any length (homes are a multiply-shift,
 //! so the table grows by about 1.27x, not by doubling, and stays between 55% and 70%
-//! full: 17 to 22 bytes per block), linear probing in Robin Hood order (a lookup stops
+//! full: 17 to 22 bytes per block; below the count a full device is expected to hold it
+//! grows in larger steps toward it), linear probing in Robin Hood order (a lookup stops
 //! once it has gone further than the resident it meets would have), backward-shift
 //! deletion. The four blocks of an aligned run of block ids get consecutive homes: `cat`
 //! reads, the feed writes and the ring evicts blocks in runs, so their probes share cache
