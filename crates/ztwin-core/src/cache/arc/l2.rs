@@ -5,7 +5,9 @@
 //!
 //! Memory: a block on the device costs one 24-byte ring entry (in 4096-entry chunks that
 //! are recycled) plus a 12-byte slot in the index ([`super::l2index`], 55 to 70% full),
-//! 41 to 46 bytes; an L2-only block has no ARC slab header. A block also in the ARC only
+//! 41 to 46 bytes once the device is full (while it fills, the index grows ahead toward a
+//! full device's size, so a block costs up to about twice that, and the index never more
+//! than a full device needs); an L2-only block has no ARC slab header. A block also in the ARC only
 //! sets `F_L2` in its slab header.
 
 use super::l2index::{L2Index, L2Loc, SEQ_MASK};
