@@ -10,6 +10,10 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use ztwin_core::Error;
 
+/// Large simulator tables ask for transparent huge pages (see `ztwin_core::sim::mem_hint`).
+#[global_allocator]
+static ALLOC: ztwin_core::sim::mem_hint::HugePageAlloc = ztwin_core::sim::mem_hint::HugePageAlloc;
+
 fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
     let class = match err {
         Error::Config { .. } => "ScenarioError",

@@ -57,6 +57,15 @@ impl Sim<'_> {
 
     /// `dbuf_prefetch_impl()` of every block of `pf`, L0 first, then L1.
     fn issue_prefetch(&mut self, pf: Prefetch, object: u32, now: Nanos) {
+        if let Fs::Zfs { arc, .. } = &self.fs {
+            // Their L2ARC index slots are far apart in memory: fetch them together.
+            for b in pf.data.clone() {
+                arc.prefetch(BlockKey::new(object, 0, b));
+            }
+            for b in pf.l1.clone() {
+                arc.prefetch(BlockKey::new(object, 1, b));
+            }
+        }
         let mut issued = 0;
         for b in pf.data.clone() {
             issued += self.prefetch_block(object, 0, b, pf.stream, now) as u64;

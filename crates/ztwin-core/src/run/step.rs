@@ -38,6 +38,7 @@ impl Sim<'_> {
                             c.read_len = len;
                             c.started = now;
                             c.cpu_pending += self.costs.syscall;
+                            self.zfs_prefetch_read(&c);
                             c.state = State::ReadStart;
                             continue;
                         }
@@ -98,6 +99,7 @@ impl Sim<'_> {
                     c.cpu_pending += self.costs.syscall;
                     c.read_offset = c.page * db.page_size as u64;
                     c.read_len = db.page_size;
+                    self.zfs_prefetch_read(&c);
                     c.state = State::ReadStart;
                 }
                 State::ReadStart => {

@@ -10,6 +10,17 @@ use super::*;
 const ZFS_READ_CHUNK_SIZE: u64 = 1 << 20;
 
 impl Sim<'_> {
+    /// Starts bringing into the CPU caches what the walk of the read's first record will
+    /// look up (the read's CPU time runs first, while other events are simulated).
+    pub(super) fn zfs_prefetch_read(&self, c: &Client) {
+        let Fs::Zfs { arc, layout, .. } = &self.fs else { return };
+        let object = c.space + 1;
+        let (first, _) = layout.records(object, c.read_offset, c.read_len);
+        for level in 0..layout.nlevels(object) {
+            arc.prefetch(BlockKey::new(object, level, layout.geometry(object).ancestor(first, level)));
+        }
+    }
+
     /// The next dmu_read_uio call of the read: its records, and dmu_zfetch_prepare for
     /// them (dmu_buf_hold_array_by_dnode prepares before issuing the demand reads).
     pub(super) fn zfs_chunk(&mut self, c: &mut Client, now: Nanos) {

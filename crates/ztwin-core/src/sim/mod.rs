@@ -1,3 +1,4 @@
 //! The simulation engine: time and the event queue. Imports no model.
+pub mod mem_hint;
 pub mod queue;
 pub mod time;

@@ -59,6 +59,12 @@ impl L2 {
         self.index.get(key).map(|l| self.seq(l.seq))
     }
 
+    /// Starts bringing the index slot of `key` into the CPU caches.
+    #[inline]
+    pub(crate) fn prefetch(&self, key: u64) {
+        self.index.prefetch(key);
+    }
+
     /// What the index holds of `key`.
     pub(crate) fn locate(&self, key: u64) -> Option<L2Loc> {
         self.index.get(key)

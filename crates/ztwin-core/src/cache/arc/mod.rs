@@ -656,6 +656,15 @@ impl Arc {
         }
     }
 
+    /// Starts bringing into the CPU caches what a coming [`Arc::access`] of `key` reads
+    /// first (its L2ARC index slot); changes nothing.
+    #[inline]
+    pub fn prefetch(&self, key: BlockKey) {
+        if let Some(l2) = &self.l2 {
+            l2.prefetch(key.0);
+        }
+    }
+
     /// One arc_read()/arc_buf_access() of `key`, with the L2ARC if attached: a block
     /// absent from memory but on the cache device is an [`ArcAccess::L2Hit`] (l2_hits),
     /// any other miss counts l2_misses. Same transitions, adaptation and eviction as
