@@ -17,13 +17,7 @@ use hashbrown::HashTable;
 pub(crate) const NIL: u32 = u32::MAX;
 
 /// splitmix64 finalizer: a fast, well-mixed hash of the id.
-#[inline]
-pub(crate) fn hash_id(k: u64) -> u64 {
-    let mut z = k.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+pub(crate) use crate::sim::key_table::hash_key as hash_id;
 
 #[derive(Clone, Copy)]
 struct Node {

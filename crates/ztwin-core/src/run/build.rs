@@ -146,7 +146,7 @@ impl<'a> Sim<'a> {
             }
         };
         let fs_has_cache = matches!(&fs, Fs::Zfs { cache_device: Some(_), .. });
-        let stmts = (0..gens.len()).map(|_| Statement::default()).collect();
+        let stmts: Vec<Statement> = (0..gens.len()).map(|_| Statement::default()).collect();
         let client = Client {
             state: State::Start,
             wait: Wait::None,
@@ -169,6 +169,7 @@ impl<'a> Sim<'a> {
             insert_offset: 0,
             insert_len: 0,
             cpu_pending: 0,
+            next_ready: false,
             started: 0,
             write: false,
             w_offset: 0,
@@ -198,6 +199,7 @@ impl<'a> Sim<'a> {
             fio_bytes: 0,
             fs,
             gens,
+            next_stmts: stmts.clone(),
             stmts,
             clients: vec![client; threads],
             queue,

@@ -144,6 +144,8 @@ struct Client {
     insert_offset: u64,
     insert_len: u32,
     cpu_pending: Nanos,
+    /// `next_stmts` holds this client's next statement.
+    next_ready: bool,
     started: Nanos,
     /// The request is a write of [w_offset, w_offset + w_len) (fio).
     write: bool,
@@ -264,6 +266,10 @@ struct Sim<'a> {
     gens: Vec<SysbenchGen>,
     /// The statement each client is executing (kept apart so a client step copies little).
     stmts: Vec<Statement>,
+    /// Each client's next statement, drawn while the current one's CPU time runs (when
+    /// `Client::next_ready`) so that its pages' lookups can be prefetched; the draws per
+    /// client are the same as without it.
+    next_stmts: Vec<Statement>,
     clients: Vec<Client>,
     queue: EventQueue,
     bp_inflight: HashMap<u64, u32>,

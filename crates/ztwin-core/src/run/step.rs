@@ -16,6 +16,35 @@ impl Sim<'_> {
         c.path_pos = 0;
     }
 
+    /// Calls `f` with each page key of client `i`'s next statement (`next_stmts`, for
+    /// [`Sim::prefetch_slots`]) or current one (for [`Sim::prefetch_nodes`]).
+    fn for_each_page(&self, stmt: &Statement, mut f: impl FnMut(PageKey)) {
+        let Some(db) = self.db.as_ref() else { return };
+        let mut path = [0u64; MAX_DEPTH];
+        for l in &stmt.lookups[..stmt.n] {
+            let len = match l.index {
+                Index::Clustered => db.table.clustered_path(l.key, &mut path),
+                Index::Secondary => db.table.secondary_path(l.key, &mut path),
+            };
+            for &page in &path[..len] {
+                f(PageKey::new(l.table, page));
+            }
+        }
+    }
+
+    /// Prefetches the buffer pool table slots of the pages of client `i`'s next statement.
+    fn prefetch_slots(&self, i: usize) {
+        let Some(db) = self.db.as_ref() else { return };
+        self.for_each_page(&self.next_stmts[i], |k| db.bp.prefetch(k));
+    }
+
+    /// Prefetches the LRU nodes of the cached pages of client `i`'s statement (their
+    /// slots, prefetched by [`Sim::prefetch_slots`], say where they are).
+    fn prefetch_nodes(&self, i: usize) {
+        let Some(db) = self.db.as_ref() else { return };
+        self.for_each_page(&self.stmts[i], |k| db.bp.prefetch_node(k));
+    }
+
     /// Steps client `i` at `now` until it must wait; schedules its next event.
     pub(super) fn step(&mut self, i: usize, now: Nanos) {
         let mut c = self.clients[i];
@@ -59,7 +88,13 @@ impl Sim<'_> {
                             continue;
                         }
                     }
-                    self.gens[i].next(&mut self.stmts[i]);
+                    if c.next_ready {
+                        self.stmts[i].copy_from(&self.next_stmts[i]);
+                        c.next_ready = false;
+                        self.prefetch_nodes(i);
+                    } else {
+                        self.gens[i].next(&mut self.stmts[i]);
+                    }
                     c.started = now;
                     c.cpu_pending += self.costs.statement + self.costs.row * self.stmts[i].rows as u64;
                     c.lookup = 0;
@@ -162,6 +197,13 @@ impl Sim<'_> {
                     self.page_read_done(i, &mut c, now);
                 }
                 State::Finish => {
+                    if c.cpu_pending != 0 && !c.next_ready {
+                        // The next statement's pages are looked up after this CPU time:
+                        // draw it now and start fetching their table slots.
+                        self.gens[i].next(&mut self.next_stmts[i]);
+                        c.next_ready = true;
+                        self.prefetch_slots(i);
+                    }
                     if self.run_pending_cpu(i, &mut c, now) {
                         break;
                     }

@@ -1,4 +1,5 @@
 //! The simulation engine: time and the event queue. Imports no model.
+pub(crate) mod key_table;
 pub mod mem_hint;
 pub mod queue;
 pub mod time;

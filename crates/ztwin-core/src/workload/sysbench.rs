@@ -70,6 +70,15 @@ pub struct Statement {
     pub rows: u32,
 }
 
+impl Statement {
+    /// Becomes a copy of `other`'s valid lookups (cheaper than copying the whole array).
+    pub fn copy_from(&mut self, other: &Statement) {
+        self.lookups[..other.n].copy_from_slice(&other.lookups[..other.n]);
+        self.n = other.n;
+        self.rows = other.rows;
+    }
+}
+
 impl Default for Statement {
     fn default() -> Self {
         Statement { lookups: [Lookup::default(); MAX_LOOKUPS], n: 0, rows: 0 }

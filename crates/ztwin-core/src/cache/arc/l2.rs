@@ -86,13 +86,15 @@ impl L2 {
     }
 
     /// Indexes the data entries from `from` to the ring's tail (one feed's writes): their
-    /// home slots are touched first, all at once, then inserted.
+    /// home slots are prefetched first, all at once, then inserted.
     fn index_feed(&mut self, from: u64) {
         let ring = &self.dev.ring;
         let live = |s: &u64| ring.get(*s).flags & E_LOGBLK == 0;
         let n = (from..ring.tail).filter(live).count();
         self.index.reserve(n);
-        self.index.touch((from..ring.tail).filter(live).map(|s| ring.get(s).key));
+        for s in (from..ring.tail).filter(live) {
+            self.index.prefetch(ring.get(s).key);
+        }
         for seq in from..self.dev.ring.tail {
             if self.dev.ring.get(seq).flags & E_LOGBLK == 0 {
                 self.index_insert(seq);

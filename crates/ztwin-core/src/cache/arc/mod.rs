@@ -660,6 +660,7 @@ impl Arc {
     /// first (its L2ARC index slot); changes nothing.
     #[inline]
     pub fn prefetch(&self, key: BlockKey) {
+        self.slab.prefetch(key.0);
         if let Some(l2) = &self.l2 {
             l2.prefetch(key.0);
         }

@@ -1,9 +1,11 @@
 //! Compact header storage: a slab of fixed-size headers, intrusive doubly linked lists
-//! (one per state x buffer type) threaded through u32 indices, and a hash table of slot
-//! indices keyed by block. Nothing here allocates once the slab and table have reached the
+//! (one per state x buffer type) threaded through u32 indices, and a [`KeyTable`] of slot
+//! indices keyed by block (prefetchable: the driver knows a read's blocks before its
+//! CPU time has run, see `run`). Nothing here allocates once the slab and table have reached the
 //! largest header count of the run (slots are recycled through a free list).
 
-use hashbrown::HashTable;
+use crate::sim::key_table::KeyTable;
+use crate::sim::mem_hint::prefetch;
 
 /// End of list / no slot.
 pub(crate) const NIL: u32 = u32::MAX;
@@ -130,28 +132,6 @@ impl Default for List {
     }
 }
 
-/// splitmix64 finalizer: a fast, deterministic hash of the packed block key.
-#[inline]
-pub(crate) fn hash_key(k: u64) -> u64 {
-    let mut z = k.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// Hash of a block key in the header table, keeping neighbours together: the 16 blocks of
-/// an aligned run of block ids get consecutive buckets (the low 4 bits) and distinct
-/// control tags (hashbrown's top 7 bits), the rest is a hash of the run. Sequential reads
-/// insert, find and (as their ghosts go) remove headers in runs, so their probes share
-/// cache lines instead of each missing; random keys spread as with a plain hash.
-#[inline]
-fn table_hash(key: u64) -> u64 {
-    const LOW: u64 = 0xf;
-    const TAG: u64 = 0xf << 57;
-    let lo = key & LOW;
-    (hash_key(key >> 4) & !(LOW | TAG)) | lo | (lo << 57)
-}
-
 /// What the last eviction scan of a live list passed before it gave up: `skips` protected
 /// headers (prefetched or indirect, younger than `zfs_arc_min_prefetch_ms`) from the tail,
 /// flagged F_SKIPWIN, all protected before `until` (0 = nothing remembered); `whole` if
@@ -178,7 +158,8 @@ pub(crate) struct Slab {
     pub hdrs: Vec<Header>,
     /// Recycled slots, last freed first (through `next`): that slot is still in the cache.
     free: u32,
-    table: HashTable<u32>,
+    /// Block key -> slot.
+    table: KeyTable,
     pub lists: [List; NSTATES * 2],
     /// Per list: the protected tail window the last eviction scan passed (see
     /// [`SkipWindow`]).
@@ -190,7 +171,7 @@ impl Slab {
         Slab {
             hdrs: Vec::new(),
             free: NIL,
-            table: HashTable::new(),
+            table: Default::default(),
             lists: [List::default(); NSTATES * 2],
             skip: [SkipWindow::default(); NSTATES * 2],
         }
@@ -198,8 +179,7 @@ impl Slab {
 
     #[inline]
     pub(crate) fn find(&self, key: u64) -> Option<u32> {
-        let hdrs = &self.hdrs;
-        self.table.find(table_hash(key), |&i| hdrs[i as usize].key == key).copied()
+        self.table.get(key)
     }
 
     /// Allocates a slot for `h` (not linked in any list yet) and indexes it.
@@ -214,16 +194,21 @@ impl Slab {
             self.hdrs.push(h);
             (self.hdrs.len() - 1) as u32
         };
-        let hdrs = &self.hdrs;
-        self.table.insert_unique(table_hash(h.key), idx, |&i| table_hash(hdrs[i as usize].key));
+        self.table.insert(h.key, idx);
         idx
     }
 
     /// Unlinks (must already be off its list), unindexes and recycles slot `i`.
+    /// Starts bringing the table slot of `key` into the CPU caches.
+    #[inline]
+    pub(crate) fn prefetch(&self, key: u64) {
+        self.table.prefetch(key);
+    }
+
     pub(crate) fn free(&mut self, i: u32) {
         let key = self.hdrs[i as usize].key;
-        let entry = self.table.find_entry(table_hash(key), |&j| j == i).expect("indexed header");
-        entry.remove();
+        let j = self.table.remove(key).expect("indexed header");
+        debug_assert_eq!(i, j);
         let h = &mut self.hdrs[i as usize];
         h.state = State::Free;
         h.prev = NIL;
@@ -272,6 +257,16 @@ impl Slab {
             self.hdrs[h.next as usize].prev = h.prev;
         } else {
             self.lists[li].tail = h.prev;
+            if h.prev != NIL {
+                // Eviction takes tails: the next one will unlink the new tail and write
+                // its predecessor, a header anywhere in the slab.
+                // And free it: its key's table slot too.
+                self.table.prefetch(self.hdrs[h.prev as usize].key);
+                let p = self.hdrs[h.prev as usize].prev;
+                if p != NIL {
+                    prefetch(&self.hdrs[p as usize]);
+                }
+            }
         }
         let l = &mut self.lists[li];
         l.bytes -= h.state_bytes();
