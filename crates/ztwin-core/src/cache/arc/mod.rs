@@ -467,9 +467,15 @@ pub struct Arc {
     warm_on_evict: bool,
     /// Use the remembered skip windows (off only in tests that compare both ways).
     skip_memo: bool,
+    /// Resume L2 feed scans after their ineligible tail runs (off only in tests that
+    /// compare both ways).
+    l2run_memo: bool,
     /// Scans answered from a remembered skip window, and scans that slid one forward.
     #[cfg(test)]
     skip_memo_used: u64,
+    /// Feed scans that resumed after an L2 run.
+    #[cfg(test)]
+    l2run_resumed: u64,
     #[cfg(test)]
     skip_memo_slid: u64,
 }
@@ -508,8 +514,11 @@ impl Arc {
             arc_warm: false,
             warm_on_evict: false,
             skip_memo: true,
+            l2run_memo: true,
             #[cfg(test)]
             skip_memo_used: 0,
+            #[cfg(test)]
+            l2run_resumed: 0,
             #[cfg(test)]
             skip_memo_slid: 0,
         }

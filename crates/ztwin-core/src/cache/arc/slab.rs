@@ -61,6 +61,8 @@ pub(crate) const F_SKIPWIN: u8 = 64;
 /// brings the block in, cleared by the first read that finds it (counting
 /// demand_hit_predictive_prefetch if the read found it in memory and did not wait).
 pub(crate) const F2_PREDICTIVE: u8 = 1;
+/// Second flag byte (simulator only): the header lies in its list's [`L2Run`].
+pub(crate) const F2_L2RUN: u8 = 2;
 
 const _: () = assert!(std::mem::size_of::<Header>() == 40);
 
@@ -153,6 +155,27 @@ pub(crate) struct SkipWindow {
     pub last_exp: u64,
 }
 
+/// The tail-most `count` headers of a list (`bytes` of lsize, `last` the head-most of
+/// them), flagged F2_L2RUN, that l2arc_write_buffers scans from the tail passed and left
+/// ineligible (on the device, or not L2-cacheable): each feed would pass them again, so it
+/// starts after them with their bytes counted against its headroom (a shortcut of the
+/// simulator, same outcome). Headers join a list only at its head, so the run stays the
+/// list's tail as members leave it (`Slab::unlink`); a member that becomes eligible (its
+/// L2 copy overwritten while L2-cacheable, or L2-cacheable while not on the device)
+/// forgets the run ([`Slab::reset_l2run`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct L2Run {
+    pub count: u32,
+    pub bytes: u64,
+    pub last: u32,
+}
+
+impl Default for L2Run {
+    fn default() -> Self {
+        L2Run { count: 0, bytes: 0, last: NIL }
+    }
+}
+
 /// The slab, lists and index.
 pub(crate) struct Slab {
     pub hdrs: Vec<Header>,
@@ -164,6 +187,8 @@ pub(crate) struct Slab {
     /// Per list: the protected tail window the last eviction scan passed (see
     /// [`SkipWindow`]).
     pub skip: [SkipWindow; NSTATES * 2],
+    /// Per list: the tail run the L2 feed passes without writing (see [`L2Run`]).
+    pub l2run: [L2Run; NSTATES * 2],
 }
 
 impl Slab {
@@ -174,6 +199,42 @@ impl Slab {
             table: Default::default(),
             lists: [List::default(); NSTATES * 2],
             skip: [SkipWindow::default(); NSTATES * 2],
+            l2run: [L2Run::default(); NSTATES * 2],
+        }
+    }
+
+    /// Header `i` (in a list, just passed by an L2 feed scan from the tail that passed
+    /// the rest of the run before it) is ineligible: it joins its list's run.
+    #[inline]
+    pub(crate) fn join_l2run(&mut self, i: u32) {
+        let h = &mut self.hdrs[i as usize];
+        debug_assert!(h.flags2 & F2_L2RUN == 0);
+        h.flags2 |= F2_L2RUN;
+        let r = &mut self.l2run[h.list()];
+        r.count += 1;
+        r.bytes += h.lsize as u64;
+        r.last = i;
+    }
+
+    /// Forgets list `li`'s L2 run (a member became eligible).
+    pub(crate) fn reset_l2run(&mut self, li: usize) {
+        let mut cur = self.lists[li].tail;
+        for _ in 0..self.l2run[li].count {
+            let h = &mut self.hdrs[cur as usize];
+            h.flags2 &= !F2_L2RUN;
+            cur = h.prev;
+        }
+        self.l2run[li] = L2Run::default();
+    }
+
+    /// Header `i` changed in a way that may make it eligible for an L2 write: its list
+    /// forgets the run if it was in it.
+    #[inline]
+    pub(crate) fn l2_eligibility_changed(&mut self, i: u32) {
+        let h = &self.hdrs[i as usize];
+        if h.flags2 & F2_L2RUN != 0 {
+            let li = h.list();
+            self.reset_l2run(li);
         }
     }
 
@@ -247,6 +308,17 @@ impl Slab {
         if h.flags & F_SKIPWIN != 0 {
             self.skip[li].until = 0;
             self.hdrs[i as usize].flags &= !F_SKIPWIN;
+        }
+        if h.flags2 & F2_L2RUN != 0 {
+            // The run is the list's tail, `last` its head-most member: its successor
+            // toward the tail (`next`) is the new head-most member.
+            let r = &mut self.l2run[li];
+            r.count -= 1;
+            r.bytes -= h.lsize as u64;
+            if r.last == i {
+                r.last = if r.count == 0 { NIL } else { h.next };
+            }
+            self.hdrs[i as usize].flags2 &= !F2_L2RUN;
         }
         if h.prev != NIL {
             self.hdrs[h.prev as usize].next = h.next;

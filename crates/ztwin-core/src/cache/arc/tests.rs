@@ -1,6 +1,7 @@
 use super::*;
 use crate::sim::time::MS;
 use proptest::prelude::*;
+use super::slab::{F2_L2RUN, F_L2CACHE};
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -99,6 +100,26 @@ pub(super) fn check_invariants(a: &Arc) {
                 cur = a.slab.hdrs[cur as usize].prev;
             }
             assert_eq!(prev_exp, w.last_exp);
+        }
+    }
+    // An L2 run is the list's `count` tail-most headers, all flagged and ineligible for an
+    // L2 write, `last` the head-most; no other header is flagged.
+    for (li, r) in a.slab.l2run.iter().enumerate() {
+        let (mut cur, mut bytes, mut last) = (a.slab.lists[li].tail, 0u64, NIL);
+        for _ in 0..r.count {
+            assert_ne!(cur, NIL, "L2 run longer than list {li}");
+            let h = &a.slab.hdrs[cur as usize];
+            assert!(h.flags2 & F2_L2RUN != 0, "list {li}: run member unflagged");
+            assert!(h.flags & F_L2 != 0 || h.flags & F_L2CACHE == 0, "list {li}: eligible run member");
+            bytes += h.lsize as u64;
+            last = cur;
+            cur = h.prev;
+        }
+        assert_eq!((bytes, last), (r.bytes, r.last), "list {li}: run sums");
+        while cur != NIL {
+            let h = &a.slab.hdrs[cur as usize];
+            assert!(h.flags2 & F2_L2RUN == 0, "list {li}: flagged header outside the run");
+            cur = h.prev;
         }
     }
 }
