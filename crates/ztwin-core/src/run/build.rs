@@ -253,12 +253,19 @@ pub(super) fn new_arc(
                 tunables: z.l2arc.clone(),
             },
             arc_warm_at_first_eviction: z.arc_warm_at_first_eviction,
-            // A full device of the dataset's records, at their mean stored size.
+            // A full device of the dataset's records, at their mean stored size, or the
+            // whole dataset (every block of every level) if it is smaller.
             expected_blocks: {
                 let ratio = layout.compression.mean_stored_ratio(z.recordsize).max(1.0);
                 let sector = 1u64 << z.ashift;
                 let asize = ((z.recordsize as f64 / ratio) as u64).div_ceil(sector).max(1) * sector;
-                dev.capacity_bytes.unwrap_or(0) / asize
+                let dataset: u64 = (1..=layout.nfiles())
+                    .map(|o| {
+                        let g = layout.geometry(o);
+                        (0..g.nlevels()).map(|l| g.blocks_at(l)).sum::<u64>()
+                    })
+                    .sum();
+                (dev.capacity_bytes.unwrap_or(0) / asize).min(dataset)
             },
         })
         .map_err(|e| match e {

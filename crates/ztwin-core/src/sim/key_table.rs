@@ -231,6 +231,15 @@ impl KeyTable {
         self.expected = keys;
     }
 
+    /// Sizes an empty table for its expected count at once (65% full when it arrives):
+    /// growing toward it would rehash a third of it and fault in a third more memory.
+    pub(crate) fn presize(&mut self) {
+        let n = (self.expected * 20 / 13).max(64);
+        if self.len == 0 && self.expected > 0 && self.slots.len() < n {
+            self.slots = vec![FREE; n];
+        }
+    }
+
     /// Makes room for `more` keys without a rehash in between: past 70% full, the table
     /// is rebuilt 55% full, or, while below the expected count, 65% full for up to four
     /// times the keys.
@@ -305,6 +314,21 @@ mod tests {
             t.insert(i * 7919, i as u32);
         }
         assert_eq!(t.slots.len(), slots);
+    }
+
+    /// A presized table is 65% full at its expected count and never grows up to it.
+    #[test]
+    fn presized_for_its_count_never_grows() {
+        let mut t = KeyTable::default();
+        t.expect(10_000);
+        t.presize();
+        assert_eq!(t.slots.len(), 10_000 * 20 / 13);
+        for i in 0..10_000u64 {
+            t.insert(i * 7919, i as u32);
+        }
+        assert_eq!(t.slots.len(), 10_000 * 20 / 13);
+        t.presize();
+        assert_eq!(t.len(), 10_000, "presizing a table in use changes nothing");
     }
 
     #[test]

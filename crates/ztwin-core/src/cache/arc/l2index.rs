@@ -93,9 +93,11 @@ impl L2Index {
         self.table.remove(key).map(L2Loc::unpack)
     }
 
-    /// Sets the number of blocks a full device is expected to hold.
+    /// Sets the number of blocks the device is expected to hold at most, and sizes the
+    /// empty index for them.
     pub(crate) fn expect(&mut self, blocks: usize) {
-        self.table.expect(blocks)
+        self.table.expect(blocks);
+        self.table.presize();
     }
 
     /// Makes room for `more` blocks without a rehash in between.

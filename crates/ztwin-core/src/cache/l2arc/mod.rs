@@ -343,8 +343,8 @@ pub struct L2arcParams {
     /// Facts-page rule: `arc_warm` turns true at the first ARC eviction. OpenZFS sets it
     /// only on memory reclaim (simplification 4), so the default is false.
     pub arc_warm_at_first_eviction: bool,
-    /// Blocks the device is expected to hold when full (0: unknown), to size the
-    /// simulator's index; results do not depend on it.
+    /// Blocks the device is expected to hold at most (0: unknown), to size the
+    /// simulator's index up front; results do not depend on it.
     pub expected_blocks: u64,
 }
 
@@ -569,5 +569,53 @@ impl L2arcDeviceState {
     /// Entries (blocks and log blocks, including unreachable ones) on the device.
     pub fn entries(&self) -> u64 {
         self.ring.len()
+    }
+}
+
+#[cfg(test)]
+mod ring_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The ring behaves as a FIFO addressed by sequence number, across chunk
+        /// boundaries, emptying and truncation.
+        #[test]
+        fn ring_is_a_fifo(ops in prop::collection::vec((0u8..3, 1usize..3 * CHUNK), 1..40)) {
+            let mut r = Ring::default();
+            let mut model = std::collections::VecDeque::new();
+            let mut next = 0u64;
+            for (op, n) in ops {
+                match op {
+                    0 => {
+                        for _ in 0..n {
+                            let seq = r.push(L2Ent { key: next, ..Default::default() });
+                            model.push_back((seq, next));
+                            next += 1;
+                        }
+                    }
+                    1 => {
+                        for _ in 0..n.min(model.len()) {
+                            r.pop_front();
+                            model.pop_front();
+                        }
+                    }
+                    _ => {
+                        let keep = model.len().saturating_sub(n);
+                        let to = model.get(keep).map_or(r.tail, |&(s, _)| s);
+                        r.truncate(to);
+                        model.truncate(keep);
+                    }
+                }
+                prop_assert_eq!(r.len(), model.len() as u64);
+                if let Some(&(s, _)) = model.front() {
+                    prop_assert_eq!(r.head, s);
+                }
+                for &(s, k) in &model {
+                    prop_assert_eq!(r.get(s).key, k);
+                }
+                prop_assert!(r.chunks.len() as u64 <= r.len().div_ceil(CHUNK as u64) + 1);
+            }
+        }
     }
 }
