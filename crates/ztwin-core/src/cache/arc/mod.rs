@@ -1205,53 +1205,73 @@ impl Arc {
         if state.is_ghost() {
             return self.evict_ghosts(li, bytes);
         }
-        let mut scan = Scan { evicted: 0, skips: 0, until: Nanos::MAX, mono: true, last_exp: 0 };
+        let mut scan = Scan { evicted: 0, skips: 0, until: Nanos::MAX, mono: true, last_exp: 0, last: NIL };
         let mut cur = self.slab.lists[li].tail;
         let w = self.slab.skip[li];
-        if self.skip_memo && w.until != 0 {
-            if now < w.until {
+        if w.skips > 0 {
+            let gives_up = w.whole || w.skips >= MAX_SKIP_SCAN;
+            if self.skip_memo && now < w.until && gives_up {
                 // The tail is the remembered window of protected headers: this scan would
                 // pass exactly those and give up (a shortcut of the simulator, same outcome).
                 self.st.evict_skip += w.skips as u64;
                 #[cfg(test)]
                 {
                     self.skip_memo_used += 1;
+                    // The scan it answers for: passes exactly the window and gives up.
+                    let (mut c, mut n) = (self.slab.lists[li].tail, 0u32);
+                    while c != NIL && n < MAX_SKIP_SCAN {
+                        let h = self.slab.hdrs[c as usize];
+                        assert!(protected(&h, now), "list {li}: window member {n} unprotected");
+                        n += 1;
+                        c = h.prev;
+                    }
+                    assert_eq!(n, w.skips, "list {li}: the scan would pass another number of headers");
                 }
                 return 0;
             }
-            if w.mono {
-                // Protection ends in window order, so what expired is a tail prefix: the scan
-                // evicts it, passes the rest of the window and goes on beyond it.
+            if self.skip_memo && (now < w.until || w.mono) {
+                // Protection ends in window order (or not yet at all), so what expired is
+                // a tail prefix: the scan evicts it, passes the rest of the window and goes
+                // on beyond it.
                 let mut left = w.skips;
-                while left > 0 && scan.evicted < bytes {
-                    let h = self.slab.hdrs[cur as usize];
-                    if protected(&h, now) {
-                        break;
+                if now >= w.until {
+                    while left > 0 && scan.evicted < bytes {
+                        let h = self.slab.hdrs[cur as usize];
+                        if protected(&h, now) {
+                            break;
+                        }
+                        self.evict_live(cur, state, &mut scan);
+                        left -= 1;
+                        cur = h.prev;
                     }
-                    self.evict_live(cur, state, &mut scan);
-                    left -= 1;
-                    cur = h.prev;
-                }
-                if scan.evicted >= bytes {
-                    return scan.evicted;
+                    if scan.evicted >= bytes {
+                        return scan.evicted;
+                    }
                 }
                 if left > 0 {
                     #[cfg(test)]
                     {
                         self.skip_memo_slid += 1;
                     }
-                    let h = &self.slab.hdrs[cur as usize];
+                    let w = self.slab.skip[li];
                     self.st.evict_skip += left as u64;
                     scan.skips = left;
-                    scan.until = h.access + ARC_MIN_PREFETCH;
+                    scan.until = if now < w.until { w.until } else { self.slab.hdrs[cur as usize].access + ARC_MIN_PREFETCH };
+                    scan.mono = w.mono;
                     scan.last_exp = w.last_exp;
-                    if self.slab.hdrs[w.last as usize].prev == NIL {
-                        // The window is still the whole list.
-                        self.slab.skip[li] = slab::SkipWindow { until: scan.until, skips: left, ..w };
+                    scan.last = w.last;
+                    cur = self.slab.hdrs[w.last as usize].prev;
+                    if cur == NIL || left >= MAX_SKIP_SCAN {
+                        // The scan gives up here: it passed the whole list, or as many
+                        // protected headers as it may (`until` may have been a lower bound,
+                        // its earliest member having left).
+                        self.remember_window(li, &scan);
                         return scan.evicted;
                     }
-                    cur = self.slab.hdrs[w.last as usize].prev;
                 }
+            } else {
+                // Forgotten (or shortcuts off): the scan starts over from the tail.
+                self.slab.forget_window(li);
             }
         }
         while scan.evicted < bytes && cur != NIL {
@@ -1264,20 +1284,10 @@ impl Arc {
                 scan.until = scan.until.min(exp);
                 scan.mono &= exp >= scan.last_exp;
                 scan.last_exp = exp;
+                scan.last = cur;
                 self.slab.hdrs[cur as usize].flags |= F_SKIPWIN;
                 if scan.skips >= MAX_SKIP_SCAN || prev == NIL {
-                    // Gave up, or passed the whole list: what the scan passed is the list's
-                    // tail-most run, all protected.
-                    if self.skip_memo {
-                        self.slab.skip[li] = slab::SkipWindow {
-                            until: scan.until,
-                            skips: scan.skips,
-                            whole: prev == NIL,
-                            mono: scan.mono,
-                            last: cur,
-                            last_exp: scan.last_exp,
-                        };
-                    }
+                    // Gave up, or passed the whole list.
                     break;
                 }
             } else {
@@ -1285,7 +1295,26 @@ impl Arc {
             }
             cur = prev;
         }
+        // What the scan passed is the list's tail-most run, all protected: the headers
+        // between them were evicted.
+        self.remember_window(li, &scan);
         scan.evicted
+    }
+
+    /// Records the protected headers `scan` passed as list `li`'s window (none: no window).
+    fn remember_window(&mut self, li: usize, scan: &Scan) {
+        self.slab.skip[li] = if scan.skips == 0 {
+            slab::SkipWindow::default()
+        } else {
+            slab::SkipWindow {
+                until: scan.until,
+                skips: scan.skips,
+                whole: self.slab.hdrs[scan.last as usize].prev == NIL,
+                mono: scan.mono,
+                last: scan.last,
+                last_exp: scan.last_exp,
+            }
+        };
     }
 
     /// Ghost lists: deletes headers from the tail until `bytes` (lsize) are gone.
@@ -1506,6 +1535,8 @@ struct Scan {
     mono: bool,
     /// End of protection of the last one passed.
     last_exp: Nanos,
+    /// The last one passed (the head-most).
+    last: u32,
 }
 
 /// arc_evict_hdr's minimum lifespan: prefetched and indirect buffers younger than

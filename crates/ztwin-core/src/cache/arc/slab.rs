@@ -134,13 +134,15 @@ impl Default for List {
     }
 }
 
-/// What the last eviction scan of a live list passed before it gave up: `skips` protected
-/// headers (prefetched or indirect, younger than `zfs_arc_min_prefetch_ms`) from the tail,
-/// flagged F_SKIPWIN, all protected before `until` (0 = nothing remembered); `whole` if
-/// they were the whole list. Headers join a list only at its head and its members only
-/// gain protection in place, so until a member is unlinked, `until` passes or (for a whole
-/// list) a header is pushed, the same scan would pass the same headers again: the
-/// simulator answers it from here (`Arc::evict_list`; a shortcut, not a mechanism).
+/// The protected headers (prefetched or indirect, younger than `zfs_arc_min_prefetch_ms`)
+/// an eviction scan of a live list passed: the list's `skips` tail-most headers (the ones
+/// between them were evicted), exactly the headers flagged F_SKIPWIN, all protected before
+/// `until` (none: `skips` 0); `whole` if they are the whole list. Headers join a list only
+/// at its head and members only gain protection in place, so the window stays true as
+/// members leave it ([`Slab::unlink`]) and headers are pushed: until `until` a scan would
+/// pass the same headers again, and give up if they are `MAX_SKIP_SCAN` or the whole
+/// list. The simulator answers that from here (`Arc::evict_list`; a shortcut, not a
+/// mechanism).
 ///
 /// `mono`: the members' protection ends in list order (tail first), so once `until` passes
 /// what expired is a tail prefix and the rest of the window is still protected; `last` is
@@ -216,6 +218,17 @@ impl Slab {
         r.last = i;
     }
 
+    /// Forgets list `li`'s window of protected headers (their flags cleared).
+    pub(crate) fn forget_window(&mut self, li: usize) {
+        let mut cur = self.lists[li].tail;
+        for _ in 0..self.skip[li].skips {
+            let h = &mut self.hdrs[cur as usize];
+            h.flags &= !F_SKIPWIN;
+            cur = h.prev;
+        }
+        self.skip[li] = SkipWindow::default();
+    }
+
     /// Forgets list `li`'s L2 run (a member became eligible).
     pub(crate) fn reset_l2run(&mut self, li: usize) {
         let mut cur = self.lists[li].tail;
@@ -281,10 +294,8 @@ impl Slab {
     pub(crate) fn push_head(&mut self, i: u32) {
         let h = self.hdrs[i as usize];
         debug_assert!(h.flags & F_SKIPWIN == 0);
-        let w = &mut self.skip[h.list()];
-        if w.whole {
-            w.until = 0;
-        }
+        // The window, if the whole list, is now all but the new head.
+        self.skip[h.list()].whole = false;
         let l = &mut self.lists[h.list()];
         let old = l.head;
         l.head = i;
@@ -306,8 +317,17 @@ impl Slab {
         let h = self.hdrs[i as usize];
         let li = h.list();
         if h.flags & F_SKIPWIN != 0 {
-            self.skip[li].until = 0;
+            // The window loses a member and stays the list's tail-most run; if it was the
+            // head-most, its neighbour toward the tail is now.
             self.hdrs[i as usize].flags &= !F_SKIPWIN;
+            let w = &mut self.skip[li];
+            w.skips -= 1;
+            if w.skips == 0 {
+                *w = SkipWindow::default();
+            } else if w.last == i {
+                w.last = h.next;
+                w.last_exp = self.hdrs[h.next as usize].access + super::ARC_MIN_PREFETCH;
+            }
         }
         if h.flags2 & F2_L2RUN != 0 {
             // The run is the list's tail, `last` its head-most member: its successor

@@ -72,12 +72,11 @@ pub(super) fn check_invariants(a: &Arc) {
         n += cnt;
     }
     assert_eq!(n as usize, a.headers());
-    // A remembered skip window is the list's `skips` tail-most headers (all of it if
-    // `whole`), all protected (prefetched or indirect) until at least the remembered time.
+    // A remembered skip window is exactly the list's `skips` tail-most headers (all of it
+    // if `whole`), the flagged ones, all protected (prefetched or indirect) until at least
+    // the remembered time.
     for (li, w) in a.slab.skip.iter().enumerate() {
-        if w.until == 0 {
-            continue;
-        }
+        assert_eq!(w.skips == 0, w.until == 0, "list {li}: empty window iff nothing remembered");
         let mut cur = a.slab.lists[li].tail;
         for _ in 0..w.skips {
             assert_ne!(cur, NIL, "skip window longer than list {li}");
@@ -86,11 +85,17 @@ pub(super) fn check_invariants(a: &Arc) {
             assert!(h.access + ARC_MIN_PREFETCH >= w.until, "list {li}: window member expires early");
             cur = h.prev;
         }
-        assert!(!w.whole || cur == NIL, "list {li}: whole-list window with more headers");
-        assert!(w.whole || w.skips == MAX_SKIP_SCAN);
-        let last = if cur == NIL { a.slab.lists[li].head } else { a.slab.hdrs[cur as usize].next };
-        assert_eq!(last, w.last, "list {li}: head-most member");
-        if w.mono {
+        if w.skips > 0 {
+            assert_eq!(w.whole, cur == NIL, "list {li}: whole-list window");
+            let last = if cur == NIL { a.slab.lists[li].head } else { a.slab.hdrs[cur as usize].next };
+            assert_eq!(last, w.last, "list {li}: head-most member");
+        }
+        let mut rest = cur;
+        while rest != NIL {
+            assert!(a.slab.hdrs[rest as usize].flags & F_SKIPWIN == 0, "list {li}: flagged header outside the window");
+            rest = a.slab.hdrs[rest as usize].prev;
+        }
+        if w.skips > 0 && w.mono {
             // Protection ends in list order, tail first.
             let (mut cur, mut prev_exp) = (a.slab.lists[li].tail, 0);
             for _ in 0..w.skips {
