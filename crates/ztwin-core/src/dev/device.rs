@@ -174,7 +174,9 @@ impl Device {
             Op::Write => (self.write_latency, self.write_median_ns),
         };
         let latency = dist.map_or(median, |d| d.sample(&mut self.rng));
-        let Reverse(slot_free) = self.slots.pop().expect("parallelism >= 1");
+        // The earliest free slot takes the I/O (one sift of the heap, not a pop and a push).
+        let mut slot = self.slots.peek_mut().expect("parallelism >= 1");
+        let Reverse(slot_free) = *slot;
         // Casts saturate; sums saturate too, so an absurd device (an IOPS cap of 1e-300,
         // a latency tail draw beyond u64) completes "never" instead of overflowing.
         let start = slot_free.max(admit.ceil() as Nanos);
@@ -185,7 +187,8 @@ impl Device {
                 start.saturating_add(service.round().max(1.0) as Nanos)
             }
         };
-        self.slots.push(Reverse(done));
+        *slot = Reverse(done);
+        drop(slot);
         while self.inflight.peek().is_some_and(|&Reverse(t)| t <= now) {
             self.inflight.pop();
         }

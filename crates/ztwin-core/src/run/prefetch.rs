@@ -92,7 +92,7 @@ impl Sim<'_> {
         // The closest ancestor whose dbuf is cached (exists and is not being read).
         let mut cur = level;
         while cur + 1 < nlevels {
-            let parent = layout.block_at(object, cur + 1, blkid >> (epbs * (cur + 1 - level) as u32)).0;
+            let parent = BlockKey::new(object, cur + 1, blkid >> (epbs * (cur + 1 - level) as u32));
             let cached = dbufs.exists(parent) && self.block_inflight.get(&parent.0).is_none_or(|&d| d <= now);
             if cached {
                 break;

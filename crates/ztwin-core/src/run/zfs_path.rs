@@ -53,7 +53,7 @@ impl Sim<'_> {
         let Fs::Zfs { arc, dbufs, layout, .. } = &mut self.fs else { unreachable!("ZfsRecord only on ZFS") };
         let object = c.space + 1;
         let nlevels = layout.nlevels(object);
-        let found = (0..nlevels).find(|&l| dbufs.exists(layout.block(object, c.rec, l).0));
+        let found = (0..nlevels).find(|&l| dbufs.exists(layout.key(object, c.rec, l)));
         let Some(level) = found else {
             // No dbuf on the path: start at the dnode's block pointer.
             c.level = nlevels - 1;
@@ -104,7 +104,7 @@ impl Sim<'_> {
         // dbuf_create under the parent (held by the new child from now on), then
         // the reader's own hold on the parent is dropped.
         let parent =
-            (c.level + 1 < layout.nlevels(object)).then(|| layout.block(object, c.rec, c.level + 1).0);
+            (c.level + 1 < layout.nlevels(object)).then(|| layout.key(object, c.rec, c.level + 1));
         if dbufs.exists(key) {
             // Another reader created it while this one waited for the parent (two readers
             // of one indirect block going down to the same child): drop the parent hold and
@@ -252,7 +252,7 @@ impl Sim<'_> {
         let target = arc.c() >> DBUF_CACHE_SHIFT;
         let (first, last) = layout.records(c.space + 1, c.chunk_off, (c.chunk_end - c.chunk_off) as u32);
         for rec in first..=last {
-            let key = layout.block(c.space + 1, rec, 0).0;
+            let key = layout.key(c.space + 1, rec, 0);
             dbufs.release(key, target, |k| layout.parent_of(k));
         }
     }

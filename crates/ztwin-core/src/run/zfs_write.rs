@@ -211,7 +211,7 @@ impl Sim<'_> {
         let from = c.w_offset.max(rec_start);
         let to = (c.w_offset + u64::from(c.w_len)).min(rec_start + rs);
         let chunk = to.saturating_sub(from);
-        let (key, _) = layout.block(object, c.w_rec, 0);
+        let key = layout.key(object, c.w_rec, 0);
         let w = self.writes.as_mut().expect("the ZFS write path");
         if chunk < rs && !c.rmw && !dbufs.exists(key) && !w.txgs.is_dirty(key.0) {
             // dbuf_will_dirty -> dbuf_read of the whole record: the read walk.
@@ -321,7 +321,7 @@ impl Sim<'_> {
                 place(w, pool, key, asize, false, u64::from(charged));
             }
             for level in 1..layout.nlevels(object) {
-                ancestors.push((layout.block(object, blkid, level).0 .0, blkid));
+                ancestors.push((layout.key(object, blkid, level).0, blkid));
             }
             if objects.last() != Some(&object) {
                 objects.push(object);

@@ -125,6 +125,12 @@ impl ZfsLayout {
         self.block_at(object, level, self.file(object).geometry.ancestor(l0_blkid, level))
     }
 
+    /// The key of `level`'s block over record `l0_blkid` of `object` (no sizes computed).
+    #[inline]
+    pub fn key(&self, object: u32, l0_blkid: u64, level: u8) -> BlockKey {
+        BlockKey::new(object, level, self.file(object).geometry.ancestor(l0_blkid, level))
+    }
+
     /// Block `blkid` of `level` of `object`, with its sizes.
     pub fn block_at(&self, object: u32, level: u8, blkid: u64) -> (BlockKey, BlockInfo) {
         if level == 0 {
