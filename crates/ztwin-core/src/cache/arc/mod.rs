@@ -1200,6 +1200,7 @@ impl Arc {
     /// arc_evict_state for one list: evicts from the tail until `bytes` (state bytes) are
     /// gone. Live headers become ghosts (UNCACHED ones are destroyed); ghost headers are
     /// deleted. Prefetched and indirect buffers younger than 1 s are skipped.
+    #[inline(never)]
     fn evict_list(&mut self, state: State, meta: bool, bytes: u64, now: Nanos) -> u64 {
         let li = list_index(state, meta);
         if state.is_ghost() {
@@ -1209,26 +1210,6 @@ impl Arc {
         let mut cur = self.slab.lists[li].tail;
         let w = self.slab.skip[li];
         if w.skips > 0 {
-            let gives_up = w.whole || w.skips >= MAX_SKIP_SCAN;
-            if self.skip_memo && now < w.until && gives_up {
-                // The tail is the remembered window of protected headers: this scan would
-                // pass exactly those and give up (a shortcut of the simulator, same outcome).
-                self.st.evict_skip += w.skips as u64;
-                #[cfg(test)]
-                {
-                    self.skip_memo_used += 1;
-                    // The scan it answers for: passes exactly the window and gives up.
-                    let (mut c, mut n) = (self.slab.lists[li].tail, 0u32);
-                    while c != NIL && n < MAX_SKIP_SCAN {
-                        let h = self.slab.hdrs[c as usize];
-                        assert!(protected(&h, now), "list {li}: window member {n} unprotected");
-                        n += 1;
-                        c = h.prev;
-                    }
-                    assert_eq!(n, w.skips, "list {li}: the scan would pass another number of headers");
-                }
-                return 0;
-            }
             if self.skip_memo && (now < w.until || w.mono) {
                 // Protection ends in window order (or not yet at all), so what expired is
                 // a tail prefix: the scan evicts it, passes the rest of the window and goes
@@ -1357,13 +1338,40 @@ impl Arc {
     }
 
     /// arc_adjust_impl / arc_evict_impl: evict at most `bytes` (if positive) of the list.
+    /// Inlined: most calls of an adjust find nothing to do.
+    #[inline]
     fn evict_impl(&mut self, state: State, meta: bool, bytes: i64, now: Nanos) -> u64 {
         let have = self.lbytes(state, meta);
-        if bytes > 0 && have > 0 {
-            self.evict_list(state, meta, (bytes as u64).min(have), now)
-        } else {
-            0
+        if bytes <= 0 || have == 0 || (!state.is_ghost() && self.window_answers(list_index(state, meta), now)) {
+            return 0;
         }
+        self.evict_list(state, meta, (bytes as u64).min(have), now)
+    }
+
+    /// True when live list `li`'s remembered window answers a scan at `now`: the tail is
+    /// the window of protected headers and the scan would pass exactly those and give up
+    /// (a shortcut of the simulator, same outcome); counts the skips.
+    #[inline]
+    fn window_answers(&mut self, li: usize, now: Nanos) -> bool {
+        let w = self.slab.skip[li];
+        if !(self.skip_memo && w.skips > 0 && now < w.until && (w.whole || w.skips >= MAX_SKIP_SCAN)) {
+            return false;
+        }
+        self.st.evict_skip += w.skips as u64;
+        #[cfg(test)]
+        {
+            self.skip_memo_used += 1;
+            // The scan it answers for: passes exactly the window and gives up.
+            let (mut c, mut n) = (self.slab.lists[li].tail, 0u32);
+            while c != NIL && n < MAX_SKIP_SCAN {
+                let h = self.slab.hdrs[c as usize];
+                assert!(protected(&h, now), "list {li}: window member {n} unprotected");
+                n += 1;
+                c = h.prev;
+            }
+            assert_eq!(n, w.skips, "list {li}: the scan would pass another number of headers");
+        }
+        true
     }
 
     /// arc_adjust_type: the type whose tail header is older.
