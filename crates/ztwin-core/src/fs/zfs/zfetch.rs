@@ -69,7 +69,6 @@
 
 use std::ops::Range;
 
-use hashbrown::HashMap;
 
 use crate::config::{CacheProperty, ZfetchTunables, ZfsRelease};
 use crate::error::{Error, Result};
@@ -345,9 +344,13 @@ impl ZfetchStats {
 /// `zs_ipf_blkid` in `pf_end` / `ipf_end`, and 2.1.0's `zs_pf_blkid1` / `zs_ipf_blkid1`
 /// (where the next run starts) in `pf_start` / `ipf_start`.
 #[derive(Debug, Clone, Copy)]
+#[repr(C)] // what a list walk reads (blkid, next) first, in one cache line
 struct Stream {
     /// zs_blkid: the next block expected.
     blkid: u64,
+    /// Next stream of the file's list (NIL at the end).
+    next: u32,
+    generation: u32,
     /// zs_atime: ns (0.8 .. 2.2.3, signed hrtime) or whole seconds (2.2.4+, wrapping u32).
     atime: i64,
     ranges: [(u16, u16); ZFETCH_RANGES],
@@ -363,9 +366,6 @@ struct Stream {
     callers: u32,
     /// zs_refs: 1 while on the file's list, plus callers and blocks in flight.
     refs: u32,
-    /// Next stream of the file's list (NIL at the end).
-    next: u32,
-    generation: u32,
 }
 
 const EMPTY_STREAM: Stream = Stream {
@@ -393,13 +393,16 @@ struct Dnode {
     numstreams: u32,
 }
 
+const NO_DNODE: Dnode = Dnode { head: NIL, numstreams: 0 };
+
 /// The prefetcher of one pool: every file's streams and the zfetchstats.
 #[derive(Debug)]
 pub struct Zfetch {
     p: ZfetchParams,
     slab: Vec<Stream>,
     free: Vec<u32>,
-    files: HashMap<u32, Dnode>,
+    /// Per object number (dense: the dataset's files).
+    files: Vec<Dnode>,
     stats: ZfetchStats,
 }
 
@@ -411,7 +414,7 @@ impl Zfetch {
             p,
             slab: Vec::with_capacity(room),
             free: Vec::with_capacity(room),
-            files: HashMap::with_capacity(files.max(1)),
+            files: vec![NO_DNODE; files + 1],
             stats: ZfetchStats::default(),
         }
     }
@@ -428,14 +431,14 @@ impl Zfetch {
 
     /// Streams on `object`'s list.
     pub fn streams(&self, object: u32) -> u32 {
-        self.files.get(&object).map_or(0, |d| d.numstreams)
+        self.files.get(object as usize).map_or(0, |d| d.numstreams)
     }
 
     /// Forgets every stream (the machine restarted: new dnodes). Counters are kept.
     pub fn reset(&mut self) {
         self.slab.clear();
         self.free.clear();
-        self.files.clear();
+        self.files.fill(NO_DNODE);
         self.stats.io_active = 0;
     }
 
@@ -1065,8 +1068,17 @@ impl Zfetch {
         (self.p.max_streams as u64).min(bytes / self.p.max_distance as u64).max(1) as u32
     }
 
+    /// `object`'s dnode (the table grows for an object beyond the dataset's files).
+    fn dnode(&mut self, object: u32) -> &mut Dnode {
+        let o = object as usize;
+        if o >= self.files.len() {
+            self.files.resize(o + 1, NO_DNODE);
+        }
+        &mut self.files[o]
+    }
+
     fn head(&self, object: u32) -> u32 {
-        self.files.get(&object).map_or(NIL, |d| d.head)
+        self.files.get(object as usize).map_or(NIL, |d| d.head)
     }
 
     /// A new stream (one reference: the list's) at the head of `object`'s list.
@@ -1081,7 +1093,7 @@ impl Zfetch {
         let generation = self.slab[slot as usize].generation;
         self.slab[slot as usize] = Stream { refs: 1, generation, ..EMPTY_STREAM };
         self.link_head(object, slot);
-        self.files.get_mut(&object).expect("linked").numstreams += 1;
+        self.dnode(object).numstreams += 1;
         slot
     }
 
@@ -1104,14 +1116,14 @@ impl Zfetch {
     }
 
     fn link_head(&mut self, object: u32, slot: u32) {
-        let d = self.files.entry(object).or_insert(Dnode { head: NIL, numstreams: 0 });
-        self.slab[slot as usize].next = d.head;
-        d.head = slot;
+        let head = self.dnode(object).head;
+        self.slab[slot as usize].next = head;
+        self.dnode(object).head = slot;
     }
 
     fn unlink(&mut self, object: u32, slot: u32) {
         let next = self.slab[slot as usize].next;
-        let d = self.files.get_mut(&object).expect("stream of a known file");
+        let d = self.dnode(object);
         if d.head == slot {
             d.head = next;
         } else {
@@ -1127,7 +1139,7 @@ impl Zfetch {
     /// `dmu_zfetch_stream_remove()`: off the list; freed once its references are gone.
     fn remove(&mut self, object: u32, slot: u32) {
         self.unlink(object, slot);
-        self.files.get_mut(&object).expect("stream of a known file").numstreams -= 1;
+        self.dnode(object).numstreams -= 1;
         if self.p.rules == ZfetchRules::V0_8 {
             self.free_slot(slot);
         } else {
