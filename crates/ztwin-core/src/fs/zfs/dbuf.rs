@@ -27,9 +27,8 @@
 //! evict the header of a block a dbuf still holds (the real ARC cannot); the dbuf keeps
 //! serving its data and the driver then skips the ARC access.
 
-use hashbrown::HashMap;
-
 use crate::cache::arc::BlockKey;
+use crate::sim::small_map::SmallMap;
 
 const NIL: u32 = u32::MAX;
 
@@ -53,7 +52,7 @@ struct Dbuf {
 /// The dbufs of a pool, with the dbuf cache.
 #[derive(Debug, Default)]
 pub struct DbufLayer {
-    index: HashMap<u64, u32>,
+    index: SmallMap,
     slab: Vec<Dbuf>,
     free: Vec<u32>,
     /// Most recently released first.
@@ -74,7 +73,7 @@ impl DbufLayer {
 
     /// True when a dbuf for `key` exists.
     pub fn exists(&self, key: BlockKey) -> bool {
-        self.index.contains_key(&key.0)
+        self.index.get(key.0).is_some()
     }
 
     /// Bytes in the dbuf cache.
@@ -94,7 +93,7 @@ impl DbufLayer {
 
     /// A reader holds the existing dbuf `key` (taking it out of the dbuf cache).
     pub fn hold_existing(&mut self, key: BlockKey) {
-        let i = self.index[&key.0];
+        let i = self.index.get(key.0).expect("dbuf: held key exists");
         self.hits += 1;
         self.add_hold(i);
     }
@@ -104,7 +103,7 @@ impl DbufLayer {
     pub fn create(&mut self, key: BlockKey, parent: Option<BlockKey>, size: u32, cacheable: bool) {
         debug_assert!(!self.exists(key));
         if let Some(p) = parent {
-            let pi = self.index[&p.0];
+            let pi = self.index.get(p.0).expect("dbuf: parent exists");
             self.add_hold(pi);
         }
         let d = Dbuf { key, holds: 1, size, cacheable, prev: NIL, next: NIL, in_cache: false };
@@ -131,7 +130,7 @@ impl DbufLayer {
         target_bytes: u64,
         parent_of: impl Fn(BlockKey) -> Option<BlockKey>,
     ) {
-        let i = self.index[&key.0];
+        let i = self.index.get(key.0).expect("dbuf: held key exists");
         self.drop_hold(i, &parent_of);
         while self.cache_bytes > target_bytes && self.tail != NIL {
             let t = self.tail;
@@ -163,10 +162,10 @@ impl DbufLayer {
 
     fn destroy(&mut self, i: u32, parent_of: &impl Fn(BlockKey) -> Option<BlockKey>) {
         let key = self.slab[i as usize].key;
-        self.index.remove(&key.0);
+        self.index.remove(key.0);
         self.free.push(i);
         if let Some(p) = parent_of(key) {
-            if let Some(&pi) = self.index.get(&p.0) {
+            if let Some(pi) = self.index.get(p.0) {
                 self.drop_hold(pi, parent_of);
             }
         }
@@ -288,7 +287,7 @@ mod tests {
                 read(&mut d, b, target);
                 prop_assert!(d.cache_bytes() <= target);
                 let mut cached = 0u64;
-                for (&k, &i) in &d.index {
+                for (k, i) in d.index.iter() {
                     let x = d.slab[i as usize];
                     prop_assert_eq!(x.in_cache, x.holds == 0);
                     if x.in_cache { cached += x.size as u64; }
