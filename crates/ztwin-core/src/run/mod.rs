@@ -59,6 +59,7 @@ use crate::fs::zfs::geometry::FileGeometry;
 use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
 use crate::fs::zfs::zfetch::{Pending, Prefetch, Request, StreamId, Zfetch, ZfetchStats};
+use crate::sim::small_map::SmallMap;
 use crate::sim::queue::EventQueue;
 use crate::sim::time::{Nanos, SEC};
 use crate::stats::histogram::LatencyHistogram;
@@ -272,11 +273,11 @@ struct Sim<'a> {
     next_stmts: Vec<Statement>,
     clients: Vec<Client>,
     queue: EventQueue,
-    bp_inflight: HashMap<u64, u32>,
+    bp_inflight: SmallMap,
     /// Blocks being read from a device, with their completion time; a reader that finds
     /// one waits until then (dbuf_read on a dbuf in DB_READ). The reader that issued the
     /// read removes the entry when its page is done.
-    block_inflight: HashMap<u64, Nanos>,
+    block_inflight: SmallMap<Nanos>,
     /// Per client, the blocks it has in flight (removed from `block_inflight` at page end).
     owned_inflight: Vec<Vec<u64>>,
     /// Prefetch reads in progress (a slab; see `prefetch`), and its free slots.

@@ -93,7 +93,7 @@ impl Sim<'_> {
         let mut cur = level;
         while cur + 1 < nlevels {
             let parent = BlockKey::new(object, cur + 1, blkid >> (epbs * (cur + 1 - level) as u32));
-            let cached = dbufs.exists(parent) && self.block_inflight.get(&parent.0).is_none_or(|&d| d <= now);
+            let cached = dbufs.exists(parent) && self.block_inflight.get(parent.0).is_none_or(|d| d <= now);
             if cached {
                 break;
             }
@@ -129,8 +129,8 @@ impl Sim<'_> {
             let blkid = op.blkid >> (epbs * (op.cur - op.level) as u32);
             let (key, info) = layout.block_at(op.object, op.cur, blkid);
             let last = op.cur == op.level;
-            match self.block_inflight.get(&key.0) {
-                Some(&done) if done > now => {
+            match self.block_inflight.get(key.0) {
+                Some(done) if done > now => {
                     // arc_read on a header with I/O in progress: continue when it completes.
                     let flags = if last {
                         ReadFlags {
@@ -205,7 +205,7 @@ impl Sim<'_> {
     pub(super) fn prefetch_event(&mut self, k: u32, now: Nanos) {
         let op = &mut self.prefetches[k as usize];
         if let Some((key, cpu)) = op.owns.take() {
-            self.block_inflight.remove(&key);
+            self.block_inflight.remove(key);
             self.cpus.run(now, cpu);
         }
         let op = *op;

@@ -117,7 +117,7 @@ impl Sim<'_> {
                     c.page = c.path[c.path_pos];
                     let key = PageKey::new(c.space, c.page);
                     c.cpu_pending += self.costs.page_access;
-                    if let Some(waiters) = self.bp_inflight.get_mut(&key.0) {
+                    if let Some(waiters) = self.bp_inflight.get_mut(key.0) {
                         *waiters += 1;
                         c.wait = Wait::Page(key.0);
                         c.state = State::Blocked;
@@ -259,7 +259,7 @@ impl Sim<'_> {
         }
         let key = PageKey::new(c.space, c.page);
         self.db.as_mut().expect("sysbench pages need the database").bp.insert(key, now);
-        let waiters = self.bp_inflight.remove(&key.0).unwrap_or(0);
+        let waiters = self.bp_inflight.remove(key.0).unwrap_or(0);
         if waiters > 0 {
             self.wake(Wait::Page(key.0), now);
         }

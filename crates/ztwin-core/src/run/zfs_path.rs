@@ -65,7 +65,7 @@ impl Sim<'_> {
         c.level = level;
         c.state = State::ZfsAdvance;
         c.cpu_pending += self.costs.zfs_block;
-        if let Some(&done) = self.block_inflight.get(&key.0) {
+        if let Some(done) = self.block_inflight.get(key.0) {
             // The dbuf is being read (DB_READ): dbuf_read waits on db_changed,
             // with no ARC access.
             self.block_lookups += 1;
@@ -141,7 +141,7 @@ impl Sim<'_> {
             0
         };
         let hit_decompress = if self.costs.compressed_arc { decompress } else { 0 };
-        if let Some(&done) = self.block_inflight.get(&key.0) {
+        if let Some(done) = self.block_inflight.get(key.0) {
             // Only a prefetch (which creates no dbuf) can be reading a block without a
             // dbuf: arc_read finds its header IO_IN_PROGRESS and waits for it. 0.8 and 2.1
             // neither count it nor call arc_access (the prefetch flag, and with
@@ -236,7 +236,7 @@ impl Sim<'_> {
         c.cpu_pending += ((c.chunk_end - c.chunk_off) as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
         self.release_records(c);
         for key in self.owned_inflight[i].drain(..) {
-            self.block_inflight.remove(&key);
+            self.block_inflight.remove(key);
         }
         if c.chunk_end < c.read_offset + c.read_len as u64 {
             c.state = State::ZfsChunk;

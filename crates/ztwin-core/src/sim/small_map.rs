@@ -1,4 +1,4 @@
-//! A map from 64-bit keys to 32-bit values for small tables that stay in the CPU caches
+//! A map from 64-bit keys to small values for tables that stay in the CPU caches
 //! (the dbufs alive: a few thousand). Linear probing over a power-of-two array, kept at
 //! most half full, and deletion by backward shift: a lookup hashes once and compares
 //! keys, with none of the per-probe work a table built for memory latency does
@@ -8,19 +8,31 @@ use super::key_table::{hash_key, EMPTY};
 
 /// Key -> value, see the module documentation.
 #[derive(Debug, Clone)]
-pub(crate) struct SmallMap {
+pub(crate) struct SmallMap<V: Copy + Default = u32> {
     keys: Vec<u64>,
-    vals: Vec<u32>,
+    vals: Vec<V>,
     len: usize,
 }
 
-impl Default for SmallMap {
+impl<V: Copy + Default> Default for SmallMap<V> {
     fn default() -> Self {
-        SmallMap { keys: vec![EMPTY; 16], vals: vec![0; 16], len: 0 }
+        SmallMap::with_capacity(8)
     }
 }
 
-impl SmallMap {
+impl<V: Copy + Default> SmallMap<V> {
+    /// An empty map holding up to `capacity` keys before it grows.
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        let n = (2 * capacity).max(16).next_power_of_two();
+        SmallMap { keys: vec![EMPTY; n], vals: vec![V::default(); n], len: 0 }
+    }
+
+    /// Forgets every key, keeping the memory.
+    pub(crate) fn clear(&mut self) {
+        self.keys.fill(EMPTY);
+        self.len = 0;
+    }
+
     #[inline]
     fn mask(&self) -> usize {
         self.keys.len() - 1
@@ -58,12 +70,18 @@ impl SmallMap {
 
     /// The value of `key`, if held.
     #[inline]
-    pub(crate) fn get(&self, key: u64) -> Option<u32> {
+    pub(crate) fn get(&self, key: u64) -> Option<V> {
         self.position(key).map(|p| self.vals[p])
     }
 
+    /// The value of `key`, to change in place.
+    #[inline]
+    pub(crate) fn get_mut(&mut self, key: u64) -> Option<&mut V> {
+        self.position(key).map(|p| &mut self.vals[p])
+    }
+
     /// Adds `key` (which must not be held yet) with `val`.
-    pub(crate) fn insert(&mut self, key: u64, val: u32) {
+    pub(crate) fn insert(&mut self, key: u64, val: V) {
         assert!(key != EMPTY, "small map: the reserved key");
         debug_assert!(self.position(key).is_none(), "small map: key already held");
         if 2 * (self.len + 1) > self.keys.len() {
@@ -81,7 +99,7 @@ impl SmallMap {
     fn grow(&mut self) {
         let n = self.keys.len() * 2;
         let keys = std::mem::replace(&mut self.keys, vec![EMPTY; n]);
-        let vals = std::mem::replace(&mut self.vals, vec![0; n]);
+        let vals = std::mem::replace(&mut self.vals, vec![V::default(); n]);
         self.len = 0;
         for (k, v) in keys.into_iter().zip(vals).filter(|(k, _)| *k != EMPTY) {
             self.insert(k, v);
@@ -89,7 +107,7 @@ impl SmallMap {
     }
 
     /// Removes `key`; returns its value.
-    pub(crate) fn remove(&mut self, key: u64) -> Option<u32> {
+    pub(crate) fn remove(&mut self, key: u64) -> Option<V> {
         let mut hole = self.position(key)?;
         let val = self.vals[hole];
         // Backward shift: each following key that may live in the hole moves into it.
@@ -115,7 +133,7 @@ impl SmallMap {
 
     /// The held (key, value) pairs (tests).
     #[cfg(test)]
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, V)> + '_ {
         self.keys.iter().zip(&self.vals).filter(|(k, _)| **k != EMPTY).map(|(k, v)| (*k, *v))
     }
 }
@@ -129,7 +147,7 @@ mod tests {
         /// Behaves as a map under any mix of inserts and removes, dense keys included.
         #[test]
         fn behaves_as_a_map(ops in proptest::collection::vec((any::<bool>(), 0u64..300), 0..2000)) {
-            let mut t = SmallMap::default();
+            let mut t: SmallMap = SmallMap::default();
             let mut m = std::collections::HashMap::new();
             for (i, (ins, k)) in ops.into_iter().enumerate() {
                 let key = k * 7 + (k & 3);
