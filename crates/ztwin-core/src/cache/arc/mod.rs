@@ -1199,7 +1199,8 @@ impl Arc {
 
     /// arc_evict_state for one list: evicts from the tail until `bytes` (state bytes) are
     /// gone. Live headers become ghosts (UNCACHED ones are destroyed); ghost headers are
-    /// deleted. Prefetched and indirect buffers younger than 1 s are skipped.
+    /// deleted. Prefetched and indirect buffers younger than 1 s are skipped. (A remembered
+    /// window that answers the whole scan is taken by [`Arc::window_answers`] first.)
     #[inline(never)]
     fn evict_list(&mut self, state: State, meta: bool, bytes: u64, now: Nanos) -> u64 {
         let li = list_index(state, meta);
