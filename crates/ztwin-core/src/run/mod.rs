@@ -40,7 +40,7 @@
 use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
 
-use crate::cache::arc::{Arc, ArcAccess, ArcParams, ArcStats, BlockKey, BufType, ReadFlags};
+use crate::cache::arc::{Arc, ArcAccess, ArcParams, ArcStats, BlockInfo, BlockKey, BufType, ReadFlags};
 use crate::cache::bcache::{Bcache, BcacheParams, BcacheStats, Target};
 use crate::cache::l2arc::{L2arcConfig, L2arcDeviceConfig, L2arcParams};
 use crate::config::{

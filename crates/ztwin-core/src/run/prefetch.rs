@@ -84,7 +84,7 @@ impl Sim<'_> {
         let nlevels = layout.nlevels(object);
         let epbs = layout.geometry(object).fanout().trailing_zeros();
         let target = (level < nlevels).then(|| layout.block_at(object, level, blkid));
-        let Some((key, _)) = target.filter(|(k, i)| i.psize != 0 && !dbufs.exists(*k)) else {
+        let Some((key, info)) = target.filter(|(k, i)| i.psize != 0 && !dbufs.exists(*k)) else {
             zfetch.done(stream, level, blkid, false);
             return false;
         };
@@ -110,13 +110,14 @@ impl Sim<'_> {
                 (self.prefetches.len() - 1) as u32
             }
         };
-        self.prefetch_step(k, now);
+        self.prefetch_step(k, (cur == level).then_some((key, info)), now);
         true
     }
 
     /// Reads prefetch `k`'s current block and goes down the chain while blocks are
     /// available at once; stops at a device read (or a read in progress) or when done.
-    fn prefetch_step(&mut self, k: u32, now: Nanos) {
+    /// `first`: the current block and its sizes, if the caller has them.
+    fn prefetch_step(&mut self, k: u32, mut first: Option<(BlockKey, BlockInfo)>, now: Nanos) {
         let threads = self.clients.len() as u32;
         let Fs::Zfs { arc, dbufs, cache_device, layout, pool, data_flags, meta_flags, zfetch, .. } =
             &mut self.fs
@@ -126,8 +127,9 @@ impl Sim<'_> {
         let mut op = self.prefetches[k as usize];
         let epbs = layout.geometry(op.object).fanout().trailing_zeros();
         loop {
-            let blkid = op.blkid >> (epbs * (op.cur - op.level) as u32);
-            let (key, info) = layout.block_at(op.object, op.cur, blkid);
+            let (key, info) = first.take().unwrap_or_else(|| {
+                layout.block_at(op.object, op.cur, op.blkid >> (epbs * (op.cur - op.level) as u32))
+            });
             let last = op.cur == op.level;
             match self.block_inflight.get(key.0) {
                 Some(done) if done > now => {
@@ -217,7 +219,7 @@ impl Sim<'_> {
             return;
         }
         self.prefetches[k as usize].cur -= 1;
-        self.prefetch_step(k, now);
+        self.prefetch_step(k, None, now);
     }
 
     /// Routes an event to its client or prefetch read.
