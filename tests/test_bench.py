@@ -43,3 +43,18 @@ def test_bench_finds_experiment_3_from_a_checkout(monkeypatch):
     monkeypatch.chdir(Path(__file__).resolve().parents[1])
     names = [(Path(s).name, v) for s, v, _, _ in bench.all_cases()]
     assert ("exp3-fio-compression.toml", "as-laid-out") in names and ("exp3-fio-compression.toml", "overwritten") in names
+
+
+def test_the_memory_probe_times_reads_over_each_size():
+    probe = bench.memory_probe([("64 KiB", 64 << 10), ("1 MiB", 1 << 20)], reads=20_000)
+    assert set(probe) == {"64 KiB", "1 MiB"}
+    assert all(0 < ns < 1e6 for ns in probe.values()), probe
+
+
+def test_the_memory_probe_refuses_sizes_it_cannot_time():
+    from ztwin import _core
+
+    with pytest.raises(ValueError, match="128 B to 64 GiB"):
+        _core.memory_read_ns(0, 10)
+    with pytest.raises(ValueError, match="reads at least 1"):
+        _core.memory_read_ns(1 << 20, 0)

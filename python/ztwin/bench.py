@@ -164,6 +164,20 @@ def _l2arc_child(scenario: str, variant: str, duration: str, overrides: dict[str
     }))
 
 
+#: Buffers of the memory probe: one that fits the caches of one core, and one the size of
+#: the full L2ARC case's index.
+PROBE_SIZES: list[tuple[str, int]] = [("2 MiB", 2 << 20), ("640 MiB", 640 << 20)]
+
+
+def memory_probe(sizes: list[tuple[str, int]] | None = None, reads: int = 2_000_000) -> dict[str, float]:
+    """Nanoseconds of one dependent random read of memory over each buffer size, measured
+    in a fresh interpreter. The full-scale cases wait mostly on such reads, so their wall
+    times compare across machines, and across hours of one shared machine, by this."""
+    code = ("import json; from ztwin import _core; "
+            f"print(json.dumps({{k: _core.memory_read_ns(b, {int(reads)}) for k, b in {sizes or PROBE_SIZES!r}}}))")
+    return _run_child(code)
+
+
 def _run_child(code: str) -> dict[str, Any]:
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])

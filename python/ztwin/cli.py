@@ -516,6 +516,8 @@ def bench_cmd(
     """Measure the twin: experiment 1 at full scale for one simulated hour per variant, and experiment 3 (fio) in full."""
     from . import bench
 
+    _stderr().print("probing this machine's memory ...")
+    probes = [bench.memory_probe()]
     results = []
     for scenario, variant, warmup, duration in bench.all_cases():
         _stderr().print(f"running {scenario}:{variant} " + (f"for {duration} of simulated time ..." if duration else "in full ..."))
@@ -524,9 +526,11 @@ def bench_cmd(
     for scenario, variant, duration in bench.L2ARC_CASES:
         _stderr().print(f"running {scenario}:{variant}: its warm-up phases, then {duration} of simulated time ...")
         l2.append(bench.run_l2arc_case(scenario, variant, duration))
+    probes.append(bench.memory_probe())
     if json_out:
         docs = [dict(vars(r), accesses_per_wall_s=r.accesses_per_wall_s) for r in results]
         docs += [dict(vars(r), wall_s_per_simulated_hour=r.wall_s_per_simulated_hour) for r in l2]
+        docs.append({"memory_probe_ns": {"before": probes[0], "after": probes[1]}})
         typer.echo(json.dumps(docs))
         return
     t = Table(title="ztwin bench (one process per case; wall time on this machine)", title_justify="left")
@@ -551,6 +555,14 @@ def bench_cmd(
     _stdout().print(
         "bytes per L2 block = the simulator's L2ARC ring and index per block on the device; RSS bytes = peak RSS"
         " less that of the variant without its cache device, per block"
+    )
+    before, after = probes
+    _stdout().print(
+        "memory: one dependent random read took "
+        + ", ".join(f"{before[k]:.0f} ns over {k}" for k in before)
+        + " before the cases, "
+        + ", ".join(f"{after[k]:.0f} ns over {k}" for k in after)
+        + " after (the full-scale cases wait mostly on such reads: compare wall times across machines by these)"
     )
 
 

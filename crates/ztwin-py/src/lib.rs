@@ -96,6 +96,18 @@ fn trace_format(py: Python<'_>, path: String) -> PyResult<String> {
 }
 
 /// Version of the core crate.
+/// Mean wall nanoseconds of one dependent random read over `bytes` of memory (see
+/// ztwin_core::sim::mem_probe), `reads` times.
+#[pyfunction]
+fn memory_read_ns(py: Python<'_>, bytes: usize, reads: u64) -> PyResult<f64> {
+    if !(128..=(1usize << 36)).contains(&bytes) || reads == 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "memory_read_ns: bytes must be 128 B to 64 GiB and reads at least 1",
+        ));
+    }
+    Ok(py.detach(|| ztwin_core::sim::mem_probe::random_read_ns(bytes, reads)))
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -107,6 +119,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(geometry, m)?)?;
     m.add_function(wrap_pyfunction!(sysbench_table_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_read_ns, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(replay_simulate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_to_oracle, m)?)?;

@@ -2,5 +2,6 @@
 pub(crate) mod key_table;
 pub(crate) mod small_map;
 pub mod mem_hint;
+pub mod mem_probe;
 pub mod queue;
 pub mod time;
