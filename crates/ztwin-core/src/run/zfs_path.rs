@@ -103,8 +103,7 @@ impl Sim<'_> {
         let flags = if info.kind == BufType::Data { *data_flags } else { *meta_flags };
         // dbuf_create under the parent (held by the new child from now on), then
         // the reader's own hold on the parent is dropped.
-        let parent =
-            (c.level + 1 < layout.nlevels(object)).then(|| layout.key(object, c.rec, c.level + 1));
+        let parent = (c.level + 1 < layout.nlevels(object)).then(|| layout.key(object, c.rec, c.level + 1));
         if dbufs.exists(key) {
             // Another reader created it while this one waited for the parent (two readers
             // of one indirect block going down to the same child): drop the parent hold and

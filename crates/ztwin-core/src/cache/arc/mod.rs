@@ -1238,7 +1238,11 @@ impl Arc {
                     let w = self.slab.skip[li];
                     self.st.evict_skip += left as u64;
                     scan.skips = left;
-                    scan.until = if now < w.until { w.until } else { self.slab.hdrs[cur as usize].access + ARC_MIN_PREFETCH };
+                    scan.until = if now < w.until {
+                        w.until
+                    } else {
+                        self.slab.hdrs[cur as usize].access + ARC_MIN_PREFETCH
+                    };
                     scan.mono = w.mono;
                     scan.last_exp = w.last_exp;
                     scan.last = w.last;
@@ -1343,7 +1347,8 @@ impl Arc {
     #[inline]
     fn evict_impl(&mut self, state: State, meta: bool, bytes: i64, now: Nanos) -> u64 {
         let have = self.lbytes(state, meta);
-        if bytes <= 0 || have == 0 || (!state.is_ghost() && self.window_answers(list_index(state, meta), now)) {
+        if bytes <= 0 || have == 0 || (!state.is_ghost() && self.window_answers(list_index(state, meta), now))
+        {
             return 0;
         }
         self.evict_list(state, meta, (bytes as u64).min(have), now)

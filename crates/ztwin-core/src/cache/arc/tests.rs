@@ -1,7 +1,7 @@
+use super::slab::{F2_L2RUN, F_L2CACHE};
 use super::*;
 use crate::sim::time::MS;
 use proptest::prelude::*;
-use super::slab::{F2_L2RUN, F_L2CACHE};
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -92,7 +92,10 @@ pub(super) fn check_invariants(a: &Arc) {
         }
         let mut rest = cur;
         while rest != NIL {
-            assert!(a.slab.hdrs[rest as usize].flags & F_SKIPWIN == 0, "list {li}: flagged header outside the window");
+            assert!(
+                a.slab.hdrs[rest as usize].flags & F_SKIPWIN == 0,
+                "list {li}: flagged header outside the window"
+            );
             rest = a.slab.hdrs[rest as usize].prev;
         }
         if w.skips > 0 && w.mono {

@@ -69,7 +69,6 @@
 
 use std::ops::Range;
 
-
 use crate::config::{CacheProperty, ZfetchTunables, ZfsRelease};
 use crate::error::{Error, Result};
 use crate::fs::zfs::geometry::SPA_BLKPTRSHIFT;
