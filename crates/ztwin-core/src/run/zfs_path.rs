@@ -13,8 +13,9 @@ impl Sim<'_> {
     /// Starts bringing into the CPU caches what the walk of the read's first record will
     /// look up (the read's CPU time runs first, while other events are simulated).
     pub(super) fn zfs_prefetch_read(&self, c: &Client) {
-        let Fs::Zfs { arc, layout, .. } = &self.fs else { return };
+        let Fs::Zfs { arc, layout, zfetch, .. } = &self.fs else { return };
         let object = c.space + 1;
+        zfetch.prefetch_streams(object);
         let (first, _) = layout.records(object, c.read_offset, c.read_len);
         for level in 0..layout.nlevels(object) {
             arc.prefetch(BlockKey::new(object, level, layout.geometry(object).ancestor(first, level)));

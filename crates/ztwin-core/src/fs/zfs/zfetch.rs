@@ -390,9 +390,16 @@ const EMPTY_STREAM: Stream = Stream {
 struct Dnode {
     head: u32,
     numstreams: u32,
+    /// The slots of the streams linked last (a ring; some may have left the list since):
+    /// where [`Zfetch::prefetch_streams`] finds them without walking the list.
+    recent: [u32; RECENT_STREAMS],
+    recent_next: u32,
 }
 
-const NO_DNODE: Dnode = Dnode { head: NIL, numstreams: 0 };
+/// Slots [`Dnode::recent`] remembers: zfetch_max_streams' default.
+const RECENT_STREAMS: usize = 8;
+
+const NO_DNODE: Dnode = Dnode { head: NIL, numstreams: 0, recent: [NIL; RECENT_STREAMS], recent_next: 0 };
 
 /// The prefetcher of one pool: every file's streams and the zfetchstats.
 #[derive(Debug)]
@@ -426,6 +433,20 @@ impl Zfetch {
     /// zfetchstats so far.
     pub fn stats(&self) -> ZfetchStats {
         self.stats
+    }
+
+    /// Starts bringing the streams of `object` (those linked last) into the CPU caches,
+    /// for a coming access; changes nothing. The streams of hundreds of files are far
+    /// apart, and an access that matches none walks all of them.
+    #[inline]
+    pub fn prefetch_streams(&self, object: u32) {
+        if let Some(d) = self.files.get(object as usize) {
+            for &s in &d.recent {
+                if let Some(zs) = self.slab.get(s as usize) {
+                    crate::sim::mem_hint::prefetch(zs);
+                }
+            }
+        }
     }
 
     /// Streams on `object`'s list.
@@ -1117,7 +1138,10 @@ impl Zfetch {
     fn link_head(&mut self, object: u32, slot: u32) {
         let head = self.dnode(object).head;
         self.slab[slot as usize].next = head;
-        self.dnode(object).head = slot;
+        let d = self.dnode(object);
+        d.head = slot;
+        d.recent[d.recent_next as usize % RECENT_STREAMS] = slot;
+        d.recent_next = d.recent_next.wrapping_add(1);
     }
 
     fn unlink(&mut self, object: u32, slot: u32) {
