@@ -272,13 +272,13 @@ impl Slab {
         idx
     }
 
-    /// Unlinks (must already be off its list), unindexes and recycles slot `i`.
     /// Starts bringing the table slot of `key` into the CPU caches.
     #[inline]
     pub(crate) fn prefetch(&self, key: u64) {
         self.table.prefetch(key);
     }
 
+    /// Unlinks (must already be off its list), unindexes and recycles slot `i`.
     pub(crate) fn free(&mut self, i: u32) {
         let key = self.hdrs[i as usize].key;
         let j = self.table.remove(key).expect("indexed header");
