@@ -82,8 +82,10 @@ pub struct Device {
     /// Mechanics of a rotational device.
     disk: Option<Disk>,
     capacity: u64,
-    /// Completion times of the I/Os not known to be done (pruned as time advances).
+    /// Completion times of the I/Os not known to be done (pruned as time advances), kept
+    /// only for a device whose queue length is asked for ([`Device::track_queue_length`]).
     inflight: BinaryHeap<Reverse<Nanos>>,
+    tracks_queue: bool,
     /// Byte just past the last I/O submitted (vdev_queue's vq_last_offset).
     last_offset: u64,
 }
@@ -121,7 +123,8 @@ impl Device {
                 Disk::new(m)
             }),
             capacity: cfg.capacity_bytes.unwrap_or(0),
-            inflight: BinaryHeap::with_capacity(64),
+            inflight: BinaryHeap::new(),
+            tracks_queue: false,
             last_offset: 0,
         }
     }
@@ -131,8 +134,16 @@ impl Device {
         self.disk.is_some()
     }
 
-    /// I/Os submitted and not completed at `now` (no earlier than the last call's `now`).
+    /// Keeps the completion times [`Device::queue_length`] needs, from now on (a mirror's
+    /// children: vdev_mirror_load). Other devices do not pay for a heap per I/O.
+    pub fn track_queue_length(&mut self) {
+        self.tracks_queue = true;
+    }
+
+    /// I/Os submitted and not completed at `now` (no earlier than the last call's `now`),
+    /// of a device that tracks them ([`Device::track_queue_length`]).
     pub fn queue_length(&mut self, now: Nanos) -> u32 {
+        debug_assert!(self.tracks_queue, "queue_length of a device that does not track it");
         while self.inflight.peek().is_some_and(|&Reverse(t)| t <= now) {
             self.inflight.pop();
         }
@@ -189,10 +200,12 @@ impl Device {
         };
         *slot = Reverse(done);
         drop(slot);
-        while self.inflight.peek().is_some_and(|&Reverse(t)| t <= now) {
-            self.inflight.pop();
+        if self.tracks_queue {
+            while self.inflight.peek().is_some_and(|&Reverse(t)| t <= now) {
+                self.inflight.pop();
+            }
+            self.inflight.push(Reverse(done));
         }
-        self.inflight.push(Reverse(done));
         self.last_offset = offset.saturating_add(u64::from(bytes));
 
         // iostat %util: union of [submit, done] intervals.

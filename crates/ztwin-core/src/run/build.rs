@@ -26,7 +26,7 @@ impl<'a> Sim<'a> {
                 .position(|d| d.name == name)
                 .ok_or_else(|| Error::config(field, format!("names unknown device '{name}'")))
         };
-        let devices: Vec<Device> = cfg
+        let mut devices: Vec<Device> = cfg
             .devices
             .iter()
             .enumerate()
@@ -83,6 +83,7 @@ impl<'a> Sim<'a> {
                     .collect::<Result<Vec<_>>>()?;
                 let layout = ZfsLayout::new(blocks, compression, z.indirect_block_size, z.vdevs.len() as u32);
                 let pool = Pool::new(z, &cfg.devices, layout.clone(), files.len() as u32, cfg.seed)?;
+                pool.prepare_devices(&mut devices);
                 let cache_device = match z.cache.first() {
                     Some(name) => Some(device_index(name, "filesystem.cache")?),
                     None => None,

@@ -250,6 +250,17 @@ pub struct Pool {
 }
 
 impl Pool {
+    /// Readies the pool's devices (by the index of their configs): the children of a
+    /// mirror (data or log) track their queue length, by which reads pick among them
+    /// ([`Device::track_queue_length`]).
+    pub fn prepare_devices(&self, devices: &mut [Device]) {
+        for v in self.vdevs.iter().chain(&self.log).filter(|v| v.children.len() > 1) {
+            for &c in &v.children {
+                devices[c].track_queue_length();
+            }
+        }
+    }
+
     /// Lays out `files` files (objects 1 to `files`) of `layout` on the pool `z` over the
     /// run's `devices`; `seed` drives the choice of metadata copy on reads. Errors name the
     /// field at fault (an unknown device, a dataset that does not fit).

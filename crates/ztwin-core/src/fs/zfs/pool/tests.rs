@@ -147,6 +147,7 @@ fn random_reads(
 ) -> (Nanos, Vec<Device>) {
     use rand::Rng;
     let mut devices: Vec<Device> = devs.iter().enumerate().map(|(i, d)| Device::new(d, i as u64)).collect();
+    pool.prepare_devices(&mut devices);
     let mut rng = Pcg64Mcg::seed_from_u64(9);
     let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<Nanos>> =
         (0..clients).map(|_| std::cmp::Reverse(0)).collect();
@@ -198,6 +199,7 @@ fn a_sequential_reader_stays_on_one_side_of_a_mirror() {
         z.pool.mirror_read_policy = policy;
         let mut pool = Pool::new(&z, &devs, layout(1 << 30, 128 << 10, 1.0, 12), 1, 1).unwrap();
         let mut devices: Vec<Device> = devs.iter().map(|d| Device::new(d, 1)).collect();
+        pool.prepare_devices(&mut devices);
         let mut t = 0;
         for b in 0..1024 {
             t = pool.read(data(1, b), 128 << 10, t, &mut devices);
