@@ -594,3 +594,29 @@ proptest! {
         }
     }
 }
+
+/// The slots a file remembers for prefetching its streams include all those on its list
+/// as streams come and go under random reads (at most zfetch_max_streams' default on the
+/// list, reaped oldest first: the ones left are among the last linked). The memory is a
+/// hint only: a stream it misses is found by the walk as before.
+#[test]
+fn remembered_slots_cover_the_list() {
+    let huge = FileShape { maxblkid: 1 << 40, datablkshift: 14, indblkshift: 17 };
+    for (release, patch) in ALL {
+        let mut zf = Zfetch::new(params(release, patch), 1);
+        let mut x: u64 = 777;
+        for i in 0..3000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let b = 1 + (x >> 20) % (huge.maxblkid - 2);
+            zf.access(&req(1, b, 1, huge), true, i * 300 * MS);
+            let d = zf.files[1];
+            let mut s = d.head;
+            while s != NIL {
+                assert!(d.recent.contains(&s), "{release:?}.{patch}: stream {s} not remembered");
+                s = zf.slab[s as usize].next;
+            }
+        }
+        zf.prefetch_streams(1);
+        zf.prefetch_streams(99);
+    }
+}
