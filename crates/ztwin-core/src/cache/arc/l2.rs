@@ -3,19 +3,19 @@
 //! and the persistent-L2ARC rebuild. Theory, sources and simplifications:
 //! [`crate::cache::l2arc`].
 //!
-//! Memory: a block on the device costs one 24-byte ring entry (in 4096-entry chunks that
+//! Memory: a block on the device costs one 16-byte ring entry (in 4096-entry chunks that
 //! are recycled) plus a 12-byte slot in the index ([`super::l2index`], 55 to 70% full),
-//! 41 to 46 bytes once the device is full (while it fills, the index grows ahead toward a
+//! 33 to 38 bytes once the device is full (while it fills, the index grows ahead toward a
 //! full device's size, so a block costs up to about twice that, and the index never more
-//! than a full device needs); an L2-only block has no ARC slab header. A block also in the ARC only
-//! sets `F_L2` in its slab header.
+//! than a full device needs); an L2-only block has no ARC slab header. A block also in the
+//! ARC only sets `F_L2` in its slab header.
 
 use super::l2index::{L2Index, L2Loc, SEQ_MASK};
 use super::slab::{list_index, State, F_L2, F_L2CACHE, F_L2PF, F_META, F_PREFETCH, NIL};
 use super::{Arc, BufType, T_DATA, T_META};
 use crate::cache::l2arc::{
-    L2Ent, L2Feed, L2Rebuild, L2arcDeviceState, L2arcParams, L2arcSettings, PrefetchRead, E_DEAD, E_LOGBLK,
-    E_META, E_MFU, E_PREFETCH, HDR_L2ONLY_SIZE, LOG_BLK_SIZE,
+    L2Ent, L2Feed, L2Rebuild, L2arcDeviceState, L2arcParams, L2arcSettings, PrefetchRead, HDR_L2ONLY_SIZE,
+    LOG_BLK_SIZE,
 };
 use crate::config::{CacheProperty, ZfsRelease};
 use crate::error::Result;
@@ -51,7 +51,7 @@ pub(crate) struct L2 {
     pub lb_asize: u64,
 }
 
-const _: () = assert!(std::mem::size_of::<L2Ent>() == 24);
+const _: () = assert!(std::mem::size_of::<L2Ent>() == 16);
 
 /// Ring entries ahead of the one being evicted whose lookups are prefetched.
 const EVICT_LOOKAHEAD: u64 = 16;
@@ -84,7 +84,7 @@ impl L2 {
     /// Indexes ring entry `seq`; its header's prefetch flag is the entry's as written.
     fn index_insert(&mut self, seq: u64) {
         let e = self.dev.ring.get(seq);
-        let loc = L2Loc { seq: seq_bits(seq), prefetch: e.flags & E_PREFETCH != 0 };
+        let loc = L2Loc { seq: seq_bits(seq), prefetch: e.prefetch() };
         self.index.insert(e.key, loc);
     }
 
@@ -92,14 +92,14 @@ impl L2 {
     /// home slots are prefetched first, all at once, then inserted.
     fn index_feed(&mut self, from: u64) {
         let ring = &self.dev.ring;
-        let live = |s: &u64| ring.get(*s).flags & E_LOGBLK == 0;
+        let live = |s: &u64| !ring.get(*s).is_log();
         let n = (from..ring.tail).filter(live).count();
         self.index.reserve(n);
         for s in (from..ring.tail).filter(live) {
             self.index.prefetch(ring.get(s).key);
         }
         for seq in from..self.dev.ring.tail {
-            if self.dev.ring.get(seq).flags & E_LOGBLK == 0 {
+            if !self.dev.ring.get(seq).is_log() {
                 self.index_insert(seq);
             }
         }
@@ -113,12 +113,12 @@ impl L2 {
     /// arc_hdr_l2hdr_destroy: the entry loses its in-memory header; space and sizes return.
     fn kill(&mut self, seq: u64) {
         let e = *self.dev.ring.get(seq);
-        debug_assert!(e.flags & (E_DEAD | E_LOGBLK) == 0);
+        debug_assert!(!e.is_dead() && !e.is_log());
         self.index_remove(e.key, seq);
-        self.lsize_sum -= e.lsize as u64;
-        self.psize_sum -= e.psize as u64;
-        self.dev.alloc -= self.dev.asize(e.psize as u64);
-        self.dev.ring.get_mut(seq).flags |= E_DEAD;
+        self.lsize_sum -= e.lsize() as u64;
+        self.psize_sum -= e.psize() as u64;
+        self.dev.alloc -= self.dev.asize(e.psize() as u64);
+        self.dev.ring.get_mut(seq).set_dead(true);
     }
 
     /// Blocks on the device reachable from memory.
@@ -398,7 +398,7 @@ impl Arc {
         self.l2_after_read(i, key.0, meta, true, pf);
         let l2 = self.l2.as_ref().expect("device");
         // The copy's size is the block's (a rewrite would have dropped the copy).
-        debug_assert_eq!(l2.dev.ring.get(l2.seq(loc.seq)).psize, info.psize);
+        debug_assert_eq!(l2.dev.ring.get(l2.seq(loc.seq)).psize(), info.psize);
         read.then(|| (info.psize, l2.dev.asize(asize as u64) as u32))
     }
 
@@ -477,11 +477,11 @@ impl Arc {
             l2.prefetch(k);
             self.slab.prefetch(k);
         }
-        if e.flags & E_DEAD == 0 {
-            if e.flags & E_LOGBLK != 0 {
+        if !e.is_dead() {
+            if e.is_log() {
                 l2.lb_count -= 1;
-                l2.lb_asize -= e.psize as u64;
-                l2.dev.alloc -= e.psize as u64;
+                l2.lb_asize -= e.psize() as u64;
+                l2.dev.alloc -= e.psize() as u64;
             } else {
                 l2.kill(seq);
                 match self.slab.find(e.key) {
@@ -502,7 +502,7 @@ impl Arc {
         loop {
             let l2 = self.l2.as_ref().expect("device");
             let Some(e) = l2.dev.ring.front() else { break };
-            let a = (e.daddr as u64) << l2.dev.ashift;
+            let a = (e.daddr() as u64) << l2.dev.ashift;
             if a >= taddr || a < l2.dev.hand {
                 break;
             }
@@ -606,23 +606,14 @@ impl Arc {
                 }
                 let daddr = l2.dev.hand;
                 debug_assert!(daddr + asize <= l2.dev.capacity, "L2 write past the end of the device");
-                let mut ef = 0;
-                if h.flags & F_META != 0 {
-                    ef |= E_META;
-                }
-                if h.flags & F_PREFETCH != 0 {
-                    ef |= E_PREFETCH;
-                }
-                if state == State::Mfu {
-                    ef |= E_MFU;
-                }
-                let seq = l2.dev.ring.push(L2Ent {
-                    key: h.key,
-                    daddr: (daddr >> l2.dev.ashift) as u32,
-                    lsize: h.lsize,
-                    psize: h.psize,
-                    flags: ef,
-                });
+                let prefetch = h.flags & F_PREFETCH != 0;
+                let seq = l2.dev.ring.push(L2Ent::block(
+                    h.key,
+                    (daddr >> l2.dev.ashift) as u32,
+                    h.lsize,
+                    h.psize,
+                    prefetch,
+                ));
                 l2.lsize_sum += h.lsize as u64;
                 l2.psize_sum += psize;
                 l2.dev.alloc += asize;
@@ -631,7 +622,7 @@ impl Arc {
                 write_psize += psize;
                 feed.buffers += 1;
                 let hm = &mut self.slab.hdrs[cur as usize];
-                hm.flags = (hm.flags & !F_L2PF) | F_L2 | if ef & E_PREFETCH != 0 { F_L2PF } else { 0 };
+                hm.flags = (hm.flags & !F_L2PF) | F_L2 | if prefetch { F_L2PF } else { 0 };
                 hm.l2seq = seq_bits(seq);
                 if memo {
                     self.slab.join_l2run(cur);
@@ -643,13 +634,11 @@ impl Arc {
                         // l2arc_log_blk_commit: the log block follows its payload.
                         let lb = l2.dev.log_blk_asize();
                         let daddr = l2.dev.hand;
-                        l2.dev.ring.push(L2Ent {
-                            key: 0,
-                            daddr: (daddr >> l2.dev.ashift) as u32,
-                            lsize: l2.dev.log_entries as u32,
-                            psize: lb as u32,
-                            flags: E_LOGBLK,
-                        });
+                        l2.dev.ring.push(L2Ent::log_block(
+                            (daddr >> l2.dev.ashift) as u32,
+                            l2.dev.log_entries as u32,
+                            lb as u32,
+                        ));
                         l2.dev.hand += lb;
                         l2.dev.alloc += lb;
                         l2.dev.log_ent_idx = 0;
@@ -694,7 +683,7 @@ impl Arc {
         for seq in head..tail {
             let l2 = self.l2.as_mut().expect("device");
             let e = *l2.dev.ring.get(seq);
-            if e.flags & (E_DEAD | E_LOGBLK) != 0 {
+            if e.is_dead() || e.is_log() {
                 continue;
             }
             if let Some(i) = self.slab.find(e.key) {
@@ -736,8 +725,7 @@ impl Arc {
         // Unreachable entries were still written and logged: a rebuild may restore them.
         let (head, tail) = (dev.ring.head, dev.ring.tail);
         for seq in head..tail {
-            let e = dev.ring.get_mut(seq);
-            e.flags &= !E_DEAD;
+            dev.ring.get_mut(seq).set_dead(false);
         }
         Some(dev)
     }
@@ -768,8 +756,8 @@ impl Arc {
         let mut valid: Vec<u64> = Vec::new();
         for seq in ring.head..ring.tail {
             let e = ring.get(seq);
-            if e.flags & E_LOGBLK != 0 {
-                if run >= e.lsize as u64 || !valid.is_empty() {
+            if e.is_log() {
+                if run >= e.lsize() as u64 || !valid.is_empty() {
                     valid.push(seq);
                 }
                 run = 0;
@@ -780,7 +768,7 @@ impl Arc {
         // Everything is unreachable until restored.
         let (head, tail) = (ring.head, ring.tail);
         for seq in head..tail {
-            l2.dev.ring.get_mut(seq).flags |= E_DEAD;
+            l2.dev.ring.get_mut(seq).set_dead(true);
         }
         l2.dev.alloc = 0;
         let Some(&last) = valid.last() else {
@@ -792,7 +780,7 @@ impl Arc {
         // The open log block's payload is lost; the hand resumes after the newest log block.
         let lb = *l2.dev.ring.get(last);
         l2.dev.ring.truncate(last + 1);
-        l2.dev.hand = ((lb.daddr as u64) << l2.dev.ashift) + lb.psize as u64;
+        l2.dev.hand = ((lb.daddr() as u64) << l2.dev.ashift) + lb.psize() as u64;
         l2.dev.log_ent_idx = 0;
         l2.dev.evict = l2.dev.evict.max(l2.dev.hand);
         for &lbseq in valid.iter().rev() {
@@ -802,9 +790,9 @@ impl Arc {
             }
             let l2 = self.l2.as_mut().expect("device");
             let lb = *l2.dev.ring.get(lbseq);
-            let n = lb.lsize as u64;
+            let n = lb.lsize() as u64;
             r.reads += 1;
-            r.read_bytes += lb.psize as u64;
+            r.read_bytes += lb.psize() as u64;
             // arc_adapt(log_entries * HDR_L2ONLY_SIZE) lets arc_c grow for the headers.
             let grow = n * HDR_L2ONLY_SIZE;
             if self.v22() {
@@ -813,30 +801,29 @@ impl Arc {
                 self.adapt_08(grow, Some(State::L2cOnly));
             }
             let l2 = self.l2.as_mut().expect("device");
-            l2.dev.ring.get_mut(lbseq).flags &= !E_DEAD;
+            l2.dev.ring.get_mut(lbseq).set_dead(false);
             l2.lb_count += 1;
-            l2.lb_asize += lb.psize as u64;
-            l2.dev.alloc += lb.psize as u64;
+            l2.lb_asize += lb.psize() as u64;
+            l2.dev.alloc += lb.psize() as u64;
             for seq in (lbseq - n..lbseq).rev() {
                 let l2 = self.l2.as_mut().expect("device");
                 let e = *l2.dev.ring.get(seq);
                 if l2.find(e.key).is_some() {
                     continue; // a newer copy was restored already
                 }
-                let asize = l2.dev.asize(e.psize as u64);
-                l2.dev.ring.get_mut(seq).flags &= !E_DEAD;
+                let asize = l2.dev.asize(e.psize() as u64);
+                l2.dev.ring.get_mut(seq).set_dead(false);
                 l2.index_insert(seq);
-                l2.lsize_sum += e.lsize as u64;
-                l2.psize_sum += e.psize as u64;
+                l2.lsize_sum += e.lsize() as u64;
+                l2.psize_sum += e.psize() as u64;
                 l2.dev.alloc += asize;
                 r.headers += 1;
-                r.bytes += e.lsize as u64;
+                r.bytes += e.lsize() as u64;
                 r.asize += asize;
                 match self.slab.find(e.key) {
                     Some(i) => {
                         let h = &mut self.slab.hdrs[i as usize];
-                        h.flags =
-                            (h.flags & !F_L2PF) | F_L2 | if e.flags & E_PREFETCH != 0 { F_L2PF } else { 0 };
+                        h.flags = (h.flags & !F_L2PF) | F_L2 | if e.prefetch() { F_L2PF } else { 0 };
                         h.l2seq = seq_bits(seq);
                     }
                     None => self.l2.as_mut().expect("device").l2only += 1,

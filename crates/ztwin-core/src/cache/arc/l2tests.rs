@@ -4,7 +4,7 @@ use super::slab::{F_L2, F_L2CACHE, F_L2PF};
 use super::tests::check_invariants;
 use super::*;
 use crate::cache::l2arc::{
-    L2Feed, L2arcConfig, L2arcDeviceConfig, L2arcParams, L2arcTunables, E_DEAD, E_LOGBLK, HDR_L2ONLY_SIZE,
+    L2Feed, L2arcConfig, L2arcDeviceConfig, L2arcParams, L2arcTunables, HDR_L2ONLY_SIZE,
 };
 use crate::config::CacheProperty;
 use crate::sim::time::{MS, SEC};
@@ -78,17 +78,17 @@ fn check_l2(a: &Arc) {
     let (mut lsum, mut psum, mut asum, mut n, mut only, mut lb) = (0u64, 0u64, 0u64, 0usize, 0u64, 0u64);
     for seq in dev.ring.head..dev.ring.tail {
         let e = dev.ring.get(seq);
-        if e.flags & E_DEAD != 0 {
+        if e.is_dead() {
             continue;
         }
-        if e.flags & E_LOGBLK != 0 {
-            lb += e.psize as u64;
+        if e.is_log() {
+            lb += e.psize() as u64;
             continue;
         }
         assert_eq!(l2.find(e.key), Some(seq), "live entry indexed");
-        lsum += e.lsize as u64;
-        psum += e.psize as u64;
-        asum += dev.asize(e.psize as u64);
+        lsum += e.lsize() as u64;
+        psum += e.psize() as u64;
+        asum += dev.asize(e.psize() as u64);
         n += 1;
         match a.slab.find(e.key) {
             Some(i) => {
@@ -603,7 +603,7 @@ proptest! {
         prop_assert_eq!(a.stats(), b.stats());
         let ring = |x: &Arc| {
             let d = &x.l2.as_ref().expect("device").dev;
-            (d.ring.head..d.ring.tail).map(|s| (d.ring.get(s).key, d.ring.get(s).flags)).collect::<Vec<_>>()
+            (d.ring.head..d.ring.tail).map(|s| *d.ring.get(s)).collect::<Vec<_>>()
         };
         prop_assert_eq!(ring(&a), ring(&b));
     }

@@ -384,31 +384,85 @@ pub struct L2Rebuild {
     pub read_bytes: u64,
 }
 
-/// Entry flag: metadata buffer.
-pub(crate) const E_META: u8 = 1;
-/// Entry flag: the header was a prefetch when written (le_prop PREFETCH, what a rebuild
-/// restores); the in-memory header's flag since then is in the ARC's L2 index.
-pub(crate) const E_PREFETCH: u8 = 2;
-/// Entry flag: no in-memory header refers to it (destroyed or dropped).
-pub(crate) const E_DEAD: u8 = 4;
-/// Entry flag: a log block (persistent L2ARC), not a data buffer.
-pub(crate) const E_LOGBLK: u8 = 8;
-/// Entry flag: the header was MFU when written (b_arcs_state).
-pub(crate) const E_MFU: u8 = 16;
-
-/// One block (or log block) on the device, in write order: 24 bytes.
-#[derive(Debug, Clone, Copy, Default)]
+/// One block (or log block) on the device, in write order: 16 bytes.
+///
+/// Sizes are kept in 512-byte units (SPA_MINBLOCKSIZE: every lsize and psize is a
+/// multiple, at most SPA_MAXBLOCKSIZE), less one, in 15 bits each; a log block keeps the
+/// number of entries it describes in place of its lsize. The flags take the spare bits.
+/// (The type and state of the header when written, which le_prop also records, are not
+/// kept: no rebuild of the model restores them.)
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct L2Ent {
     /// BlockKey.0 (log blocks: 0).
     pub key: u64,
-    /// Device address in 2^ashift units from l2ad_start.
-    pub daddr: u32,
+    /// Device address in 2^ashift units from l2ad_start (a device has fewer than 2^31
+    /// sectors), and DEAD_BIT.
+    addr: u32,
+    /// lsize field (bits 0..15), psize field (15..30), PREFETCH_BIT, LOG_BIT.
+    sizes: u32,
+}
+
+/// `addr`: no in-memory header refers to the entry (destroyed or dropped).
+const DEAD_BIT: u32 = 1 << 31;
+/// `sizes`: the header was a prefetch when written (le_prop PREFETCH, what a rebuild
+/// restores); the in-memory header's flag since then is in the ARC's L2 index.
+const PREFETCH_BIT: u32 = 1 << 30;
+/// `sizes`: a log block (persistent L2ARC), not a data buffer.
+const LOG_BIT: u32 = 1 << 31;
+const SIZE_BITS: u32 = 15;
+const SIZE_MASK: u32 = (1 << SIZE_BITS) - 1;
+
+impl L2Ent {
+    fn pack_size(bytes: u32) -> u32 {
+        assert!(bytes >= 512 && bytes % 512 == 0 && bytes <= 512 << SIZE_BITS, "L2 entry size {bytes}");
+        (bytes >> 9) - 1
+    }
+
+    /// A data (or metadata) buffer of `lsize` / `psize` bytes at sector `daddr`.
+    pub(crate) fn block(key: u64, daddr: u32, lsize: u32, psize: u32, prefetch: bool) -> L2Ent {
+        assert!(daddr & DEAD_BIT == 0, "L2 address past 2^31 sectors");
+        let pf = if prefetch { PREFETCH_BIT } else { 0 };
+        L2Ent { key, addr: daddr, sizes: Self::pack_size(lsize) | Self::pack_size(psize) << SIZE_BITS | pf }
+    }
+
+    /// A log block of `psize` bytes at sector `daddr` describing `entries` buffers.
+    pub(crate) fn log_block(daddr: u32, entries: u32, psize: u32) -> L2Ent {
+        assert!(daddr & DEAD_BIT == 0 && entries <= SIZE_MASK, "L2 log block");
+        L2Ent { key: 0, addr: daddr, sizes: entries | Self::pack_size(psize) << SIZE_BITS | LOG_BIT }
+    }
+
+    /// Device address in 2^ashift units.
+    pub(crate) fn daddr(&self) -> u32 {
+        self.addr & !DEAD_BIT
+    }
     /// Logical size, bytes (log blocks: number of entries it describes).
-    pub lsize: u32,
+    pub(crate) fn lsize(&self) -> u32 {
+        let f = self.sizes & SIZE_MASK;
+        if self.is_log() {
+            f
+        } else {
+            (f + 1) << 9
+        }
+    }
     /// Physical size, bytes (log blocks: its asize).
-    pub psize: u32,
-    /// E_* flags.
-    pub flags: u8,
+    pub(crate) fn psize(&self) -> u32 {
+        ((self.sizes >> SIZE_BITS & SIZE_MASK) + 1) << 9
+    }
+    /// The header was a prefetch when written.
+    pub(crate) fn prefetch(&self) -> bool {
+        self.sizes & PREFETCH_BIT != 0
+    }
+    /// A log block.
+    pub(crate) fn is_log(&self) -> bool {
+        self.sizes & LOG_BIT != 0
+    }
+    /// No in-memory header refers to it.
+    pub(crate) fn is_dead(&self) -> bool {
+        self.addr & DEAD_BIT != 0
+    }
+    pub(crate) fn set_dead(&mut self, dead: bool) {
+        self.addr = if dead { self.addr | DEAD_BIT } else { self.addr & !DEAD_BIT };
+    }
 }
 
 /// Entries per chunk of the ring (chunks recycle; no allocation in steady state).
@@ -617,5 +671,43 @@ mod ring_tests {
                 prop_assert!(r.chunks.len() as u64 <= r.len().div_ceil(CHUNK as u64) + 1);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod entry_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// An entry gives back what it was made of, dead or alive.
+        #[test]
+        fn entries_keep_what_they_are_made_of(
+            key in any::<u64>(),
+            daddr in 0u32..(1 << 31),
+            lunits in 1u32..=(1 << 15),
+            punits in 1u32..=(1 << 15),
+            prefetch in any::<bool>(),
+            entries in 0u32..(1 << 15),
+            dead in any::<bool>(),
+        ) {
+            let (lsize, psize) = (lunits << 9, punits << 9);
+            let mut e = L2Ent::block(key, daddr, lsize, psize, prefetch);
+            e.set_dead(dead);
+            prop_assert_eq!((e.key, e.daddr(), e.lsize(), e.psize()), (key, daddr, lsize, psize));
+            prop_assert_eq!((e.prefetch(), e.is_log(), e.is_dead()), (prefetch, false, dead));
+            e.set_dead(!dead);
+            prop_assert_eq!((e.is_dead(), e.daddr()), (!dead, daddr));
+            let mut l = L2Ent::log_block(daddr, entries, psize);
+            l.set_dead(dead);
+            prop_assert_eq!((l.daddr(), l.lsize(), l.psize()), (daddr, entries, psize));
+            prop_assert_eq!((l.prefetch(), l.is_log(), l.is_dead()), (false, true, dead));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "L2 entry size")]
+    fn a_size_off_the_512_byte_grid_is_a_bug() {
+        L2Ent::block(1, 0, 1000, 512, false);
     }
 }
