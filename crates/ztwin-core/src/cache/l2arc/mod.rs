@@ -414,7 +414,7 @@ const SIZE_MASK: u32 = (1 << SIZE_BITS) - 1;
 
 impl L2Ent {
     fn pack_size(bytes: u32) -> u32 {
-        assert!(bytes >= 512 && bytes % 512 == 0 && bytes <= 512 << SIZE_BITS, "L2 entry size {bytes}");
+        assert!(bytes >= 512 && bytes.is_multiple_of(512) && bytes <= 512 << SIZE_BITS, "L2 entry size {bytes}");
         (bytes >> 9) - 1
     }
 
