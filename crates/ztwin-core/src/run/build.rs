@@ -246,6 +246,14 @@ pub(super) fn new_arc(
     });
     if let Some(d) = cache_device {
         let dev = &cfg.devices[d];
+        // Every block of every level of every file, per object number (none for object 0).
+        let key_space: Vec<Vec<u64>> = std::iter::once(Vec::new())
+            .chain((1..=layout.nfiles()).map(|o| {
+                let g = layout.geometry(o);
+                (0..g.nlevels()).map(|l| g.blocks_at(l)).collect()
+            }))
+            .collect();
+        let dataset: u64 = key_space.iter().flatten().sum();
         arc.attach_l2arc(&L2arcParams {
             patch: z.release_patch,
             config: L2arcConfig {
@@ -260,14 +268,9 @@ pub(super) fn new_arc(
                 let ratio = layout.compression.mean_stored_ratio(z.recordsize).max(1.0);
                 let sector = 1u64 << z.ashift;
                 let asize = ((z.recordsize as f64 / ratio) as u64).div_ceil(sector).max(1) * sector;
-                let dataset: u64 = (1..=layout.nfiles())
-                    .map(|o| {
-                        let g = layout.geometry(o);
-                        (0..g.nlevels()).map(|l| g.blocks_at(l)).sum::<u64>()
-                    })
-                    .sum();
                 (dev.capacity_bytes.unwrap_or(0) / asize).min(dataset)
             },
+            key_space,
         })
         .map_err(|e| match e {
             Error::Config { field, message } => Error::config(format!("filesystem.l2arc.{field}"), message),

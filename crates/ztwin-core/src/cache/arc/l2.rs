@@ -4,10 +4,11 @@
 //! [`crate::cache::l2arc`].
 //!
 //! Memory: a block on the device costs one 16-byte ring entry (in 4096-entry chunks that
-//! are recycled) plus a 12-byte slot in the index ([`super::l2index`], 55 to 70% full),
-//! 33 to 38 bytes once the device is full (while it fills, the index grows ahead toward a
-//! full device's size, so a block costs up to about twice that, and the index never more
-//! than a full device needs); an L2-only block has no ARC slab header. A block also in the
+//! are recycled) plus its share of the index ([`super::l2index`]): 4 bytes per block of
+//! the dataset when the index is the dense array (about 21.5 bytes per L2 block in
+//! experiment 1, where the device holds 72% of the dataset's blocks), or a 12-byte slot
+//! 55 to 70% full in the hashed table (33 to 38 bytes per block once the device is full);
+//! an L2-only block has no ARC slab header. A block also in the
 //! ARC only sets `F_L2` in its slab header.
 
 use super::l2index::{L2Index, L2Loc, SEQ_MASK};
@@ -169,8 +170,8 @@ impl Arc {
             ));
         }
         let dev = Box::new(L2arcDeviceState::new(d, s.persistent));
-        let mut index = L2Index::default();
-        index.expect(params.expected_blocks.min(d.capacity >> d.ashift) as usize);
+        let index =
+            L2Index::new(params.expected_blocks.min(d.capacity >> d.ashift) as usize, &params.key_space);
         self.warm_on_evict = params.arc_warm_at_first_eviction;
         self.l2 = Some(Box::new(L2 {
             s,

@@ -38,6 +38,7 @@ fn l2p(capacity: u64, sc: CacheProperty, tunables: L2arcTunables, patch: u16) ->
         },
         arc_warm_at_first_eviction: false,
         expected_blocks: 0,
+        key_space: Vec::new(),
     }
 }
 

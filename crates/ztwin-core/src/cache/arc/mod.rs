@@ -112,6 +112,8 @@ use slab::{
     NIL,
 };
 
+pub use l2index::L2KeySpace;
+
 use crate::config::{ArcTunables, ZfsRelease};
 use crate::sim::time::Nanos;
 

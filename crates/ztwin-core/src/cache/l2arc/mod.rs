@@ -346,6 +346,10 @@ pub struct L2arcParams {
     /// Blocks the device is expected to hold at most (0: unknown), to size the
     /// simulator's index up front; results do not depend on it.
     pub expected_blocks: u64,
+    /// The dataset's blocks (per object number, per level), if known: the index is then
+    /// a dense array when that is no larger (see `cache::arc::l2index`); results do not
+    /// depend on it.
+    pub key_space: crate::cache::arc::L2KeySpace,
 }
 
 /// One feed's outcome (see [`crate::cache::arc::Arc::l2arc_feed`]).
@@ -414,7 +418,10 @@ const SIZE_MASK: u32 = (1 << SIZE_BITS) - 1;
 
 impl L2Ent {
     fn pack_size(bytes: u32) -> u32 {
-        assert!(bytes >= 512 && bytes.is_multiple_of(512) && bytes <= 512 << SIZE_BITS, "L2 entry size {bytes}");
+        assert!(
+            bytes >= 512 && bytes.is_multiple_of(512) && bytes <= 512 << SIZE_BITS,
+            "L2 entry size {bytes}"
+        );
         (bytes >> 9) - 1
     }
 
