@@ -70,6 +70,24 @@ mod tests {
     }
 
     proptest! {
+        /// Pushes and pops interleaved answer as an ordered map of (time, insertion) does.
+        #[test]
+        fn interleaved_pushes_and_pops_match_an_ordered_map(ops in proptest::collection::vec((0u64..40, any::<bool>()), 0..400)) {
+            let mut q = EventQueue::default();
+            let mut m = std::collections::BTreeMap::new();
+            for (i, (t, pop)) in ops.into_iter().enumerate() {
+                if pop {
+                    let want = m.pop_first().map(|((t, _), target)| (t, target));
+                    prop_assert_eq!(q.peek_time(), want.map(|w: (u64, u32)| w.0));
+                    prop_assert_eq!(q.pop(), want);
+                } else {
+                    q.push(t, i as u32);
+                    m.insert((t, i), i as u32);
+                }
+                prop_assert_eq!(q.len(), m.len());
+            }
+        }
+
         #[test]
         fn pops_are_sorted_by_time_then_insertion(times in proptest::collection::vec(0u64..50, 0..200)) {
             let mut q = EventQueue::default();
