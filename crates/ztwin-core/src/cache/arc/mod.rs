@@ -45,7 +45,8 @@
 //! 1. Lists are exact LRU; OpenZFS uses multilists with max(ncpu, 4) sublists and evicts
 //!    from a randomly chosen sublist, so its order is only approximately LRU.
 //! 2. Eviction runs synchronously inside [`Arc::read`] whenever an insertion leaves
-//!    `size > c`. The real `arc_evict` thread runs asynchronously; in 0.8/2.1 it is woken
+//!    `size > c` (an allocation in `arc_get_data_impl()` is what wakes the eviction
+//!    thread; a hit allocates nothing and evicts nothing). The real `arc_evict` thread runs asynchronously; in 0.8/2.1 it is woken
 //!    only once `size >= c + max(16 MiB, c >> 8)` (`arc_is_overflowing`) and then evicts
 //!    down to `c`, so the real ARC floats a little above `c`.
 //! 3. No memory pressure: `arc_no_grow` is always false, `arc_reclaim_needed()` false,
@@ -735,6 +736,17 @@ impl Arc {
             },
         };
         self.note_meta_max();
+        if r != ArcAccess::Hit {
+            // Only an allocation (arc_get_data_impl) wakes the eviction thread: a hit
+            // allocates nothing and evicts nothing (arc.c@zfs-0.8.6, @zfs-2.2.0).
+            self.evict_if_over(now);
+        }
+        r
+    }
+
+    /// arc_get_data_impl's wake-up of arc_adjust / arc_evict: eviction runs (at once, see
+    /// simplification 2) when the allocation leaves `size > c`.
+    fn evict_if_over(&mut self, now: Nanos) {
         if self.size() > self.c {
             if self.v22() {
                 self.evict_22(now);
@@ -742,7 +754,6 @@ impl Arc {
                 self.adjust_08(now);
             }
         }
-        r
     }
 
     /// arc_read of a block whose read is in progress (the caller waits for it, or a
@@ -786,13 +797,7 @@ impl Arc {
         }
         self.new_block(key, info, ReadFlags { prefetch: false, ..flags }, now, false);
         self.note_meta_max();
-        if self.size() > self.c {
-            if self.v22() {
-                self.evict_22(now);
-            } else {
-                self.adjust_08(now);
-            }
-        }
+        self.evict_if_over(now);
     }
 
     /// The read's outcome for a header that was on a ghost list.

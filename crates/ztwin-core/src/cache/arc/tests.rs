@@ -313,6 +313,30 @@ fn size_never_exceeds_c_after_read() {
     }
 }
 
+/// Eviction follows allocations only (arc_get_data_impl wakes the eviction thread): with
+/// the ARC over its target, a hit evicts nothing and the next miss evicts.
+#[test]
+fn only_an_allocation_evicts() {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+        let mut a = Arc::new(&params(rel, 4 * GIB, 64 * MIB));
+        // Prefetched blocks are protected for 1 s: twice c_max of them stay at t = 0.
+        let n = 2 * a.stats().c_max / 16384;
+        for i in 0..n {
+            a.read(k(i), data(16384, 16384), PREFETCH, 0);
+        }
+        let (size, headers) = (a.size(), a.headers());
+        assert!(size > a.c() + a.c() / 2, "{rel:?}: protected blocks keep the ARC over c");
+        // Two seconds on, none is protected; a demand hit allocates nothing.
+        let t = 2000 * MS;
+        assert_eq!(a.read(k(n - 1), data(16384, 16384), DEMAND, t), ArcRead::Hit);
+        assert_eq!((a.size(), a.headers()), (size, headers), "{rel:?}: a hit evicts nothing");
+        // A miss allocates, and eviction brings the ARC back to c.
+        assert!(matches!(a.read(k(n), data(16384, 16384), DEMAND, t), ArcRead::Miss { .. }));
+        assert!(a.size() <= a.c() + 16384 + hdr_full_size(rel), "{rel:?}: size {} c {}", a.size(), a.c());
+        check_invariants(&a);
+    }
+}
+
 #[test]
 fn c_grows_from_c_min_to_c_max_21() {
     let mut a = Arc::new(&params(ZfsRelease::V2_1, 4 * GIB, 256 * MIB));
