@@ -150,7 +150,6 @@ impl<'a> Sim<'a> {
         let stmts: Vec<Statement> = (0..gens.len()).map(|_| Statement::default()).collect();
         let client = Client {
             state: State::Start,
-            wait: Wait::None,
             lookup: 0,
             path: [0; MAX_DEPTH],
             path_len: 0,
@@ -203,6 +202,8 @@ impl<'a> Sim<'a> {
             next_stmts: stmts.clone(),
             stmts,
             clients: vec![client; threads],
+            nclients: threads,
+            waits: vec![Wait::None; threads],
             queue,
             bp_inflight: SmallMap::with_capacity(threads * 4),
             block_inflight: SmallMap::with_capacity(threads * 16),

@@ -55,7 +55,7 @@ impl Sim<'_> {
     /// the cat process (the last task).
     fn bcache_task(&self, i: usize) -> usize {
         match self.mode {
-            Mode::Cat { .. } => self.clients.len(),
+            Mode::Cat { .. } => self.nclients,
             Mode::Workload { .. } | Mode::Fio => i,
         }
     }

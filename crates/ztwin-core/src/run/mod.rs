@@ -117,7 +117,6 @@ enum Wait {
 #[derive(Debug, Clone, Copy)]
 struct Client {
     state: State,
-    wait: Wait,
     lookup: usize,
     path: [u64; MAX_DEPTH],
     path_len: usize,
@@ -271,7 +270,13 @@ struct Sim<'a> {
     /// `Client::next_ready`) so that its pages' lookups can be prefetched; the draws per
     /// client are the same as without it.
     next_stmts: Vec<Statement>,
+    /// Taken out of `self` while one of them steps (see [`Sim::step`]).
     clients: Vec<Client>,
+    /// Number of clients (event targets below it are clients).
+    nclients: usize,
+    /// Per client: the page a blocked client waits for ([`Wait::None`] when not blocked),
+    /// so that a wake-up needs no other client's state.
+    waits: Vec<Wait>,
     queue: EventQueue,
     bp_inflight: SmallMap,
     /// Blocks being read from a device, with their completion time; a reader that finds

@@ -194,8 +194,8 @@ impl Sim<'_> {
         }
         for c in &mut self.clients {
             c.state = State::Idle;
-            c.wait = Wait::None;
         }
+        self.waits.fill(Wait::None);
     }
 
     pub(super) fn run(mut self) -> Result<VariantResult> {

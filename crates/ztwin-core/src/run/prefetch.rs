@@ -118,7 +118,7 @@ impl Sim<'_> {
     /// available at once; stops at a device read (or a read in progress) or when done.
     /// `first`: the current block and its sizes, if the caller has them.
     fn prefetch_step(&mut self, k: u32, mut first: Option<(BlockKey, BlockInfo)>, now: Nanos) {
-        let threads = self.clients.len() as u32;
+        let threads = self.nclients as u32;
         let Fs::Zfs { arc, dbufs, cache_device, layout, pool, data_flags, meta_flags, zfetch, .. } =
             &mut self.fs
         else {
@@ -224,7 +224,7 @@ impl Sim<'_> {
 
     /// Routes an event to its client or prefetch read.
     pub(super) fn dispatch(&mut self, target: u32, now: Nanos) {
-        let threads = self.clients.len() as u32;
+        let threads = self.nclients as u32;
         if target < threads {
             self.step(target as usize, now);
         } else {

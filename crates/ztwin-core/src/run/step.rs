@@ -46,8 +46,22 @@ impl Sim<'_> {
     }
 
     /// Steps client `i` at `now` until it must wait; schedules its next event.
+    ///
+    /// The client is stepped in place: the clients' vector is taken out of `self` for the
+    /// step (copying the client out and back cost a stalled store-to-load forward on
+    /// every step), so nothing called from here reads `self.clients`.
     pub(super) fn step(&mut self, i: usize, now: Nanos) {
-        let mut c = self.clients[i];
+        let mut clients = std::mem::take(&mut self.clients);
+        self.step_client(i, &mut clients[i], now);
+        self.clients = clients;
+    }
+
+    fn step_client(&mut self, i: usize, c: &mut Client, now: Nanos) {
+        if c.state == State::Blocked {
+            // Woken (see `wake`): re-run the page access now that the page is in the pool.
+            c.state = State::NextPage;
+            c.cpu_pending = c.cpu_pending.saturating_sub(self.costs.page_access);
+        }
         loop {
             match c.state {
                 State::Start => {
@@ -67,7 +81,7 @@ impl Sim<'_> {
                             c.read_len = len;
                             c.started = now;
                             c.cpu_pending += self.costs.syscall;
-                            self.zfs_prefetch_read(&c);
+                            self.zfs_prefetch_read(c);
                             c.state = State::ReadStart;
                             continue;
                         }
@@ -102,7 +116,7 @@ impl Sim<'_> {
                         c.state = State::Finish;
                         continue;
                     }
-                    self.start_lookup(i, &mut c);
+                    self.start_lookup(i, c);
                     c.state = State::NextPage;
                 }
                 State::NextPage => {
@@ -112,14 +126,14 @@ impl Sim<'_> {
                             c.state = State::Finish;
                             continue;
                         }
-                        self.start_lookup(i, &mut c);
+                        self.start_lookup(i, c);
                     }
                     c.page = c.path[c.path_pos];
                     let key = PageKey::new(c.space, c.page);
                     c.cpu_pending += self.costs.page_access;
                     if let Some(waiters) = self.bp_inflight.get_mut(key.0) {
                         *waiters += 1;
-                        c.wait = Wait::Page(key.0);
+                        self.waits[i] = Wait::Page(key.0);
                         c.state = State::Blocked;
                         break;
                     }
@@ -134,16 +148,16 @@ impl Sim<'_> {
                     c.cpu_pending += self.costs.syscall;
                     c.read_offset = c.page * db.page_size as u64;
                     c.read_len = db.page_size;
-                    self.zfs_prefetch_read(&c);
+                    self.zfs_prefetch_read(c);
                     c.state = State::ReadStart;
                 }
                 State::ReadStart => {
-                    if self.run_pending_cpu(i, &mut c, now) {
+                    if self.run_pending_cpu(i, c, now) {
                         break;
                     }
                     match &self.fs {
                         Fs::Extent { .. } => {
-                            self.extent_read_start(i, &mut c, now);
+                            self.extent_read_start(i, c, now);
                             break;
                         }
                         Fs::Zfs { .. } => {
@@ -152,49 +166,49 @@ impl Sim<'_> {
                         }
                     }
                 }
-                State::ZfsChunk => self.zfs_chunk(&mut c, now),
+                State::ZfsChunk => self.zfs_chunk(c, now),
                 State::ZfsRecord => {
-                    if self.zfs_record(i, &mut c, now) == Flow::Wait {
+                    if self.zfs_record(i, c, now) == Flow::Wait {
                         break;
                     }
                 }
                 State::ZfsWalk => {
-                    if self.zfs_walk(i, &mut c, now) == Flow::Wait {
+                    if self.zfs_walk(i, c, now) == Flow::Wait {
                         break;
                     }
                 }
                 State::ZfsAdvance => {
-                    if self.zfs_advance(i, &mut c, now) == Flow::Wait {
+                    if self.zfs_advance(i, c, now) == Flow::Wait {
                         break;
                     }
                 }
                 State::ZfsPageEnd => {
-                    if self.zfs_page_end(i, &mut c, now) == Flow::Wait {
+                    if self.zfs_page_end(i, c, now) == Flow::Wait {
                         break;
                     }
                 }
                 State::WriteStart => {
-                    if self.write_start(i, &mut c, now) == Flow::Wait {
+                    if self.write_start(i, c, now) == Flow::Wait {
                         break;
                     }
                 }
                 State::ZfsWriteRecord => {
-                    if self.zfs_write_record(i, &mut c, now) == Flow::Wait {
+                    if self.zfs_write_record(i, c, now) == Flow::Wait {
                         break;
                     }
                 }
                 State::ZfsWriteDirty => {
-                    if self.zfs_write_dirty(i, &mut c, now) == Flow::Wait {
+                    if self.zfs_write_dirty(i, c, now) == Flow::Wait {
                         break;
                     }
                 }
                 State::WriteDone => {
-                    self.fio_done(i, &c, now);
+                    self.fio_done(i, c, now);
                     c.state = State::Start;
                 }
                 State::PageDone => {
-                    self.extent_read_done(i, &mut c, now);
-                    self.page_read_done(i, &mut c, now);
+                    self.extent_read_done(i, c, now);
+                    self.page_read_done(i, c, now);
                 }
                 State::Finish => {
                     if c.cpu_pending != 0 && !c.next_ready {
@@ -204,7 +218,7 @@ impl Sim<'_> {
                         c.next_ready = true;
                         self.prefetch_slots(i);
                     }
-                    if self.run_pending_cpu(i, &mut c, now) {
+                    if self.run_pending_cpu(i, c, now) {
                         break;
                     }
                     // Counted always (the series covers the warm-up); the summary takes
@@ -220,7 +234,6 @@ impl Sim<'_> {
                 State::Blocked | State::Idle => unreachable!("a blocked or idle client has no event"),
             }
         }
-        self.clients[i] = c;
     }
 
     /// Runs the client's accumulated CPU work on the vCPUs and schedules it to resume
@@ -267,14 +280,12 @@ impl Sim<'_> {
         c.state = State::NextPage;
     }
 
-    /// Reschedules every client blocked on `what` at `now`.
+    /// Reschedules every client blocked on `what` at `now`; each leaves its blocked state
+    /// when its event runs (a blocked client has no other event).
     pub(super) fn wake(&mut self, what: Wait, now: Nanos) {
-        for (j, other) in self.clients.iter_mut().enumerate() {
-            if other.state == State::Blocked && other.wait == what {
-                other.wait = Wait::None;
-                other.state = State::NextPage;
-                // Re-run the page access now that the page is in the pool.
-                other.cpu_pending = other.cpu_pending.saturating_sub(self.costs.page_access);
+        for j in 0..self.nclients {
+            if self.waits[j] == what {
+                self.waits[j] = Wait::None;
                 self.queue.push(now, j as u32);
             }
         }

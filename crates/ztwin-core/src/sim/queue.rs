@@ -28,7 +28,11 @@ pub struct EventQueue {
 impl EventQueue {
     /// An empty queue with room for `capacity` pending events (no reallocation below it).
     pub fn with_capacity(capacity: usize) -> Self {
-        EventQueue { run: VecDeque::with_capacity(capacity), heap: BinaryHeap::with_capacity(capacity), seq: 0 }
+        EventQueue {
+            run: VecDeque::with_capacity(capacity),
+            heap: BinaryHeap::with_capacity(capacity),
+            seq: 0,
+        }
     }
 
     /// Schedules `target` at `time`.
