@@ -2,9 +2,11 @@
 //! (the dbufs alive: a few thousand). Linear probing over a power-of-two array, kept at
 //! most half full, and deletion by backward shift: a lookup hashes once and compares
 //! keys, with none of the per-probe work a table built for memory latency does
-//! ([`super::key_table::KeyTable`] computes each resident's distance from home).
+//! ([`super::key_table::KeyTable`] computes each resident's distance from home). The
+//! hash is Fibonacci hashing (one multiply): the map sits on every block's path, and the
+//! splitmix64 finalizer's two chained multiplies cost the full L2ARC case 10%.
 
-use super::key_table::{hash_key, EMPTY};
+use super::key_table::EMPTY;
 
 /// Key -> value, see the module documentation.
 #[derive(Debug, Clone)]
@@ -38,9 +40,11 @@ impl<V: Copy + Default> SmallMap<V> {
         self.keys.len() - 1
     }
 
+    /// Fibonacci hashing: the top bits of the key times 2^64 / phi (one multiply; they
+    /// depend on every bit of the key).
     #[inline]
     fn home(&self, key: u64) -> usize {
-        hash_key(key) as usize & self.mask()
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - self.keys.len().trailing_zeros())) as usize
     }
 
     /// Number of keys held.
@@ -142,6 +146,26 @@ impl<V: Copy + Default> SmallMap<V> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Block keys as the dbufs hold them (records of a few files and their indirect blocks)
+    /// land near their homes: Fibonacci hashing spreads runs and strides alike.
+    #[test]
+    fn block_keys_probe_briefly() {
+        let mut t: SmallMap = SmallMap::default();
+        for object in 1..=4u64 {
+            for level in 0..3u64 {
+                for blkid in 0..(2000 >> (4 * level)) {
+                    t.insert(object << 40 | level << 36 | blkid * 3, 0);
+                }
+            }
+        }
+        let probes: Vec<usize> =
+            t.iter().map(|(k, _)| (t.position(k).unwrap().wrapping_sub(t.home(k))) & t.mask()).collect();
+        let mean = probes.iter().sum::<usize>() as f64 / probes.len() as f64;
+        let max = probes.iter().max().copied().unwrap_or(0);
+        // Measured: mean 0.18, max 1.
+        assert!(mean < 0.5 && max < 8, "mean {mean} max {max}");
+    }
 
     proptest! {
         /// Behaves as a map under any mix of inserts and removes, dense keys included.
