@@ -4,6 +4,7 @@
 ``ztwin validate SCENARIO``  validate and print the resolved variants as JSON
 ``ztwin geometry ...``       block-pointer tree geometry of a ZFS file
 ``ztwin bench``              wall time, peak memory and simulated work per second
+``ztwin reproduce [EXP...]`` the bundled experiments beside their real outcomes
 ``ztwin replay TRACE ...``   trace replay: hits and miss-ratio curves of lru, arc, zfs-arc
 ``ztwin bench-replay``       ztwin's lru and arc against libCacheSim's, requests per second
 
@@ -564,6 +565,47 @@ def bench_cmd(
         + ", ".join(f"{after[k]:.0f} ns over {k}" for k in after)
         + " after (the full-scale cases wait mostly on such reads: compare wall times across machines by these)"
     )
+
+
+# ---------------------------------------------------------------------------------------
+# reproduce
+
+
+@app.command("reproduce")
+@_handle_errors
+def reproduce_cmd(
+    experiments: Optional[list[int]] = typer.Argument(
+        None, help="Experiment numbers (default: 3 6 7 8, the calibration figures; 1 adds experiment 1's published outcomes)."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the rows as one JSON document."),
+) -> None:
+    """Run the bundled experiments and print each real outcome beside the twin's figure."""
+    from . import reproduce
+
+    chosen = tuple(experiments) if experiments else reproduce.DEFAULT_EXPERIMENTS
+    try:
+        rows = reproduce.reproduce(chosen, progress=lambda m: _stderr().print(f"running {m} ..."))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    except FileNotFoundError as e:
+        raise ScenarioError(f"{e} (ztwin reproduce runs the scenarios of a ztwin checkout)") from None
+    if json_out:
+        typer.echo(json.dumps([r.to_dict() for r in rows]))
+        return
+    t = Table(
+        title="ztwin reproduce: real outcomes beside the twin's (ratio = twin / real; a range is the spread of the real runs)",
+        title_justify="left",
+    )
+    for col in ("exp", "figure", "unit", "real", "twin", "ratio", "source"):
+        t.add_column(col, justify="right" if col in ("exp", "real", "twin", "ratio") else "left")
+    for r in rows:
+        o = r.outcome
+        match = "in range" if isinstance(o.real, tuple) else "match"
+        ratio = match if r.in_range else ("-" if r.ratio is None else f"{r.ratio:.2f}")
+        t.add_row(str(o.experiment), o.figure, o.unit, o.real_text(), reproduce._fmt(r.twin), ratio, o.source)
+    _stdout().print(t)
+    close = sum(1 for r in rows if r.in_range or (r.ratio is not None and abs(r.ratio - 1) <= 0.10))
+    _stdout().print(f"{close} of {len(rows)} figures within 10% of the real one (or inside the range of its runs)")
 
 
 # ---------------------------------------------------------------------------------------
