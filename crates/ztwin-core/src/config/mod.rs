@@ -531,6 +531,12 @@ pub struct ArcTunables {
     pub zfs_arc_meta_balance: u64,
     /// zfs_compressed_arc_enabled (default true since 0.7.0).
     pub zfs_compressed_arc_enabled: bool,
+    /// zfs_abd_scatter_enabled (Linux, 0.7+; None = 1): ARC buffers of
+    /// `zfs_abd_scatter_min_size` (1536 B) or more are scatter lists, so a dbuf never
+    /// shares them (see `cache::arc::dbuf_copy_bytes`); 0 makes every buffer linear, as
+    /// ZFS before ABD (0.7.0, and FreeBSD's of that era) had them.
+    #[serde(default)]
+    pub zfs_abd_scatter_enabled: Option<bool>,
 }
 
 /// Predictive prefetch (zfetch) module parameters, named as in zfs(4); None = the

@@ -19,6 +19,10 @@ impl<'a> Sim<'a> {
             checksum_ns_per_byte: SEC as f64 / c.checksum_bytes_per_sec as f64 / c.speed,
             decompress_ns_per_byte: SEC as f64 / c.decompress_bytes_per_sec as f64 / c.speed,
             compressed_arc: matches!(&cfg.filesystem, FsConfig::Zfs(z) if z.arc.zfs_compressed_arc_enabled),
+            abd_scatter: match &cfg.filesystem {
+                FsConfig::Zfs(z) => z.arc.zfs_abd_scatter_enabled.unwrap_or(true),
+                FsConfig::Xfs(_) | FsConfig::Ext4(_) => true,
+            },
         };
         let device_index = |name: &str, field: &str| {
             cfg.devices
@@ -245,6 +249,9 @@ pub(super) fn new_arc(
         ram_bytes: cfg.machine.ram_bytes,
         tunables: z.arc.clone(),
     });
+    // The database or fio keeps its files open: each holds its dnode, bonus buffer and
+    // dnode block in the ARC.
+    arc.set_open_files(layout.nfiles() as u64, 0);
     if let Some(d) = cache_device {
         let dev = &cfg.devices[d];
         // Every block of every level of every file, per object number (none for object 0).

@@ -40,7 +40,9 @@
 use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
 
-use crate::cache::arc::{Arc, ArcAccess, ArcParams, ArcStats, BlockInfo, BlockKey, BufType, ReadFlags};
+use crate::cache::arc::{
+    dbuf_copy_bytes, Arc, ArcAccess, ArcParams, ArcStats, BlockInfo, BlockKey, BufType, ReadFlags,
+};
 use crate::cache::bcache::{Bcache, BcacheParams, BcacheStats, Target};
 use crate::cache::l2arc::{L2arcConfig, L2arcDeviceConfig, L2arcParams};
 use crate::config::{
@@ -174,6 +176,9 @@ struct Costs {
     decompress_ns_per_byte: f64,
     /// zfs_compressed_arc_enabled: where decompression happens (see run::zfs_path).
     compressed_arc: bool,
+    /// zfs_abd_scatter_enabled: whether a dbuf's buffer can share the header's (see
+    /// `cache::arc::dbuf_copy_bytes`).
+    abd_scatter: bool,
 }
 
 // One per run: the size difference between the variants costs nothing.

@@ -188,8 +188,16 @@ impl Sim<'_> {
                         // dbuf_read, dbuf_rele: the indirect block joins the dbuf cache.
                         let parent = layout.parent_of(key);
                         if parent.is_none_or(|p| dbufs.exists(p)) {
-                            dbufs.create(key, parent, info.lsize, !meta_flags.uncacheable);
+                            let copy = dbuf_copy_bytes(
+                                info.lsize,
+                                info.psize,
+                                self.costs.compressed_arc,
+                                self.costs.abd_scatter,
+                            );
+                            dbufs.create(key, parent, info.lsize, !meta_flags.uncacheable, copy);
+                            arc.dbuf_created(key, true, copy, now);
                             dbufs.release(key, arc.c() >> DBUF_CACHE_SHIFT, |x| layout.parent_of(x));
+                            super::zfs_path::settle_dbufs(arc, dbufs);
                         }
                     }
                 }

@@ -112,17 +112,22 @@ impl Sim<'_> {
             if let Some(p) = parent {
                 let target = arc.c() >> DBUF_CACHE_SHIFT;
                 dbufs.release(p, target, |k| layout.parent_of(k));
+                settle_dbufs(arc, dbufs);
             }
             c.state = State::ZfsRecord;
             return Flow::Next;
         }
-        dbufs.create(key, parent, info.lsize, !flags.uncacheable);
+        let copy = dbuf_copy_bytes(info.lsize, info.psize, self.costs.compressed_arc, self.costs.abd_scatter);
+        let meta = info.kind == BufType::Metadata;
+        dbufs.create(key, parent, info.lsize, !flags.uncacheable, copy);
         if let Some(p) = parent {
             let target = arc.c() >> DBUF_CACHE_SHIFT;
             dbufs.release(p, target, |k| layout.parent_of(k));
+            settle_dbufs(arc, dbufs);
         }
         c.cpu_pending += self.costs.zfs_block;
         if info.psize == 0 {
+            arc.dbuf_created(key, meta, copy, now);
             // A hole or an embedded block: the block pointer itself holds the
             // content (BP_IS_HOLE / BP_IS_EMBEDDED), nothing to read or cache; the new
             // dbuf's buffer is filled in memory (dbuf_read_hole zeroes it, about a copy's cost).
@@ -149,6 +154,7 @@ impl Sim<'_> {
             // arc_access with the demand flags: the prefetch flag goes, L2CACHE is set, no
             // promotion; it counts an iohit (Arc::io_wait does both).
             arc.io_wait(key, info, flags, now);
+            arc.dbuf_created(key, meta, copy, now);
             if !v22 {
                 self.block_waits += 1;
             }
@@ -172,6 +178,9 @@ impl Sim<'_> {
             }
             ArcAccess::Miss { .. } => Some(None),
         };
+        // arc_buf_alloc_impl: the new dbuf's buffer (on the hit now, on the miss in
+        // arc_read_done; the model's header exists from the access on).
+        arc.dbuf_created(key, meta, copy, now);
         match read {
             None => {
                 c.cpu_pending += hit_decompress;
@@ -255,5 +264,13 @@ impl Sim<'_> {
             let key = layout.key(c.space + 1, rec, 0);
             dbufs.release(key, target, |k| layout.parent_of(k));
         }
+        settle_dbufs(arc, dbufs);
+    }
+}
+
+/// dbuf_destroy → arc_buf_destroy for every dbuf the layer destroyed since the last call.
+pub(super) fn settle_dbufs(arc: &mut Arc, dbufs: &mut DbufLayer) {
+    for (key, copy) in dbufs.take_destroyed() {
+        arc.dbuf_destroyed(key, key.level() > 0, copy);
     }
 }

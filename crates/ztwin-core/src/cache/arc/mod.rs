@@ -51,17 +51,18 @@
 //!    down to `c`, so the real ARC floats a little above `c`.
 //! 3. No memory pressure: `arc_no_grow` is always false, `arc_reclaim_needed()` false,
 //!    `c` never shrinks (no `arc_shrink`, no `arc_reap`).
-//! 4. Headers carry no references: every read takes and drops its reference at once, so
-//!    every cached header is evictable, and I/O completes instantly in the ARC (no
-//!    `IO_IN_PROGRESS` state: the driver knows which reads are in flight and calls
+//! 4. References are the dbufs' only: a header a dbuf holds (`add_reference`, with its
+//!    buffer: [`Arc::dbuf_created`]) is off its evictable list until the dbuf goes
+//!    (`bufs.rs`); reads take and drop theirs at once, and I/O completes instantly in the
+//!    ARC (no `IO_IN_PROGRESS` state: the driver knows which reads are in flight and calls
 //!    [`Arc::io_wait`] for a read that finds one, the 2.2 iohit), and
 //!    `arc_prune_async()` (dnode/dentry release) is a no-op.
 //!    A demand access re-inserts the header at the head of its list (as `remove_reference`
 //!    does); a prefetch access that finds the block cached takes no reference and leaves it
 //!    in place.
-//! 5. Only ARC buffers, headers and L2-only headers (`l2_hdr_size`, see
-//!    [`crate::cache::l2arc`]) are counted in `size`: no dbuf, dnode, bonus or
-//!    decompressed copies (`overhead_size`); the dbuf cache is the caller's.
+//! 5. The consumers' memory (the dbufs' decompressed copies, `overhead_size`; dbufs,
+//!    dnodes, bonus buffers) is modelled in `bufs.rs`, with its own simplifications; the
+//!    dbuf cache itself is the caller's.
 //! 6. `uncacheable` reads (primarycache excludes the block): 0.8/2.1 apply the normal
 //!    transitions and counters and then destroy the header outright (the dbuf release calls
 //!    `arc_freed()`), so no ghost is left; 2.2 puts a new block in UNCACHED: a demand read
@@ -100,6 +101,7 @@
 //!   (multiplier uncapped), `zfs_arc_meta_adjust_restarts` 4096, `zfs_arc_meta_strategy`
 //!   balanced, `zfs_arc_min_prefetch_ms` 1000, ARC_MINTIME 62 ms (hz >> 4 at HZ=1000).
 
+mod bufs;
 mod l2;
 mod l2index;
 #[cfg(test)]
@@ -109,10 +111,11 @@ mod slab;
 mod tests;
 
 use slab::{
-    list_index, Header, Slab, State, F2_PREDICTIVE, F_INDIRECT, F_L2, F_LCOPY, F_META, F_PREFETCH, F_SKIPWIN,
-    NIL,
+    list_index, Header, Slab, State, F2_HELD, F2_PREDICTIVE, F_INDIRECT, F_L2, F_LCOPY, F_META, F_PREFETCH,
+    F_SKIPWIN, NIL,
 };
 
+pub use bufs::{dbuf_copy_bytes, struct_sizes, ABD_SCATTER_MIN_SIZE};
 pub use l2index::L2KeySpace;
 
 use crate::config::{ArcTunables, ZfsRelease};
@@ -273,6 +276,14 @@ pub struct ArcStats {
     pub data_size: u64,
     pub metadata_size: u64,
     pub hdr_size: u64,
+    /// Separate (decompressed) buffers of dbufs, counted in data_size / metadata_size too.
+    pub overhead_size: u64,
+    /// sizeof (dmu_buf_impl_t) per live dbuf.
+    pub dbuf_size: u64,
+    /// sizeof (dnode_t) per dnode alive.
+    pub dnode_size: u64,
+    /// Bonus buffers of the dnodes alive.
+    pub bonus_size: u64,
     pub compressed_size: u64,
     pub uncompressed_size: u64,
     pub mru_size: u64,
@@ -461,6 +472,8 @@ pub struct Arc {
     data_size: u64,
     metadata_size: u64,
     uncompressed_size: u64,
+    /// What dbufs, dnodes and bonus buffers hold (`bufs.rs`).
+    consumers: bufs::Consumers,
     st: ArcStats,
     /// The cache device, if any.
     l2: Option<Box<l2::L2>>,
@@ -512,6 +525,7 @@ impl Arc {
             data_size: 0,
             metadata_size: 0,
             uncompressed_size: 0,
+            consumers: bufs::Consumers::new(params.release),
             st: ArcStats::default(),
             l2: None,
             arc_warm: false,
@@ -531,9 +545,10 @@ impl Arc {
         self.release == ZfsRelease::V2_2
     }
 
-    /// arcstat size: data + metadata + headers + L2-only headers.
+    /// arcstat size: data + metadata + headers + L2-only headers, and what consumers
+    /// hold (their buffers' copies, dbufs, dnodes, bonus buffers: `bufs.rs`).
     pub fn size(&self) -> u64 {
-        self.data_size + self.metadata_size + self.hdr_size() + self.l2_hdr_size()
+        self.data_size + self.metadata_size + self.hdr_size() + self.l2_hdr_size() + self.consumers.size()
     }
 
     /// arc_c, the target size.
@@ -545,9 +560,15 @@ impl Arc {
         self.slab.len() as u64 * self.hdr_full
     }
 
-    /// arc_meta_used (0.8/2.1): everything but data.
+    /// arc_meta_used (0.8/2.1): everything but data (the headers' data buffers and the
+    /// dbufs' copies of data blocks).
     fn meta_used(&self) -> u64 {
-        self.size() - self.data_size
+        self.size() - self.data_size - self.consumers.overhead()[0]
+    }
+
+    /// A state's arcs_size (evictable, held, and the held headers' copies).
+    fn ssize(&self, s: State) -> u64 {
+        self.state_size(s, T_DATA) + self.state_size(s, T_META)
     }
 
     fn lbytes(&self, s: State, meta: bool) -> u64 {
@@ -575,16 +596,21 @@ impl Arc {
         s.c = self.c;
         s.c_min = self.c_min;
         s.c_max = self.c_max;
-        s.data_size = self.data_size;
-        s.metadata_size = self.metadata_size;
-        s.hdr_size = self.hdr_size();
+        let [od, om] = self.consumers.overhead();
+        s.data_size = self.data_size + od;
+        s.metadata_size = self.metadata_size + om;
+        s.overhead_size = od + om;
+        s.dbuf_size = self.consumers.dbuf_size();
+        s.dnode_size = self.consumers.dnode_size();
+        s.bonus_size = self.consumers.bonus_size();
+        s.hdr_size = self.hdr_size() + self.consumers.buf_hdrs();
         s.compressed_size = self.data_size + self.metadata_size;
         s.uncompressed_size = self.uncompressed_size;
-        s.mru_data = self.lbytes(State::Mru, T_DATA);
-        s.mru_metadata = self.lbytes(State::Mru, T_META);
+        s.mru_data = self.state_size(State::Mru, T_DATA);
+        s.mru_metadata = self.state_size(State::Mru, T_META);
         s.mru_size = s.mru_data + s.mru_metadata;
-        s.mfu_data = self.lbytes(State::Mfu, T_DATA);
-        s.mfu_metadata = self.lbytes(State::Mfu, T_META);
+        s.mfu_data = self.state_size(State::Mfu, T_DATA);
+        s.mfu_metadata = self.state_size(State::Mfu, T_META);
         s.mfu_size = s.mfu_data + s.mfu_metadata;
         s.mru_ghost_size = self.sbytes(State::MruGhost);
         s.mfu_ghost_size = self.sbytes(State::MfuGhost);
@@ -592,7 +618,7 @@ impl Arc {
             s.meta = self.meta;
             s.pd = self.pd;
             s.pm = self.pm;
-            s.uncached_size = self.sbytes(State::Uncached);
+            s.uncached_size = self.ssize(State::Uncached);
         } else {
             s.p = self.p;
             s.arc_meta_used = self.meta_used();
@@ -610,7 +636,12 @@ impl Arc {
     fn enter(&mut self, i: u32, to: State) {
         let h = &mut self.slab.hdrs[i as usize];
         let was_live = h.state.is_live();
+        let from = h.state;
         h.state = to;
+        if h.flags2 & F2_HELD != 0 {
+            self.held_moves(i, from);
+        }
+        let h = &mut self.slab.hdrs[i as usize];
         let (meta, asize, lsize) = (h.is_meta(), h.asize() as u64, h.lsize as u64);
         let now_live = to.is_live();
         if was_live != now_live {
@@ -630,6 +661,13 @@ impl Arc {
     /// its L2 copy becomes unreachable.
     fn destroy(&mut self, i: u32) {
         let h = self.slab.hdrs[i as usize];
+        if h.flags2 & F2_HELD != 0 {
+            // The model destroyed a header a dbuf holds (simplification 4): the copy stays.
+            let from = h.state;
+            self.slab.hdrs[i as usize].state = State::Free;
+            self.held_moves(i, from);
+            self.slab.hdrs[i as usize].state = from;
+        }
         if h.flags & F_L2 != 0 {
             self.l2_destroy_hdr(h.l2seq);
         }
@@ -922,7 +960,7 @@ impl Arc {
             self.adapt_08(bytes, None);
             // arc_get_data_impl: anonymous data outgrowing arc_p while below c grows p.
             let size_after = self.size() + bytes;
-            let mru_anon = self.sbytes(State::Mru) + bytes;
+            let mru_anon = self.ssize(State::Mru) + bytes;
             if size_after < self.c
                 && mru_anon > self.p
                 && (self.release == ZfsRelease::V0_8 || self.p < self.c >> 1)
@@ -1467,13 +1505,13 @@ impl Arc {
             self.adjust_meta_balanced(ameta, now);
         }
         let c = self.c as i64;
-        let target = (asize - c).min(self.sbytes(State::Mru) as i64 + ameta as i64 - self.p as i64);
+        let target = (asize - c).min(self.ssize(State::Mru) as i64 + ameta as i64 - self.p as i64);
         self.adjust_state_08(State::Mru, target, ameta, now);
         let asize = self.size() as i64;
         let ameta = self.meta_used();
         self.adjust_state_08(State::Mfu, asize - c, ameta, now);
         // Ghosts: mru + mru_ghost <= c, mru_ghost + mfu_ghost <= c.
-        let target = self.sbytes(State::Mru) as i64 + self.sbytes(State::MruGhost) as i64 - c;
+        let target = self.ssize(State::Mru) as i64 + self.sbytes(State::MruGhost) as i64 - c;
         let b = self.evict_impl(State::MruGhost, T_DATA, target, now);
         self.evict_impl(State::MruGhost, T_META, target - b as i64, now);
         let target = self.sbytes(State::MruGhost) as i64 + self.sbytes(State::MfuGhost) as i64 - c;
@@ -1483,10 +1521,10 @@ impl Arc {
 
     /// 2.2 arc_evict.
     fn evict_22(&mut self, now: Nanos) {
-        let mut mrud = self.lbytes(State::Mru, T_DATA) as i64;
-        let mut mrum = self.lbytes(State::Mru, T_META) as i64;
-        let mut mfud = self.lbytes(State::Mfu, T_DATA) as i64;
-        let mut mfum = self.lbytes(State::Mfu, T_META) as i64;
+        let mut mrud = self.state_size(State::Mru, T_DATA) as i64;
+        let mut mrum = self.state_size(State::Mru, T_META) as i64;
+        let mut mfud = self.state_size(State::Mfu, T_DATA) as i64;
+        let mut mfum = self.state_size(State::Mfu, T_META) as i64;
         let m = mrum + mfum;
         let t = mrud + mfud + m;
         let [grd, grm, gfd, gfm] = self.ghost_hit_bytes;

@@ -63,6 +63,18 @@ pub(crate) const F_SKIPWIN: u8 = 64;
 pub(crate) const F2_PREDICTIVE: u8 = 1;
 /// Second flag byte (simulator only): the header lies in its list's [`L2Run`].
 pub(crate) const F2_L2RUN: u8 = 2;
+/// Second flag byte: a dbuf holds a buffer of this block (b_refcnt > 0, `add_reference`):
+/// the header is off its state's evictable list and on the state's held list
+/// ([`HELD_LISTS`]), still counted in the state's size (see `bufs.rs`).
+pub(crate) const F2_HELD: u8 = 4;
+/// Second flag byte: with F2_HELD, the dbuf's buffer is a separate lsize copy (not shared
+/// with the header's `b_pabd`).
+pub(crate) const F2_COPY: u8 = 8;
+
+/// Offset of the held lists in [`Slab::lists`]: list `l` of a held header is
+/// `HELD_LISTS + l`. Eviction and the L2 feed walk only the first `HELD_LISTS` (the
+/// evictable `arcs_list` of each state and type).
+pub(crate) const HELD_LISTS: usize = NSTATES * 2;
 
 const _: () = assert!(std::mem::size_of::<Header>() == 40);
 
@@ -101,9 +113,10 @@ impl Header {
     pub(crate) fn is_meta(&self) -> bool {
         self.flags & F_META != 0
     }
-    /// List index: state * 2 + type.
+    /// List index: state * 2 + type, past [`HELD_LISTS`] while a dbuf holds the block.
     pub(crate) fn list(&self) -> usize {
-        list_index(self.state, self.is_meta())
+        let held = if self.flags2 & F2_HELD != 0 { HELD_LISTS } else { 0 };
+        list_index(self.state, self.is_meta()) + held
     }
     /// Bytes this header contributes to its state's size.
     pub(crate) fn state_bytes(&self) -> u64 {
@@ -185,12 +198,14 @@ pub(crate) struct Slab {
     free: u32,
     /// Block key -> slot.
     table: KeyTable,
-    pub lists: [List; NSTATES * 2],
+    /// The evictable lists, then the held lists ([`HELD_LISTS`]).
+    pub lists: [List; HELD_LISTS * 2],
     /// Per list: the protected tail window the last eviction scan passed (see
-    /// [`SkipWindow`]).
-    pub skip: [SkipWindow; NSTATES * 2],
-    /// Per list: the tail run the L2 feed passes without writing (see [`L2Run`]).
-    pub l2run: [L2Run; NSTATES * 2],
+    /// [`SkipWindow`]; never set on a held list).
+    pub skip: [SkipWindow; HELD_LISTS * 2],
+    /// Per list: the tail run the L2 feed passes without writing (see [`L2Run`]; never
+    /// set on a held list).
+    pub l2run: [L2Run; HELD_LISTS * 2],
 }
 
 impl Slab {
@@ -199,9 +214,9 @@ impl Slab {
             hdrs: Vec::new(),
             free: NIL,
             table: Default::default(),
-            lists: [List::default(); NSTATES * 2],
-            skip: [SkipWindow::default(); NSTATES * 2],
-            l2run: [L2Run::default(); NSTATES * 2],
+            lists: [List::default(); HELD_LISTS * 2],
+            skip: [SkipWindow::default(); HELD_LISTS * 2],
+            l2run: [L2Run::default(); HELD_LISTS * 2],
         }
     }
 

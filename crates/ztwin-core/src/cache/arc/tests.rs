@@ -1,4 +1,4 @@
-use super::slab::{F2_L2RUN, F_L2CACHE};
+use super::slab::{F2_COPY, F2_HELD, F2_L2RUN, F_L2CACHE, HELD_LISTS};
 use super::*;
 use crate::sim::time::MS;
 use proptest::prelude::*;
@@ -41,9 +41,39 @@ fn first_in(a: &Arc, state: State, keys: impl Iterator<Item = u64>) -> Option<u6
 /// Sum of state sizes plus headers, recomputed from the lists.
 pub(super) fn check_invariants(a: &Arc) {
     let s = a.stats();
-    assert_eq!(s.size, s.data_size + s.metadata_size + s.hdr_size + s.l2_hdr_size);
-    assert_eq!(s.data_size + s.metadata_size, s.mru_size + s.mfu_size + s.uncached_size);
-    assert_eq!(s.hdr_size, a.headers() as u64 * hdr_full_size(a.release));
+    assert_eq!(
+        s.size,
+        s.data_size
+            + s.metadata_size
+            + s.hdr_size
+            + s.l2_hdr_size
+            + s.dbuf_size
+            + s.dnode_size
+            + s.bonus_size
+    );
+    // Live states hold the headers' buffers and the held headers' copies; the rest of
+    // the copies are anonymous (or the open files' dnode blocks).
+    let held_copies: u64 = a.consumers.held.iter().sum();
+    assert_eq!(
+        s.data_size + s.metadata_size,
+        s.mru_size + s.mfu_size + s.uncached_size + (s.overhead_size - held_copies)
+    );
+    assert_eq!(s.hdr_size, a.headers() as u64 * hdr_full_size(a.release) + a.consumers.buf_hdrs());
+    // Held headers are exactly those on the held lists, and their copies sum up.
+    let mut copies = [0u64; HELD_LISTS];
+    for (li, l) in a.slab.lists.iter().enumerate() {
+        let mut cur = l.head;
+        while cur != NIL {
+            let h = &a.slab.hdrs[cur as usize];
+            assert_eq!(h.flags2 & F2_HELD != 0, li >= HELD_LISTS, "list {li}: held flag");
+            assert!(h.flags2 & F2_COPY == 0 || h.flags2 & F2_HELD != 0);
+            if h.flags2 & F2_COPY != 0 {
+                copies[li - HELD_LISTS] += u64::from(h.lsize);
+            }
+            cur = h.next;
+        }
+    }
+    assert_eq!(copies, a.consumers.held);
     assert_eq!(
         s.hits + s.misses,
         s.demand_data_hits
@@ -682,5 +712,150 @@ fn demand_hits_after_predictive_prefetch() {
             a.access(k(i), data(16384, 16384), DEMAND, 4 * t);
         }
         assert_eq!(a.stats().demand_hit_predictive_prefetch, 1, "{rel:?}");
+    }
+}
+
+// ---- consumers: dbufs' buffers, dbufs, dnodes (bufs.rs) -----------------------------
+
+#[test]
+fn a_hot_dbuf_doubles_a_compressed_blocks_footprint_and_pins_it() {
+    // 2.2: a 128K indirect block stored at 44K. Cached alone it costs its psize and a
+    // header; a dbuf holding it adds its decompressed 128K copy (metadata_size and
+    // overhead_size), an arc_buf_t (hdr_size) and a dmu_buf_impl_t (dbuf_size).
+    let mut a = Arc::new(&params(ZfsRelease::V2_2, 4 * GIB, 256 * MIB));
+    let (d, _, b) = struct_sizes(ZfsRelease::V2_2);
+    let key = BlockKey::new(1, 1, 0);
+    let info = meta(128 << 10, 44 << 10);
+    a.read(key, info, DEMAND, 0);
+    let before = a.stats();
+    assert_eq!(before.metadata_size, 44 << 10);
+    let copy = dbuf_copy_bytes(128 << 10, 44 << 10, true, true);
+    assert_eq!(copy, 128 << 10);
+    a.dbuf_created(key, true, copy, 0);
+    let s = a.stats();
+    assert_eq!(s.metadata_size, (44 + 128) << 10);
+    assert_eq!(s.overhead_size, 128 << 10);
+    assert_eq!(s.compressed_size, before.compressed_size, "compressed_size tracks b_pabd only");
+    assert_eq!(s.size - before.size, (128 << 10) + d + b);
+    assert_eq!(s.dbuf_size, d);
+    assert_eq!(s.mfu_size + s.mru_size, (44 + 128) << 10, "the copy is in its state's size");
+    check_invariants(&a);
+    // Fill the ARC far past c with data: the held block stays.
+    for i in 0..40_000u64 {
+        a.read(BlockKey::new(2, 0, i), data(16384, 16384), DEMAND, (i + 1) * MS);
+    }
+    assert!(a.contains(key), "a header a dbuf holds is not evictable");
+    assert!(a.stats().size <= a.c() + (128 << 10));
+    check_invariants(&a);
+    // Once the dbuf goes, the copy is freed and the header can be evicted like any other.
+    a.dbuf_destroyed(key, true, copy);
+    let s = a.stats();
+    assert_eq!((s.overhead_size, s.dbuf_size), (0, 0));
+    check_invariants(&a);
+    let i = a.slab.find(key.0).expect("still cached");
+    let h = a.slab.hdrs[i as usize];
+    assert!(h.flags2 & (F2_HELD | F2_COPY) == 0 && h.list() < HELD_LISTS, "back on its evictable list");
+    assert_eq!(a.slab.lists[h.list()].head, i, "at its head (remove_reference)");
+}
+
+#[test]
+fn a_dbuf_shares_only_a_linear_uncompressed_buffer() {
+    // Scatter ABDs (Linux default) from 1536 bytes: a 16K block is held twice even
+    // uncompressed; a 1K uncompressed block is shared; compressed is never shared.
+    assert_eq!(dbuf_copy_bytes(16384, 16384, true, true), 16384);
+    assert_eq!(dbuf_copy_bytes(1024, 1024, true, true), 0);
+    assert_eq!(dbuf_copy_bytes(1536, 1536, true, true), 1536);
+    assert_eq!(dbuf_copy_bytes(16384, 16384, true, false), 0, "linear ABDs share");
+    assert_eq!(dbuf_copy_bytes(16384, 8192, true, false), 16384, "a compressed header never shares");
+    assert_eq!(dbuf_copy_bytes(16384, 8192, false, false), 0, "uncompressed ARC, linear: shared");
+    assert_eq!(dbuf_copy_bytes(16384, 0, true, false), 16384, "a hole is an anonymous buffer");
+}
+
+#[test]
+fn open_files_hold_dnodes_bonus_buffers_and_dnode_blocks() {
+    let mut a = Arc::new(&params(ZfsRelease::V0_8, 4 * GIB, 256 * MIB));
+    let (d, n, b) = struct_sizes(ZfsRelease::V0_8);
+    a.set_open_files(33, 0);
+    let s = a.stats();
+    assert_eq!(s.dnode_size, 33 * n);
+    assert_eq!(s.bonus_size, 33 * 320);
+    // 33 bonus dbufs and two 16K dnode blocks' dbufs with their copies.
+    assert_eq!(s.dbuf_size, 35 * d);
+    assert_eq!(s.overhead_size, 2 * 16384);
+    assert_eq!(s.metadata_size, 2 * 16384);
+    assert_eq!(s.size, 33 * n + 33 * 320 + 35 * d + 2 * 16384 + 2 * b);
+    // 0.8: all of it is arc_meta_used.
+    assert_eq!(s.arc_meta_used, s.size);
+    check_invariants(&a);
+}
+
+#[derive(Debug, Clone)]
+enum COp {
+    Read(Op),
+    Hold(u64),
+    Drop(usize),
+}
+
+fn cop() -> impl Strategy<Value = COp> {
+    prop_oneof![
+        6 => op().prop_map(COp::Read),
+        2 => (0u64..3000).prop_map(COp::Hold),
+        2 => (0usize..64).prop_map(COp::Drop),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Reads with dbufs taken and dropped in between: the accounting invariants hold,
+    /// held headers stay cached, and dropping every dbuf leaves no copy and no held header.
+    #[test]
+    fn consumers_keep_the_accounting(rel in release(), ops in prop::collection::vec(cop(), 1..3000)) {
+        let mut p = params(rel, GIB, 0);
+        p.tunables.zfs_arc_max = 64 * MIB;
+        p.tunables.zfs_arc_min = 32 * MIB;
+        let mut a = Arc::new(&p);
+        let mut live: Vec<(BlockKey, bool, u32)> = Vec::new();
+        let mut t = 0;
+        for o in &ops {
+            match o {
+                COp::Read(o) => {
+                    t += o.dt_ms * MS;
+                    let key = BlockKey::new(3, o.meta as u8, o.key);
+                    // A held block is read too (arc_buf_access on a held header), never as
+                    // uncacheable (its dbuf would be destroyed first).
+                    let held = live.iter().any(|l| l.0 == key);
+                    let info = if o.meta { meta(16384, 4096 * o.psize_sectors) } else { data(65536, 16384 * o.psize_sectors) };
+                    a.read(key, info, ReadFlags { prefetch: o.prefetch, uncacheable: o.uncacheable && !held }, t);
+                }
+                COp::Hold(kk) => {
+                    let key = BlockKey::new(3, 0, *kk);
+                    if live.iter().any(|l| l.0 == key) { continue; }
+                    let info = data(65536, 16384 * (1 + (*kk % 4) as u32));
+                    a.read(key, info, DEMAND, t);
+                    let copy = dbuf_copy_bytes(info.lsize, info.psize, true, true);
+                    a.dbuf_created(key, false, copy, t);
+                    prop_assert!(a.contains(key));
+                    live.push((key, false, copy));
+                }
+                COp::Drop(j) => {
+                    if !live.is_empty() {
+                        let (key, m, copy) = live.swap_remove(j % live.len());
+                        a.dbuf_destroyed(key, m, copy);
+                    }
+                }
+            }
+            for l in &live {
+                prop_assert!(a.contains(l.0), "held header evicted");
+            }
+        }
+        check_invariants(&a);
+        for (key, m, copy) in live.drain(..) {
+            a.dbuf_destroyed(key, m, copy);
+        }
+        check_invariants(&a);
+        let s = a.stats();
+        prop_assert_eq!((s.overhead_size, s.dbuf_size), (0, 0));
+        prop_assert!(a.slab.lists[HELD_LISTS..].iter().all(|l| l.count == 0));
     }
 }

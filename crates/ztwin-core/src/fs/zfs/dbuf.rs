@@ -20,12 +20,19 @@
 //! type kept in the separate metadata dbuf cache (`dbuf_include_in_metadata_cache`), so
 //! they share this one. An uncacheable dbuf (primarycache) is destroyed on release.
 //!
+//! Each dbuf holds its block's buffer in the ARC: a separate lsize copy unless it shares
+//! the header's linear uncompressed buffer (`cache::arc::dbuf_copy_bytes`). The layer
+//! records each dbuf's copy; the driver tells the ARC of every creation
+//! (`Arc::dbuf_created`) and, through [`DbufLayer::take_destroyed`], of every destruction
+//! (`Arc::dbuf_destroyed`), which is where the ARC counts the copies (`overhead_size`) and
+//! keeps the held headers off its evictable lists.
+//!
 //! Simplifications: 1. the cache is trimmed to its target at once (the real eviction
 //! thread works between a 10% low and high water mark around it); 2. one exact LRU, not a
-//! multilist with random sublists; 3. the decompressed copies' memory is not charged to
-//! the ARC (arcstats `overhead_size`); 4. the ARC model has no reference counts, so it may
-//! evict the header of a block a dbuf still holds (the real ARC cannot); the dbuf keeps
-//! serving its data and the driver then skips the ARC access.
+//! multilist with random sublists; 3. (none: the copies are charged to the ARC); 4. a
+//! header the model destroyed or evicted before the dbuf took it (the real ARC holds it
+//! from the read) leaves the dbuf serving its data, and the driver then skips the ARC
+//! access.
 
 use crate::cache::arc::BlockKey;
 use crate::sim::small_map::SmallMap;
@@ -43,6 +50,8 @@ struct Dbuf {
     /// Logical size (db.db_size), bytes.
     size: u32,
     cacheable: bool,
+    /// Bytes of the separate buffer the dbuf holds in the ARC (0: shared).
+    copy: u32,
     /// LRU links while in the dbuf cache (holds == 0).
     prev: u32,
     next: u32,
@@ -59,6 +68,8 @@ pub struct DbufLayer {
     head: u32,
     tail: u32,
     cache_bytes: u64,
+    /// Dbufs destroyed since the driver last took them: (key, copy bytes).
+    destroyed: Vec<(BlockKey, u32)>,
     /// Holds of existing dbufs (each an arc_buf_access, or a wait on a read in flight).
     pub hits: u64,
     /// dbufs created (each followed by an arc_read).
@@ -91,6 +102,12 @@ impl DbufLayer {
         self.index.is_empty()
     }
 
+    /// The dbufs destroyed since the last call, with their copies' bytes, for the ARC
+    /// (`Arc::dbuf_destroyed`); the list is emptied, its memory kept.
+    pub fn take_destroyed(&mut self) -> std::vec::Drain<'_, (BlockKey, u32)> {
+        self.destroyed.drain(..)
+    }
+
     /// A reader holds the existing dbuf `key` (taking it out of the dbuf cache).
     pub fn hold_existing(&mut self, key: BlockKey) {
         let i = self.index.get(key.0).expect("dbuf: held key exists");
@@ -98,15 +115,15 @@ impl DbufLayer {
         self.add_hold(i);
     }
 
-    /// Creates the dbuf `key` held by a reader; its parent (if any, and it must exist)
-    /// gains a hold from it.
-    pub fn create(&mut self, key: BlockKey, parent: Option<BlockKey>, size: u32, cacheable: bool) {
+    /// Creates the dbuf `key` held by a reader, holding a separate buffer of `copy` bytes;
+    /// its parent (if any, and it must exist) gains a hold from it.
+    pub fn create(&mut self, key: BlockKey, parent: Option<BlockKey>, size: u32, cacheable: bool, copy: u32) {
         debug_assert!(!self.exists(key));
         if let Some(p) = parent {
             let pi = self.index.get(p.0).expect("dbuf: parent exists");
             self.add_hold(pi);
         }
-        let d = Dbuf { key, holds: 1, size, cacheable, prev: NIL, next: NIL, in_cache: false };
+        let d = Dbuf { key, holds: 1, size, cacheable, copy, prev: NIL, next: NIL, in_cache: false };
         let i = match self.free.pop() {
             Some(i) => {
                 self.slab[i as usize] = d;
@@ -162,6 +179,7 @@ impl DbufLayer {
 
     fn destroy(&mut self, i: u32, parent_of: &impl Fn(BlockKey) -> Option<BlockKey>) {
         let key = self.slab[i as usize].key;
+        self.destroyed.push((key, self.slab[i as usize].copy));
         self.index.remove(key.0);
         self.free.push(i);
         if let Some(p) = parent_of(key) {
@@ -225,7 +243,7 @@ mod tests {
             d.hold_existing(chain[j]);
         }
         for l in (0..j).rev() {
-            d.create(chain[l], parent(chain[l]), 100, true);
+            d.create(chain[l], parent(chain[l]), 100, true, 0);
         }
         // The reader's transient holds on the parents are dropped once the child holds them.
         if j < 3 && j > 0 {
@@ -265,9 +283,9 @@ mod tests {
     #[test]
     fn uncacheable_dbufs_are_destroyed_on_release() {
         let mut d = DbufLayer::new();
-        d.create(BlockKey::new(1, 2, 0), None, 100, true);
-        d.create(BlockKey::new(1, 1, 0), parent(BlockKey::new(1, 1, 0)), 100, true);
-        d.create(BlockKey::new(1, 0, 0), parent(BlockKey::new(1, 0, 0)), 100, false);
+        d.create(BlockKey::new(1, 2, 0), None, 100, true, 0);
+        d.create(BlockKey::new(1, 1, 0), parent(BlockKey::new(1, 1, 0)), 100, true, 0);
+        d.create(BlockKey::new(1, 0, 0), parent(BlockKey::new(1, 0, 0)), 100, false, 0);
         d.release(BlockKey::new(1, 2, 0), 1000, parent);
         d.release(BlockKey::new(1, 1, 0), 1000, parent);
         d.release(BlockKey::new(1, 0, 0), 1000, parent);

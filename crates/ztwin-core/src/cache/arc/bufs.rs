@@ -1,0 +1,239 @@
+//! What the ARC's consumers hold: the buffers of live dbufs, the dbufs themselves, dnodes
+//! and bonus buffers, as arcstats counts them (`overhead_size`, `dbuf_size`, `dnode_size`,
+//! `bonus_size`, and their share of `size`, `data_size`, `metadata_size`, `hdr_size`).
+//!
+//! # Mechanism (arc.c, dbuf.c, abd.c at zfs-0.7.5, zfs-0.8.6, zfs-2.2.11)
+//!
+//! - A dbuf reads its block through `arc_read(..., dbuf_read_done, ...)` without a raw
+//!   flag, so it always gets an uncompressed (lsize) `arc_buf_t` (`arc_buf_alloc_impl`,
+//!   on the miss in `arc_read_done`, on a hit in `arc_read`). The buffer shares the
+//!   header's `b_pabd` only when `arc_can_share` holds: the header is uncompressed (the
+//!   block was stored without compression, or `zfs_compressed_arc_enabled` = 0) *and*
+//!   `b_pabd` is one linear buffer. On Linux `b_pabd` is a scatter ABD from
+//!   `zfs_abd_scatter_min_size` (1536 bytes, abd.c@0.8.6 `abd_alloc`, abd_os.c@2.2.11
+//!   `abd_size_alloc_linear`; 0.7.5: above a page) unless `zfs_abd_scatter_enabled` = 0. So
+//!   every 16K or 128K block a dbuf holds is in memory twice: the header's copy (psize
+//!   compressed, or lsize) and the dbuf's lsize copy.
+//! - The separate copy is allocated by `arc_get_data_buf` (`arc_get_data_impl`: an
+//!   allocation, which may wake eviction) and counted in `size`, in `data_size` or
+//!   `metadata_size` by the header's type, in `overhead_size`, in the state's size (not
+//!   its evictable size), and in `arc_meta_used` when metadata (0.7/0.8); not in
+//!   `compressed_size` or `uncompressed_size`. The `arc_buf_t` itself is counted in
+//!   `hdr_size` (`buf_cons`; estimated 80 bytes in 0.7/0.8, 32 in 2.2, from the struct).
+//! - The buffer takes a reference on the header (`add_reference`), which takes the header
+//!   off its state's evictable list: a header a dbuf holds is not evictable. A dbuf in the
+//!   dbuf cache keeps its buffer ("not eligible for arc eviction until they are aged out of
+//!   the cache", dbuf.c), and every dbuf holds its parent, so an indirect block stays
+//!   pinned, with its decompressed copy, while any of its children has a dbuf.
+//!   `dbuf_destroy` → `arc_buf_destroy` frees the copy and drops the reference; the header
+//!   goes back to the head of its list (`remove_reference`).
+//! - Holes and embedded blocks are filled in memory into an anonymous buffer
+//!   (`dbuf_read_hole`, `arc_alloc_buf`): lsize counted in `size` and `data_size` /
+//!   `metadata_size` with no header in a state.
+//! - Each dbuf costs `sizeof (dmu_buf_impl_t)` of `dbuf_size` (`dbuf_create`,
+//!   `ARC_SPACE_DBUF`); each dnode_t alive `sizeof (dnode_t)` of `dnode_size`
+//!   (`ARC_SPACE_DNODE`); each dnode's bonus buffer `DN_MAX_BONUSLEN` (320 bytes with
+//!   512-byte dnodes) of `bonus_size` plus a dbuf. An open file holds its dnode, which
+//!   holds its 16K dnode block's dbuf (a metadata buffer, with its copy).
+//! - All of these count in `size` (so in the ARC's target), in `arc_meta_used` (0.8) and
+//!   none can be evicted by the ARC: they go when their holders do.
+//!
+//! Struct sizes on 64-bit Linux, non-debug, estimated from each tag's struct layout (kernel
+//! `struct mutex` 32 B, SPL kmutex 48 B, kcondvar 72 B): `dmu_buf_impl_t` 312 B (0.8.6),
+//! 376 B (2.2.11); `dnode_t` 912 B (0.8.6), 984 B (2.2.11); `arc_buf_t` 80 B (0.8.6),
+//! 32 B (2.2). 2.1 is taken as 0.8 (not computed).
+//!
+//! # Simplifications
+//!
+//! 1. One buffer per dbuf, one dbuf per block: transient extra consumers (send, scrub,
+//!    indirect prefetch callbacks) are not modelled.
+//! 2. A hole's or embedded block's anonymous buffer is counted once (0.8's `arc_hdr_alloc`
+//!    may also give such a header a `b_pabd`; not traced).
+//! 3. The dnode blocks of open files are counted by their decompressed 16K copies only
+//!    (their compressed `b_pabd` and headers are not modelled), one per 32 open files
+//!    (512-byte dnodes).
+//! 4. 2.2's `abd_chunk_waste_size` (page round-up of scatter buffers, part of `size`) is 0:
+//!    the modelled blocks are multiples of the page size.
+//! 5. If the model evicted a header before a dbuf took its buffer (the real ARC holds it
+//!    referenced from the read), the copy is counted with the anonymous buffers.
+
+use super::slab::{list_index, State, F2_COPY, F2_HELD, HELD_LISTS};
+use super::Arc;
+use crate::config::ZfsRelease;
+use crate::sim::time::Nanos;
+
+/// `zfs_abd_scatter_min_size` (0.8+): ABDs smaller than this are linear, so an
+/// uncompressed block smaller than this can share its buffer with a dbuf.
+pub const ABD_SCATTER_MIN_SIZE: u32 = 1536;
+/// `DN_MAX_BONUSLEN` with 512-byte dnodes: the bonus buffer of a dnode.
+pub const BONUS_SIZE: u64 = 320;
+/// Dnodes per 16K dnode block (512-byte dnodes, `dnodesize=legacy`).
+pub const DNODES_PER_BLOCK: u64 = 32;
+/// A dnode block's logical size (DNODE_BLOCK_SIZE, 16K).
+pub const DNODE_BLOCK_SIZE: u64 = 16 << 10;
+
+/// Estimated struct sizes of one release: (`dmu_buf_impl_t`, `dnode_t`, `arc_buf_t`).
+pub fn struct_sizes(release: ZfsRelease) -> (u64, u64, u64) {
+    match release {
+        ZfsRelease::V0_8 | ZfsRelease::V2_1 => (312, 912, 80),
+        ZfsRelease::V2_2 => (376, 984, 32),
+    }
+}
+
+/// The bytes of the separate buffer a dbuf holds for a block of `lsize` stored as `psize`
+/// (0: hole or embedded), per `arc_can_share`: 0 when it shares the header's linear
+/// uncompressed `b_pabd`.
+pub fn dbuf_copy_bytes(lsize: u32, psize: u32, compressed_arc: bool, scatter: bool) -> u32 {
+    if psize == 0 {
+        return lsize; // an anonymous buffer filled in memory
+    }
+    let header_uncompressed = psize >= lsize || !compressed_arc;
+    let linear = !scatter || lsize < ABD_SCATTER_MIN_SIZE;
+    if header_uncompressed && linear {
+        0
+    } else {
+        lsize
+    }
+}
+
+/// What consumers hold: see the module doc.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Consumers {
+    /// Separate buffer bytes of held headers, by list index of their state and type.
+    pub held: [u64; HELD_LISTS],
+    /// Separate buffer bytes with no live header: [data, metadata].
+    pub anon: [u64; 2],
+    /// Live dbufs (each with one arc_buf_t).
+    pub dbufs: u64,
+    /// Open files (dnode_t + bonus buffer + bonus dbuf each).
+    pub files: u64,
+    /// sizeof (dmu_buf_impl_t), sizeof (dnode_t), sizeof (arc_buf_t).
+    pub sizes: (u64, u64, u64),
+}
+
+impl Consumers {
+    pub(crate) fn new(release: ZfsRelease) -> Self {
+        Consumers { sizes: struct_sizes(release), ..Default::default() }
+    }
+
+    /// Dnode blocks held by the open files.
+    fn dnode_blocks(&self) -> u64 {
+        self.files.div_ceil(DNODES_PER_BLOCK)
+    }
+
+    /// overhead_size by type: [data, metadata].
+    pub(crate) fn overhead(&self) -> [u64; 2] {
+        let mut o = self.anon;
+        for (li, b) in self.held.iter().enumerate() {
+            o[li % 2] += b;
+        }
+        o[1] += self.dnode_blocks() * DNODE_BLOCK_SIZE;
+        o
+    }
+
+    /// dbuf_size: the dbufs of blocks, of bonus buffers and of dnode blocks.
+    pub(crate) fn dbuf_size(&self) -> u64 {
+        (self.dbufs + self.files + self.dnode_blocks()) * self.sizes.0
+    }
+
+    pub(crate) fn dnode_size(&self) -> u64 {
+        self.files * self.sizes.1
+    }
+
+    pub(crate) fn bonus_size(&self) -> u64 {
+        self.files * BONUS_SIZE
+    }
+
+    /// The arc_buf_t structs, part of hdr_size.
+    pub(crate) fn buf_hdrs(&self) -> u64 {
+        (self.dbufs + self.dnode_blocks()) * self.sizes.2
+    }
+
+    /// Everything consumers add to `size`.
+    pub(crate) fn size(&self) -> u64 {
+        let [d, m] = self.overhead();
+        d + m + self.dbuf_size() + self.dnode_size() + self.bonus_size() + self.buf_hdrs()
+    }
+}
+
+impl Arc {
+    /// A dbuf of `key` was created and holds its buffer (`dbuf_create` + `arc_buf_alloc_impl`):
+    /// a separate copy of `copy` bytes ([`dbuf_copy_bytes`]) and a reference that takes the
+    /// header off its evictable list. An allocation: eviction may follow.
+    pub fn dbuf_created(&mut self, key: super::BlockKey, meta: bool, copy: u32, now: Nanos) {
+        self.consumers.dbufs += 1;
+        match self.slab.find(key.0) {
+            Some(i)
+                if self.slab.hdrs[i as usize].state.is_live()
+                    && self.slab.hdrs[i as usize].flags2 & F2_HELD == 0 =>
+            {
+                self.slab.unlink(i);
+                let h = &mut self.slab.hdrs[i as usize];
+                h.flags2 |= F2_HELD;
+                if copy > 0 {
+                    debug_assert_eq!(copy, h.lsize);
+                    h.flags2 |= F2_COPY;
+                }
+                let li = list_index(h.state, h.is_meta());
+                self.slab.push_head(i);
+                self.consumers.held[li] += u64::from(copy);
+            }
+            _ => self.consumers.anon[usize::from(meta)] += u64::from(copy),
+        }
+        if copy > 0 {
+            self.note_meta_max();
+            self.evict_if_over(now);
+        }
+    }
+
+    /// The dbuf of `key` was destroyed (`dbuf_destroy` → `arc_buf_destroy`): its copy is
+    /// freed and the header, if the dbuf held it, goes back to the head of its list.
+    pub fn dbuf_destroyed(&mut self, key: super::BlockKey, meta: bool, copy: u32) {
+        self.consumers.dbufs -= 1;
+        match self.slab.find(key.0) {
+            Some(i) if self.slab.hdrs[i as usize].flags2 & F2_HELD != 0 => {
+                self.slab.unlink(i);
+                let h = &mut self.slab.hdrs[i as usize];
+                let bytes = if h.flags2 & F2_COPY != 0 { u64::from(h.lsize) } else { 0 };
+                debug_assert_eq!(bytes, u64::from(copy));
+                h.flags2 &= !(F2_HELD | F2_COPY);
+                let li = list_index(h.state, h.is_meta());
+                self.slab.push_head(i);
+                self.consumers.held[li] -= bytes;
+            }
+            _ => self.consumers.anon[usize::from(meta)] -= u64::from(copy),
+        }
+    }
+
+    /// The number of open files (each holds its dnode_t, bonus buffer and dnode block).
+    pub fn set_open_files(&mut self, files: u64, now: Nanos) {
+        let grew = files > self.consumers.files;
+        self.consumers.files = files;
+        if grew {
+            self.evict_if_over(now);
+        }
+    }
+
+    /// Header `i` (held, already unlinked, its state already set) left state `from`: its
+    /// copy's bytes follow it to its new state; if that is not a live one (the model
+    /// destroyed or evicted it), they become anonymous and the header is no longer held.
+    pub(super) fn held_moves(&mut self, i: u32, from: State) {
+        let h = &mut self.slab.hdrs[i as usize];
+        let meta = h.is_meta();
+        let bytes = if h.flags2 & F2_COPY != 0 { u64::from(h.lsize) } else { 0 };
+        self.consumers.held[list_index(from, meta)] -= bytes;
+        if h.state.is_live() {
+            self.consumers.held[list_index(h.state, meta)] += bytes;
+        } else {
+            h.flags2 &= !(F2_HELD | F2_COPY);
+            self.consumers.anon[usize::from(meta)] += bytes;
+        }
+    }
+
+    /// arcs_size of a live state by type: its evictable list, its held list and the held
+    /// headers' separate copies.
+    pub(super) fn state_size(&self, s: State, meta: bool) -> u64 {
+        let li = list_index(s, meta);
+        self.slab.lists[li].bytes + self.slab.lists[HELD_LISTS + li].bytes + self.consumers.held[li]
+    }
+}
