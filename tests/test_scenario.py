@@ -65,6 +65,7 @@ def test_minimal_scenario_resolves_with_real_defaults():
     assert db == {
         "type": "innodb", "innodb_buffer_pool_size": 128 * MiB, "innodb_page_size": 16384,
         "innodb_old_blocks_pct": 37, "innodb_old_blocks_time_ns": 10**9, "innodb_flush_method": "fsync",
+        "server": "mysql-5.7",
     }
     w = cfg["workload"]
     assert (w["threads"], w["rand_type"], w["rand_spec_iter"], w["rand_spec_pct"], w["rand_spec_res"]) == (1, "special", 12, 1.0, 75.0)
@@ -83,7 +84,10 @@ def test_default_scenario_is_experiment_1():
     assert z["filesystem"]["recordsize"] == 16384 and z["filesystem"]["indirect_block_size"] == 16384
     assert z["filesystem"]["ashift"] == 9 and z["filesystem"]["release"] == "0.8"
     assert z["filesystem"]["arc"]["zfs_arc_max"] == GiB
-    assert z["dataset"] == {"type": "sysbench", "tables": 330, "table_size": 10_000_000, "compress_ratio": 1.28}
+    # No compress_ratio: records are stored as their generated pages compress.
+    assert z["dataset"] == {
+        "type": "sysbench", "tables": 330, "table_size": 10_000_000, "compress_ratio": None, "prepare_rand_type": "special",
+    }
     assert sc.variants["xfs"]["filesystem"] == {"type": "xfs", "device": "ebs", "block_size": 4096, "bcache": None}
     assert sc.variants["zfs-arc-meta"]["filesystem"]["arc"]["zfs_arc_max"] > 6 * GiB
 
@@ -263,6 +267,8 @@ def test_unknown_key_lists_allowed_keys_of_the_right_filesystem(load_file):
         ({"database": {"innodb_flush_method": "O_DSYNC"}}, "database.innodb_flush_method", "must be 'fsync' or 'O_DIRECT'"),
         ({"database": {"type": "postgres"}}, "database.type", "must be 'innodb'"),
         ({"dataset": {"compress_ratio": 0.5}}, "dataset.compress_ratio", "at least 1.0"),
+        ({"database": {"server": "mysql-8.0"}}, "database.server", "must be 'mysql-5.7' or 'mariadb-10.11'"),
+        ({"dataset": {"prepare_rand_type": "pareto"}}, "dataset.prepare_rand_type", "must be 'special' or 'uniform'"),
         ({"dataset": {"tables": 0}}, "dataset.tables", "greater than or equal to 1"),
         ({"dataset": {"tables": 2**24}}, "dataset.tables", "less than or equal to 16777215"),
         ({"dataset": {"table_size": 2**31}}, "dataset.table_size", "less than or equal to 2147483647"),
@@ -390,3 +396,18 @@ def test_innodb_old_blocks_time_bare_integer_is_ms():
     assert next(iter(resolve(d).values()))["database"]["innodb_old_blocks_time_ns"] == 0
     d = base(database={"innodb_old_blocks_time": "2s"})
     assert next(iter(resolve(d).values()))["database"]["innodb_old_blocks_time_ns"] == 2 * 10**9
+
+
+def test_generated_pages_need_a_modelled_compressor():
+    """Without compress_ratio the records are compressed as generated pages: lz4 and lzjb
+    are modelled on bytes, zstd is not, and the error says what to give instead."""
+    import ztwin
+
+    d = base(
+        filesystem={"type": "zfs", "vdevs": ["ebs"], "compression": "zstd", "recordsize": "16K", "ashift": 9},
+        run={"warmup": "0s", "duration": "2s"},
+    )
+    with pytest.raises(ScenarioError, match="dataset.compress_ratio: generated sysbench pages compressed with compression=zstd"):
+        ztwin.run(d)
+    d["dataset"] = {"type": "sysbench", "compress_ratio": 2.0}
+    assert ztwin.run(d).summary["variants"]["base"]["compressratio"] == pytest.approx(2.0, rel=0.05)

@@ -207,6 +207,7 @@ def _exp6() -> list[Outcome]:
 
 def _exp7() -> list[Outcome]:
     return [
+        Outcome(7, "lz4 on the tables (zfs get compressratio)", 1.01, "ratio", LAB, EXP7_SCENARIO, "zfs-300", _get("zfs-300", "compressratio")),
         Outcome(7, "ZFS at 300 IOPS: throughput", (358, 395), "queries/s", LAB, EXP7_SCENARIO, "zfs-300", _get("zfs-300", "qps")),
         Outcome(7, "ext4 at 300 IOPS: throughput", (328, 336), "queries/s", LAB, EXP7_SCENARIO, "ext4-300", _get("ext4-300", "qps")),
         Outcome(7, "ZFS at 300 IOPS: disk reads per query", (0.73, 0.75), "reads", LAB, EXP7_SCENARIO, "zfs-300", _reads_per_query("zfs-300", "disk")),
@@ -222,6 +223,8 @@ def _exp7() -> list[Outcome]:
 def _exp8() -> list[Outcome]:
     a, b = "rs16k", "rs32k"
     return [
+        Outcome(8, "recordsize 16K: lz4 compressratio", 1.02, "ratio", LAB, EXP8_SCENARIO, a, _get(a, "compressratio")),
+        Outcome(8, "recordsize 32K: lz4 compressratio", 1.21, "ratio", LAB, EXP8_SCENARIO, b, _get(b, "compressratio")),
         Outcome(8, "recordsize 16K: throughput", (47.9, 49.0), "tps", LAB, EXP8_SCENARIO, a, _get(a, "tps")),
         Outcome(8, "recordsize 32K: throughput", (58.9, 59.5), "tps", LAB, EXP8_SCENARIO, b, _get(b, "tps")),
         Outcome(8, "throughput 32K / 16K", 1.22, "ratio", LAB, EXP8_SCENARIO, b, _quotient(_get(b, "tps"), _get(a, "tps"))),
@@ -242,6 +245,7 @@ def _exp8() -> list[Outcome]:
 
 def _exp1() -> list[Outcome]:
     return [
+        Outcome(1, "lz4 on sysbench data, 16K records (compressratio)", 1.28, "ratio", EXP1, EXP1_SCENARIO, "zfs-arc-1g", _get("zfs-arc-1g", "compressratio")),
         Outcome(1, "XFS: EBS read IOPS (IO bound)", 3000, "IOPS", EXP1, EXP1_SCENARIO, "xfs", _get("xfs", "devices", "ebs", "read_iops")),
         Outcome(1, "XFS: reads per query", 1.0, "reads", EXP1, EXP1_SCENARIO, "xfs", _reads_per_query("xfs", "ebs")),
         Outcome(1, "ZFS, 1 GB ARC: EBS read IOPS (IO bound)", 3000, "IOPS", EXP1, EXP1_SCENARIO, "zfs-arc-1g", _get("zfs-arc-1g", "devices", "ebs", "read_iops")),

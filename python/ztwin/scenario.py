@@ -11,7 +11,7 @@ A scenario file has these tables (every key is checked; an unknown key is an err
     [filesystem.arc] ZFS ARC tunables named as in zfs(4)
     [filesystem.bcache] XFS/ext4 on bcache: cache_device and bcache's sysfs tunables
     [database]       type = "innodb", options named as in the MySQL manual
-    [dataset]        type = "sysbench", tables, table_size, compress_ratio
+    [dataset]        type = "sysbench", tables, table_size, prepare_rand_type, compress_ratio
     [workload]       type = "sysbench", test, threads, rand_type, ... (sysbench option names)
     [run]            warmup, duration, report_interval
     [variants.NAME]  any of the tables above, deep-merged over the base
@@ -444,6 +444,9 @@ class InnodbSpec(_Model):
         1000 * 1_000_000, description="MySQL default 1000 (ms); a bare integer is ms as in MySQL."
     )
     innodb_flush_method: Literal["fsync", "O_DIRECT"] = Field("fsync", description="MySQL default on Linux: fsync.")
+    server: Literal["mysql-5.7", "mariadb-10.11"] = Field(
+        "mysql-5.7", description="The server that wrote the pages (their bytes decide how they compress)."
+    )
 
 
 class SysbenchDatasetSpec(_Model):
@@ -452,9 +455,13 @@ class SysbenchDatasetSpec(_Model):
     type: Literal["sysbench"] = "sysbench"
     tables: PosInt = Field(1, le=2**24 - 1, description="--tables (sysbench 1.0 default 1; the core's block keys hold 24-bit object numbers).")
     table_size: PosInt = Field(10000, le=2**31 - 1, description="--table-size (sysbench 1.0 default 10000; id is a 32-bit INTEGER).")
-    compress_ratio: Ratio = Field(
-        1.0, description="Mean uncompressed/compressed ratio of the dataset's compression on this data "
-        "(per block, before sector rounding); sysbench data with lz4: 1.28."
+    prepare_rand_type: Literal["special", "uniform"] = Field(
+        "special", description="--rand-type of the prepare, which draws k (sysbench 1.0.x default: special)."
+    )
+    compress_ratio: Optional[Ratio] = Field(
+        None, description="Unset: the pages are generated as sysbench's prepare and InnoDB fill them and each "
+        "record is stored as the pool's compressor, record size and ashift decide. Set: the mean "
+        "uncompressed/compressed ratio of the compressor on other data (per block, before sector rounding)."
     )
 
 
@@ -1087,8 +1094,13 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "innodb_old_blocks_pct": db.innodb_old_blocks_pct,
             "innodb_old_blocks_time_ns": db.innodb_old_blocks_time,
             "innodb_flush_method": db.innodb_flush_method,
+            "server": db.server,
         }
-        dataset_out = {"type": "sysbench", "tables": ds.tables, "table_size": ds.table_size, "compress_ratio": float(ds.compress_ratio)}
+        dataset_out = {
+            "type": "sysbench", "tables": ds.tables, "table_size": ds.table_size,
+            "compress_ratio": None if ds.compress_ratio is None else float(ds.compress_ratio),
+            "prepare_rand_type": ds.prepare_rand_type,
+        }
         workload_out = {
             "type": "sysbench", "test": w.test, "threads": w.threads, "rand_type": w.rand_type,
             "rand_spec_iter": w.rand_spec_iter, "rand_spec_pct": float(w.rand_spec_pct),

@@ -85,11 +85,16 @@ def test_exp7_at_300_iops_the_disk_binds():
     assert z["qps"] > e["qps"]
 
 
-def test_exp8_32k_records_read_twice_the_bytes_at_the_same_iops():
+def test_exp8_32k_records_read_their_stored_bytes_at_the_same_iops():
     v = run("exp8-lab-recordsize.toml", warmup="30s", duration="60s")
     a, b = v["rs16k"]["devices"]["disk"], v["rs32k"]["devices"]["disk"]
     assert a["read_iops"] == pytest.approx(300, rel=0.01) and b["read_iops"] == pytest.approx(300, rel=0.01)
-    assert b["read_mbps"] / a["read_mbps"] == pytest.approx(2.0, rel=0.03)
+    # Each read carries one record as stored: at ashift 12 a 16K page stays 16K (lz4
+    # does not save a sector), a 32K record of two pages is stored smaller, so 32K reads
+    # carry 2 x (16K ratio) / (32K ratio) the bytes (measured: 1.66).
+    ra, rb = v["rs16k"]["compressratio"], v["rs32k"]["compressratio"]
+    assert 1.0 <= ra < 1.05 and 1.1 < rb < 1.5
+    assert b["read_mbps"] / a["read_mbps"] == pytest.approx(2.0 * ra / rb, rel=0.05)
     for name in ("rs16k", "rs32k"):
         # select_random_points: 10 values of k, each matching Poisson(1) rows.
         assert 8 <= v[name]["rows"] / v[name]["queries"] <= 12

@@ -48,8 +48,12 @@ fn variant(cache_gib: u64, with_bcache: bool) -> VariantConfig {
         block_size: 4096,
         bcache: with_bcache.then(|| bcache(0)),
     });
-    c.dataset =
-        DatasetConfig::Sysbench(SysbenchDataset { tables: 8, table_size: 2_000_000, compress_ratio: 1.0 });
+    c.dataset = DatasetConfig::Sysbench(SysbenchDataset {
+        tables: 8,
+        table_size: 2_000_000,
+        compress_ratio: Some(1.0),
+        prepare_rand_type: Default::default(),
+    });
     // Room for every non-leaf page, as experiment 1's pool has: page reads are leaf reads.
     let Some(DatabaseConfig::Innodb(db)) = &mut c.database else { unreachable!() };
     db.innodb_buffer_pool_size = 128 << 20;

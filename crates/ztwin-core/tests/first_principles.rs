@@ -13,8 +13,12 @@ fn base(fs: FsConfig, iops: f64) -> VariantConfig {
     c.devices[0].name = "ebs".into();
     c.devices[0].iops_limit = Some(iops);
     c.filesystem = fs;
-    c.dataset =
-        DatasetConfig::Sysbench(SysbenchDataset { tables: 8, table_size: 2_000_000, compress_ratio: 1.28 });
+    c.dataset = DatasetConfig::Sysbench(SysbenchDataset {
+        tables: 8,
+        table_size: 2_000_000,
+        compress_ratio: Some(1.28),
+        prepare_rand_type: Default::default(),
+    });
     c.run = RunConfig { warmup_ns: 20 * SEC, duration_ns: 30 * SEC, report_interval_ns: 10 * SEC };
     c
 }
@@ -114,7 +118,8 @@ fn zfs_with_an_arc_smaller_than_its_metadata_is_below_xfs() {
         c.dataset = DatasetConfig::Sysbench(SysbenchDataset {
             tables: 100,
             table_size: 2_000_000,
-            compress_ratio: 1.28,
+            compress_ratio: Some(1.28),
+            prepare_rand_type: Default::default(),
         });
         // Room for every non-leaf InnoDB page (100 x 24), as experiment 1's 2.5 GB pool has.
         let Some(DatabaseConfig::Innodb(db)) = &mut c.database else { unreachable!() };
@@ -182,8 +187,12 @@ fn the_records_of_one_page_are_read_in_parallel() {
 #[test]
 fn cat_warms_the_arc_and_a_restart_empties_it() {
     let mut c = base(zfs(2 << 30, 0), 3000.0);
-    c.dataset =
-        DatasetConfig::Sysbench(SysbenchDataset { tables: 2, table_size: 200_000, compress_ratio: 1.28 });
+    c.dataset = DatasetConfig::Sysbench(SysbenchDataset {
+        tables: 2,
+        table_size: 200_000,
+        compress_ratio: Some(1.28),
+        prepare_rand_type: Default::default(),
+    });
     let bench = |name: &str| {
         PhaseConfig::Workload(WorkloadPhase { name: name.into(), warmup_ns: 0, duration_ns: 10 * SEC })
     };
@@ -219,8 +228,12 @@ fn cat_warms_the_arc_and_a_restart_empties_it() {
 #[test]
 fn an_l2arc_serving_a_share_f_of_reads_multiplies_qps_by_one_over_one_minus_f() {
     let mut without = base(zfs(256 << 20, 0), 3000.0);
-    without.dataset =
-        DatasetConfig::Sysbench(SysbenchDataset { tables: 8, table_size: 1_000_000, compress_ratio: 1.28 });
+    without.dataset = DatasetConfig::Sysbench(SysbenchDataset {
+        tables: 8,
+        table_size: 1_000_000,
+        compress_ratio: Some(1.28),
+        prepare_rand_type: Default::default(),
+    });
     let mut with = without.clone();
     let mut nvme = with.devices[0].clone();
     nvme.name = "nvme".into();

@@ -48,8 +48,12 @@ fn config(fs: FsConfig, duration_s: u64) -> VariantConfig {
     c.filesystem = fs;
     let Some(DatabaseConfig::Innodb(db)) = &mut c.database else { unreachable!() };
     db.innodb_buffer_pool_size = 8 << 20;
-    c.dataset =
-        DatasetConfig::Sysbench(SysbenchDataset { tables: 4, table_size: 1_000_000, compress_ratio: 1.28 });
+    c.dataset = DatasetConfig::Sysbench(SysbenchDataset {
+        tables: 4,
+        table_size: 1_000_000,
+        compress_ratio: None,
+        prepare_rand_type: Default::default(),
+    });
     let WorkloadConfig::Sysbench(w) = &mut c.workload else { unreachable!() };
     w.threads = 16;
     // Caches fill during the warm-up; one report row whatever the duration.

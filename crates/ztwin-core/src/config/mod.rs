@@ -589,6 +589,32 @@ pub struct InnodbConfig {
     pub innodb_old_blocks_time_ns: u64,
     /// innodb_flush_method ("O_DIRECT" or "fsync").
     pub innodb_flush_method: String,
+    /// The server that wrote the pages (their bytes: see `db::innodb::page_image`).
+    #[serde(default)]
+    pub server: InnodbServer,
+}
+
+/// The server behind `[database] type = "innodb"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InnodbServer {
+    /// MySQL 5.7 (and Percona Server 5.7).
+    #[default]
+    #[serde(rename = "mysql-5.7")]
+    Mysql57,
+    /// MariaDB 10.11.
+    #[serde(rename = "mariadb-10.11")]
+    Mariadb1011,
+}
+
+/// `--rand-type` when `sysbench prepare` drew k.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrepareRandType {
+    /// sysbench 1.0.x's default.
+    #[default]
+    Special,
+    /// --rand-type=uniform.
+    Uniform,
 }
 
 /// The stored data.
@@ -629,8 +655,15 @@ pub struct SysbenchDataset {
     /// --table-size (rows per table)
     pub table_size: u64,
     /// Mean ratio (uncompressed / compressed) the dataset's compression achieves on this
-    /// data, per block, before rounding to sectors (sysbench data with lz4: 1.28).
-    pub compress_ratio: f64,
+    /// data, per block, before rounding to sectors: for data other than sysbench's (a
+    /// measured `zfs get compressratio`). None: the pages are generated as prepare leaves
+    /// them and each record's stored size follows from its bytes
+    /// (`db::innodb::ibd_records`).
+    #[serde(default)]
+    pub compress_ratio: Option<f64>,
+    /// --rand-type of the prepare (k's distribution in the rows).
+    #[serde(default)]
+    pub prepare_rand_type: PrepareRandType,
 }
 
 /// The load.
@@ -1268,7 +1301,7 @@ fn validate_sysbench(w: &SysbenchWorkload, ds: &SysbenchDataset) -> Result<()> {
         "must be 1 to 2147483647 (sysbench's id is a 32-bit INTEGER)",
     )?;
     ensure(
-        ds.compress_ratio >= 1.0 && ds.compress_ratio.is_finite(),
+        ds.compress_ratio.is_none_or(|r| r >= 1.0 && r.is_finite()),
         "dataset.compress_ratio",
         "must be at least 1.0",
     )?;
@@ -1433,11 +1466,13 @@ pub fn test_variant() -> VariantConfig {
             innodb_old_blocks_pct: 37,
             innodb_old_blocks_time_ns: 1000 * MS,
             innodb_flush_method: "O_DIRECT".into(),
+            server: InnodbServer::Mysql57,
         })),
         dataset: DatasetConfig::Sysbench(SysbenchDataset {
             tables: 4,
             table_size: 200_000,
-            compress_ratio: 1.28,
+            compress_ratio: Some(1.28),
+            prepare_rand_type: PrepareRandType::Special,
         }),
         workload: WorkloadConfig::Sysbench(SysbenchWorkload {
             test: SysbenchTest::OltpPointSelect,

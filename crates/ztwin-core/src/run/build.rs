@@ -1,6 +1,7 @@
 //! Building the stack of one variant: devices, database, filesystem and caches.
 
 use super::*;
+use crate::db::innodb::ibd_records;
 use crate::fs::zfs::content::{FileBlocks, CLASS_HOLE, CLASS_MEAN_RATIO};
 use crate::fs::zfs::zfetch::ZfetchParams;
 
@@ -48,7 +49,7 @@ impl<'a> Sim<'a> {
             (None, DatasetConfig::Files(f)) => {
                 let files: Vec<u64> = f.files.iter().map(|f| f.size).collect();
                 let exists = vec![false; files.len()];
-                (None, files, exists, 1.0, CLASS_HOLE)
+                (None, files, exists, Some(1.0), CLASS_HOLE)
             }
             _ => {
                 return Err(Error::config(
@@ -76,8 +77,35 @@ impl<'a> Sim<'a> {
         };
         let fs = match &cfg.filesystem {
             FsConfig::Zfs(z) => {
-                let compression = CompressionModel::new(z.compression, compress_ratio, z.ashift, cfg.seed)?
-                    .for_record_size(z.recordsize);
+                let mut compression =
+                    CompressionModel::new(z.compression, compress_ratio.unwrap_or(1.0), z.ashift, cfg.seed)?
+                        .for_record_size(z.recordsize);
+                if let (None, Some(d), Some(DatabaseConfig::Innodb(idb)), DatasetConfig::Sysbench(ds)) =
+                    (compress_ratio, &db, &cfg.database, &cfg.dataset)
+                {
+                    // The records' stored sizes follow from the pages prepare wrote.
+                    if z.compression != crate::config::Compression::Off {
+                        let gen = ibd_records::generator(
+                            idb.server,
+                            ds.prepare_rand_type,
+                            ds.table_size,
+                            d.page_size,
+                            cfg.seed,
+                        );
+                        let content = ibd_records::content_sizes(&d.table, &gen, z.recordsize, |b| {
+                            compression.stored_sample(b).map_err(|_| {
+                                Error::config(
+                                    "dataset.compress_ratio",
+                                    format!(
+                                        "generated sysbench pages compressed with compression={} are not modelled (lz4 and lzjb are): give the ratio measured on such data",
+                                        format!("{:?}", z.compression).to_lowercase()
+                                    ),
+                                )
+                            })
+                        })?;
+                        compression = compression.with_content(content)?;
+                    }
+                }
                 let blocks = files
                     .iter()
                     .map(|&size| {

@@ -179,6 +179,10 @@ impl Sim<'_> {
         if let Some(zfetch) = self.zfetch_window(a, b) {
             out["zfetch"] = zfetch;
         }
+        if let (Fs::Zfs { layout, .. }, FsConfig::Zfs(z)) = (&self.fs, &self.cfg.filesystem) {
+            // `zfs get compressratio` of the data records (dsl_get_refratio).
+            out["compressratio"] = json!(layout.compression.mean_stored_ratio(z.recordsize));
+        }
         if let Some(l2) = self.l2arc_window(a, b) {
             out["l2arc"] = l2;
         }

@@ -206,7 +206,12 @@ mod tests {
     use proptest::prelude::*;
 
     fn ds(tables: u32, rows: u64) -> SysbenchDataset {
-        SysbenchDataset { tables, table_size: rows, compress_ratio: 1.0 }
+        SysbenchDataset {
+            tables,
+            table_size: rows,
+            compress_ratio: Some(1.0),
+            prepare_rand_type: Default::default(),
+        }
     }
 
     #[test]

@@ -438,6 +438,70 @@ impl TableLayout {
     }
 }
 
+/// What one page of a sysbench table's `.ibd` file holds, as the load leaves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PageRole {
+    /// FSP_HDR, IBUF_BITMAP, INODE, or an XDES / IBUF_BITMAP pair.
+    Space,
+    /// Page `index` (0-based, key order) of `level` (0 = leaves) of the clustered index.
+    Clustered {
+        /// Level, 0 = leaf.
+        level: u8,
+        /// Position within the level, in key order.
+        index: u64,
+    },
+    /// Page `index` of `level` of the secondary index k_N.
+    Secondary {
+        /// Level, 0 = leaf.
+        level: u8,
+        /// Position within the level, in key order.
+        index: u64,
+    },
+    /// Extended but never written: zeros.
+    Free,
+}
+
+impl IndexGeometry {
+    /// Every page of the index with its role (`clustered`: which index).
+    fn roles(&self, clustered: bool, out: &mut [PageRole]) {
+        let role = |level: u8, index: u64| {
+            if clustered {
+                PageRole::Clustered { level, index }
+            } else {
+                PageRole::Secondary { level, index }
+            }
+        };
+        for i in 0..self.level_pages[0] {
+            out[self.leaf_page(i) as usize] = role(0, i);
+        }
+        for (l, pages) in self.nonleaf.iter().enumerate() {
+            for (j, &p) in pages.iter().enumerate() {
+                out[p as usize] = role(l as u8 + 1, j as u64);
+            }
+        }
+    }
+}
+
+impl TableLayout {
+    /// The role of every page of the file, by page number (pages 0..file_pages).
+    pub fn page_roles(&self) -> Vec<PageRole> {
+        let mut out = vec![PageRole::Free; self.file_pages as usize];
+        for r in out.iter_mut().take(HEADER_PAGES as usize) {
+            *r = PageRole::Space;
+        }
+        let period = self.page_size as usize;
+        for x in (period..out.len()).step_by(period) {
+            out[x] = PageRole::Space;
+            if x + 1 < out.len() {
+                out[x + 1] = PageRole::Space;
+            }
+        }
+        self.clustered.roles(true, &mut out);
+        self.secondary.roles(false, &mut out);
+        out
+    }
+}
+
 /// How many of a `rows`-row sysbench table's rows have `k` (0 outside 1..=rows):
 /// Poisson(1), deterministic in (seed, k). `seed` is the dataset's seed: every user of
 /// one table must pass the same one.
@@ -494,6 +558,24 @@ mod tests {
         assert_eq!(records_per_page(16384, SECONDARY_REC, 0), 1203);
         assert_eq!(records_per_page(16384, CLUSTERED_NODE_PTR, 0), 1203);
         assert_eq!(records_per_page(16384, SECONDARY_NODE_PTR, 0), 928);
+    }
+
+    #[test]
+    fn page_roles_cover_every_index_page_once_and_count_data_pages() {
+        for rows in [1u64, 500, 500_000, 2_650_000] {
+            let t = TableLayout::sysbench(rows, 16384);
+            let roles = t.page_roles();
+            assert_eq!(roles.len() as u64, t.file_pages());
+            let count = |f: &dyn Fn(&PageRole) -> bool| roles.iter().filter(|r| f(r)).count() as u64;
+            assert_eq!(count(&|r| matches!(r, PageRole::Clustered { .. })), t.clustered.pages(), "{rows}");
+            assert_eq!(count(&|r| matches!(r, PageRole::Secondary { .. })), t.secondary.pages(), "{rows}");
+            assert_eq!(count(&|r| !matches!(r, PageRole::Free)), t.data_pages(), "{rows}");
+            // Leaf i of the clustered index is where the path to its rows ends.
+            let mut path = [0u64; MAX_DEPTH];
+            let d = t.clustered_path(rows, &mut path);
+            let last_leaf = t.clustered.leaf_pages() - 1;
+            assert_eq!(roles[path[d - 1] as usize], PageRole::Clustered { level: 0, index: last_leaf });
+        }
     }
 
     #[test]

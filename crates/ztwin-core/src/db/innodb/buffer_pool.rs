@@ -480,6 +480,7 @@ mod tests {
             innodb_old_blocks_pct: 37,
             innodb_old_blocks_time_ns: SEC,
             innodb_flush_method: "O_DIRECT".into(),
+            server: crate::config::InnodbServer::Mysql57,
         }
     }
 

@@ -1,3 +1,5 @@
 //! InnoDB: B+tree geometry of sysbench tables and the buffer pool.
 pub mod btree;
 pub mod buffer_pool;
+pub mod ibd_records;
+pub mod page_image;

@@ -165,6 +165,25 @@ pub struct CompressionModel {
     /// ([`CompressionModel::for_record_size`]): a block's size is then one lookup (no
     /// `exp`), and it is looked up on every access.
     sizes: Option<std::sync::Arc<StrataSizes>>,
+    /// Stored sizes learnt from the records' content ([`ContentSizes`]); when set, data
+    /// records of its logical size take their sizes from it, not from the mean ratio.
+    content: Option<std::sync::Arc<ContentSizes>>,
+}
+
+/// How the records of a file are stored, learnt from their content: every record of the
+/// file (all files of the dataset alike) has a class (`class_of[blkid]`: what kind of
+/// content it holds, e.g. which InnoDB pages), and each class a set of sampled records
+/// compressed by the dataset's real compressor ([`CompressionModel::stored_sample`]). A
+/// record's stored size is one of its class's samples, chosen by a hash of (seed,
+/// object, blkid): the distribution is the content's, without compressing every record.
+#[derive(Debug, Clone)]
+pub struct ContentSizes {
+    /// Logical size of the records (the dataset's record size).
+    pub lsize: u32,
+    /// Class of each record of a file; records past the end are holes.
+    pub class_of: Vec<u8>,
+    /// Per class, the stored form of each sample.
+    pub samples: Vec<Vec<StoredBlock>>,
 }
 
 /// [`StrataSizes`] codes for blocks with no physical size.
@@ -201,8 +220,16 @@ impl CompressionModel {
                 ),
             ));
         }
-        let mut model =
-            CompressionModel { algorithm, data_ratio, ashift, seed, sigma: 0.0, mu: 0.0, sizes: None };
+        let mut model = CompressionModel {
+            algorithm,
+            data_ratio,
+            ashift,
+            seed,
+            sigma: 0.0,
+            mu: 0.0,
+            sizes: None,
+            content: None,
+        };
         model.set_spread(DEFAULT_RATIO_SPREAD);
         Ok(model)
     }
@@ -247,6 +274,16 @@ impl CompressionModel {
         self.sizes = Some(std::sync::Arc::new(StrataSizes { lsize, blocks }));
     }
 
+    /// The same model with the stored sizes of records of `content.lsize` learnt from
+    /// their content. Errors if a class has no sample.
+    pub fn with_content(mut self, content: ContentSizes) -> Result<CompressionModel> {
+        if let Some(c) = content.samples.iter().position(|s| s.is_empty()) {
+            return Err(Error::config("dataset", format!("record class {c} has no sampled content")));
+        }
+        self.content = Some(std::sync::Arc::new(content));
+        Ok(self)
+    }
+
     /// The dataset's compression property.
     pub fn algorithm(&self) -> Compression {
         self.algorithm
@@ -266,7 +303,15 @@ impl CompressionModel {
 
     /// How data block `blkid` of `object`, of logical size `lsize`, is stored.
     pub fn data_block(&self, object: u32, blkid: u64, lsize: u32) -> StoredBlock {
-        if self.algorithm == Compression::Off || self.data_ratio == 1.0 {
+        if self.algorithm == Compression::Off {
+            return StoredBlock::Uncompressed { lsize };
+        }
+        if let Some(c) = self.content.as_deref().filter(|c| c.lsize == lsize) {
+            let Some(&class) = c.class_of.get(blkid as usize) else { return StoredBlock::Hole };
+            let samples = &c.samples[usize::from(class)];
+            return samples[normal_stratum(self.seed, object, blkid) % samples.len()];
+        }
+        if self.data_ratio == 1.0 {
             return StoredBlock::Uncompressed { lsize };
         }
         if self.data_ratio.is_infinite() {
@@ -356,6 +401,22 @@ impl CompressionModel {
     /// `dsl_get_refratio`, holes count nowhere, embedded blocks count their lsize and no
     /// psize, and 1.0 is shown when no physical bytes are counted.
     pub fn mean_stored_ratio(&self, lsize: u32) -> f64 {
+        if let Some(c) =
+            self.content.as_deref().filter(|c| c.lsize == lsize && self.algorithm != Compression::Off)
+        {
+            // Every record of a file, each class by the mean of its samples.
+            let (mut logical, mut physical) = (0f64, 0f64);
+            let mut counts = vec![0u64; c.samples.len()];
+            for &k in &c.class_of {
+                counts[usize::from(k)] += 1;
+            }
+            for (n, s) in counts.iter().zip(&c.samples) {
+                let per = *n as f64 / s.len() as f64;
+                logical += per * s.iter().map(|b| f64::from(b.lsize())).sum::<f64>();
+                physical += per * s.iter().map(|b| f64::from(b.psize())).sum::<f64>();
+            }
+            return if physical == 0.0 { 1.0 } else { logical / physical };
+        }
         const SAMPLES: u64 = 1 << 16;
         let (mut logical, mut physical) = (0u64, 0u64);
         for blkid in 0..SAMPLES {
