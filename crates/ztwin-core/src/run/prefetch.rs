@@ -195,7 +195,8 @@ impl Sim<'_> {
                                 self.costs.abd_scatter,
                             );
                             dbufs.create(key, parent, info.lsize, !meta_flags.uncacheable, copy);
-                            arc.dbuf_created(key, true, copy, now);
+                            let hdr = arc.dbuf_created(key, true, copy, false, now);
+                            dbufs.set_hdr(key, hdr);
                             dbufs.release(key, arc.c() >> DBUF_CACHE_SHIFT, |x| layout.parent_of(x));
                             super::zfs_path::settle_dbufs(arc, dbufs);
                         }

@@ -127,7 +127,8 @@ impl Sim<'_> {
         }
         c.cpu_pending += self.costs.zfs_block;
         if info.psize == 0 {
-            arc.dbuf_created(key, meta, copy, now);
+            let hdr = arc.dbuf_created(key, meta, copy, false, now);
+            dbufs.set_hdr(key, hdr);
             // A hole or an embedded block: the block pointer itself holds the
             // content (BP_IS_HOLE / BP_IS_EMBEDDED), nothing to read or cache; the new
             // dbuf's buffer is filled in memory (dbuf_read_hole zeroes it, about a copy's cost).
@@ -154,7 +155,8 @@ impl Sim<'_> {
             // arc_access with the demand flags: the prefetch flag goes, L2CACHE is set, no
             // promotion; it counts an iohit (Arc::io_wait does both).
             arc.io_wait(key, info, flags, now);
-            arc.dbuf_created(key, meta, copy, now);
+            let hdr = arc.dbuf_created(key, meta, copy, false, now);
+            dbufs.set_hdr(key, hdr);
             if !v22 {
                 self.block_waits += 1;
             }
@@ -170,6 +172,7 @@ impl Sim<'_> {
             return Flow::Next;
         }
         // None: an ARC hit; Some(None): a read from the pool; Some(Some(..)): an L2 hit.
+        arc.dbuf_reserve(meta, copy);
         let read = match arc.access(key, info, flags, now) {
             ArcAccess::Hit => None,
             // l2arc_read: the block's asize from the cache device.
@@ -180,7 +183,8 @@ impl Sim<'_> {
         };
         // arc_buf_alloc_impl: the new dbuf's buffer (on the hit now, on the miss in
         // arc_read_done; the model's header exists from the access on).
-        arc.dbuf_created(key, meta, copy, now);
+        let hdr = arc.dbuf_created(key, meta, copy, true, now);
+        dbufs.set_hdr(key, hdr);
         match read {
             None => {
                 c.cpu_pending += hit_decompress;
@@ -270,7 +274,12 @@ impl Sim<'_> {
 
 /// dbuf_destroy → arc_buf_destroy for every dbuf the layer destroyed since the last call.
 pub(super) fn settle_dbufs(arc: &mut Arc, dbufs: &mut DbufLayer) {
-    for (key, copy) in dbufs.take_destroyed() {
-        arc.dbuf_destroyed(key, key.level() > 0, copy);
+    for (key, copy, hdr) in dbufs.take_destroyed() {
+        arc.dbuf_destroyed(key, key.level() > 0, copy, hdr);
+    }
+    // The next release will most likely destroy the cache's tail: its header is far from
+    // anything recent (see sim::mem_hint).
+    if let Some((_, hdr)) = dbufs.next_victim() {
+        arc.prefetch_hdr(hdr);
     }
 }

@@ -155,7 +155,7 @@ mod tests {
         for object in 1..=4u64 {
             for level in 0..3u64 {
                 for blkid in 0..(2000 >> (4 * level)) {
-                    t.insert(object << 40 | level << 36 | blkid * 3, 0);
+                    t.insert((object << 40) | (level << 36) | (blkid * 3), 0);
                 }
             }
         }

@@ -57,7 +57,7 @@
 //! 5. If the model evicted a header before a dbuf took its buffer (the real ARC holds it
 //!    referenced from the read), the copy is counted with the anonymous buffers.
 
-use super::slab::{list_index, State, F2_COPY, F2_HELD, HELD_LISTS};
+use super::slab::{list_index, State, F2_COPY, F2_HELD, HELD_LISTS, NIL};
 use super::Arc;
 use crate::config::ZfsRelease;
 use crate::sim::time::Nanos;
@@ -103,6 +103,9 @@ pub(crate) struct Consumers {
     pub held: [u64; HELD_LISTS],
     /// Separate buffer bytes with no live header: [data, metadata].
     pub anon: [u64; 2],
+    /// All separate buffer bytes (held and anonymous): [data, metadata], kept as they
+    /// change (the ARC's size is read often).
+    pub copies: [u64; 2],
     /// Live dbufs (each with one arc_buf_t).
     pub dbufs: u64,
     /// Open files (dnode_t + bonus buffer + bonus dbuf each).
@@ -122,13 +125,9 @@ impl Consumers {
     }
 
     /// overhead_size by type: [data, metadata].
+    #[inline]
     pub(crate) fn overhead(&self) -> [u64; 2] {
-        let mut o = self.anon;
-        for (li, b) in self.held.iter().enumerate() {
-            o[li % 2] += b;
-        }
-        o[1] += self.dnode_blocks() * DNODE_BLOCK_SIZE;
-        o
+        [self.copies[0], self.copies[1] + self.dnode_blocks() * DNODE_BLOCK_SIZE]
     }
 
     /// dbuf_size: the dbufs of blocks, of bonus buffers and of dnode blocks.
@@ -157,16 +156,43 @@ impl Consumers {
 }
 
 impl Arc {
+    /// The buffer of a dbuf about to be created for a block about to be read: its copy
+    /// is allocated (counted, as anonymous) before the read's own allocation, so that the
+    /// read's eviction pass makes room for both (the real eviction thread, woken by
+    /// either allocation, evicts to `c` after both). [`Arc::dbuf_created`] with
+    /// `reserved` then gives it to the header.
+    pub fn dbuf_reserve(&mut self, meta: bool, copy: u32) {
+        self.consumers.anon[usize::from(meta)] += u64::from(copy);
+        self.consumers.copies[usize::from(meta)] += u64::from(copy);
+    }
+
     /// A dbuf of `key` was created and holds its buffer (`dbuf_create` + `arc_buf_alloc_impl`):
     /// a separate copy of `copy` bytes ([`dbuf_copy_bytes`]) and a reference that takes the
-    /// header off its evictable list. An allocation: eviction may follow.
-    pub fn dbuf_created(&mut self, key: super::BlockKey, meta: bool, copy: u32, now: Nanos) {
+    /// header off its evictable list. An allocation: eviction may follow (unless the copy
+    /// was `reserved` by [`Arc::dbuf_reserve`] before the read's own eviction). Returns
+    /// the header's slab slot when the dbuf holds one (for [`Arc::dbuf_destroyed`]), else
+    /// NIL.
+    pub fn dbuf_created(
+        &mut self,
+        key: super::BlockKey,
+        meta: bool,
+        copy: u32,
+        reserved: bool,
+        now: Nanos,
+    ) -> u32 {
+        if reserved {
+            self.consumers.anon[usize::from(meta)] -= u64::from(copy);
+        } else {
+            self.consumers.copies[usize::from(meta)] += u64::from(copy);
+        }
         self.consumers.dbufs += 1;
+        let mut held = NIL;
         match self.slab.find(key.0) {
             Some(i)
                 if self.slab.hdrs[i as usize].state.is_live()
                     && self.slab.hdrs[i as usize].flags2 & F2_HELD == 0 =>
             {
+                held = i;
                 self.slab.unlink(i);
                 let h = &mut self.slab.hdrs[i as usize];
                 h.flags2 |= F2_HELD;
@@ -180,28 +206,45 @@ impl Arc {
             }
             _ => self.consumers.anon[usize::from(meta)] += u64::from(copy),
         }
-        if copy > 0 {
+        if copy > 0 && !reserved {
             self.note_meta_max();
             self.evict_if_over(now);
         }
+        held
     }
 
     /// The dbuf of `key` was destroyed (`dbuf_destroy` → `arc_buf_destroy`): its copy is
-    /// freed and the header, if the dbuf held it, goes back to the head of its list.
-    pub fn dbuf_destroyed(&mut self, key: super::BlockKey, meta: bool, copy: u32) {
+    /// freed and the header, if the dbuf still holds it (`hdr`: the slot
+    /// [`Arc::dbuf_created`] returned; a held header never moves), goes back to the head
+    /// of its list.
+    pub fn dbuf_destroyed(&mut self, key: super::BlockKey, meta: bool, copy: u32, hdr: u32) {
         self.consumers.dbufs -= 1;
-        match self.slab.find(key.0) {
-            Some(i) if self.slab.hdrs[i as usize].flags2 & F2_HELD != 0 => {
-                self.slab.unlink(i);
-                let h = &mut self.slab.hdrs[i as usize];
-                let bytes = if h.flags2 & F2_COPY != 0 { u64::from(h.lsize) } else { 0 };
-                debug_assert_eq!(bytes, u64::from(copy));
-                h.flags2 &= !(F2_HELD | F2_COPY);
-                let li = list_index(h.state, h.is_meta());
-                self.slab.push_head(i);
-                self.consumers.held[li] -= bytes;
-            }
-            _ => self.consumers.anon[usize::from(meta)] -= u64::from(copy),
+        self.consumers.copies[usize::from(meta)] -= u64::from(copy);
+        let held = hdr != NIL && {
+            let h = &self.slab.hdrs[hdr as usize];
+            h.key == key.0 && h.state != State::Free && h.flags2 & F2_HELD != 0
+        };
+        if held {
+            let i = hdr;
+            self.slab.unlink(i);
+            let h = &mut self.slab.hdrs[i as usize];
+            let bytes = if h.flags2 & F2_COPY != 0 { u64::from(h.lsize) } else { 0 };
+            debug_assert_eq!(bytes, u64::from(copy));
+            h.flags2 &= !(F2_HELD | F2_COPY);
+            let li = list_index(h.state, h.is_meta());
+            self.slab.push_head(i);
+            self.consumers.held[li] -= bytes;
+        } else {
+            self.consumers.anon[usize::from(meta)] -= u64::from(copy);
+        }
+    }
+
+    /// Starts bringing header slot `hdr` (from [`Arc::dbuf_created`]; NIL: none) into the
+    /// CPU caches: the dbuf cache's next victim's, which its destruction reads.
+    #[inline]
+    pub fn prefetch_hdr(&self, hdr: u32) {
+        if let Some(h) = self.slab.hdrs.get(hdr as usize) {
+            crate::sim::mem_hint::prefetch(h);
         }
     }
 

@@ -64,8 +64,9 @@ pub(crate) const F2_PREDICTIVE: u8 = 1;
 /// Second flag byte (simulator only): the header lies in its list's [`L2Run`].
 pub(crate) const F2_L2RUN: u8 = 2;
 /// Second flag byte: a dbuf holds a buffer of this block (b_refcnt > 0, `add_reference`):
-/// the header is off its state's evictable list and on the state's held list
-/// ([`HELD_LISTS`]), still counted in the state's size (see `bufs.rs`).
+/// the header is off its state's evictable list and counted in the state's held "list"
+/// ([`HELD_LISTS`]: bytes and count only, no links, since nothing walks held headers),
+/// still part of the state's size (see `bufs.rs`).
 pub(crate) const F2_HELD: u8 = 4;
 /// Second flag byte: with F2_HELD, the dbuf's buffer is a separate lsize copy (not shared
 /// with the header's `b_pabd`).
@@ -309,6 +310,16 @@ impl Slab {
     pub(crate) fn push_head(&mut self, i: u32) {
         let h = self.hdrs[i as usize];
         debug_assert!(h.flags & F_SKIPWIN == 0);
+        if h.flags2 & F2_HELD != 0 {
+            // Held headers are counted, not linked: nothing walks them.
+            let l = &mut self.lists[h.list()];
+            l.bytes += h.state_bytes();
+            l.count += 1;
+            let h = &mut self.hdrs[i as usize];
+            h.prev = NIL;
+            h.next = NIL;
+            return;
+        }
         // The window, if the whole list, is now all but the new head.
         self.skip[h.list()].whole = false;
         let l = &mut self.lists[h.list()];
@@ -331,6 +342,12 @@ impl Slab {
     pub(crate) fn unlink(&mut self, i: u32) {
         let h = self.hdrs[i as usize];
         let li = h.list();
+        if h.flags2 & F2_HELD != 0 {
+            let l = &mut self.lists[li];
+            l.bytes -= h.state_bytes();
+            l.count -= 1;
+            return;
+        }
         if h.flags & F_SKIPWIN != 0 {
             // The window loses a member and stays the list's tail-most run; if it was the
             // head-most, its neighbour toward the tail is now.

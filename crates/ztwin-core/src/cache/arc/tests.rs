@@ -59,21 +59,15 @@ pub(super) fn check_invariants(a: &Arc) {
         s.mru_size + s.mfu_size + s.uncached_size + (s.overhead_size - held_copies)
     );
     assert_eq!(s.hdr_size, a.headers() as u64 * hdr_full_size(a.release) + a.consumers.buf_hdrs());
-    // Held headers are exactly those on the held lists, and their copies sum up.
-    let mut copies = [0u64; HELD_LISTS];
-    for (li, l) in a.slab.lists.iter().enumerate() {
+    // Every header on an evictable list is unheld and has no copy.
+    for l in a.slab.lists[..HELD_LISTS].iter() {
         let mut cur = l.head;
         while cur != NIL {
             let h = &a.slab.hdrs[cur as usize];
-            assert_eq!(h.flags2 & F2_HELD != 0, li >= HELD_LISTS, "list {li}: held flag");
-            assert!(h.flags2 & F2_COPY == 0 || h.flags2 & F2_HELD != 0);
-            if h.flags2 & F2_COPY != 0 {
-                copies[li - HELD_LISTS] += u64::from(h.lsize);
-            }
+            assert!(h.flags2 & (F2_HELD | F2_COPY) == 0, "held header on an evictable list");
             cur = h.next;
         }
     }
-    assert_eq!(copies, a.consumers.held);
     assert_eq!(
         s.hits + s.misses,
         s.demand_data_hits
@@ -87,7 +81,7 @@ pub(super) fn check_invariants(a: &Arc) {
     );
     // List links agree with list sizes.
     let mut n = 0;
-    for l in a.slab.lists.iter() {
+    for l in a.slab.lists[..HELD_LISTS].iter() {
         let (mut cur, mut bytes, mut cnt, mut prev) = (l.head, 0u64, 0u64, NIL);
         while cur != NIL {
             let h = &a.slab.hdrs[cur as usize];
@@ -100,6 +94,28 @@ pub(super) fn check_invariants(a: &Arc) {
         assert_eq!(l.tail, prev);
         assert_eq!((bytes, cnt), (l.bytes, l.count));
         n += cnt;
+    }
+    // Held headers are counted per state and type, not linked.
+    let mut held = [(0u64, 0u64); HELD_LISTS];
+    let mut copies = [0u64; HELD_LISTS];
+    for h in a.slab.hdrs.iter().filter(|h| h.state != State::Free && h.flags2 & F2_HELD != 0) {
+        let li = h.list() - HELD_LISTS;
+        held[li].0 += h.state_bytes();
+        held[li].1 += 1;
+        if h.flags2 & F2_COPY != 0 {
+            copies[li] += u64::from(h.lsize);
+        }
+        n += 1;
+    }
+    for (li, &(bytes, cnt)) in held.iter().enumerate() {
+        let l = a.slab.lists[HELD_LISTS + li];
+        assert_eq!((l.bytes, l.count, l.head), (bytes, cnt, NIL), "held list {li}");
+    }
+    assert_eq!(copies, a.consumers.held);
+    // The running totals of copies agree with where they are.
+    for t in 0..2 {
+        let held: u64 = a.consumers.held.iter().skip(t).step_by(2).sum();
+        assert_eq!(a.consumers.copies[t], held + a.consumers.anon[t]);
     }
     assert_eq!(n as usize, a.headers());
     // A remembered skip window is exactly the list's `skips` tail-most headers (all of it
@@ -731,7 +747,8 @@ fn a_hot_dbuf_doubles_a_compressed_blocks_footprint_and_pins_it() {
     assert_eq!(before.metadata_size, 44 << 10);
     let copy = dbuf_copy_bytes(128 << 10, 44 << 10, true, true);
     assert_eq!(copy, 128 << 10);
-    a.dbuf_created(key, true, copy, 0);
+    let hdr = a.dbuf_created(key, true, copy, false, 0);
+    assert_ne!(hdr, NIL);
     let s = a.stats();
     assert_eq!(s.metadata_size, (44 + 128) << 10);
     assert_eq!(s.overhead_size, 128 << 10);
@@ -748,7 +765,7 @@ fn a_hot_dbuf_doubles_a_compressed_blocks_footprint_and_pins_it() {
     assert!(a.stats().size <= a.c() + (128 << 10));
     check_invariants(&a);
     // Once the dbuf goes, the copy is freed and the header can be evicted like any other.
-    a.dbuf_destroyed(key, true, copy);
+    a.dbuf_destroyed(key, true, copy, hdr);
     let s = a.stats();
     assert_eq!((s.overhead_size, s.dbuf_size), (0, 0));
     check_invariants(&a);
@@ -815,7 +832,7 @@ proptest! {
         p.tunables.zfs_arc_max = 64 * MIB;
         p.tunables.zfs_arc_min = 32 * MIB;
         let mut a = Arc::new(&p);
-        let mut live: Vec<(BlockKey, bool, u32)> = Vec::new();
+        let mut live: Vec<(BlockKey, bool, u32, u32)> = Vec::new();
         let mut t = 0;
         for o in &ops {
             match o {
@@ -834,14 +851,14 @@ proptest! {
                     let info = data(65536, 16384 * (1 + (*kk % 4) as u32));
                     a.read(key, info, DEMAND, t);
                     let copy = dbuf_copy_bytes(info.lsize, info.psize, true, true);
-                    a.dbuf_created(key, false, copy, t);
+                    let hdr = a.dbuf_created(key, false, copy, false, t);
                     prop_assert!(a.contains(key));
-                    live.push((key, false, copy));
+                    live.push((key, false, copy, hdr));
                 }
                 COp::Drop(j) => {
                     if !live.is_empty() {
-                        let (key, m, copy) = live.swap_remove(j % live.len());
-                        a.dbuf_destroyed(key, m, copy);
+                        let (key, m, copy, hdr) = live.swap_remove(j % live.len());
+                        a.dbuf_destroyed(key, m, copy, hdr);
                     }
                 }
             }
@@ -850,8 +867,8 @@ proptest! {
             }
         }
         check_invariants(&a);
-        for (key, m, copy) in live.drain(..) {
-            a.dbuf_destroyed(key, m, copy);
+        for (key, m, copy, hdr) in live.drain(..) {
+            a.dbuf_destroyed(key, m, copy, hdr);
         }
         check_invariants(&a);
         let s = a.stats();

@@ -176,7 +176,7 @@ pub fn content_sizes(
                 .collect::<Result<Vec<_>>>()
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(ContentSizes { lsize: recordsize, class_of, samples })
+    Ok(ContentSizes::new(recordsize, &class_of, samples))
 }
 
 #[cfg(test)]
@@ -207,7 +207,7 @@ mod tests {
         let (r16_9, _) = ratio(InnodbServer::Mysql57, 200_000, 16384, 9);
         assert!(r16_9 > 1.15 && r16_9 < 1.45, "16K at ashift 9: {r16_9}");
         // Never-written pages at the end of the file are holes.
-        let free = c16.class_of.last().copied().unwrap();
+        let free = c16.class(c16.records() - 1).unwrap();
         assert!(c16.samples[usize::from(free)].iter().all(|b| *b == StoredBlock::Hole));
     }
 
@@ -215,9 +215,10 @@ mod tests {
     fn records_smaller_than_a_page_are_its_parts() {
         let (_, c) = ratio(InnodbServer::Mysql57, 20_000, 4096, 12);
         let layout = TableLayout::sysbench(20_000, 16384);
-        assert_eq!(c.class_of.len() as u64, layout.file_size() / 4096);
+        assert_eq!(c.records(), layout.file_size() / 4096);
         // Each clustered leaf's four quarters are four classes of their own.
-        let leaf_quarters: std::collections::HashSet<u8> = (0..4).map(|q| c.class_of[4 * 10 + q]).collect();
+        let leaf_quarters: std::collections::HashSet<u8> =
+            (0..4).map(|q| c.class(4 * 10 + q).unwrap()).collect();
         assert_eq!(leaf_quarters.len(), 4);
     }
 }

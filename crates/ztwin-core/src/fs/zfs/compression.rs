@@ -180,10 +180,53 @@ pub struct CompressionModel {
 pub struct ContentSizes {
     /// Logical size of the records (the dataset's record size).
     pub lsize: u32,
-    /// Class of each record of a file; records past the end are holes.
-    pub class_of: Vec<u8>,
+    /// The classes of a file's records as runs: run `j` starts at record `run_start[j]`
+    /// and has class `run_class[j]` (a few hundred runs stay in the CPU caches, where a
+    /// byte per record would not); records past `records` are holes.
+    run_start: Vec<u64>,
+    run_class: Vec<u8>,
+    records: u64,
     /// Per class, the stored form of each sample.
     pub samples: Vec<Vec<StoredBlock>>,
+}
+
+impl ContentSizes {
+    /// From the class of every record of a file and each class's samples.
+    pub fn new(lsize: u32, class_of: &[u8], samples: Vec<Vec<StoredBlock>>) -> ContentSizes {
+        let (mut run_start, mut run_class) = (Vec::new(), Vec::new());
+        for (r, &c) in class_of.iter().enumerate() {
+            if run_class.last() != Some(&c) {
+                run_start.push(r as u64);
+                run_class.push(c);
+            }
+        }
+        ContentSizes { lsize, run_start, run_class, records: class_of.len() as u64, samples }
+    }
+
+    /// Records per file.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// The class of record `blkid` (None past the file's end).
+    #[inline]
+    pub fn class(&self, blkid: u64) -> Option<u8> {
+        if blkid >= self.records {
+            return None;
+        }
+        let j = self.run_start.partition_point(|&s| s <= blkid) - 1;
+        Some(self.run_class[j])
+    }
+
+    /// Records of each class.
+    fn counts(&self) -> Vec<u64> {
+        let mut counts = vec![0u64; self.samples.len()];
+        for (j, &c) in self.run_class.iter().enumerate() {
+            let end = self.run_start.get(j + 1).copied().unwrap_or(self.records);
+            counts[usize::from(c)] += end - self.run_start[j];
+        }
+        counts
+    }
 }
 
 /// [`StrataSizes`] codes for blocks with no physical size.
@@ -307,7 +350,7 @@ impl CompressionModel {
             return StoredBlock::Uncompressed { lsize };
         }
         if let Some(c) = self.content.as_deref().filter(|c| c.lsize == lsize) {
-            let Some(&class) = c.class_of.get(blkid as usize) else { return StoredBlock::Hole };
+            let Some(class) = c.class(blkid) else { return StoredBlock::Hole };
             let samples = &c.samples[usize::from(class)];
             return samples[normal_stratum(self.seed, object, blkid) % samples.len()];
         }
@@ -406,11 +449,7 @@ impl CompressionModel {
         {
             // Every record of a file, each class by the mean of its samples.
             let (mut logical, mut physical) = (0f64, 0f64);
-            let mut counts = vec![0u64; c.samples.len()];
-            for &k in &c.class_of {
-                counts[usize::from(k)] += 1;
-            }
-            for (n, s) in counts.iter().zip(&c.samples) {
+            for (n, s) in c.counts().iter().zip(&c.samples) {
                 let per = *n as f64 / s.len() as f64;
                 logical += per * s.iter().map(|b| f64::from(b.lsize())).sum::<f64>();
                 physical += per * s.iter().map(|b| f64::from(b.psize())).sum::<f64>();
@@ -508,6 +547,21 @@ fn inverse_normal_cdf(p: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    proptest::proptest! {
+        /// Content classes kept as runs answer as the per-record vector they came from.
+        #[test]
+        fn content_runs_answer_as_the_class_vector(v in proptest::collection::vec(0u8..4, 0..400), probe in 0u64..500) {
+            let samples = (0..4).map(|_| vec![StoredBlock::Uncompressed { lsize: 4096 }]).collect();
+            let c = ContentSizes::new(4096, &v, samples);
+            proptest::prop_assert_eq!(c.records(), v.len() as u64);
+            proptest::prop_assert_eq!(c.class(probe), v.get(probe as usize).copied());
+            let counts = c.counts();
+            for k in 0..4u8 {
+                proptest::prop_assert_eq!(counts[usize::from(k)], v.iter().filter(|&&x| x == k).count() as u64);
+            }
+        }
+    }
     use super::*;
     use proptest::prelude::*;
 

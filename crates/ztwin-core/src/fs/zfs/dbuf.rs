@@ -52,6 +52,8 @@ struct Dbuf {
     cacheable: bool,
     /// Bytes of the separate buffer the dbuf holds in the ARC (0: shared).
     copy: u32,
+    /// The ARC header it holds (its slab slot, from `Arc::dbuf_created`), or NIL.
+    hdr: u32,
     /// LRU links while in the dbuf cache (holds == 0).
     prev: u32,
     next: u32,
@@ -68,8 +70,8 @@ pub struct DbufLayer {
     head: u32,
     tail: u32,
     cache_bytes: u64,
-    /// Dbufs destroyed since the driver last took them: (key, copy bytes).
-    destroyed: Vec<(BlockKey, u32)>,
+    /// Dbufs destroyed since the driver last took them: (key, copy bytes, header slot).
+    destroyed: Vec<(BlockKey, u32, u32)>,
     /// Holds of existing dbufs (each an arc_buf_access, or a wait on a read in flight).
     pub hits: u64,
     /// dbufs created (each followed by an arc_read).
@@ -104,8 +106,23 @@ impl DbufLayer {
 
     /// The dbufs destroyed since the last call, with their copies' bytes, for the ARC
     /// (`Arc::dbuf_destroyed`); the list is emptied, its memory kept.
-    pub fn take_destroyed(&mut self) -> std::vec::Drain<'_, (BlockKey, u32)> {
+    pub fn take_destroyed(&mut self) -> std::vec::Drain<'_, (BlockKey, u32, u32)> {
         self.destroyed.drain(..)
+    }
+
+    /// Records the ARC header slot the dbuf `key` holds.
+    pub fn set_hdr(&mut self, key: BlockKey, hdr: u32) {
+        if let Some(i) = self.index.get(key.0) {
+            self.slab[i as usize].hdr = hdr;
+        }
+    }
+
+    /// The dbuf the cache will destroy next (its least recently released), if any.
+    pub fn next_victim(&self) -> Option<(BlockKey, u32)> {
+        (self.tail != NIL).then(|| {
+            let d = &self.slab[self.tail as usize];
+            (d.key, d.hdr)
+        })
     }
 
     /// A reader holds the existing dbuf `key` (taking it out of the dbuf cache).
@@ -123,7 +140,8 @@ impl DbufLayer {
             let pi = self.index.get(p.0).expect("dbuf: parent exists");
             self.add_hold(pi);
         }
-        let d = Dbuf { key, holds: 1, size, cacheable, copy, prev: NIL, next: NIL, in_cache: false };
+        let d =
+            Dbuf { key, holds: 1, size, cacheable, copy, hdr: NIL, prev: NIL, next: NIL, in_cache: false };
         let i = match self.free.pop() {
             Some(i) => {
                 self.slab[i as usize] = d;
@@ -179,7 +197,8 @@ impl DbufLayer {
 
     fn destroy(&mut self, i: u32, parent_of: &impl Fn(BlockKey) -> Option<BlockKey>) {
         let key = self.slab[i as usize].key;
-        self.destroyed.push((key, self.slab[i as usize].copy));
+        let d = &self.slab[i as usize];
+        self.destroyed.push((key, d.copy, d.hdr));
         self.index.remove(key.0);
         self.free.push(i);
         if let Some(p) = parent_of(key) {
