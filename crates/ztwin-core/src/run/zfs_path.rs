@@ -279,7 +279,10 @@ pub(super) fn settle_dbufs(arc: &mut Arc, dbufs: &mut DbufLayer) {
     }
     // The next release will most likely destroy the cache's tail: its header is far from
     // anything recent (see sim::mem_hint).
-    if let Some((_, hdr)) = dbufs.next_victim() {
+    // Its header then goes back to its evictable list and, in a full ARC, is evicted at
+    // once: the L2 index slot that eviction updates is cold too.
+    if let Some((key, hdr)) = dbufs.next_victim() {
         arc.prefetch_hdr(hdr);
+        arc.prefetch(key);
     }
 }
