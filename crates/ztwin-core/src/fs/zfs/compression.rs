@@ -186,9 +186,18 @@ pub struct ContentSizes {
     run_start: Vec<u64>,
     run_class: Vec<u8>,
     records: u64,
+    /// Per bucket of [`CONTENT_BUCKET`] records, its class if the whole bucket has one,
+    /// else [`MIXED_BUCKET`] (then the runs answer): one load from a table of a few KiB
+    /// for nearly every record.
+    bucket: Vec<u8>,
     /// Per class, the stored form of each sample.
     pub samples: Vec<Vec<StoredBlock>>,
 }
+
+/// Records per bucket of [`ContentSizes`]'s uniform-class table.
+const CONTENT_BUCKET: u64 = 64;
+/// A bucket whose records are of several classes.
+const MIXED_BUCKET: u8 = u8::MAX;
 
 impl ContentSizes {
     /// From the class of every record of a file and each class's samples.
@@ -200,7 +209,11 @@ impl ContentSizes {
                 run_class.push(c);
             }
         }
-        ContentSizes { lsize, run_start, run_class, records: class_of.len() as u64, samples }
+        let bucket = class_of
+            .chunks(CONTENT_BUCKET as usize)
+            .map(|b| if b.iter().all(|&c| c == b[0]) { b[0] } else { MIXED_BUCKET })
+            .collect();
+        ContentSizes { lsize, run_start, run_class, records: class_of.len() as u64, bucket, samples }
     }
 
     /// Records per file.
@@ -213,6 +226,10 @@ impl ContentSizes {
     pub fn class(&self, blkid: u64) -> Option<u8> {
         if blkid >= self.records {
             return None;
+        }
+        let b = self.bucket[(blkid / CONTENT_BUCKET) as usize];
+        if b != MIXED_BUCKET {
+            return Some(b);
         }
         let j = self.run_start.partition_point(|&s| s <= blkid) - 1;
         Some(self.run_class[j])
