@@ -270,8 +270,8 @@ def _exp1() -> list[Outcome]:
     ]
 
 
-#: Every outcome by experiment. Experiment 1 runs at full scale (about a minute and a half:
-#: its L2ARC variant reads the 850 GB once first).
+#: Every outcome by experiment. Experiment 1 runs at full scale (about 40 s: its L2ARC
+#: variant reads the 850 GB once first).
 OUTCOMES: dict[int, Callable[[], list[Outcome]]] = {1: _exp1, 3: _exp3, 6: _exp6, 7: _exp7, 8: _exp8}
 #: The experiments `ztwin reproduce` runs when none is named: the calibration figures.
 DEFAULT_EXPERIMENTS = (3, 6, 7, 8)
