@@ -482,8 +482,60 @@ impl IndexGeometry {
     }
 }
 
+impl IndexGeometry {
+    /// The leaf whose page is `page`, if any (leaf pages increase with the leaf index:
+    /// fragment pages, then extents, in allocation order).
+    fn leaf_of(&self, page: u64) -> Option<u64> {
+        let n = self.level_pages[0];
+        let i = partition_point_u64(n, |i| self.leaf_page(i) < page);
+        (i < n && self.leaf_page(i) == page).then_some(i)
+    }
+
+    /// The non-leaf level (1..) and index of `page`, if any.
+    fn nonleaf_of(&self, page: u64) -> Option<(u8, u64)> {
+        self.nonleaf.iter().enumerate().find_map(|(l, pages)| {
+            let j = pages.partition_point(|&p| p < page);
+            (pages.get(j) == Some(&page)).then_some((l as u8 + 1, j as u64))
+        })
+    }
+}
+
+/// The first i in 0..n for which `before(i)` is false (`before` true then false).
+fn partition_point_u64(n: u64, before: impl Fn(u64) -> bool) -> u64 {
+    let (mut lo, mut hi) = (0u64, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 impl TableLayout {
-    /// The role of every page of the file, by page number (pages 0..file_pages).
+    /// The role of page `page` of the file (a search in the indexes' page lists).
+    pub fn page_role(&self, page: u64) -> PageRole {
+        let period = u64::from(self.page_size);
+        if page < HEADER_PAGES || (page >= period && page % period < 2) {
+            return PageRole::Space;
+        }
+        for (clustered, ix) in [(true, &self.clustered), (false, &self.secondary)] {
+            let found = ix.leaf_of(page).map(|i| (0, i)).or_else(|| ix.nonleaf_of(page));
+            if let Some((level, index)) = found {
+                return if clustered {
+                    PageRole::Clustered { level, index }
+                } else {
+                    PageRole::Secondary { level, index }
+                };
+            }
+        }
+        PageRole::Free
+    }
+
+    /// The role of every page of the file, by page number (pages 0..file_pages): 16 bytes
+    /// a page, for tests and small tables; [`TableLayout::page_role`] answers one page.
     pub fn page_roles(&self) -> Vec<PageRole> {
         let mut out = vec![PageRole::Free; self.file_pages as usize];
         for r in out.iter_mut().take(HEADER_PAGES as usize) {
@@ -558,6 +610,17 @@ mod tests {
         assert_eq!(records_per_page(16384, SECONDARY_REC, 0), 1203);
         assert_eq!(records_per_page(16384, CLUSTERED_NODE_PTR, 0), 1203);
         assert_eq!(records_per_page(16384, SECONDARY_NODE_PTR, 0), 928);
+    }
+
+    #[test]
+    fn page_role_of_one_page_is_the_roles_table() {
+        for rows in [1u64, 500, 300_000] {
+            let t = TableLayout::sysbench(rows, 16384);
+            let roles = t.page_roles();
+            for (p, r) in roles.iter().enumerate() {
+                assert_eq!(t.page_role(p as u64), *r, "{rows} rows, page {p}");
+            }
+        }
     }
 
     #[test]

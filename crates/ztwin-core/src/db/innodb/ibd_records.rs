@@ -99,7 +99,9 @@ fn fill_page(gen: &SysbenchTable, role: PageRole, page_no: u64, page: &mut [u8])
 
 /// The stored sizes of the records of `layout`'s file at `recordsize`, learnt from the
 /// pages `gen` writes, each sample stored by `store` (the dataset's compressor on the
-/// record's bytes).
+/// record's bytes). Records are classed in units: a record, or a page when records are
+/// smaller than pages (each of its parts then a class of its own). Memory: the runs of
+/// unit classes, a byte per 64 units and the samples; nothing per record or page.
 pub fn content_sizes(
     layout: &TableLayout,
     gen: &SysbenchTable,
@@ -108,75 +110,76 @@ pub fn content_sizes(
 ) -> Result<ContentSizes> {
     let ps = u64::from(layout.page_size);
     let rs = u64::from(recordsize);
-    let roles = layout.page_roles();
     let file = layout.file_size();
-    let nrec = file.div_ceil(rs) as usize;
-    // Each record's signature: the kinds of the pages it covers (and, for a record
-    // smaller than a page, which part of the page it is).
+    let nrec = file.div_ceil(rs);
+    // A unit: `unit` bytes, `parts` records.
+    let (unit, parts) = if rs < ps { (ps, ps / rs) } else { (rs, 1) };
+    let nunits = file.div_ceil(unit);
+    let pages_of = |u: u64| {
+        let (start, end) = (u * unit, ((u + 1) * unit).min(file));
+        (start / ps, (end - 1) / ps, end - start)
+    };
+    // Pass 1: each unit's signature (the kinds of the pages it covers) gives its class.
     let mut classes: HashMap<Vec<u8>, u8> = HashMap::new();
-    let mut members: Vec<Vec<u64>> = Vec::new();
-    let mut class_of = Vec::with_capacity(nrec);
+    let mut counts: Vec<u64> = Vec::new();
+    let mut runs: Vec<(u64, u8)> = Vec::new();
     let mut sig = Vec::new();
-    for r in 0..nrec as u64 {
+    for u in 0..nunits {
         sig.clear();
-        let (start, end) = (r * rs, ((r + 1) * rs).min(file));
-        let (p0, p1) = (start / ps, (end - 1) / ps);
-        for p in p0..=p1 {
-            sig.push(kind(roles[p as usize]));
-        }
-        if rs < ps {
-            sig.push(((start % ps) / rs) as u8);
-        }
+        let (p0, p1, _) = pages_of(u);
+        sig.extend((p0..=p1).map(|p| kind(layout.page_role(p))));
         let next = classes.len();
-        let c =
-            match classes.get(&sig) {
-                Some(&c) => c,
-                None if next < usize::from(u8::MAX) => {
-                    classes.insert(sig.clone(), next as u8);
-                    members.push(Vec::new());
-                    next as u8
-                }
-                None => return Err(Error::config(
+        let c = match classes.get(&sig) {
+            Some(&c) => c,
+            None if (next as u64 + 1) * parts <= 4096 && next < usize::from(u8::MAX) => {
+                classes.insert(sig.clone(), next as u8);
+                counts.push(0);
+                next as u8
+            }
+            None => {
+                return Err(Error::config(
                     "filesystem.recordsize",
-                    "over 255 kinds of records in a table file: the record size is too large for its pages"
-                        .to_string(),
-                )),
-            };
-        members[usize::from(c)].push(r);
-        class_of.push(c);
+                    "too many kinds of records in a table file for its page size".to_string(),
+                ))
+            }
+        };
+        counts[usize::from(c)] += 1;
+        if runs.last().is_none_or(|&(_, k)| k != c) {
+            runs.push((u, c));
+        }
     }
+    // Pass 2: up to SAMPLES_PER_CLASS units of each class, evenly spread over its units
+    // (ranks j * count / n), generated; each part of a unit is a sample of its own class.
+    let want: Vec<u64> = counts.iter().map(|&c| c.min(SAMPLES_PER_CLASS as u64)).collect();
+    let mut seen = vec![0u64; counts.len()];
+    let mut taken = vec![0u64; counts.len()];
+    let mut samples: Vec<Vec<StoredBlock>> = vec![Vec::new(); counts.len() * parts as usize];
     let mut page = vec![0u8; ps as usize];
-    let mut record = vec![0u8; rs.max(ps) as usize];
-    let samples = members
-        .iter()
-        .map(|m| {
-            let n = m.len().min(SAMPLES_PER_CLASS);
-            (0..n)
-                .map(|j| {
-                    let r = m[j * m.len() / n];
-                    let (start, end) = (r * rs, ((r + 1) * rs).min(file));
-                    let (p0, p1) = (start / ps, (end - 1) / ps);
-                    for p in p0..=p1 {
-                        fill_page(gen, roles[p as usize], p, &mut page);
-                        let off = ((p - p0) * ps) as usize;
-                        record[off..off + ps as usize].copy_from_slice(&page);
-                    }
-                    let skip = (start - p0 * ps) as usize;
-                    let bytes = &record[skip..skip + (end - start) as usize];
-                    if (end - start) < rs {
-                        // The file's last record, shorter than the record size: its tail
-                        // is zeros.
-                        let mut full = vec![0u8; rs as usize];
-                        full[..bytes.len()].copy_from_slice(bytes);
-                        store(&full)
-                    } else {
-                        store(bytes)
-                    }
-                })
-                .collect::<Result<Vec<_>>>()
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(ContentSizes::new(recordsize, &class_of, samples))
+    let mut bytes = vec![0u8; unit as usize];
+    for (j, &(first, c)) in runs.iter().enumerate() {
+        let end = runs.get(j + 1).map_or(nunits, |r| r.0);
+        let k = usize::from(c);
+        for u in first..end {
+            let rank = seen[k];
+            seen[k] += 1;
+            if taken[k] >= want[k] || rank != taken[k] * counts[k] / want[k] {
+                continue;
+            }
+            taken[k] += 1;
+            let (p0, p1, len) = pages_of(u);
+            for p in p0..=p1 {
+                fill_page(gen, layout.page_role(p), p, &mut page);
+                let off = ((p - p0) * ps) as usize;
+                bytes[off..off + ps as usize].copy_from_slice(&page);
+            }
+            // The file's last record may be shorter than the record size: zeros after.
+            bytes[len as usize..].fill(0);
+            for (part, chunk) in bytes.chunks(rs as usize).enumerate() {
+                samples[k * parts as usize + part].push(store(chunk)?);
+            }
+        }
+    }
+    Ok(ContentSizes::from_runs(recordsize, nrec, parts, &runs, samples))
 }
 
 #[cfg(test)]
@@ -208,7 +211,7 @@ mod tests {
         assert!(r16_9 > 1.15 && r16_9 < 1.45, "16K at ashift 9: {r16_9}");
         // Never-written pages at the end of the file are holes.
         let free = c16.class(c16.records() - 1).unwrap();
-        assert!(c16.samples[usize::from(free)].iter().all(|b| *b == StoredBlock::Hole));
+        assert!(c16.samples[free].iter().all(|b| *b == StoredBlock::Hole));
     }
 
     #[test]
@@ -217,7 +220,7 @@ mod tests {
         let layout = TableLayout::sysbench(20_000, 16384);
         assert_eq!(c.records(), layout.file_size() / 4096);
         // Each clustered leaf's four quarters are four classes of their own.
-        let leaf_quarters: std::collections::HashSet<u8> =
+        let leaf_quarters: std::collections::HashSet<usize> =
             (0..4).map(|q| c.class(4 * 10 + q).unwrap()).collect();
         assert_eq!(leaf_quarters.len(), 4);
     }

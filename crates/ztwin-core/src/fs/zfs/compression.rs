@@ -180,40 +180,68 @@ pub struct CompressionModel {
 pub struct ContentSizes {
     /// Logical size of the records (the dataset's record size).
     pub lsize: u32,
-    /// The classes of a file's records as runs: run `j` starts at record `run_start[j]`
-    /// and has class `run_class[j]` (a few hundred runs stay in the CPU caches, where a
-    /// byte per record would not); records past `records` are holes.
+    /// Records per unit: 1, or the records of one database page when records are
+    /// smaller than pages (record `r` is part `r % parts` of unit `r / parts`, and its class
+    /// is its unit's class times `parts` plus its part).
+    parts: u64,
+    /// The classes of a file's units as runs: run `j` starts at unit `run_start[j]` and
+    /// has class `run_class[j]` (a few hundred runs stay in the CPU caches, where a byte
+    /// per record would not).
     run_start: Vec<u64>,
     run_class: Vec<u8>,
+    /// Records per file; records past it are holes.
     records: u64,
-    /// Per bucket of [`CONTENT_BUCKET`] records, its class if the whole bucket has one,
-    /// else [`MIXED_BUCKET`] (then the runs answer): one load from a table of a few KiB
-    /// for nearly every record.
+    /// Per bucket of [`CONTENT_BUCKET`] units, its class if the whole bucket has one, else
+    /// [`MIXED_BUCKET`] (then the runs answer): one load from a table of a few KiB for
+    /// nearly every record.
     bucket: Vec<u8>,
     /// Per class, the stored form of each sample.
     pub samples: Vec<Vec<StoredBlock>>,
 }
 
-/// Records per bucket of [`ContentSizes`]'s uniform-class table.
+/// Units per bucket of [`ContentSizes`]'s uniform-class table.
 const CONTENT_BUCKET: u64 = 64;
-/// A bucket whose records are of several classes.
+/// A bucket whose units are of several classes.
 const MIXED_BUCKET: u8 = u8::MAX;
 
 impl ContentSizes {
     /// From the class of every record of a file and each class's samples.
     pub fn new(lsize: u32, class_of: &[u8], samples: Vec<Vec<StoredBlock>>) -> ContentSizes {
-        let (mut run_start, mut run_class) = (Vec::new(), Vec::new());
+        let mut runs = Vec::new();
         for (r, &c) in class_of.iter().enumerate() {
-            if run_class.last() != Some(&c) {
-                run_start.push(r as u64);
-                run_class.push(c);
+            if runs.last().is_none_or(|&(_, k)| k != c) {
+                runs.push((r as u64, c));
             }
         }
-        let bucket = class_of
-            .chunks(CONTENT_BUCKET as usize)
-            .map(|b| if b.iter().all(|&c| c == b[0]) { b[0] } else { MIXED_BUCKET })
-            .collect();
-        ContentSizes { lsize, run_start, run_class, records: class_of.len() as u64, bucket, samples }
+        ContentSizes::from_runs(lsize, class_of.len() as u64, 1, &runs, samples)
+    }
+
+    /// From a file of `records` records in units of `parts` records whose unit classes
+    /// are `runs` ((first unit, class), in order, the first at 0; each run ends where the
+    /// next starts) and each (unit class x parts + part) class's samples.
+    pub fn from_runs(
+        lsize: u32,
+        records: u64,
+        parts: u64,
+        runs: &[(u64, u8)],
+        samples: Vec<Vec<StoredBlock>>,
+    ) -> ContentSizes {
+        let parts = parts.max(1);
+        let units = records.div_ceil(parts);
+        let run_start: Vec<u64> = runs.iter().map(|r| r.0).collect();
+        let run_class: Vec<u8> = runs.iter().map(|r| r.1).collect();
+        let nb = units.div_ceil(CONTENT_BUCKET);
+        let mut bucket = Vec::with_capacity(nb as usize);
+        let mut j = 0usize;
+        for b in 0..nb {
+            let (lo, hi) = (b * CONTENT_BUCKET, ((b + 1) * CONTENT_BUCKET).min(units));
+            while j + 1 < run_start.len() && run_start[j + 1] <= lo {
+                j += 1;
+            }
+            let end = run_start.get(j + 1).copied().unwrap_or(units);
+            bucket.push(if end >= hi { run_class[j] } else { MIXED_BUCKET });
+        }
+        ContentSizes { lsize, parts, run_start, run_class, records, bucket, samples }
     }
 
     /// Records per file.
@@ -223,24 +251,29 @@ impl ContentSizes {
 
     /// The class of record `blkid` (None past the file's end).
     #[inline]
-    pub fn class(&self, blkid: u64) -> Option<u8> {
+    pub fn class(&self, blkid: u64) -> Option<usize> {
         if blkid >= self.records {
             return None;
         }
-        let b = self.bucket[(blkid / CONTENT_BUCKET) as usize];
-        if b != MIXED_BUCKET {
-            return Some(b);
-        }
-        let j = self.run_start.partition_point(|&s| s <= blkid) - 1;
-        Some(self.run_class[j])
+        let unit = blkid / self.parts;
+        let b = self.bucket[(unit / CONTENT_BUCKET) as usize];
+        let uc = if b != MIXED_BUCKET {
+            b
+        } else {
+            self.run_class[self.run_start.partition_point(|&s| s <= unit) - 1]
+        };
+        Some(usize::from(uc) * self.parts as usize + (blkid % self.parts) as usize)
     }
 
-    /// Records of each class.
+    /// Records of each class (a partial last unit counted whole).
     fn counts(&self) -> Vec<u64> {
         let mut counts = vec![0u64; self.samples.len()];
+        let units = self.records.div_ceil(self.parts);
         for (j, &c) in self.run_class.iter().enumerate() {
-            let end = self.run_start.get(j + 1).copied().unwrap_or(self.records);
-            counts[usize::from(c)] += end - self.run_start[j];
+            let end = self.run_start.get(j + 1).copied().unwrap_or(units);
+            for part in 0..self.parts as usize {
+                counts[usize::from(c) * self.parts as usize + part] += end - self.run_start[j];
+            }
         }
         counts
     }
@@ -368,7 +401,7 @@ impl CompressionModel {
         }
         if let Some(c) = self.content.as_deref().filter(|c| c.lsize == lsize) {
             let Some(class) = c.class(blkid) else { return StoredBlock::Hole };
-            let samples = &c.samples[usize::from(class)];
+            let samples = &c.samples[class];
             return samples[normal_stratum(self.seed, object, blkid) % samples.len()];
         }
         if self.data_ratio == 1.0 {
@@ -572,7 +605,7 @@ mod tests {
             let samples = (0..4).map(|_| vec![StoredBlock::Uncompressed { lsize: 4096 }]).collect();
             let c = ContentSizes::new(4096, &v, samples);
             proptest::prop_assert_eq!(c.records(), v.len() as u64);
-            proptest::prop_assert_eq!(c.class(probe), v.get(probe as usize).copied());
+            proptest::prop_assert_eq!(c.class(probe), v.get(probe as usize).map(|&x| usize::from(x)));
             let counts = c.counts();
             for k in 0..4u8 {
                 proptest::prop_assert_eq!(counts[usize::from(k)], v.iter().filter(|&&x| x == k).count() as u64);
