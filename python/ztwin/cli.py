@@ -310,6 +310,10 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
         row("ARC demand metadata misses (/s)", per_s("demand_metadata_misses"))
         row("ARC size at end (GiB)", lambda d: _gib(g(d, "arc", "size")))
         row("ARC target c at end (GiB)", lambda d: _gib(g(d, "arc", "c")))
+        row("ARC metadata_size at end (GiB)", lambda d: _gib(g(d, "arc", "metadata_size")))
+        row("ARC overhead_size: dbufs' copies (GiB)", lambda d: _gib(g(d, "arc", "overhead_size")))
+    if any("compressratio" in variants[n] for n in names):
+        row("compressratio (data records)", lambda d: "-" if d.get("compressratio") is None else f"{d['compressratio']:.2f}x")
     return title, t
 
 
