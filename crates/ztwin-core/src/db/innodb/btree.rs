@@ -53,8 +53,11 @@
 //!    counted.
 //! 5. Secondary lookups: the entries of key k start at sorted position k - 1 (the expected
 //!    number of smaller keys: k was drawn uniformly from 1..=rows per row at prepare, which
-//!    assumes the table was prepared with `--rand-type=uniform`); duplicates of one k that
-//!    straddle two leaves are read from the first leaf only.
+//!    assumes the table was prepared with `--rand-type=uniform`, as `[dataset]
+//!    prepare_rand_type = "uniform"` says; sysbench 1.0's default, special, puts 3/4 of the
+//!    rows' k in a band 0.75% wide, which the page contents follow (`page_image`) but these
+//!    lookups do not yet); duplicates of one k that straddle two leaves are read from the
+//!    first leaf only.
 //! 6. The number of rows with a given k and their ids are drawn from a hash of
 //!    (seed, k): Poisson(1) counts (the limit of Binomial(rows, 1/rows)) and uniform ids,
 //!    independent of the real table; the total over all k is `rows` only on average.
