@@ -78,18 +78,18 @@ const FSP_FREE_ADD: u64 = 4;
 const HEADER_PAGES: u64 = 3;
 
 /// `page_get_free_space_of_empty` for a COMPACT page.
-fn free_space_of_empty(page_size: u64) -> u64 {
+pub(crate) fn free_space_of_empty(page_size: u64) -> u64 {
     page_size - PAGE_NEW_SUPREMUM_END - FIL_PAGE_DATA_END - 2 * PAGE_DIR_SLOT_SIZE
 }
 
 /// `page_dir_calc_reserved_space`: directory bytes for `n` records.
-fn dir_reserved(n: u64) -> u64 {
+pub(crate) fn dir_reserved(n: u64) -> u64 {
     (PAGE_DIR_SLOT_SIZE * n).div_ceil(4)
 }
 
 /// Records of `rec_size` bytes that fit one page when every insert must leave
 /// `reserve` bytes free once the page holds at least 2 records.
-fn records_per_page(page_size: u64, rec_size: u64, reserve: u64) -> u64 {
+pub(crate) fn records_per_page(page_size: u64, rec_size: u64, reserve: u64) -> u64 {
     let empty = free_space_of_empty(page_size);
     let mut n = 0u64;
     loop {

@@ -929,36 +929,24 @@ impl UndoCursor {
     }
 }
 
-/// `page_get_free_space_of_empty` for a compact page.
+/// `page_get_free_space_of_empty` for a compact page ([`super::btree`]'s, in bytes as
+/// `usize`).
 fn free_space_of_empty(page_size: usize) -> usize {
-    page_size - PAGE_NEW_SUPREMUM_END - PAGE_DIR - 2 * PAGE_DIR_SLOT_SIZE
+    super::btree::free_space_of_empty(page_size as u64) as usize
 }
 
-/// `page_dir_calc_reserved_space`.
+/// `page_dir_calc_reserved_space` ([`super::btree`]'s).
 fn dir_reserved(n: usize) -> usize {
-    (PAGE_DIR_SLOT_SIZE * n).div_ceil(PAGE_DIR_SLOT_MIN_N_OWNED)
+    super::btree::dir_reserved(n as u64) as usize
 }
 
 /// Records of `rec` bytes one page takes by appends: an insert needs
 /// `page_get_max_insert_size_after_reorganize(page, 1) >= rec`, and once the page has 2
 /// records it must leave `reserve` free beyond the record (the clustered-leaf rule of
 /// `btr_cur_optimistic_insert` and the fill-factor rule of `PageBulk::isSpaceAvailable`,
-/// which reduce to the same inequality).
+/// which reduce to the same inequality: [`super::btree`]'s `records_per_page`).
 fn fill_capacity(page_size: usize, rec: usize, reserve: usize) -> usize {
-    let empty = free_space_of_empty(page_size);
-    let mut n = 0usize;
-    loop {
-        let occupied = n * rec + dir_reserved(n + 1);
-        if occupied + rec > empty {
-            break;
-        }
-        let max_size = empty - occupied;
-        if n >= 2 && reserve + rec > max_size {
-            break;
-        }
-        n += 1;
-    }
-    n
+    super::btree::records_per_page(page_size as u64, rec as u64, reserve as u64) as usize
 }
 
 /// Records a page keeps at a middle split of `n` records (`page_get_middle_rec`: the
