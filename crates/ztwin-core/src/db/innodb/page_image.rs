@@ -929,17 +929,6 @@ impl UndoCursor {
     }
 }
 
-/// `page_get_free_space_of_empty` for a compact page ([`super::btree`]'s, in bytes as
-/// `usize`).
-fn free_space_of_empty(page_size: usize) -> usize {
-    super::btree::free_space_of_empty(page_size as u64) as usize
-}
-
-/// `page_dir_calc_reserved_space` ([`super::btree`]'s).
-fn dir_reserved(n: usize) -> usize {
-    super::btree::dir_reserved(n as u64) as usize
-}
-
 /// Records of `rec` bytes one page takes by appends: an insert needs
 /// `page_get_max_insert_size_after_reorganize(page, 1) >= rec`, and once the page has 2
 /// records it must leave `reserve` free beyond the record (the clustered-leaf rule of
@@ -1135,6 +1124,16 @@ pub fn crc32c(data: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `page_get_free_space_of_empty` ([`super::super::btree`]'s) in `usize`.
+    fn free_space_of_empty(page_size: usize) -> usize {
+        crate::db::innodb::btree::free_space_of_empty(page_size as u64) as usize
+    }
+
+    /// `page_dir_calc_reserved_space` ([`super::super::btree`]'s) in `usize`.
+    fn dir_reserved(n: usize) -> usize {
+        crate::db::innodb::btree::dir_reserved(n as u64) as usize
+    }
     use crate::fs::zfs::compression::zio_stored_block;
     use crate::fs::zfs::compressors::lz4_compressed_len;
 
