@@ -101,10 +101,8 @@ pub fn dbuf_copy_bytes(lsize: u32, psize: u32, compressed_arc: bool, scatter: bo
 pub(crate) struct Consumers {
     /// Separate buffer bytes of held headers, by list index of their state and type.
     pub held: [u64; HELD_LISTS],
-    /// Separate buffer bytes with no live header: [data, metadata].
-    pub anon: [u64; 2],
-    /// All separate buffer bytes (held and anonymous): [data, metadata], kept as they
-    /// change (the ARC's size is read often).
+    /// All separate buffer bytes: [data, metadata], kept as they change (the ARC's size is
+    /// read often); those not in `held` have no live header (anonymous).
     pub copies: [u64; 2],
     /// Live dbufs (each with one arc_buf_t).
     pub dbufs: u64,
@@ -162,7 +160,6 @@ impl Arc {
     /// either allocation, evicts to `c` after both). [`Arc::dbuf_created`] with
     /// `reserved` then gives it to the header.
     pub fn dbuf_reserve(&mut self, meta: bool, copy: u32) {
-        self.consumers.anon[usize::from(meta)] += u64::from(copy);
         self.consumers.copies[usize::from(meta)] += u64::from(copy);
     }
 
@@ -180,9 +177,7 @@ impl Arc {
         reserved: bool,
         now: Nanos,
     ) -> u32 {
-        if reserved {
-            self.consumers.anon[usize::from(meta)] -= u64::from(copy);
-        } else {
+        if !reserved {
             self.consumers.copies[usize::from(meta)] += u64::from(copy);
         }
         self.consumers.dbufs += 1;
@@ -204,7 +199,7 @@ impl Arc {
                 self.slab.push_head(i);
                 self.consumers.held[li] += u64::from(copy);
             }
-            _ => self.consumers.anon[usize::from(meta)] += u64::from(copy),
+            _ => {} // no live header: the copy is anonymous
         }
         if copy > 0 && !reserved {
             self.note_meta_max();
@@ -234,8 +229,6 @@ impl Arc {
             let li = list_index(h.state, h.is_meta());
             self.slab.push_head(i);
             self.consumers.held[li] -= bytes;
-        } else {
-            self.consumers.anon[usize::from(meta)] -= u64::from(copy);
         }
     }
 
@@ -257,19 +250,18 @@ impl Arc {
         }
     }
 
-    /// Header `i` (held, already unlinked, its state already set) left state `from`: its
-    /// copy's bytes follow it to its new state; if that is not a live one (the model
-    /// destroyed or evicted it), they become anonymous and the header is no longer held.
-    pub(super) fn held_moves(&mut self, i: u32, from: State) {
+    /// Header `i` (held, already unlinked) goes from state `from` to `to`: its copy's bytes
+    /// follow it; if `to` is not a live state (the model destroyed or evicted it), they
+    /// become anonymous and the header is no longer held.
+    pub(super) fn held_moves(&mut self, i: u32, from: State, to: State) {
         let h = &mut self.slab.hdrs[i as usize];
         let meta = h.is_meta();
         let bytes = if h.flags2 & F2_COPY != 0 { u64::from(h.lsize) } else { 0 };
         self.consumers.held[list_index(from, meta)] -= bytes;
-        if h.state.is_live() {
-            self.consumers.held[list_index(h.state, meta)] += bytes;
+        if to.is_live() {
+            self.consumers.held[list_index(to, meta)] += bytes;
         } else {
             h.flags2 &= !(F2_HELD | F2_COPY);
-            self.consumers.anon[usize::from(meta)] += bytes;
         }
     }
 

@@ -639,7 +639,7 @@ impl Arc {
         let from = h.state;
         h.state = to;
         if h.flags2 & F2_HELD != 0 {
-            self.held_moves(i, from);
+            self.held_moves(i, from, to);
         }
         let h = &mut self.slab.hdrs[i as usize];
         let (meta, asize, lsize) = (h.is_meta(), h.asize() as u64, h.lsize as u64);
@@ -663,10 +663,7 @@ impl Arc {
         let h = self.slab.hdrs[i as usize];
         if h.flags2 & F2_HELD != 0 {
             // The model destroyed a header a dbuf holds (simplification 4): the copy stays.
-            let from = h.state;
-            self.slab.hdrs[i as usize].state = State::Free;
-            self.held_moves(i, from);
-            self.slab.hdrs[i as usize].state = from;
+            self.held_moves(i, h.state, State::Free);
         }
         if h.flags & F_L2 != 0 {
             self.l2_destroy_hdr(h.l2seq);

@@ -201,12 +201,11 @@ pub(crate) struct Slab {
     table: KeyTable,
     /// The evictable lists, then the held lists ([`HELD_LISTS`]).
     pub lists: [List; HELD_LISTS * 2],
-    /// Per list: the protected tail window the last eviction scan passed (see
-    /// [`SkipWindow`]; never set on a held list).
-    pub skip: [SkipWindow; HELD_LISTS * 2],
-    /// Per list: the tail run the L2 feed passes without writing (see [`L2Run`]; never
-    /// set on a held list).
-    pub l2run: [L2Run; HELD_LISTS * 2],
+    /// Per evictable list: the protected tail window the last eviction scan passed (see
+    /// [`SkipWindow`]).
+    pub skip: [SkipWindow; HELD_LISTS],
+    /// Per evictable list: the tail run the L2 feed passes without writing (see [`L2Run`]).
+    pub l2run: [L2Run; HELD_LISTS],
 }
 
 impl Slab {
@@ -216,8 +215,8 @@ impl Slab {
             free: NIL,
             table: Default::default(),
             lists: [List::default(); HELD_LISTS * 2],
-            skip: [SkipWindow::default(); HELD_LISTS * 2],
-            l2run: [L2Run::default(); HELD_LISTS * 2],
+            skip: [SkipWindow::default(); HELD_LISTS],
+            l2run: [L2Run::default(); HELD_LISTS],
         }
     }
 

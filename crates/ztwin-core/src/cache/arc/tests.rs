@@ -112,10 +112,10 @@ pub(super) fn check_invariants(a: &Arc) {
         assert_eq!((l.bytes, l.count, l.head), (bytes, cnt, NIL), "held list {li}");
     }
     assert_eq!(copies, a.consumers.held);
-    // The running totals of copies agree with where they are.
+    // The running totals of copies hold the held headers' copies, by type.
     for t in 0..2 {
         let held: u64 = a.consumers.held.iter().skip(t).step_by(2).sum();
-        assert_eq!(a.consumers.copies[t], held + a.consumers.anon[t]);
+        assert!(held <= a.consumers.copies[t], "type {t}: held copies over the total");
     }
     assert_eq!(n as usize, a.headers());
     // A remembered skip window is exactly the list's `skips` tail-most headers (all of it
