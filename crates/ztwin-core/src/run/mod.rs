@@ -181,6 +181,14 @@ struct Costs {
     abd_scatter: bool,
 }
 
+impl Costs {
+    /// The separate buffer a new dbuf of a block holds in the ARC (`dbuf_copy_bytes` under
+    /// this pool's compressed ARC and ABD settings).
+    fn dbuf_copy(&self, info: &BlockInfo) -> u32 {
+        dbuf_copy_bytes(info.lsize, info.psize, self.compressed_arc, self.abd_scatter)
+    }
+}
+
 // One per run: the size difference between the variants costs nothing.
 #[allow(clippy::large_enum_variant)]
 enum Fs {

@@ -188,15 +188,10 @@ impl Sim<'_> {
                         // dbuf_read, dbuf_rele: the indirect block joins the dbuf cache.
                         let parent = layout.parent_of(key);
                         if parent.is_none_or(|p| dbufs.exists(p)) {
-                            let copy = dbuf_copy_bytes(
-                                info.lsize,
-                                info.psize,
-                                self.costs.compressed_arc,
-                                self.costs.abd_scatter,
-                            );
-                            dbufs.create(key, parent, info.lsize, !meta_flags.uncacheable, copy);
+                            let copy = self.costs.dbuf_copy(&info);
+                            let dbuf = dbufs.create(key, parent, info.lsize, !meta_flags.uncacheable, copy);
                             let hdr = arc.dbuf_created(key, true, copy, false, now);
-                            dbufs.set_hdr(key, hdr);
+                            dbufs.set_hdr(dbuf, hdr);
                             dbufs.release(key, arc.c() >> DBUF_CACHE_SHIFT, |x| layout.parent_of(x));
                             super::zfs_path::settle_dbufs(arc, dbufs);
                         }

@@ -117,9 +117,9 @@ impl Sim<'_> {
             c.state = State::ZfsRecord;
             return Flow::Next;
         }
-        let copy = dbuf_copy_bytes(info.lsize, info.psize, self.costs.compressed_arc, self.costs.abd_scatter);
+        let copy = self.costs.dbuf_copy(&info);
         let meta = info.kind == BufType::Metadata;
-        dbufs.create(key, parent, info.lsize, !flags.uncacheable, copy);
+        let dbuf = dbufs.create(key, parent, info.lsize, !flags.uncacheable, copy);
         if let Some(p) = parent {
             let target = arc.c() >> DBUF_CACHE_SHIFT;
             dbufs.release(p, target, |k| layout.parent_of(k));
@@ -128,7 +128,7 @@ impl Sim<'_> {
         c.cpu_pending += self.costs.zfs_block;
         if info.psize == 0 {
             let hdr = arc.dbuf_created(key, meta, copy, false, now);
-            dbufs.set_hdr(key, hdr);
+            dbufs.set_hdr(dbuf, hdr);
             // A hole or an embedded block: the block pointer itself holds the
             // content (BP_IS_HOLE / BP_IS_EMBEDDED), nothing to read or cache; the new
             // dbuf's buffer is filled in memory (dbuf_read_hole zeroes it, about a copy's cost).
@@ -156,7 +156,7 @@ impl Sim<'_> {
             // promotion; it counts an iohit (Arc::io_wait does both).
             arc.io_wait(key, info, flags, now);
             let hdr = arc.dbuf_created(key, meta, copy, false, now);
-            dbufs.set_hdr(key, hdr);
+            dbufs.set_hdr(dbuf, hdr);
             if !v22 {
                 self.block_waits += 1;
             }
@@ -184,7 +184,7 @@ impl Sim<'_> {
         // arc_buf_alloc_impl: the new dbuf's buffer (on the hit now, on the miss in
         // arc_read_done; the model's header exists from the access on).
         let hdr = arc.dbuf_created(key, meta, copy, true, now);
-        dbufs.set_hdr(key, hdr);
+        dbufs.set_hdr(dbuf, hdr);
         match read {
             None => {
                 c.cpu_pending += hit_decompress;

@@ -205,7 +205,9 @@ const CONTENT_BUCKET: u64 = 64;
 const MIXED_BUCKET: u8 = u8::MAX;
 
 impl ContentSizes {
-    /// From the class of every record of a file and each class's samples.
+    /// From the class of every record of a file and each class's samples (the runs'
+    /// reference in tests).
+    #[cfg(test)]
     pub fn new(lsize: u32, class_of: &[u8], samples: Vec<Vec<StoredBlock>>) -> ContentSizes {
         let mut runs = Vec::new();
         for (r, &c) in class_of.iter().enumerate() {

@@ -110,11 +110,9 @@ impl DbufLayer {
         self.destroyed.drain(..)
     }
 
-    /// Records the ARC header slot the dbuf `key` holds.
-    pub fn set_hdr(&mut self, key: BlockKey, hdr: u32) {
-        if let Some(i) = self.index.get(key.0) {
-            self.slab[i as usize].hdr = hdr;
-        }
+    /// Records the ARC header slot the dbuf in slot `dbuf` ([`DbufLayer::create`]'s) holds.
+    pub fn set_hdr(&mut self, dbuf: u32, hdr: u32) {
+        self.slab[dbuf as usize].hdr = hdr;
     }
 
     /// The dbuf the cache will destroy next (its least recently released), if any.
@@ -133,8 +131,16 @@ impl DbufLayer {
     }
 
     /// Creates the dbuf `key` held by a reader, holding a separate buffer of `copy` bytes;
-    /// its parent (if any, and it must exist) gains a hold from it.
-    pub fn create(&mut self, key: BlockKey, parent: Option<BlockKey>, size: u32, cacheable: bool, copy: u32) {
+    /// its parent (if any, and it must exist) gains a hold from it. Returns its slot, which
+    /// stays its own while it is held.
+    pub fn create(
+        &mut self,
+        key: BlockKey,
+        parent: Option<BlockKey>,
+        size: u32,
+        cacheable: bool,
+        copy: u32,
+    ) -> u32 {
         debug_assert!(!self.exists(key));
         if let Some(p) = parent {
             let pi = self.index.get(p.0).expect("dbuf: parent exists");
@@ -154,6 +160,7 @@ impl DbufLayer {
         };
         self.index.insert(key.0, i);
         self.created += 1;
+        i
     }
 
     /// A reader releases `key`; unheld dbufs enter the cache, which is then trimmed to
