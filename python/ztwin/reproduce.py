@@ -82,12 +82,13 @@ def _fio_read(variant: str, phase: str, key: str) -> Callable[[Variants], Option
     return lambda vs: ((_phase(vs[variant], phase).get("fio") or {}).get("read") or {}).get(key)
 
 
-def _fio_mean(variant: str, phases: Iterable[str], key: str) -> Callable[[Variants], Optional[float]]:
-    names = tuple(phases)
+def _mean(readers: Iterable[Callable[[Variants], Optional[float]]], scale: float = 1.0) -> Callable[[Variants], Optional[float]]:
+    """The mean of several figures (None if any is missing), scaled (e.g. to MB)."""
+    rs = tuple(readers)
 
     def read(vs: Variants) -> Optional[float]:
-        xs = [_fio_read(variant, n, key)(vs) for n in names]
-        return None if any(x is None for x in xs) else sum(xs) / len(xs)  # type: ignore[arg-type]
+        xs = [r(vs) for r in rs]
+        return None if any(x is None for x in xs) else sum(xs) / len(xs) / scale  # type: ignore[arg-type]
 
     return read
 
@@ -103,17 +104,6 @@ def _phase_hit_ratio(variant: str, phase: str) -> Callable[[Variants], Optional[
         a = _phase(vs[variant], phase).get("arc") or {}
         h, m = a.get("hits", 0), a.get("misses", 0) + a.get("iohits", 0)
         return _ratio(h, h + m)
-
-    return read
-
-
-def _last_runs_arc(variant: str, runs: Iterable[str], key: str, scale: float) -> Callable[[Variants], Optional[float]]:
-    """The mean over runs of an arcstat read at each run's end, scaled (e.g. to MB)."""
-    names = tuple(runs)
-
-    def read(vs: Variants) -> Optional[float]:
-        xs = [(_phase(vs[variant], n).get("arc") or {}).get(key) for n in names]
-        return None if any(x is None for x in xs) else sum(xs) / len(xs) / scale  # type: ignore[arg-type]
 
     return read
 
@@ -188,10 +178,10 @@ def _exp3() -> list[Outcome]:
     seq = [f"read-{i}" for i in range(1, 6)]
     rnd = [f"randread-{i}" for i in range(1, 6)]
     out += [
-        Outcome(3, "as laid out (holes): read, mean of 5 runs", 2458.4, "MB/s", EXP3, EXP3_SCENARIO, "as-laid-out", _fio_mean("as-laid-out", seq, "bw_mbps")),
-        Outcome(3, "as laid out (holes): randread, mean of 5 runs", 2337.8, "MB/s", EXP3, EXP3_SCENARIO, "as-laid-out", _fio_mean("as-laid-out", rnd, "bw_mbps")),
-        Outcome(3, "overwritten: read, mean of 5 runs", 897.4, "MB/s", EXP3, EXP3_SCENARIO, "overwritten", _fio_mean("overwritten", seq, "bw_mbps")),
-        Outcome(3, "overwritten: randread, mean of 5 runs", 40.6, "MB/s", EXP3, EXP3_SCENARIO, "overwritten", _fio_mean("overwritten", rnd, "bw_mbps")),
+        Outcome(3, "as laid out (holes): read, mean of 5 runs", 2458.4, "MB/s", EXP3, EXP3_SCENARIO, "as-laid-out", _mean(_fio_read("as-laid-out", n, "bw_mbps") for n in seq)),
+        Outcome(3, "as laid out (holes): randread, mean of 5 runs", 2337.8, "MB/s", EXP3, EXP3_SCENARIO, "as-laid-out", _mean(_fio_read("as-laid-out", n, "bw_mbps") for n in rnd)),
+        Outcome(3, "overwritten: read, mean of 5 runs", 897.4, "MB/s", EXP3, EXP3_SCENARIO, "overwritten", _mean(_fio_read("overwritten", n, "bw_mbps") for n in seq)),
+        Outcome(3, "overwritten: randread, mean of 5 runs", 40.6, "MB/s", EXP3, EXP3_SCENARIO, "overwritten", _mean(_fio_read("overwritten", n, "bw_mbps") for n in rnd)),
     ]
     return out
 
@@ -199,9 +189,9 @@ def _exp3() -> list[Outcome]:
 def _exp6() -> list[Outcome]:
     v, runs = "randread-3000", ("run-1", "run-2", "run-3")
     return [
-        Outcome(6, "randread at 3000 IOPS, end of run: metadata_size", 20.5, "MB", LAB, EXP6_SCENARIO, v, _last_runs_arc(v, runs, "metadata_size", 1e6)),
-        Outcome(6, "randread at 3000 IOPS, end of run: data_size", (240, 252), "MB", LAB, EXP6_SCENARIO, v, _last_runs_arc(v, runs, "data_size", 1e6)),
-        Outcome(6, "randread at 3000 IOPS, end of run: hdr_size", (5.4, 5.6), "MB", LAB, EXP6_SCENARIO, v, _last_runs_arc(v, runs, "hdr_size", 1e6)),
+        Outcome(6, "randread at 3000 IOPS, end of run: metadata_size", 20.5, "MB", LAB, EXP6_SCENARIO, v, _mean((_phase_arc(v, n, "metadata_size") for n in runs), 1e6)),
+        Outcome(6, "randread at 3000 IOPS, end of run: data_size", (240, 252), "MB", LAB, EXP6_SCENARIO, v, _mean((_phase_arc(v, n, "data_size") for n in runs), 1e6)),
+        Outcome(6, "randread at 3000 IOPS, end of run: hdr_size", (5.4, 5.6), "MB", LAB, EXP6_SCENARIO, v, _mean((_phase_arc(v, n, "hdr_size") for n in runs), 1e6)),
     ]
 
 
