@@ -171,8 +171,8 @@ pub struct CompressionModel {
 }
 
 /// How the records of a file are stored, learnt from their content: every record of the
-/// file (all files of the dataset alike) has a class (`class_of[blkid]`: what kind of
-/// content it holds, e.g. which InnoDB pages), and each class a set of sampled records
+/// file (all files of the dataset alike) has a class ([`ContentSizes::class`]: what kind
+/// of content it holds, e.g. which InnoDB pages), and each class a set of sampled records
 /// compressed by the dataset's real compressor ([`CompressionModel::stored_sample`]). A
 /// record's stored size is one of its class's samples, chosen by a hash of (seed,
 /// object, blkid): the distribution is the content's, without compressing every record.
