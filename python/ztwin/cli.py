@@ -606,7 +606,7 @@ def reproduce_cmd(
         o = r.outcome
         match = "in range" if isinstance(o.real, tuple) else "match"
         ratio = match if r.in_range else ("-" if r.ratio is None else f"{r.ratio:.2f}")
-        t.add_row(str(o.experiment), o.figure, o.unit, o.real_text(), reproduce._fmt(r.twin), ratio, o.source)
+        t.add_row(str(o.experiment), o.figure, o.unit, o.real_text(), reproduce.format_figure(r.twin), ratio, o.source)
     _stdout().print(t)
     close = sum(1 for r in rows if r.in_range or (r.ratio is not None and abs(r.ratio - 1) <= 0.10))
     _stdout().print(f"{close} of {len(rows)} figures within 10% of the real one (or inside the range of its runs)")

@@ -47,11 +47,11 @@ class Outcome:
 
     def real_text(self) -> str:
         if isinstance(self.real, tuple):
-            return f"{_fmt(self.real[0])} - {_fmt(self.real[1])}"
-        return _fmt(self.real)
+            return f"{format_figure(self.real[0])} - {format_figure(self.real[1])}"
+        return format_figure(self.real)
 
 
-def _fmt(x: Optional[float]) -> str:
+def format_figure(x: Optional[float]) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     a = abs(x)
