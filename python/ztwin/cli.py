@@ -625,7 +625,7 @@ def replay_cmd(
     sizes: Optional[str] = typer.Option(None, "--sizes", help="Several sizes: a list (1024,4096) or a range (1024:65536:x2, 1000:10000:1000)."),
     block_size: Optional[str] = typer.Option(None, "--block-size", help="Bytes per block (default 512 for .lis, 4K otherwise)."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Trace format (default: detected): lis, csv, oracle, vscsi, blkparse, txt."),
-    release: Optional[str] = typer.Option(None, "--release", help="OpenZFS release of zfs-arc: 0.8, 2.1, 2.2 (default)."),
+    release: Optional[str] = typer.Option(None, "--release", help="OpenZFS release of zfs-arc: 0.6, 0.8, 2.1, 2.2 (default)."),
     shards: Optional[float] = typer.Option(None, "--shards", help="SHARDS spatial sampling rate in (0, 1], e.g. 0.01."),
     max_requests: Optional[int] = typer.Option(None, "--max-requests", min=1, help="Replay only the first N requests."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write the miss-ratio curves to this PNG or SVG."),

@@ -219,7 +219,8 @@ ROTATIONAL_KEYS = ("track_to_track_seek", "average_seek", "full_stroke_seek", "w
 # ---------------------------------------------------------------------------------------
 # Filesystems
 
-ZfsRelease = Literal["0.8", "2.1", "2.2"]
+# "0.6": the illumos ZFS of pool v28 (2012) as FreeBSD 8.3-9.x and ZoL 0.6.1 shipped it.
+ZfsRelease = Literal["0.6", "0.8", "2.1", "2.2"]
 
 
 class ArcSpec(_Model):
@@ -227,7 +228,7 @@ class ArcSpec(_Model):
 
     zfs_arc_max: Size = Field(0, description="zfs(4) zfs_arc_max; 0 = RAM/2 (0.8 to 2.2).")
     zfs_arc_min: Size = Field(0, description="zfs(4) zfs_arc_min; 0 = max(RAM/32, 32 MiB).")
-    zfs_arc_meta_limit: Size = Field(0, description="zfs(4) zfs_arc_meta_limit (0.8, 2.1); 0 = 75% of arc_c_max.")
+    zfs_arc_meta_limit: Size = Field(0, description="zfs(4) zfs_arc_meta_limit (0.6 to 2.1); 0 = 75% of arc_c_max (0.6: 25%).")
     zfs_arc_meta_min: Size = Field(0, description="zfs(4) zfs_arc_meta_min (0.8, 2.1); 0 = 16 MiB.")
     zfs_arc_meta_balance: int = Field(0, ge=0, description="zfs(4) zfs_arc_meta_balance (2.2+); 0 = 500.")
     zfs_compressed_arc_enabled: bool = Field(True, description="zfs(4) zfs_compressed_arc_enabled; 1 since 0.7.0.")
@@ -327,6 +328,8 @@ class ZfetchSpec(_Model):
 
 def _zfetch_era(release: str, patch: int) -> tuple[int, int, int]:
     """(release, patch) as a comparable version, 0.8 being 0.8.6."""
+    if release == "0.6":
+        return (0, 6, 1)
     if release == "0.8":
         return (0, 8, 6)
     major, minor = (int(x) for x in release.split("."))
@@ -988,6 +991,11 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
                 err(arc + ("zfs_arc_max",), f"must be less than the machine's RAM ({units.human_size(ram)})")
         if a.zfs_arc_min and a.zfs_arc_max and a.zfs_arc_min > a.zfs_arc_max:
             err(arc + ("zfs_arc_min",), "must not exceed zfs_arc_max")
+        if fs.release == "0.6":
+            for t, what in (("zfs_compressed_arc_enabled", "compressed ARC"), ("zfs_abd_scatter_enabled", "ABD")):
+                if getattr(a, t):
+                    if t in a.model_fields_set:
+                        err(arc + (t,), f"release 0.6 has no {what} (added in 0.7.0): leave {t} out or set it false")
         if fs.release == "2.2":
             for t in ("zfs_arc_meta_limit", "zfs_arc_meta_min"):
                 if t in a.model_fields_set:
@@ -999,7 +1007,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
         if a.zfs_arc_meta_limit and a.zfs_arc_max and a.zfs_arc_meta_limit > a.zfs_arc_max:
             err(arc + ("zfs_arc_meta_limit",), "must not exceed zfs_arc_max")
         era = _zfetch_era(fs.release, fs.release_patch)
-        name = "0.8" if fs.release == "0.8" else f"{fs.release}.{fs.release_patch}"
+        name = fs.release if fs.release in ("0.6", "0.8") else f"{fs.release}.{fs.release_patch}"
         for t, (first, last, why) in _ZFETCH_RANGE.items():
             if t in fs.zfetch.model_fields_set and ((first and era < first) or (last and era > last)):
                 err(("filesystem", "zfetch", t), f"does not exist in release {name} ({why})")

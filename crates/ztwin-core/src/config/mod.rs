@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 use crate::cache::l2arc::L2arcTunables;
 use crate::error::{Error, Result};
 
+mod zfs_features;
+pub use zfs_features::ZfsFeatures;
+
 /// One variant of a scenario, fully resolved.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -304,6 +307,12 @@ pub struct BcacheConfig {
 /// The OpenZFS release whose behaviour is modelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ZfsRelease {
+    /// The illumos ZFS of pool version 28 (2012), as FreeBSD 8.3 to 9.x and ZoL 0.6.1
+    /// shipped it: arc_p, no dbuf cache, no compressed ARC, no ABD (see
+    /// [`ZfsFeatures`]); its other mechanisms are modelled as 0.8's where they are the
+    /// same code (arc_p adaptation and growth), and each model says where it takes 0.8's.
+    #[serde(rename = "0.6")]
+    V0_6,
     /// ZoL 0.7/0.8 (2018-2020): arc_p, arc_meta_limit.
     #[serde(rename = "0.8")]
     V0_8,
@@ -319,6 +328,7 @@ impl ZfsRelease {
     /// The release as users write it ("0.8", "2.1", "2.2").
     pub fn name(self) -> &'static str {
         match self {
+            ZfsRelease::V0_6 => "0.6",
             ZfsRelease::V0_8 => "0.8",
             ZfsRelease::V2_1 => "2.1",
             ZfsRelease::V2_2 => "2.2",

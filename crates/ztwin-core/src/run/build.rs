@@ -19,9 +19,11 @@ impl<'a> Sim<'a> {
             memcpy_ns_per_byte: SEC as f64 / c.memcpy_bytes_per_sec as f64 / c.speed,
             checksum_ns_per_byte: SEC as f64 / c.checksum_bytes_per_sec as f64 / c.speed,
             decompress_ns_per_byte: SEC as f64 / c.decompress_bytes_per_sec as f64 / c.speed,
-            compressed_arc: matches!(&cfg.filesystem, FsConfig::Zfs(z) if z.arc.zfs_compressed_arc_enabled),
+            // A release without compressed ARC or ABD behaves as with them disabled.
+            compressed_arc: matches!(&cfg.filesystem, FsConfig::Zfs(z)
+                if z.arc.zfs_compressed_arc_enabled && z.release.features().compressed_arc),
             abd_scatter: match &cfg.filesystem {
-                FsConfig::Zfs(z) => z.arc.zfs_abd_scatter_enabled.unwrap_or(true),
+                FsConfig::Zfs(z) => z.release.features().abd && z.arc.zfs_abd_scatter_enabled.unwrap_or(true),
                 FsConfig::Xfs(_) | FsConfig::Ext4(_) => true,
             },
         };
@@ -135,7 +137,7 @@ impl<'a> Sim<'a> {
                 let nfiles = layout.nfiles() as usize;
                 Fs::Zfs {
                     arc: Box::new(arc),
-                    dbufs: Box::new(DbufLayer::new()),
+                    dbufs: Box::new(DbufLayer::new(&z.release.features())),
                     cache_device,
                     layout,
                     pool: Box::new(pool),

@@ -56,7 +56,7 @@ use crate::dev::device::{Device, DeviceCounters, Op};
 use crate::error::{Error, Result};
 use crate::fs::extent::ExtentFs;
 use crate::fs::zfs::compression::CompressionModel;
-use crate::fs::zfs::dbuf::{DbufLayer, DBUF_CACHE_SHIFT};
+use crate::fs::zfs::dbuf::DbufLayer;
 use crate::fs::zfs::geometry::FileGeometry;
 use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;

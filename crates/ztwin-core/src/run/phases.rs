@@ -63,7 +63,7 @@ impl Sim<'_> {
         {
             let old = arc.l2arc_detach();
             **arc = new_arc(self.cfg, z, *cache_device, layout)?;
-            **dbufs = DbufLayer::new();
+            **dbufs = dbufs.emptied();
             // New dnodes: no streams. zfetchstats are kept: arcstats restart, but the
             // summary differences them per phase and a restart phase reports none.
             zfetch.reset();

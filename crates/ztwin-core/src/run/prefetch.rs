@@ -192,8 +192,8 @@ impl Sim<'_> {
                             let dbuf = dbufs.create(key, parent, info.lsize, !meta_flags.uncacheable, copy);
                             let hdr = arc.dbuf_created(key, true, copy, false, now);
                             dbufs.set_hdr(dbuf, hdr);
-                            dbufs.release(key, arc.c() >> DBUF_CACHE_SHIFT, |x| layout.parent_of(x));
-                            super::zfs_path::settle_dbufs(arc, dbufs);
+                            dbufs.release(key, arc.c(), |x| layout.parent_of(x));
+                            super::zfs_path::settle_dbufs(arc, dbufs, layout);
                         }
                     }
                 }

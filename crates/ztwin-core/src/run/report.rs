@@ -348,7 +348,7 @@ fn arc_window(a: &ArcStats, b: &ArcStats, release: ZfsRelease) -> Value {
         mfu_metadata
     );
     match release {
-        ZfsRelease::V0_8 | ZfsRelease::V2_1 => {
+        ZfsRelease::V0_6 | ZfsRelease::V0_8 | ZfsRelease::V2_1 => {
             sizes!(p, arc_meta_used, arc_meta_limit, arc_meta_min, arc_meta_max);
         }
         ZfsRelease::V2_2 => {

@@ -52,6 +52,11 @@ impl Sim<'_> {
     /// read of every level below it (see fs::zfs::dbuf).
     pub(super) fn zfs_record(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
         let Fs::Zfs { arc, dbufs, layout, .. } = &mut self.fs else { unreachable!("ZfsRecord only on ZFS") };
+        if dbufs.evicted_by_arc() {
+            // 0.6: a dbuf whose header the ARC evicted is gone before anyone finds it
+            // (dbuf_hold_impl clears one whose buffer lost its data and starts over).
+            settle_dbufs(arc, dbufs, layout);
+        }
         let object = c.space + 1;
         let nlevels = layout.nlevels(object);
         let found = (0..nlevels).find(|&l| dbufs.exists(layout.key(object, c.rec, l)));
@@ -62,7 +67,7 @@ impl Sim<'_> {
             return Flow::Next;
         };
         let (key, info) = layout.block(object, c.rec, level);
-        dbufs.hold_existing(key);
+        let hold = dbufs.hold_existing(key);
         c.level = level;
         c.state = State::ZfsAdvance;
         c.cpu_pending += self.costs.zfs_block;
@@ -80,14 +85,18 @@ impl Sim<'_> {
             }
             return Flow::Next;
         }
-        if info.psize != 0 && arc.contains(key) {
-            // arc_buf_access(): an ARC hit, no copy, no decompression. (If the
-            // ARC model evicted the header, the dbuf still serves its data: the
-            // real ARC cannot evict a buffer a dbuf references.)
+        if info.psize != 0 && hold.accesses_arc && arc.contains(key) {
+            // arc_buf_access() (0.6: arc_buf_add_ref from zero holds): an ARC hit, no
+            // copy, no decompression. (If the ARC model evicted the header, the dbuf
+            // still serves its data: the real ARC cannot evict a buffer a dbuf references.)
             self.block_lookups += 1;
             let flags = ReadFlags::default();
             let hit = arc.access(key, info, flags, now);
             debug_assert_eq!(hit, ArcAccess::Hit);
+            if hold.references {
+                let hdr = arc.dbuf_rehold(key);
+                dbufs.set_hdr(hold.slot, hdr);
+            }
         }
         Flow::Next
     }
@@ -110,20 +119,21 @@ impl Sim<'_> {
             // of one indirect block going down to the same child): drop the parent hold and
             // find the dbuf as dbuf_hold does (dbuf_find first).
             if let Some(p) = parent {
-                let target = arc.c() >> DBUF_CACHE_SHIFT;
-                dbufs.release(p, target, |k| layout.parent_of(k));
-                settle_dbufs(arc, dbufs);
+                dbufs.release(p, arc.c(), |k| layout.parent_of(k));
+                settle_dbufs(arc, dbufs, layout);
             }
             c.state = State::ZfsRecord;
             return Flow::Next;
         }
         let copy = self.costs.dbuf_copy(&info);
         let meta = info.kind == BufType::Metadata;
-        let dbuf = dbufs.create(key, parent, info.lsize, !flags.uncacheable, copy);
+        // 0.6: a hole's dbuf has an anonymous buffer, which dbuf_rele_and_unlock frees
+        // with the dbuf at zero holds (`arc_released`); only a block in the ARC stays.
+        let cacheable = !flags.uncacheable && (info.psize != 0 || !dbufs.evicted_by_arc());
+        let dbuf = dbufs.create(key, parent, info.lsize, cacheable, copy);
         if let Some(p) = parent {
-            let target = arc.c() >> DBUF_CACHE_SHIFT;
-            dbufs.release(p, target, |k| layout.parent_of(k));
-            settle_dbufs(arc, dbufs);
+            dbufs.release(p, arc.c(), |k| layout.parent_of(k));
+            settle_dbufs(arc, dbufs, layout);
         }
         c.cpu_pending += self.costs.zfs_block;
         if info.psize == 0 {
@@ -262,20 +272,31 @@ impl Sim<'_> {
     /// dmu_buf_rele_array: the reader drops its holds on the chunk's record dbufs.
     pub(super) fn release_records(&mut self, c: &Client) {
         let Fs::Zfs { arc, dbufs, layout, .. } = &mut self.fs else { return };
-        let target = arc.c() >> DBUF_CACHE_SHIFT;
         let (first, last) = layout.records(c.space + 1, c.chunk_off, (c.chunk_end - c.chunk_off) as u32);
         for rec in first..=last {
             let key = layout.key(c.space + 1, rec, 0);
-            dbufs.release(key, target, |k| layout.parent_of(k));
+            dbufs.release(key, arc.c(), |k| layout.parent_of(k));
         }
-        settle_dbufs(arc, dbufs);
+        settle_dbufs(arc, dbufs, layout);
     }
 }
 
-/// dbuf_destroy → arc_buf_destroy for every dbuf the layer destroyed since the last call.
-pub(super) fn settle_dbufs(arc: &mut Arc, dbufs: &mut DbufLayer) {
+/// dbuf_destroy → arc_buf_destroy for every dbuf the layer destroyed since the last call;
+/// in 0.6 first the eviction callbacks of the dbufs whose headers the ARC evicted, and
+/// after, `arc_buf_remove_ref` for the dbufs that reached zero holds.
+pub(super) fn settle_dbufs(arc: &mut Arc, dbufs: &mut DbufLayer, layout: &ZfsLayout) {
+    if dbufs.evicted_by_arc() {
+        for key in arc.take_user_evicts() {
+            dbufs.evict(key, |k| layout.parent_of(k));
+        }
+    }
     for (key, copy, hdr) in dbufs.take_destroyed() {
         arc.dbuf_destroyed(key, key.level() > 0, copy, hdr);
+    }
+    if dbufs.evicted_by_arc() {
+        for (key, hdr) in dbufs.take_unheld() {
+            arc.dbuf_unheld(key, hdr);
+        }
     }
     // The next release will most likely destroy the cache's tail: its header is far from
     // anything recent (see sim::mem_hint).

@@ -92,7 +92,10 @@ pub(super) struct WritePath {
 
 impl WritePath {
     pub(super) fn new(cfg: &VariantConfig, z: &crate::config::ZfsConfig, pool: &Pool) -> WritePath {
-        let params = WriteParams::new(&z.txg, cfg.machine.ram_bytes, z.release == ZfsRelease::V0_8);
+        // 0.6's write throttle (the 2012 one, before the dirty-data throttle of 0.6.3) is
+        // not modelled: 0.8's stands in for it.
+        let sync_on_total = matches!(z.release, ZfsRelease::V0_6 | ZfsRelease::V0_8);
+        let params = WriteParams::new(&z.txg, cfg.machine.ram_bytes, sync_on_total);
         let n = cfg.devices.len();
         let mut leaves = Vec::new();
         for k in 0..pool.nvdevs() {

@@ -57,7 +57,7 @@
 //! 5. If the model evicted a header before a dbuf took its buffer (the real ARC holds it
 //!    referenced from the read), the copy is counted with the anonymous buffers.
 
-use super::slab::{list_index, State, F2_COPY, F2_HELD, HELD_LISTS, NIL};
+use super::slab::{list_index, State, F2_COPY, F2_HELD, F2_USER, HELD_LISTS, NIL};
 use super::Arc;
 use crate::config::ZfsRelease;
 use crate::sim::time::Nanos;
@@ -75,6 +75,9 @@ pub const DNODE_BLOCK_SIZE: u64 = 16 << 10;
 /// Estimated struct sizes of one release: (`dmu_buf_impl_t`, `dnode_t`, `arc_buf_t`).
 pub fn struct_sizes(release: ZfsRelease) -> (u64, u64, u64) {
     match release {
+        // 0.6: dmu_buf_impl_t and dnode_t taken as 0.8's (not computed); its arc_buf_t
+        // had an evict mutex and a data rwlock (zfs-0.6.1 arc.h): about 136 B.
+        ZfsRelease::V0_6 => (312, 912, 136),
         ZfsRelease::V0_8 | ZfsRelease::V2_1 => (312, 912, 80),
         ZfsRelease::V2_2 => (376, 984, 32),
     }
@@ -181,16 +184,26 @@ impl Arc {
             self.consumers.copies[usize::from(meta)] += u64::from(copy);
         }
         self.consumers.dbufs += 1;
-        let mut held = NIL;
+        let held = self.reference(key, copy);
+        if copy > 0 && !reserved {
+            self.note_meta_max();
+            self.evict_if_over(now);
+        }
+        held
+    }
+
+    /// `add_reference` for a dbuf's buffer of `copy` separate bytes: a live, unheld header
+    /// leaves its evictable list for its state's held count. Returns its slot, or NIL when
+    /// there is no live header (the copy is then anonymous).
+    fn reference(&mut self, key: super::BlockKey, copy: u32) -> u32 {
         match self.slab.find(key.0) {
             Some(i)
                 if self.slab.hdrs[i as usize].state.is_live()
                     && self.slab.hdrs[i as usize].flags2 & F2_HELD == 0 =>
             {
-                held = i;
                 self.slab.unlink(i);
                 let h = &mut self.slab.hdrs[i as usize];
-                h.flags2 |= F2_HELD;
+                h.flags2 = (h.flags2 | F2_HELD) & !F2_USER;
                 if copy > 0 {
                     debug_assert_eq!(copy, h.lsize);
                     h.flags2 |= F2_COPY;
@@ -198,12 +211,64 @@ impl Arc {
                 let li = list_index(h.state, h.is_meta());
                 self.slab.push_head(i);
                 self.consumers.held[li] += u64::from(copy);
+                i
             }
-            _ => {} // no live header: the copy is anonymous
+            _ => NIL,
         }
-        if copy > 0 && !reserved {
-            self.note_meta_max();
-            self.evict_if_over(now);
+    }
+
+    /// 0.6: the dbuf of `key` reached zero holds and stays (no dbuf cache):
+    /// `arc_buf_remove_ref` drops its reference, so the header (slot `hdr`, NIL: none) goes
+    /// back to the head of its evictable list, marked as having a dbuf that its eviction
+    /// destroys. The dbuf's buffer is the header's own (0.6 has no ABD and no compressed
+    /// ARC), so no bytes move.
+    pub fn dbuf_unheld(&mut self, key: super::BlockKey, hdr: u32) {
+        if self.unreference(key, hdr) {
+            self.slab.hdrs[hdr as usize].flags2 |= F2_USER;
+        }
+    }
+
+    /// 0.6: a hold of `key`'s dbuf from zero holds (`arc_buf_add_ref`) references its
+    /// header again (the caller counted the access). Returns the header's slot (NIL if
+    /// the ARC no longer has it).
+    pub fn dbuf_rehold(&mut self, key: super::BlockKey) -> u32 {
+        self.reference(key, 0)
+    }
+
+    /// 0.6: the dbufs whose headers were evicted or destroyed since the last call
+    /// (`arc_do_user_evicts`); the list is emptied, its memory kept.
+    pub fn take_user_evicts(&mut self) -> std::vec::Drain<'_, super::BlockKey> {
+        self.user_evicts.drain(..)
+    }
+
+    /// Header `i` leaves its live state: if an unheld dbuf had its buffer, the dbuf's
+    /// eviction callback is queued.
+    #[inline]
+    pub(super) fn user_evict(&mut self, i: u32) {
+        let h = &mut self.slab.hdrs[i as usize];
+        if h.flags2 & F2_USER != 0 {
+            h.flags2 &= !F2_USER;
+            let key = super::BlockKey(h.key);
+            self.user_evicts.push(key);
+        }
+    }
+
+    /// `remove_reference` of a dbuf's buffer: if the dbuf holds header `hdr` of `key`, the
+    /// header goes back to the head of its evictable list with its copy's bytes; true if so.
+    fn unreference(&mut self, key: super::BlockKey, hdr: u32) -> bool {
+        let held = hdr != NIL && {
+            let h = &self.slab.hdrs[hdr as usize];
+            h.key == key.0 && h.state != State::Free && h.flags2 & F2_HELD != 0
+        };
+        if held {
+            let i = hdr;
+            self.slab.unlink(i);
+            let h = &mut self.slab.hdrs[i as usize];
+            let bytes = if h.flags2 & F2_COPY != 0 { u64::from(h.lsize) } else { 0 };
+            h.flags2 &= !(F2_HELD | F2_COPY);
+            let li = list_index(h.state, h.is_meta());
+            self.slab.push_head(i);
+            self.consumers.held[li] -= bytes;
         }
         held
     }
@@ -215,20 +280,12 @@ impl Arc {
     pub fn dbuf_destroyed(&mut self, key: super::BlockKey, meta: bool, copy: u32, hdr: u32) {
         self.consumers.dbufs -= 1;
         self.consumers.copies[usize::from(meta)] -= u64::from(copy);
-        let held = hdr != NIL && {
-            let h = &self.slab.hdrs[hdr as usize];
-            h.key == key.0 && h.state != State::Free && h.flags2 & F2_HELD != 0
-        };
-        if held {
-            let i = hdr;
-            self.slab.unlink(i);
-            let h = &mut self.slab.hdrs[i as usize];
-            let bytes = if h.flags2 & F2_COPY != 0 { u64::from(h.lsize) } else { 0 };
-            debug_assert_eq!(bytes, u64::from(copy));
-            h.flags2 &= !(F2_HELD | F2_COPY);
-            let li = list_index(h.state, h.is_meta());
-            self.slab.push_head(i);
-            self.consumers.held[li] -= bytes;
+        if !self.unreference(key, hdr) && hdr != NIL {
+            // 0.6: an unheld dbuf destroyed otherwise than by its header's eviction.
+            let h = &mut self.slab.hdrs[hdr as usize];
+            if h.key == key.0 {
+                h.flags2 &= !F2_USER;
+            }
         }
     }
 

@@ -134,6 +134,9 @@ fn tunable_defaults_per_release() {
     let two = L2arcTunables { l2arc_mfuonly: Some(2), ..Default::default() };
     assert!(two.resolve(ZfsRelease::V2_2, 5).is_err());
     assert!(two.resolve(ZfsRelease::V2_2, 6).is_ok());
+    // 0.6's L2ARC (no compressed L2, a different feed) is not modelled: refused.
+    let e = t.resolve(ZfsRelease::V0_6, 0).unwrap_err().to_string();
+    assert!(e.contains("filesystem.cache") && e.contains("not modelled"), "{e}");
     // serde: unknown keys rejected, absent keys default.
     let cfg: L2arcConfig = serde_json::from_str(
         r#"{"device":{"capacity":1000000000,"ashift":12},"tunables":{"l2arc_write_max":1}}"#,

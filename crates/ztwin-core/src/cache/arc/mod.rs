@@ -19,6 +19,11 @@
 //!   `arc_c` (c_min instead of c_max), the `p < c/2` condition on the two p growth rules,
 //!   and how a small `zfs_arc_max` lowers `c_min` (2.1 `arc_init`; 0.8 ignores such a
 //!   `zfs_arc_max`).
+//! - **0.6** (the illumos ARC of 2012 that FreeBSD 8.3-9.x shipped; arc.c at zfs-0.6.1,
+//!   line for line the same): 0.8's `arc_access()`, `arc_adapt()` and arc_p growth on
+//!   anonymous allocations (no 2.1.7 guard), `arc_c` starting at `c_max`,
+//!   `arc_meta_limit` = `c_max / 4`, no compressed ARC (see simplification 10 for its
+//!   eviction).
 //! - **2.2** (arc.c at zfs-2.2.0, PR #14359): no arc_p; `arc_meta`, `arc_pd`, `arc_pm`
 //!   fixed-point fractions (2^32 = 1) adjusted at every `arc_evict()` pass by
 //!   `arc_evict_adj()` from the ghost-hit bytes since the previous pass, against the ghost
@@ -80,6 +85,11 @@
 //!    evict far more than the excess); the model stops restarting once a data pass and a
 //!    metadata pass both evict nothing, which cannot change the outcome.
 //! 9. The 2.2 `arc_evict_adj()` result is clamped to [0, 2^32]; C would wrap.
+//! 10. 0.6 evicts on each allocation (`arc_get_data_buf`: an MRU or anonymous insert takes
+//!     the MFU tail if `arc_p > anon + mru`, else the MRU tail; an MFU insert takes the MRU
+//!     tail if `arc_c - arc_p > mfu`, else the MFU tail) and its `arc_adjust()` runs once a
+//!     second; the model uses 0.8's `arc_adjust()` after each insert, which evicts MRU down
+//!     to `arc_p` first and then MFU: the same victim whenever the ARC is full.
 //!
 //! Where the source disagrees with OPENZFS-FACTS.md we follow the source: in 0.8/2.1 a
 //! demand hit on a prefetched MRU block clears ARC_FLAG_PREFETCH in `add_reference()`
@@ -364,6 +374,9 @@ pub const MAX_SKIP_SCAN: u32 = 64;
 /// sizeof the full (L1 + L2) ARC header counted in hdr_size, per release (64-bit Linux).
 pub fn hdr_full_size(release: ZfsRelease) -> u64 {
     match release {
+        // zfs-0.6.1 arc.c `struct arc_buf_hdr`: one struct with the freeze lock, a
+        // condvar and the L2 pointer and list node.
+        ZfsRelease::V0_6 => 288,
         ZfsRelease::V0_8 => 328,
         ZfsRelease::V2_1 => 320,
         ZfsRelease::V2_2 => 240,
@@ -395,7 +408,9 @@ impl ArcLimits {
         let mut c_min = (ram / 32).max(TWO_MAXBLOCKS);
         let (mut c_max, mut c, mut p);
         match params.release {
-            ZfsRelease::V0_8 => {
+            // 0.6 (zfs-0.6.1 arc_init; FreeBSD's takes c_max from vfs.zfs.arc_max the same
+            // way): c = c_max, p = c / 2.
+            ZfsRelease::V0_6 | ZfsRelease::V0_8 => {
                 c_max = ram / 2;
                 c = c_max;
                 p = c >> 1;
@@ -433,12 +448,13 @@ impl ArcLimits {
         c = c.max(c_min);
         // arc_meta_min / arc_meta_limit (0.8/2.1; computed for 2.2 too but unused there).
         let mut meta_min = META_MIN_DEFAULT;
-        let mut meta_limit = meta_min.max(75 * c_max / 100);
+        let pct = params.release.features().meta_limit_pct;
+        let mut meta_limit = meta_min.max(pct * c_max / 100);
         if t.zfs_arc_meta_min != 0 && t.zfs_arc_meta_min >= META_MIN_DEFAULT && t.zfs_arc_meta_min <= c_max {
             meta_min = t.zfs_arc_meta_min;
             meta_limit = meta_limit.max(meta_min);
         }
-        let limit = if t.zfs_arc_meta_limit != 0 { t.zfs_arc_meta_limit } else { 75 * c_max / 100 };
+        let limit = if t.zfs_arc_meta_limit != 0 { t.zfs_arc_meta_limit } else { pct * c_max / 100 };
         if limit >= meta_min && limit <= c_max {
             meta_limit = limit;
         }
@@ -474,6 +490,9 @@ pub struct Arc {
     uncompressed_size: u64,
     /// What dbufs, dnodes and bonus buffers hold (`bufs.rs`).
     consumers: bufs::Consumers,
+    /// 0.6: blocks whose header was evicted or destroyed while an unheld dbuf had its
+    /// buffer (F2_USER): the eviction callbacks the dbuf layer runs.
+    user_evicts: Vec<BlockKey>,
     st: ArcStats,
     /// The cache device, if any.
     l2: Option<Box<l2::L2>>,
@@ -506,7 +525,8 @@ impl Arc {
         let mb = params.tunables.zfs_arc_meta_balance;
         Arc {
             release: params.release,
-            compressed: params.tunables.zfs_compressed_arc_enabled,
+            compressed: params.tunables.zfs_compressed_arc_enabled
+                && params.release.features().compressed_arc,
             hdr_full: hdr_full_size(params.release),
             slab: Slab::new(),
             c: l.c,
@@ -526,6 +546,7 @@ impl Arc {
             metadata_size: 0,
             uncompressed_size: 0,
             consumers: bufs::Consumers::new(params.release),
+            user_evicts: Vec::new(),
             st: ArcStats::default(),
             l2: None,
             arc_warm: false,
@@ -539,6 +560,11 @@ impl Arc {
             #[cfg(test)]
             skip_memo_slid: 0,
         }
+    }
+
+    /// arc_p may grow past arc_c / 2 (no 2.1.7 guard).
+    fn p_grows_past_half(&self) -> bool {
+        !self.release.features().arc_p_growth_guard
     }
 
     fn v22(&self) -> bool {
@@ -660,6 +686,7 @@ impl Arc {
     /// Destroys header `i` (already unlinked): its data and its header bytes go, and
     /// its L2 copy becomes unreachable.
     fn destroy(&mut self, i: u32) {
+        self.user_evict(i);
         let h = self.slab.hdrs[i as usize];
         if h.flags2 & F2_HELD != 0 {
             // The model destroyed a header a dbuf holds (simplification 4): the copy stays.
@@ -958,9 +985,7 @@ impl Arc {
             // arc_get_data_impl: anonymous data outgrowing arc_p while below c grows p.
             let size_after = self.size() + bytes;
             let mru_anon = self.ssize(State::Mru) + bytes;
-            if size_after < self.c
-                && mru_anon > self.p
-                && (self.release == ZfsRelease::V0_8 || self.p < self.c >> 1)
+            if size_after < self.c && mru_anon > self.p && (self.p_grows_past_half() || self.p < self.c >> 1)
             {
                 self.p = self.c.min(self.p + bytes);
             }
@@ -1104,7 +1129,7 @@ impl Arc {
             self.c += bytes;
             if self.c > self.c_max {
                 self.c = self.c_max;
-            } else if ghost.is_none() && (self.release == ZfsRelease::V0_8 || self.p < self.c >> 1) {
+            } else if ghost.is_none() && (self.p_grows_past_half() || self.p < self.c >> 1) {
                 self.p += bytes;
             }
             if self.p > self.c {
@@ -1363,6 +1388,7 @@ impl Arc {
     /// arc_evict_hdr of a live header: to its ghost list (UNCACHED: destroyed).
     fn evict_live(&mut self, i: u32, state: State, scan: &mut Scan) {
         scan.evicted += self.slab.hdrs[i as usize].asize() as u64;
+        self.user_evict(i);
         self.l2_count_evict(i, state);
         if self.warm_on_evict {
             self.arc_warm = true;

@@ -71,6 +71,10 @@ pub(crate) const F2_HELD: u8 = 4;
 /// Second flag byte: with F2_HELD, the dbuf's buffer is a separate lsize copy (not shared
 /// with the header's `b_pabd`).
 pub(crate) const F2_COPY: u8 = 8;
+/// Second flag byte (0.6): an unheld dbuf still has this header's buffer (no dbuf cache:
+/// `arc_buf_remove_ref` left the `arc_buf` with its eviction callback); evicting or
+/// destroying the header destroys the dbuf ([`crate::cache::arc::Arc::take_user_evicts`]).
+pub(crate) const F2_USER: u8 = 16;
 
 /// Offset of the held lists in [`Slab::lists`]: list `l` of a held header is
 /// `HELD_LISTS + l`. Eviction and the L2 feed walk only the first `HELD_LISTS` (the

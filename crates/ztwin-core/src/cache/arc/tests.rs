@@ -876,3 +876,38 @@ proptest! {
         prop_assert!(a.slab.lists[HELD_LISTS..].iter().all(|l| l.count == 0));
     }
 }
+
+#[test]
+fn before_the_dbuf_cache_an_unheld_dbufs_header_is_evictable_and_its_eviction_is_reported() {
+    // 0.6: no compressed ARC (the tunable's true is overridden by the release), so the
+    // ARC keeps lsize and the dbuf shares the header's buffer.
+    let mut a = Arc::new(&params(ZfsRelease::V0_6, 4 * GIB, 256 * MIB));
+    let key = BlockKey::new(1, 0, 0);
+    let info = data(16384, 8192);
+    a.read(key, info, DEMAND, 0);
+    assert_eq!(a.stats().data_size, 16384, "0.6 caches blocks uncompressed");
+    let hdr = a.dbuf_created(key, false, 0, false, 0);
+    assert_ne!(hdr, NIL);
+    // At zero holds the dbuf stays but drops its reference: the header is evictable.
+    a.dbuf_unheld(key, hdr);
+    let h = a.slab.hdrs[hdr as usize];
+    assert!(h.flags2 & F2_HELD == 0 && h.list() < HELD_LISTS);
+    assert_eq!(a.stats().dbuf_size, struct_sizes(ZfsRelease::V0_6).0, "the dbuf is still alive");
+    // A hold from zero references it again: pinned through a flood of reads.
+    assert_eq!(a.dbuf_rehold(key), hdr);
+    for i in 1..40_000u64 {
+        a.read(BlockKey::new(2, 0, i), data(16384, 16384), DEMAND, i * MS);
+    }
+    assert!(a.contains(key));
+    assert_eq!(a.take_user_evicts().count(), 0);
+    // Unheld again, it ages out like any block, and its dbuf's eviction is reported.
+    a.dbuf_unheld(key, hdr);
+    for i in 40_000..80_000u64 {
+        a.read(BlockKey::new(2, 0, i), data(16384, 16384), DEMAND, i * MS);
+    }
+    assert!(!a.contains(key));
+    assert_eq!(a.take_user_evicts().collect::<Vec<_>>(), vec![key]);
+    a.dbuf_destroyed(key, false, 0, hdr);
+    assert_eq!(a.stats().dbuf_size, 0);
+    check_invariants(&a);
+}

@@ -274,6 +274,12 @@ impl L2arcTunables {
     /// modelled as 0.8.6, and 2.1, modelled as 2.1.16) and rejects parameters the release
     /// does not have.
     pub fn resolve(&self, release: ZfsRelease, patch: u16) -> Result<L2arcSettings> {
+        if release == ZfsRelease::V0_6 {
+            return Err(Error::config(
+                "filesystem.cache",
+                "the L2ARC of release 0.6 is not modelled (use release 0.8 or later)",
+            ));
+        }
         let v08 = release == ZfsRelease::V0_8;
         let v22 = release == ZfsRelease::V2_2;
         let new_defaults = v22 && patch >= 7;

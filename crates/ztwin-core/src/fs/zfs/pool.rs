@@ -79,7 +79,7 @@ pub const VDEV_MIRROR_SHIFT: u32 = 21;
 /// metaslab_aliquot's default for `release` (metaslab.c).
 pub fn default_metaslab_aliquot(release: ZfsRelease) -> u64 {
     match release {
-        ZfsRelease::V0_8 | ZfsRelease::V2_1 => 512 << 10,
+        ZfsRelease::V0_6 | ZfsRelease::V0_8 | ZfsRelease::V2_1 => 512 << 10,
         ZfsRelease::V2_2 => 1 << 20,
     }
 }
@@ -335,7 +335,9 @@ impl Pool {
             .iter()
             .map(|v| match z.release {
                 // vdev_children of a leaf is 0; of a mirror, its width.
-                ZfsRelease::V0_8 | ZfsRelease::V2_1 => aliquot * (v.children.len() as u64).max(1),
+                ZfsRelease::V0_6 | ZfsRelease::V0_8 | ZfsRelease::V2_1 => {
+                    aliquot * (v.children.len() as u64).max(1)
+                }
                 // vdev_get_ndisks: a mirror has no vdev_op_ndisks, so 1.
                 ZfsRelease::V2_2 => aliquot,
             })

@@ -99,7 +99,9 @@ impl ZfetchRules {
     /// The rules of `release`, point release `patch` (2.1 and 2.2; ignored for 0.8).
     pub fn of(release: ZfsRelease, patch: u16) -> ZfetchRules {
         match release {
-            ZfsRelease::V0_8 => ZfetchRules::V0_8,
+            // 0.6's dmu_zfetch (the 2006 stream and colinear-stride algorithm) is not
+            // modelled: 0.8's rules stand in for it (scenarios using 0.6 say so).
+            ZfsRelease::V0_6 | ZfsRelease::V0_8 => ZfetchRules::V0_8,
             ZfsRelease::V2_1 if patch < 6 => ZfetchRules::V2_1_0,
             ZfsRelease::V2_1 if patch < 10 => ZfetchRules::V2_1_6,
             ZfsRelease::V2_1 => ZfetchRules::V2_1_10,
