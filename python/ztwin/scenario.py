@@ -447,6 +447,10 @@ class InnodbSpec(_Model):
         1000 * 1_000_000, description="MySQL default 1000 (ms); a bare integer is ms as in MySQL."
     )
     innodb_flush_method: Literal["fsync", "O_DIRECT"] = Field("fsync", description="MySQL default on Linux: fsync.")
+    innodb_lru_scan_depth: Optional[int] = Field(
+        None, ge=100, lt=2**32, description="Free frames the page cleaner keeps: MySQL 5.7 default 1024 (refilled only "
+        "after write activity), MariaDB 10.11 default 1536 (refilled below half of it)."
+    )
     server: Literal["mysql-5.7", "mariadb-10.11"] = Field(
         "mysql-5.7", description="The server that wrote the pages (their bytes decide how they compress)."
     )
@@ -1102,6 +1106,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "innodb_old_blocks_pct": db.innodb_old_blocks_pct,
             "innodb_old_blocks_time_ns": db.innodb_old_blocks_time,
             "innodb_flush_method": db.innodb_flush_method,
+            "innodb_lru_scan_depth": db.innodb_lru_scan_depth or 0,
             "server": db.server,
         }
         dataset_out = {

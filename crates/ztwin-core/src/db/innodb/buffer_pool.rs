@@ -25,25 +25,54 @@
 //!   reshuffled.
 //! - When the pool is full, an insert evicts the LRU tail.
 //!
-//! Capacity: `innodb_buffer_pool_size / innodb_page_size` minus one page per buffer-pool
-//! chunk (`innodb_buffer_pool_chunk_size` = 128 MiB: `buf_chunk_init` loses one frame to
-//! alignment; the block descriptors are allocated beside the frames in 5.7+), so 128 MiB
-//! of 16 KiB pages gives 8191 pages, as SHOW ENGINE INNODB STATUS reports for MySQL 5.7.
+//! Frames (`curr_size`), per server:
+//! - MySQL 5.7: `innodb_buffer_pool_size / innodb_page_size` minus one frame per chunk
+//!   (`innodb_buffer_pool_chunk_size` = 128 MiB: `buf_chunk_init` adds the block
+//!   descriptors' room to the allocation and loses one frame to alignment), so 128 MiB of
+//!   16 KiB pages gives 8191, as SHOW ENGINE INNODB STATUS reports.
+//! - MariaDB 10.11 (10.11.12+, MDEV-29445: no chunks): the pool is cut into 8 MiB extents
+//!   (`innodb_buffer_pool_extent_size`), each starting with the frames its `buf_block_t`
+//!   descriptors take (`first_page`: `8M / ps - 8M / (ps + sizeof (buf_block_t))`);
+//!   `buf_pool_t::get_n_blocks` counts the rest, a final partial extent included. 128 MiB
+//!   of 16 KiB pages: 16 x 507 = 8112 frames (measured on 10.11.19).
+//!
+//! Free frames, per server (the page cleaner; source MariaDB 10.11.18 `buf0lru.cc`
+//! `buf_LRU_get_free_block`, `buf0flu.cc` `buf_flush_page_cleaner`,
+//! `buf_pool_t::need_LRU_eviction`, `buf_flush_LRU_list_batch`; MySQL 5.7.29 `buf0flu.cc`
+//! `buf_flush_page_cleaner_coordinator`, `pc_flush_slot`, `srv0srv.cc`
+//! `srv_check_activity`):
+//! - MariaDB 10.11 (10.11.7+, MDEV-33053): after every allocation that leaves fewer than
+//!   `innodb_lru_scan_depth / 2` frames free (with more than `BUF_LRU_MIN_LEN` pages in the
+//!   LRU), the allocating thread wakes the page cleaner, which frees clean pages from the
+//!   LRU tail until `innodb_lru_scan_depth` (1536) frames are free. So the pool holds
+//!   between 6576 and 7344 pages of 8112, about 6960 on average at any read rate (measured
+//!   on 10.11.19: 1150-1153 free on average from 200 to 3100 reads/s).
+//! - MySQL 5.7: the page cleaner refills the free list (to `innodb_lru_scan_depth` per
+//!   instance) only in its "server active" branch, and a read-only SELECT is no activity
+//!   (`srv_check_activity`: only redo-writing commits and row changes count); so a reader
+//!   takes the last free frame, then evicts the LRU tail itself, one page per read
+//!   (`buf_LRU_get_free_block`): the pool stays full.
 //!
 //! Simplifications:
-//! 1. Only clean, read-only pages: no flushing, no dirty pages, no free list beyond "not
-//!    yet full", no read-ahead (linear or random), no adaptive hash index taking frames.
+//! 1. Only clean, read-only pages: no flushing, no dirty pages, no read-ahead (linear or
+//!    random), no adaptive hash index taking frames (MySQL 5.7 has it on: its node heaps
+//!    take a frame per ~670 records of hashed pages, few under uniform random reads); and
+//!    so no MySQL 5.7 free-list refill, which needs write activity.
 //! 2. Times are kept in milliseconds (as InnoDB's `access_time`), 32 bits, from the
 //!    simulation's start.
 //! 3. The boundary moves one page per adjustment step like `buf_LRU_old_adjust_len`, but
 //!    the target uses `innodb_old_blocks_pct` directly rather than the 1/1024 ratio.
+//! 4. MariaDB's page cleaner frees its batch at once, within the read that woke it (the
+//!    real one takes a moment on its own thread; readers never found the list empty in
+//!    the measurements above).
 //!
-//! Memory: a 24-byte slab node per cached page plus a [`KeyTable`] of slab indices sized
-//! once for the pool (12-byte slots, 65% full: about 18 bytes per page), 42 bytes per
-//! page. The table's slot of a page follows from its key, so the driver prefetches the
-//! slots of a statement's pages before it runs them. No allocation after construction.
+//! Memory: a 24-byte slab node per cached page, a 4-byte free-slot entry per frame, and a
+//! [`KeyTable`] of slab indices sized once for the pool (12-byte slots, 65% full: about 18
+//! bytes per page), 46 bytes per page. The table's slot of a page follows from its key,
+//! so the driver prefetches the slots of a statement's pages before it runs them. No
+//! allocation after construction.
 
-use crate::config::InnodbConfig;
+use crate::config::{InnodbConfig, InnodbServer};
 use crate::sim::key_table::KeyTable;
 use crate::sim::mem_hint::prefetch;
 use crate::sim::time::{Nanos, MS};
@@ -80,8 +109,44 @@ const OLD_BIT: u32 = 1 << 31;
 pub const BUF_LRU_OLD_MIN_LEN: usize = 512;
 /// `BUF_LRU_OLD_TOLERANCE`: slack of the old sublist length around its target.
 pub const BUF_LRU_OLD_TOLERANCE: usize = 20;
-/// `innodb_buffer_pool_chunk_size` default.
+/// `innodb_buffer_pool_chunk_size` default (MySQL 5.7).
 pub const CHUNK_SIZE: u64 = 128 << 20;
+/// `innodb_buffer_pool_extent_size` (MariaDB 10.11.12+, 64-bit builds).
+pub const MARIADB_EXTENT_SIZE: u64 = 8 << 20;
+/// `sizeof (buf_block_t)` in MariaDB 10.11.18, ASSUMED 144 bytes: the measured 8112 frames
+/// of a 128 MiB pool of 16 KiB pages bound it to 130-161 bytes.
+pub const MARIADB_BLOCK_T: u64 = 144;
+/// `BUF_LRU_MIN_LEN`: the page cleaner leaves at least this many pages in the LRU list.
+pub const BUF_LRU_MIN_LEN: usize = 256;
+
+/// The frames of a pool (`curr_size`): see the module doc.
+pub fn pool_frames(cfg: &InnodbConfig) -> u64 {
+    let size = cfg.innodb_buffer_pool_size;
+    let ps = u64::from(cfg.innodb_page_size).max(1);
+    match cfg.server {
+        InnodbServer::Mysql57 => (size / ps).saturating_sub(size.div_ceil(CHUNK_SIZE)),
+        InnodbServer::Mariadb1011 => {
+            let per_extent = MARIADB_EXTENT_SIZE / ps;
+            let first = per_extent - MARIADB_EXTENT_SIZE / (ps + MARIADB_BLOCK_T);
+            let partial = (size % MARIADB_EXTENT_SIZE) / ps;
+            size / MARIADB_EXTENT_SIZE * (per_extent - first) + partial.saturating_sub(first)
+        }
+    }
+}
+
+/// The free frames the page cleaner keeps: `(low, high)`: when an allocation leaves
+/// fewer than `low` free, it frees LRU tail pages until `high` are free (None: never,
+/// readers evict one page each). See the module doc.
+pub fn free_frames_rule(cfg: &InnodbConfig) -> Option<(usize, usize)> {
+    match cfg.server {
+        InnodbServer::Mysql57 => None,
+        InnodbServer::Mariadb1011 => {
+            let depth =
+                if cfg.innodb_lru_scan_depth == 0 { 1536 } else { cfg.innodb_lru_scan_depth } as usize;
+            Some((depth / 2, depth))
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Node {
@@ -145,6 +210,10 @@ pub struct BufferPool {
     lru_old: u32,
     old_len: usize,
     freed_page_clock: u32,
+    /// Node slots of evicted pages not yet reused (frames on the free list).
+    free_slots: Vec<u32>,
+    /// [`free_frames_rule`].
+    refill: Option<(usize, usize)>,
     /// Counters.
     pub stats: BufferPoolStats,
 }
@@ -152,10 +221,14 @@ pub struct BufferPool {
 impl BufferPool {
     /// An empty pool sized from `innodb_buffer_pool_size` and `innodb_page_size`.
     pub fn new(cfg: &InnodbConfig) -> BufferPool {
-        let pages = cfg.innodb_buffer_pool_size / cfg.innodb_page_size as u64;
-        let chunks = cfg.innodb_buffer_pool_size.div_ceil(CHUNK_SIZE);
-        let capacity = pages.saturating_sub(chunks).max(1) as usize;
-        BufferPool::with_capacity(capacity, cfg.innodb_old_blocks_pct as usize, cfg.innodb_old_blocks_time_ns)
+        let capacity = pool_frames(cfg).clamp(1, NIL as u64 - 1) as usize;
+        let mut bp = BufferPool::with_capacity(
+            capacity,
+            cfg.innodb_old_blocks_pct as usize,
+            cfg.innodb_old_blocks_time_ns,
+        );
+        bp.refill = free_frames_rule(cfg);
+        bp
     }
 
     /// An empty pool of `capacity` pages with the given old-sublist share (percent) and
@@ -177,6 +250,8 @@ impl BufferPool {
             lru_old: NIL,
             old_len: 0,
             freed_page_clock: 0,
+            free_slots: Vec::with_capacity(capacity),
+            refill: None,
             stats: BufferPoolStats::default(),
         }
     }
@@ -187,16 +262,16 @@ impl BufferPool {
         self.capacity
     }
 
-    /// Pages cached now.
+    /// Pages cached now (the LRU list's length).
     #[inline]
     pub fn len(&self) -> usize {
-        self.nodes.len()
+        self.nodes.len() - self.free_slots.len()
     }
 
     /// True when no page is cached.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
+        self.len() == 0
     }
 
     /// Pages in the old sublist.
@@ -284,28 +359,57 @@ impl BufferPool {
             access_ms: to_ms(now),
             clock_old: self.freed_page_clock & !OLD_BIT,
         };
-        let i = if self.nodes.len() >= self.capacity {
-            // Evict the tail and reuse its slot.
-            let t = self.tail;
-            self.unlink(t);
-            let old_key = self.nodes[t as usize].key;
-            self.table.remove(old_key).expect("tail is in the table");
-            self.stats.pages_evicted += 1;
-            self.freed_page_clock = (self.freed_page_clock + 1) & !OLD_BIT;
-            self.nodes[t as usize] = node;
-            t
-        } else {
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
+        if self.len() >= self.capacity {
+            // No free frame: the reader evicts the tail itself.
+            self.evict_tail();
+        }
+        let i = match self.free_slots.pop() {
+            Some(i) => {
+                self.nodes[i as usize] = node;
+                i
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
         };
         self.table.insert(key.0, i);
         if self.lru_old != NIL {
             self.insert_before_old(i);
         } else {
             self.push_head(i);
-            if self.nodes.len() >= BUF_LRU_OLD_MIN_LEN {
+            if self.len() >= BUF_LRU_OLD_MIN_LEN {
                 self.old_init();
             }
+        }
+        if let Some((low, high)) = self.refill {
+            if self.capacity - self.len() < low && self.len() > BUF_LRU_MIN_LEN {
+                // The page cleaner's batch (buf_flush_LRU_list_batch).
+                while self.capacity - self.len() < high && self.len() > BUF_LRU_MIN_LEN {
+                    self.evict_tail();
+                }
+            }
+        }
+    }
+
+    /// Evicts the LRU tail (`buf_LRU_free_page`): its frame goes to the free list.
+    fn evict_tail(&mut self) {
+        let t = self.tail;
+        self.unlink(t);
+        let old_key = self.nodes[t as usize].key;
+        self.table.remove(old_key).expect("tail is in the table");
+        self.stats.pages_evicted += 1;
+        self.freed_page_clock = (self.freed_page_clock + 1) & !OLD_BIT;
+        self.free_slots.push(t);
+        if self.len() < BUF_LRU_OLD_MIN_LEN && self.lru_old != NIL {
+            // buf_LRU_remove_block: too short for an old sublist; every page is young.
+            let mut c = self.head;
+            while c != NIL {
+                self.nodes[c as usize].set_old(false);
+                c = self.nodes[c as usize].next;
+            }
+            self.lru_old = NIL;
+            self.old_len = 0;
         }
     }
 
@@ -357,11 +461,7 @@ impl BufferPool {
         let n = &mut self.nodes[i as usize];
         n.prev = NIL;
         n.next = NIL;
-        if self.lru_old == NIL
-            && self.old_len == 0
-            && self.nodes.len() >= BUF_LRU_OLD_MIN_LEN
-            && self.tail != NIL
-        {
+        if self.lru_old == NIL && self.old_len == 0 && self.len() >= BUF_LRU_OLD_MIN_LEN && self.tail != NIL {
             // Keep an old sublist once it exists: restart it at the tail.
             self.lru_old = self.tail;
             self.nodes[self.tail as usize].set_old(true);
@@ -413,7 +513,7 @@ impl BufferPool {
             c = self.nodes[c as usize].next;
         }
         self.lru_old = self.head;
-        self.old_len = self.nodes.len();
+        self.old_len = self.len();
         self.adjust_old_len();
     }
 
@@ -423,7 +523,7 @@ impl BufferPool {
         if self.lru_old == NIL {
             return;
         }
-        let len = self.nodes.len();
+        let len = self.len();
         let target = len * self.old_pct / 100;
         loop {
             if self.old_len + BUF_LRU_OLD_TOLERANCE < target {
@@ -480,8 +580,13 @@ mod tests {
             innodb_old_blocks_pct: 37,
             innodb_old_blocks_time_ns: SEC,
             innodb_flush_method: "O_DIRECT".into(),
+            innodb_lru_scan_depth: 0,
             server: crate::config::InnodbServer::Mysql57,
         }
+    }
+
+    fn mariadb(size: u64) -> InnodbConfig {
+        InnodbConfig { server: InnodbServer::Mariadb1011, ..cfg(size) }
     }
 
     fn k(p: u64) -> PageKey {
@@ -492,6 +597,57 @@ mod tests {
     fn capacity_from_config() {
         assert_eq!(BufferPool::new(&cfg(128 << 20)).capacity(), 8191);
         assert_eq!(BufferPool::new(&cfg(2560 << 20)).capacity(), 163_840 - 20);
+    }
+
+    #[test]
+    fn mariadb_frames_follow_its_8m_extents() {
+        // 16 extents of 512 frames, 5 of each taken by the block descriptors (measured on
+        // 10.11.19: Innodb_buffer_pool_pages_total = 8112).
+        assert_eq!(BufferPool::new(&mariadb(128 << 20)).capacity(), 8112);
+        // A partial extent loses its first frames too: 12 MiB = one extent + 256 frames.
+        assert_eq!(pool_frames(&mariadb(12 << 20)), 507 + 256 - 5);
+    }
+
+    #[test]
+    fn mariadbs_page_cleaner_keeps_768_to_1536_frames_free_and_mysql_57_keeps_none() {
+        let mut m = BufferPool::new(&mariadb(128 << 20));
+        let mut my = BufferPool::new(&cfg(128 << 20));
+        let (mut free_sum, mut n) = (0usize, 0usize);
+        for p in 0..100_000u64 {
+            m.insert(k(p), p * MS);
+            my.insert(k(p), p * MS);
+            if p >= 20_000 {
+                let free = m.capacity() - m.len();
+                assert!((768..=1536).contains(&free), "{free} free after page {p}");
+                free_sum += free;
+                n += 1;
+                assert_eq!(my.len(), my.capacity());
+            }
+        }
+        // A sawtooth from 1536 down to 768: about 1152 on average.
+        let mean = free_sum as f64 / n as f64;
+        assert!((1140.0..1165.0).contains(&mean), "mean free {mean}");
+        // The last inserts are cached, the oldest gone, the old sublist kept at its share.
+        assert!(m.contains(k(99_999)) && !m.contains(k(0)));
+        let target = m.len() * 37 / 100;
+        assert!(m.old_len().abs_diff(target) <= BUF_LRU_OLD_TOLERANCE + 1);
+        // innodb_lru_scan_depth sets the band.
+        let small = InnodbConfig { innodb_lru_scan_depth: 100, ..mariadb(128 << 20) };
+        assert_eq!(free_frames_rule(&small), Some((50, 100)));
+    }
+
+    #[test]
+    fn a_pool_too_small_for_the_free_target_keeps_the_lru_minimum_and_no_old_sublist() {
+        // 10 MiB of MariaDB frames (758) cannot keep 1536 free: the cleaner stops at
+        // BUF_LRU_MIN_LEN pages, below the old sublist's minimum.
+        let mut m = BufferPool::new(&mariadb(10 << 20));
+        for p in 0..5_000u64 {
+            m.insert(k(p), p * MS);
+            assert!(m.len() <= BUF_LRU_MIN_LEN);
+        }
+        assert_eq!(m.len(), BUF_LRU_MIN_LEN);
+        assert_eq!(m.old_len(), 0);
+        assert!(m.contains(k(4_999)));
     }
 
     #[test]
