@@ -513,6 +513,9 @@ pub struct Arc {
     l2run_resumed: u64,
     #[cfg(test)]
     skip_memo_slid: u64,
+    /// Windows that expired out of order and were passed again from their records.
+    #[cfg(test)]
+    skip_memo_rescanned: u64,
 }
 
 const T_DATA: bool = false;
@@ -559,6 +562,8 @@ impl Arc {
             l2run_resumed: 0,
             #[cfg(test)]
             skip_memo_slid: 0,
+            #[cfg(test)]
+            skip_memo_rescanned: 0,
         }
     }
 
@@ -1304,6 +1309,8 @@ impl Arc {
                     }
                     let w = self.slab.skip[li];
                     self.st.evict_skip += left as u64;
+                    // The window's remaining members are its first `left` recorded (the
+                    // evicted ones left it through `unlink`); the scan records after them.
                     scan.skips = left;
                     scan.until = if now < w.until {
                         w.until
@@ -1322,8 +1329,21 @@ impl Arc {
                         return scan.evicted;
                     }
                 }
+            } else if self.skip_memo {
+                // Its protection no longer ends in order: the scan starts over from the
+                // tail, where the window's members are, deciding each from its recorded
+                // end of protection; then it goes on beyond them.
+                if self.rescan_window(li, state, bytes, now, &mut scan) {
+                    self.remember_window(li, &scan);
+                    return scan.evicted;
+                }
+                cur = if scan.last == NIL {
+                    self.slab.lists[li].tail
+                } else {
+                    self.slab.hdrs[scan.last as usize].prev
+                };
             } else {
-                // Forgotten (or shortcuts off): the scan starts over from the tail.
+                // Shortcuts off: the scan starts over from the tail.
                 self.slab.forget_window(li);
             }
         }
@@ -1333,6 +1353,9 @@ impl Arc {
             if protected(&h, now) {
                 self.st.evict_skip += 1;
                 let exp = h.access + ARC_MIN_PREFETCH;
+                let m = &mut self.slab.win[li];
+                m.slot[scan.skips as usize] = cur;
+                m.exp[scan.skips as usize] = exp;
                 scan.skips += 1;
                 scan.until = scan.until.min(exp);
                 scan.mono &= exp >= scan.last_exp;
@@ -1352,6 +1375,47 @@ impl Arc {
         // between them were evicted.
         self.remember_window(li, &scan);
         scan.evicted
+    }
+
+    /// The first part of a scan of live list `li` whose remembered window has expired out
+    /// of order: passes or evicts each member, tail first, as a scan from the tail would
+    /// (`scan` records what it passed). True when the scan ends there (enough evicted, or
+    /// `MAX_SKIP_SCAN` passed, or the window was the whole list).
+    fn rescan_window(&mut self, li: usize, state: State, bytes: u64, now: Nanos, scan: &mut Scan) -> bool {
+        let w = self.slab.skip[li];
+        let n = w.skips as usize;
+        // The list's first header beyond the window (evicting members leaves it in place).
+        let beyond = self.slab.hdrs[w.last as usize].prev;
+        self.slab.skip[li] = slab::SkipWindow::default();
+        #[cfg(test)]
+        {
+            self.skip_memo_rescanned += 1;
+        }
+        // The members passed again are recorded in place (never after the one being read).
+        for k in 0..n {
+            let (i, exp) = (self.slab.win[li].slot[k], self.slab.win[li].exp[k]);
+            if scan.evicted >= bytes {
+                // Not reached: no longer a member.
+                self.slab.hdrs[i as usize].flags &= !F_SKIPWIN;
+                continue;
+            }
+            debug_assert_eq!(exp, self.slab.hdrs[i as usize].access + ARC_MIN_PREFETCH);
+            if now < exp {
+                self.st.evict_skip += 1;
+                let m = &mut self.slab.win[li];
+                m.slot[scan.skips as usize] = i;
+                m.exp[scan.skips as usize] = exp;
+                scan.skips += 1;
+                scan.until = scan.until.min(exp);
+                scan.mono &= exp >= scan.last_exp;
+                scan.last_exp = exp;
+                scan.last = i;
+            } else {
+                self.slab.hdrs[i as usize].flags &= !F_SKIPWIN;
+                self.evict_live(i, state, scan);
+            }
+        }
+        scan.evicted >= bytes || scan.skips >= MAX_SKIP_SCAN || beyond == NIL
     }
 
     /// Records the protected headers `scan` passed as list `li`'s window (none: no window).
@@ -1406,7 +1470,12 @@ impl Arc {
     fn touched_in_place(&mut self, i: u32) {
         let h = &self.slab.hdrs[i as usize];
         if h.flags & F_SKIPWIN != 0 {
-            self.slab.skip[h.list()].mono = false;
+            let (li, exp) = (h.list(), h.access + ARC_MIN_PREFETCH);
+            let w = &mut self.slab.skip[li];
+            w.mono = false;
+            let m = &mut self.slab.win[li];
+            let k = m.position(i, w.skips as usize);
+            m.exp[k] = exp;
         }
     }
 
@@ -1607,6 +1676,8 @@ impl Arc {
 }
 
 /// Running totals of one eviction scan of a live list.
+/// (The protected headers passed are recorded, tail first, in the list's
+/// [`slab::WindowMembers`] as they are passed.)
 struct Scan {
     evicted: u64,
     /// Protected headers passed.

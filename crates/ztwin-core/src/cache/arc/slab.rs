@@ -167,12 +167,37 @@ impl Default for List {
 /// the head-most member and `last_exp` the end of its protection.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct SkipWindow {
+    // (members: see [`WindowMembers`])
     pub until: u64,
     pub skips: u32,
     pub whole: bool,
     pub mono: bool,
     pub last: u32,
     pub last_exp: u64,
+}
+
+/// A window's members, tail first (`SkipWindow::skips` of them): their slots and the ends
+/// of their protection (`access + zfs_arc_min_prefetch_ms`), so that a scan that must pass
+/// the window again decides each member without reading its header (a shortcut of the
+/// simulator: the same decisions).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WindowMembers {
+    pub slot: [u32; super::MAX_SKIP_SCAN as usize],
+    pub exp: [u64; super::MAX_SKIP_SCAN as usize],
+}
+
+impl Default for WindowMembers {
+    fn default() -> Self {
+        WindowMembers { slot: [NIL; super::MAX_SKIP_SCAN as usize], exp: [0; super::MAX_SKIP_SCAN as usize] }
+    }
+}
+
+impl WindowMembers {
+    /// The position of slot `i` among the first `n` members.
+    #[inline]
+    pub(crate) fn position(&self, i: u32, n: usize) -> usize {
+        self.slot[..n].iter().position(|&s| s == i).expect("flagged header is a window member")
+    }
 }
 
 /// The tail-most `count` headers of a list (`bytes` of lsize, `last` the head-most of
@@ -208,6 +233,8 @@ pub(crate) struct Slab {
     /// Per evictable list: the protected tail window the last eviction scan passed (see
     /// [`SkipWindow`]).
     pub skip: [SkipWindow; HELD_LISTS],
+    /// Per evictable list: the window's members ([`WindowMembers`]).
+    pub win: [WindowMembers; HELD_LISTS],
     /// Per evictable list: the tail run the L2 feed passes without writing (see [`L2Run`]).
     pub l2run: [L2Run; HELD_LISTS],
 }
@@ -220,6 +247,7 @@ impl Slab {
             table: Default::default(),
             lists: [List::default(); HELD_LISTS * 2],
             skip: [SkipWindow::default(); HELD_LISTS],
+            win: [WindowMembers::default(); HELD_LISTS],
             l2run: [L2Run::default(); HELD_LISTS],
         }
     }
@@ -356,6 +384,11 @@ impl Slab {
             // head-most, its neighbour toward the tail is now.
             self.hdrs[i as usize].flags &= !F_SKIPWIN;
             let w = &mut self.skip[li];
+            let m = &mut self.win[li];
+            let n = w.skips as usize;
+            let k = m.position(i, n);
+            m.slot.copy_within(k + 1..n, k);
+            m.exp.copy_within(k + 1..n, k);
             w.skips -= 1;
             if w.skips == 0 {
                 *w = SkipWindow::default();
