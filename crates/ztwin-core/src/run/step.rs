@@ -145,6 +145,9 @@ impl Sim<'_> {
                     }
                     self.bp_reads += 1;
                     self.bp_inflight.insert(key.0, 0);
+                    // buf_page_init_for_read: the page takes its frame and its place in
+                    // the LRU list before the read is issued.
+                    db.bp.insert_for_read(key);
                     c.cpu_pending += self.costs.syscall;
                     c.read_offset = c.page * db.page_size as u64;
                     c.read_len = db.page_size;
@@ -271,7 +274,7 @@ impl Sim<'_> {
             Mode::Workload { .. } => {}
         }
         let key = PageKey::new(c.space, c.page);
-        self.db.as_mut().expect("sysbench pages need the database").bp.insert(key, now);
+        self.db.as_mut().expect("sysbench pages need the database").bp.first_access(key, now);
         let waiters = self.bp_inflight.remove(key.0).unwrap_or(0);
         if waiters > 0 {
             self.wake(Wait::Page(key.0), now);
