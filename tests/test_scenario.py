@@ -65,7 +65,7 @@ def test_minimal_scenario_resolves_with_real_defaults():
     assert db == {
         "type": "innodb", "innodb_buffer_pool_size": 128 * MiB, "innodb_page_size": 16384,
         "innodb_old_blocks_pct": 37, "innodb_old_blocks_time_ns": 10**9, "innodb_flush_method": "fsync",
-        "innodb_lru_scan_depth": 0, "server": "mysql-5.7",
+        "innodb_lru_scan_depth": 0, "server": "mysql-5.7", "character_set_server": "latin1",
     }
     w = cfg["workload"]
     assert (w["threads"], w["rand_type"], w["rand_spec_iter"], w["rand_spec_pct"], w["rand_spec_res"]) == (1, "special", 12, 1.0, 75.0)

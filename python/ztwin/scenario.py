@@ -454,6 +454,10 @@ class InnodbSpec(_Model):
     server: Literal["mysql-5.7", "mariadb-10.11"] = Field(
         "mysql-5.7", description="The server that wrote the pages (their bytes decide how they compress)."
     )
+    character_set_server: Literal["latin1", "utf8mb4"] = Field(
+        "latin1", description="Server character set when the tables were created: latin1 is the compiled default of "
+        "MySQL 5.7 and MariaDB 10.11; Debian's and Ubuntu's MariaDB packages set utf8mb4 (CHAR columns get a length byte)."
+    )
 
 
 class SysbenchDatasetSpec(_Model):
@@ -1108,6 +1112,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "innodb_flush_method": db.innodb_flush_method,
             "innodb_lru_scan_depth": db.innodb_lru_scan_depth or 0,
             "server": db.server,
+            "character_set_server": db.character_set_server,
         }
         dataset_out = {
             "type": "sysbench", "tables": ds.tables, "table_size": ds.table_size,

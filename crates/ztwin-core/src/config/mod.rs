@@ -607,6 +607,23 @@ pub struct InnodbConfig {
     /// The server that wrote the pages (their bytes: see `db::innodb::page_image`).
     #[serde(default)]
     pub server: InnodbServer,
+    /// character_set_server when the tables were created (sysbench names none): it
+    /// decides how `CHAR` columns are stored (see `db::innodb::page_image`).
+    #[serde(default)]
+    pub character_set_server: CharacterSet,
+}
+
+/// A server character set, as far as it decides the bytes of a row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CharacterSet {
+    /// latin1: the compiled default of MySQL 5.7 and MariaDB 10.11 (one byte per
+    /// character, `CHAR(n)` fixed length).
+    #[default]
+    Latin1,
+    /// utf8mb4: MySQL 8.0's default and what Debian's and Ubuntu's MariaDB packages set
+    /// (`50-server.cnf`); `CHAR(n)` then has a length byte.
+    Utf8mb4,
 }
 
 /// The server behind `[database] type = "innodb"`.
@@ -1481,6 +1498,7 @@ pub fn test_variant() -> VariantConfig {
             innodb_old_blocks_pct: 37,
             innodb_old_blocks_time_ns: 1000 * MS,
             innodb_lru_scan_depth: 0,
+            character_set_server: CharacterSet::Latin1,
             innodb_flush_method: "O_DIRECT".into(),
             server: InnodbServer::Mysql57,
         })),

@@ -89,6 +89,7 @@ impl<'a> Sim<'a> {
                     if z.compression != crate::config::Compression::Off {
                         let gen = ibd_records::generator(
                             idb.server,
+                            idb.character_set_server,
                             ds.prepare_rand_type,
                             ds.table_size,
                             d.page_size,

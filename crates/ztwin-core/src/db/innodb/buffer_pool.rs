@@ -639,6 +639,7 @@ mod tests {
             innodb_flush_method: "O_DIRECT".into(),
             innodb_lru_scan_depth: 0,
             server: crate::config::InnodbServer::Mysql57,
+            character_set_server: crate::config::CharacterSet::Latin1,
         }
     }
 

@@ -93,10 +93,13 @@
 //!   length-prefixed primary key, 2-byte end pointer) and return its page offset;
 //!   `trx_undo_build_roll_ptr` packs the insert flag (bit 55), the rollback segment, the
 //!   undo page and that offset into DB_ROLL_PTR; DB_TRX_ID is the statement's transaction.
-//!   MySQL 5.7 keeps those bytes. MariaDB 10.3+ purges insert undo too and
+//!   MySQL 5.7 keeps those bytes. MariaDB 10.3 to 10.11.1x purged insert undo too and
 //!   `row0purge.cc` `row_purge_reset_trx_id` (from `row_purge_record_func`,
-//!   `TRX_UNDO_INSERT_REC`) overwrites them with DB_TRX_ID = 0 and DB_ROLL_PTR = 1 << 55
-//!   once the history is purged. (MariaDB 10.6+'s table-level bulk insert into an empty
+//!   `TRX_UNDO_INSERT_REC`) overwrote them with DB_TRX_ID = 0 and DB_ROLL_PTR = 1 << 55
+//!   once the history was purged; MDEV-16168 (MariaDB/server PR #4247, August 2025)
+//!   removed the reset, and 10.11.18 has none: its rows keep the bytes as inserted (a
+//!   table prepared on 10.11.19 had no DB_TRX_ID at 0, after fast and slow shutdown
+//!   alike). The modelled MariaDB is 10.11.18. (MariaDB 10.6+'s table-level bulk insert into an empty
 //!   table, `row_ins_clust_index_entry_low`, needs `unique_checks=0` and
 //!   `foreign_key_checks=0`, which sysbench does not set.)
 //! - Checksums: MySQL 5.7 `innodb_checksum_algorithm=crc32` (`buf0checksum.cc`
@@ -230,8 +233,9 @@ pub enum Flavor {
     /// MySQL 5.7: latin1, DB_TRX_ID/DB_ROLL_PTR kept as inserted, `crc32` checksums, bulk
     /// pages with `PAGE_LAST_INSERT`/`PAGE_RIGHT`.
     MySql57,
-    /// MariaDB 10.11: latin1 (compiled default before 11.6), system columns reset by purge,
-    /// `full_crc32`, bulk pages without insert hints.
+    /// MariaDB 10.11 (10.11.18): latin1 (compiled default before 11.6), system columns as
+    /// inserted (no purge reset since MDEV-16168), `full_crc32`, bulk pages without insert
+    /// hints.
     MariaDb1011,
 }
 
@@ -250,7 +254,8 @@ pub enum Charset {
 pub enum SysColumns {
     /// The inserting statement's transaction id and the row's insert undo record pointer.
     AsInserted,
-    /// Reset by purge: DB_TRX_ID = 0, DB_ROLL_PTR = 1 << 55 (MariaDB 10.3+).
+    /// Reset by purge: DB_TRX_ID = 0, DB_ROLL_PTR = 1 << 55 (MariaDB 10.3 until
+    /// MDEV-16168, 2025).
     PurgeReset,
 }
 
@@ -361,7 +366,7 @@ impl SysbenchTable {
             page_size: 16384,
             charset: Charset::Latin1,
             k_dist: KDistribution::Special { iter: 12, pct: 1, res: 75 },
-            sys_columns: if mysql { SysColumns::AsInserted } else { SysColumns::PurgeReset },
+            sys_columns: SysColumns::AsInserted,
             checksum: if mysql { Checksum::Crc32 } else { Checksum::FullCrc32 },
             bulk_insert_hints: mysql,
             fill_factor: 100,
