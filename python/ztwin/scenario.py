@@ -150,7 +150,49 @@ DevicePreset = Annotated[str, _known("device")]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: `seed = true` or `threads = "4"` is an error, not a coercion (a TOML integer
+    # is still accepted where a float is expected).
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+def _module_bool(v: Any) -> Any:
+    """A kernel module parameter's boolean as zfs(4) writes it: 0 or 1, or true/false."""
+    if type(v) is int and v in (0, 1):
+        return bool(v)
+    return v
+
+
+# zfs(4) and other module parameters: true/false or 0/1 (nothing else).
+ModuleBool = Annotated[bool, BeforeValidator(_module_bool)]
+
+
+# Pydantic's type errors in the user's terms (TOML values).
+_TYPE_MSG = {
+    "int_type": "must be an integer",
+    "float_type": "must be a number",
+    "bool_type": "must be true or false",
+    "string_type": "must be a string",
+    "list_type": "must be an array",
+    "dict_type": "must be a table",
+    "model_type": "must be a table",
+}
+
+
+def _toml_type(v: object) -> str:
+    """The TOML name of a value's type, for messages."""
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int):
+        return "an integer"
+    if isinstance(v, float):
+        return "a float"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, (list, tuple)):
+        return "an array"
+    if isinstance(v, dict):
+        return "a table"
+    return type(v).__name__
 
 
 # ---------------------------------------------------------------------------------------
@@ -231,8 +273,8 @@ class ArcSpec(_Model):
     zfs_arc_meta_limit: Size = Field(0, description="zfs(4) zfs_arc_meta_limit (0.6 to 2.1); 0 = 75% of arc_c_max (0.6: 25%).")
     zfs_arc_meta_min: Size = Field(0, description="zfs(4) zfs_arc_meta_min (0.8, 2.1); 0 = 16 MiB.")
     zfs_arc_meta_balance: int = Field(0, ge=0, description="zfs(4) zfs_arc_meta_balance (2.2+); 0 = 500.")
-    zfs_compressed_arc_enabled: bool = Field(True, description="zfs(4) zfs_compressed_arc_enabled; 1 since 0.7.0.")
-    zfs_abd_scatter_enabled: Optional[bool] = Field(
+    zfs_compressed_arc_enabled: ModuleBool = Field(True, description="zfs(4) zfs_compressed_arc_enabled; 1 since 0.7.0.")
+    zfs_abd_scatter_enabled: Optional[ModuleBool] = Field(
         None,
         description="zfs(4) zfs_abd_scatter_enabled (Linux, 0.7+): 1 (default) keeps ARC buffers of 1536 bytes or more"
         " as scatter lists, so a dbuf holds its own copy; 0 makes them linear (ZFS before ABD).",
@@ -248,11 +290,11 @@ class L2arcSpec(_Model):
     l2arc_headroom_boost: Optional[int] = Field(None, ge=0, description="Percent applied to the headroom with compressed ARC: 200.")
     l2arc_feed_secs: Optional[int] = Field(None, ge=1, description="Seconds between feeds when the last wrote little: 1.")
     l2arc_feed_min_ms: Optional[int] = Field(None, ge=1, description="Milliseconds between busy feeds: 200.")
-    l2arc_feed_again: Optional[bool] = Field(None, description="Feed again after l2arc_feed_min_ms when busy: 1.")
-    l2arc_noprefetch: Optional[bool] = Field(None, description="Do not cache blocks only prefetched: 1.")
+    l2arc_feed_again: Optional[ModuleBool] = Field(None, description="Feed again after l2arc_feed_min_ms when busy: 1.")
+    l2arc_noprefetch: Optional[ModuleBool] = Field(None, description="Do not cache blocks only prefetched: 1.")
     l2arc_mfuonly: Optional[int] = Field(None, ge=0, le=2, description="2.1+: 0 all, 1 MFU only, 2 (2.2.6+) metadata and MFU data: 0.")
     l2arc_meta_percent: Optional[int] = Field(None, ge=0, description="2.1+: feeds stop while L2 headers exceed this percent of arc_c: 33.")
-    l2arc_rebuild_enabled: Optional[bool] = Field(None, description="2.0+: rebuild a persistent L2ARC at import: 1.")
+    l2arc_rebuild_enabled: Optional[ModuleBool] = Field(None, description="2.0+: rebuild a persistent L2ARC at import: 1.")
 
 
 class TxgSpec(_Model):
@@ -275,7 +317,7 @@ class PoolSpec(_Model):
     """``[filesystem.pool]``: allocation and mirror module parameters named as in zfs(4)."""
 
     metaslab_aliquot: Size = Field(0, description="zfs(4) metaslab_aliquot; 0 = the release's default (512K through 2.1, 1M from 2.2).")
-    metaslab_bias_enabled: bool = Field(True, description="zfs(4) metaslab_bias_enabled; 1.")
+    metaslab_bias_enabled: ModuleBool = Field(True, description="zfs(4) metaslab_bias_enabled; 1.")
     mirror_read_policy: Literal["load", "offset"] = Field(
         "load", description="Which mirror child reads: load (ZoL 0.7+, OpenZFS 2.x, FreeBSD 10+: least loaded, seek penalties) "
         "or offset (OpenSolaris, FreeBSD up to 9: (offset >> 21) % children)."
@@ -314,7 +356,7 @@ class ZfetchSpec(_Model):
     """``[filesystem.zfetch]``: predictive prefetch module parameters named as in zfs(4); unset = the release's default
     (module/zfs/dmu_zfetch.c of the release). A parameter the release does not have is an error."""
 
-    zfs_prefetch_disable: Optional[bool] = Field(None, description="Disable predictive prefetch: 0.")
+    zfs_prefetch_disable: Optional[ModuleBool] = Field(None, description="Disable predictive prefetch: 0.")
     zfetch_max_streams: Optional[U32] = Field(None, description="Streams per file: 8.")
     zfetch_min_sec_reap: Optional[U32] = Field(None, description="Seconds a stream idles before reuse: 2 (0.8 to 2.1.5), 1 (2.1.6+).")
     zfetch_max_sec_reap: Optional[U32] = Field(None, description="2.1.6+: seconds an idle stream lives: 2.")
@@ -716,6 +758,8 @@ def _pydantic_errors(e: ValidationError) -> list[_Err]:
             loc = loc + ("type",)
         elif typ == "literal_error":
             msg = msg.replace("Input should be", "must be")
+        elif typ in _TYPE_MSG:
+            msg = f"{_TYPE_MSG[typ]}, not {_toml_type(inp)}"
         errs.append(_Err(_user_loc(loc), msg, inp, typ))
     return errs
 
