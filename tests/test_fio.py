@@ -300,3 +300,14 @@ def test_the_cli_prints_fio_lines_and_the_arc_per_run(tmp_path):
     assert "ARC per run, variant base" in out and "run-2" in out
     assert "prep: write pass" not in out
     assert re.search(r"  write: IOPS=[\d.]+k?, BW=\d+", out), out
+
+
+def test_inputs_that_broke_the_parser_are_clear_errors(tmp_path):
+    with pytest.raises(FioError, match="names no file"):
+        resolve_jobs(parse_job_file("[j]\nrw=randread\nfilename=:\nsize=1m\n", "x.fio"), [], "x.fio")
+    with pytest.raises(FioError, match="No closing quotation"):
+        parse_command_line("--name=j --rw=randread '--filename=a")
+    bad = tmp_path / "j.fio"
+    bad.write_bytes(b"\xff\xfe[j]\n")
+    with pytest.raises(FioError, match="not UTF-8"):
+        ztwin.fio.load(str(bad), None, None, tmp_path)

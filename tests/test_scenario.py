@@ -416,3 +416,10 @@ def test_generated_pages_need_a_modelled_compressor():
         ztwin.run(d)
     d["dataset"] = {"type": "sysbench", "compress_ratio": 2.0}
     assert ztwin.run(d).summary["variants"]["base"]["compressratio"] == pytest.approx(2.0, rel=0.05)
+
+
+def test_a_scenario_that_is_not_utf8_is_a_clear_error(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_bytes(b"name = \"x\"\n\xff\xfe\n")
+    with pytest.raises(ScenarioError, match="not UTF-8 text .byte 0xff at offset 11"):
+        load_scenario(p)

@@ -114,7 +114,10 @@ def parse_job_file(text: str, source: str) -> list[Section]:
 def parse_command_line(args: list[str] | str, source: str = "options") -> list[Section]:
     """fio command-line options as sections: leading options form a ``global`` section."""
     if isinstance(args, str):
-        args = shlex.split(args)
+        try:
+            args = shlex.split(args)
+        except ValueError as e:
+            raise FioError(f"{source}: {e} in {args!r} (quote arguments as a shell would)") from None
     if args and args[0] == "fio":
         args = args[1:]
     sections = [Section("global", source)]
@@ -494,6 +497,8 @@ def resolve_jobs(file_sections: list[Section], cmd_sections: list[Section], orig
         at = f"{where}: job [{name}]"
         if j["filename"]:
             paths = [p for p in j["filename"].split(":") if p]
+            if not paths:
+                raise FioError(f"{at}: filename={j['filename']!r} names no file (':' separates file names)")
             if j["directory"]:
                 paths = [p if p.startswith("/") else f"{j['directory'].rstrip('/')}/{p}" for p in paths]
             nrfiles = len(paths)
@@ -592,6 +597,10 @@ def load(job_file: Optional[str], inline: Optional[str], options: Optional[list[
             text = path.read_text(encoding="utf-8")
         except OSError as e:
             raise FioError(f"fio job file {path}: {e.strerror or e}") from None
+        except UnicodeDecodeError as e:
+            raise FioError(
+                f"fio job file {path}: not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start})"
+            ) from None
         origin = str(job_file)
         file_sections = parse_job_file(text, origin)
     elif inline is not None:

@@ -1336,6 +1336,9 @@ def load_scenario(src: Union[str, Path, dict[str, Any], None] = None, *, overrid
         raise ScenarioError(f"scenario file {source} does not exist", errors=[{"loc": (), "loc_str": "", "msg": "file not found", "input": source, "type": "file_not_found"}]) from None
     except OSError as e:
         raise ScenarioError(f"cannot read scenario file {source}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        msg = f"not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}); TOML files are UTF-8"
+        raise ScenarioError(f"scenario {source} is {msg}", errors=[{"loc": (), "loc_str": "", "msg": msg, "input": None, "type": "encoding"}]) from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
