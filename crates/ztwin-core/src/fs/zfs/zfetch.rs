@@ -398,6 +398,9 @@ struct Dnode {
     recent_next: u32,
 }
 
+/// Streams reserved at most when the prefetcher is built (64 K streams, 8 MiB).
+pub const STREAMS_RESERVED: usize = 1 << 16;
+
 /// Slots [`Dnode::recent`] remembers: zfetch_max_streams' default.
 const RECENT_STREAMS: usize = 8;
 
@@ -415,9 +418,11 @@ pub struct Zfetch {
 }
 
 impl Zfetch {
-    /// An empty prefetcher, with room for the streams of `files` files.
+    /// An empty prefetcher, with room for the streams of `files` files (up to
+    /// [`STREAMS_RESERVED`]; beyond that the slab grows as streams are created, so a
+    /// dataset of millions of files does not reserve room for streams it never has).
     pub fn new(p: ZfetchParams, files: usize) -> Zfetch {
-        let room = files.max(1) * (p.max_streams.clamp(1, 64) as usize) * 2;
+        let room = (files.max(1) * (p.max_streams.clamp(1, 64) as usize) * 2).min(STREAMS_RESERVED);
         Zfetch {
             p,
             slab: Vec::with_capacity(room),

@@ -620,3 +620,11 @@ fn remembered_slots_cover_the_list() {
         zf.prefetch_streams(99);
     }
 }
+
+#[test]
+fn millions_of_files_reserve_a_bounded_stream_slab() {
+    // 16M one-row tables once reserved 2 streams x 8 per file up front (34 GB).
+    let zf = Zfetch::new(params(ZfsRelease::V2_2, 11), 16_777_215);
+    assert!(zf.slab.capacity() <= STREAMS_RESERVED && zf.free.capacity() <= STREAMS_RESERVED);
+    assert_eq!(zf.files.len(), 16_777_216);
+}
