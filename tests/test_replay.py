@@ -115,6 +115,15 @@ def test_bad_traces_name_the_place(tmp_path):
     res = runner.invoke(app, ["replay", str(bad), "--size", "10"])
     assert res.exit_code == 2
     assert "line 2" in res.stderr and "number_of_blocks" in res.stderr
+    assert res.stderr.startswith("replay error: ")
+    neg = tmp_path / "neg.lis"
+    neg.write_text("1 2 0 0\n5 -3 0 1\n")
+    res = runner.invoke(app, ["replay", str(neg), "--size", "10"])
+    assert res.exit_code == 2 and "must not be negative" in res.stderr
+    ok = tmp_path / "ok.lis"
+    ok.write_text("1 2 0 0\n1 2 0 1\n")
+    res = runner.invoke(app, ["replay", str(ok), "--sizes", "100000000000", "--json"])
+    assert res.exit_code == 0, res.stderr
     binf = tmp_path / "t.bin"
     binf.write_bytes(b"\x00\x01\x02" * 40)
     res = runner.invoke(app, ["replay", str(binf), "--format", "txt", "--size", "10"])

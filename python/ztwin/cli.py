@@ -53,6 +53,9 @@ def _stderr() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+_USER_ERROR_KIND = {"replay_cmd": "replay error", "bench_replay_cmd": "replay error", "geometry_cmd": "geometry error"}
+
+
 def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Turns ztwin errors into a red message and exit 2; anything else into exit 3."""
 
@@ -63,7 +66,10 @@ def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
             raise
         except ZtwinError as e:
-            kind = "scenario error" if isinstance(e, ScenarioError) else "simulation error"
+            # One prefix per command: replay and geometry take no scenario.
+            kind = _USER_ERROR_KIND.get(fn.__name__) or (
+                "scenario error" if isinstance(e, ScenarioError) else "simulation error"
+            )
             _stderr().print(f"[bold red]{kind}:[/] [red]{escape(str(e))}[/]")
             raise typer.Exit(EXIT_USER) from None
         except BaseException as e:  # noqa: BLE001 - includes pyo3's PanicException

@@ -184,9 +184,11 @@ pub struct StackDistances {
     last: hashbrown::HashMap<u64, u32>,
     bit: Vec<u32>,
     t: u32,
-    /// hist[d] = requests at stack distance d (1-based), for d <= max; hist[max + 1]
-    /// counts longer distances.
-    pub hist: Vec<u64>,
+    /// hist[d] = requests at stack distance d (1-based), for d <= max; it grows with the
+    /// distances seen (at most the distinct ids), so a huge `max` costs nothing up front.
+    hist: Vec<u64>,
+    /// Requests at a distance over `max`.
+    over: u64,
     /// First references (infinite distance).
     pub cold: u64,
     max: usize,
@@ -200,7 +202,8 @@ impl StackDistances {
             last: hashbrown::HashMap::new(),
             bit: vec![0; 1 << 16],
             t: 0,
-            hist: vec![0; max + 2],
+            hist: vec![0; (max + 1).min(1 << 16)],
+            over: 0,
             cold: 0,
             max,
         }
@@ -233,10 +236,15 @@ impl StackDistances {
         self.bit[2 * n - 1] = total;
     }
 
-    /// One request; returns its stack distance (None on a first reference).
+    /// Requests one pass can take (its clock is 32 bits).
+    pub const MAX_REQUESTS: u64 = u32::MAX as u64 - 1;
+
+    /// One request; returns its stack distance (None on a first reference). At most
+    /// [`StackDistances::MAX_REQUESTS`] requests (the caller stops before).
     #[inline]
     pub fn access(&mut self, id: u64) -> Option<u64> {
-        self.t = self.t.checked_add(1).expect("more than 2^32 requests in one stack-distance pass");
+        debug_assert!(u64::from(self.t) < Self::MAX_REQUESTS);
+        self.t += 1;
         let t = self.t as usize;
         if t > self.bit.len() {
             self.grow();
@@ -246,8 +254,15 @@ impl StackDistances {
                 let tp = tp as usize;
                 let d = self.prefix(t - 1) - self.prefix(tp) + 1;
                 self.add(tp, u32::MAX); // -1
-                let b = (d as usize).min(self.max + 1);
-                self.hist[b] += 1;
+                let b = d as usize;
+                if b > self.max {
+                    self.over += 1;
+                } else {
+                    if b >= self.hist.len() {
+                        self.hist.resize((2 * self.hist.len()).max(b + 1).min(self.max + 1), 0);
+                    }
+                    self.hist[b] += 1;
+                }
                 Some(d as u64)
             }
             None => {
@@ -266,7 +281,7 @@ impl StackDistances {
 
     /// Hits of an LRU cache of `size` entries over the requests seen.
     pub fn hits(&self, size: u64) -> u64 {
-        let s = (size as usize).min(self.max);
+        let s = (size as usize).min(self.max).min(self.hist.len() - 1);
         self.hist[1..=s].iter().sum()
     }
 }
@@ -508,6 +523,16 @@ fn stack_pass(spec: &Spec, max_size: Option<u64>) -> Result<StackOutcome> {
         n += k as u64;
         for q in &batch[..k] {
             if sampled(q.id, spec.threshold) {
+                if s == StackDistances::MAX_REQUESTS {
+                    return Err(Error::config(
+                        "trace",
+                        format!(
+                            "more than {} requests for the LRU curve's stack-distance pass: \
+                             replay fewer (--max-requests) or sample them (--shards)",
+                            StackDistances::MAX_REQUESTS
+                        ),
+                    ));
+                }
                 s += 1;
                 sd.access(q.id);
             }

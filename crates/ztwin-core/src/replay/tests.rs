@@ -169,3 +169,20 @@ fn time_policies_in_memory() {
         eprintln!("size {size}: lru {lru:.1} M/s ({} hits), arc {arc:.1} M/s ({} hits)", c.hits, a.hits);
     }
 }
+
+#[test]
+fn a_huge_largest_size_costs_nothing_up_front() {
+    // `--sizes 100000000000` once allocated 800 GB of histogram before reading a request.
+    let mut sd = StackDistances::new(100_000_000_000);
+    assert!(sd.hist.len() <= 1 << 16);
+    for round in 0..3u64 {
+        for id in 0..100_000u64 {
+            let d = sd.access(id);
+            assert_eq!(d, (round > 0).then_some(100_000));
+        }
+    }
+    assert_eq!(sd.hits(99_999), 0);
+    assert_eq!(sd.hits(100_000), 200_000);
+    assert_eq!(sd.hits(100_000_000_000), 200_000);
+    assert!(sd.hist.len() <= 200_002);
+}

@@ -41,6 +41,13 @@ impl TraceReader for LisReader {
             let mut n = 0;
             for (k, name) in names.iter().enumerate() {
                 match it.next() {
+                    Some(t) if k < 2 && t.first() == Some(&b'-') => {
+                        // A negative block or count once wrapped to 2^64 - n requests.
+                        return Err(self.lines.src.err_line(
+                            self.lines.line,
+                            format!("field {} ({name}): must not be negative, found {}", k + 1, show(t)),
+                        ));
+                    }
                     Some(t) => match parse_u64(t).or_else(|| parse_i64(t).map(|v| v as u64)) {
                         Some(v) => f[k] = v,
                         None => {

@@ -139,3 +139,13 @@ fn oracle_roundtrip() {
     assert_eq!(fmt, Format::OracleGeneral);
     assert_eq!(v.iter().map(|r| r.id).collect::<Vec<_>>(), vec![3, 4, 3, 9, 4]);
 }
+
+#[test]
+fn a_negative_lis_count_is_an_error_not_endless_requests() {
+    let p = tmp("neg.lis", b"0 10 0 0\n100 -5 0 0\n");
+    let e = all(&p, Some(Format::Lis)).unwrap_err().to_string();
+    assert!(
+        e.contains("line 2") && e.contains("number_of_blocks") && e.contains("must not be negative"),
+        "{e}"
+    );
+}
