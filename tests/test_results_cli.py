@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -219,3 +220,24 @@ def test_default_scenario_is_experiment_1():
 
     packaged = resources.files("ztwin").joinpath("scenarios/default.toml").read_text()
     assert packaged == (ROOT / "scenarios" / "exp1-arc-sizing.toml").read_text()
+
+
+def test_a_window_without_finished_queries_reports_no_latency(tmp_path):
+    """qps 0 has no latency: null in the summary and '-' in the table, not 0.0 ms."""
+    import tomllib
+
+    import tomli_w
+
+    raw = tomllib.loads((Path(__file__).resolve().parents[1] / "scenarios" / "exp7-lab-sysbench.toml").read_text())
+    raw["variants"] = {"slow": {"filesystem": {"type": "ext4", "device": "disk", "block_size": "4K"}, "devices": {"disk": {"iops_limit": 1}}}}
+    raw["run"] = {"warmup": "0s", "duration": "200ms", "report_interval": "100ms"}
+    p = tmp_path / "slow.toml"
+    p.write_text(tomli_w.dumps(raw))
+    r = runner.invoke(app, ["run", str(p), "--json"])
+    assert r.exit_code == 0, r.stderr
+    v = json.loads(r.stdout)["variants"]["slow"]
+    assert v["queries"] == 0 and set(v["latency_ms"].values()) == {None}
+    r = runner.invoke(app, ["run", str(p)])
+    assert r.exit_code == 0 and "latency p50 (ms)" in r.stdout
+    line = next(x for x in r.stdout.splitlines() if "latency p50 (ms)" in x)
+    assert "-" in line.split("│")[2] and "0.00" not in line

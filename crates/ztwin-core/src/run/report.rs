@@ -155,19 +155,24 @@ impl Sim<'_> {
             // oltp_point_select and select_random_points run one statement per event,
             // outside an explicit transaction: sysbench counts each as a transaction.
             "tps": qps,
-            "latency_ms": {
-                "p50": self.window_hist.quantile_ms(0.50),
-                "p95": self.window_hist.quantile_ms(0.95),
-                "p99": self.window_hist.quantile_ms(0.99),
-                "max": self.window_hist.max_ms(),
-                "mean": self.window_hist.mean_ms(),
+            // No statement finished in the window: no latency (null), not 0 ms.
+            "latency_ms": if statements == 0 {
+                json!({ "p50": null, "p95": null, "p99": null, "max": null, "mean": null })
+            } else {
+                json!({
+                    "p50": self.window_hist.quantile_ms(0.50),
+                    "p95": self.window_hist.quantile_ms(0.95),
+                    "p99": self.window_hist.quantile_ms(0.99),
+                    "max": self.window_hist.max_ms(),
+                    "mean": self.window_hist.mean_ms(),
+                })
             },
             "cpu_utilization": ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / window_s / self.cpus.vcpus() as f64).min(1.0),
             "devices": self.devices_window(a, b),
         });
         if let Some(db) = &self.db {
             out["innodb"] = json!({
-                "buffer_pool_hit_ratio": if req > 0 { 1.0 - reads as f64 / req as f64 } else { 0.0 },
+                "buffer_pool_hit_ratio": if req > 0 { Some(1.0 - reads as f64 / req as f64) } else { None },
                 "pages_read": reads,
                 "read_requests": req,
                 "buffer_pool_pages": db.bp.capacity(),
