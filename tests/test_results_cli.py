@@ -121,6 +121,12 @@ def test_cli_run_options(fake_run_variant, write_toml, tmp_path):
     (cfg,) = fake_run_variant
     assert cfg["seed"] == 7 and cfg["run"]["duration_ns"] == 30 * 10**9
     assert pl.read_csv(tmp_path / "csv" / "mini.series.csv")["variant"].to_list() == ["ext4"] * 3
+    r = runner.invoke(app, ["run", str(write_toml(MINI)), "--json", "--variant", "ext4", "--warmup", "0s",
+                            "--report-interval", "5s"])
+    assert r.exit_code == 0, r.output
+    cfg = fake_run_variant[-1]
+    assert cfg["run"]["warmup_ns"] == 0 and cfg["run"]["report_interval_ns"] == 5 * 10**9
+    assert cfg["run"]["duration_ns"] > 0  # the scenario's, kept
 
 
 @pytest.mark.parametrize(
@@ -129,6 +135,7 @@ def test_cli_run_options(fake_run_variant, write_toml, tmp_path):
         (["run", "{bad}"], "1 validation error for scenario"),
         (["run", "{mini}", "--variant", "nope"], "has no variant 'nope'"),
         (["run", "{mini}", "--duration", "soon"], "--duration: cannot read 'soon'"),
+        (["run", "{mini}", "--report-interval", "often"], "--report-interval: cannot read 'often'"),
         (["run", "/nonexistent.toml"], "does not exist"),
         (["validate", "{bad}"], "filesystem.recordsize"),
         (["geometry", "--file-size", "2Q"], "--file-size: unknown size unit 'Q'"),

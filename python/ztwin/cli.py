@@ -332,6 +332,8 @@ def run_cmd(
     variant: Optional[list[str]] = typer.Option(None, "--variant", help="Run only this variant (repeatable)."),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Override the scenario's seed."),
     duration: Optional[str] = typer.Option(None, "--duration", help="Override run.duration (e.g. '60s')."),
+    warmup: Optional[str] = typer.Option(None, "--warmup", help="Override run.warmup (e.g. '0s')."),
+    report_interval: Optional[str] = typer.Option(None, "--report-interval", help="Override run.report_interval (e.g. '10s')."),
 ) -> None:
     """Run a scenario's variants and print what happened (simulated)."""
     from . import load_scenario
@@ -341,18 +343,25 @@ def run_cmd(
     overrides: dict[str, Any] = {}
     if seed is not None:
         overrides["seed"] = seed
-    if duration is not None:
-        try:
-            units.parse_duration(duration)
-        except units.UnitError as e:
-            raise ScenarioError(f"--duration: {e}") from None
-        overrides["run"] = {"duration": duration}
+    run_over = {"duration": duration, "warmup": warmup, "report_interval": report_interval}
+    for key, text in run_over.items():
+        if text is not None:
+            try:
+                units.parse_duration(text)
+            except units.UnitError as e:
+                raise ScenarioError(f"--{key.replace('_', '-')}: {e}") from None
+    if any(v is not None for v in run_over.values()):
+        overrides["run"] = {k: v for k, v in run_over.items() if v is not None}
     try:
         sc = load_scenario(scenario if scenario is not None else DEFAULT_SCENARIO, overrides=overrides or None)
     except ScenarioError as e:
         if not overrides:
             raise
-        given = " ".join(f"--{k} {v}" for k, v in (("seed", seed), ("duration", duration)) if v is not None)
+        given = " ".join(
+            f"--{k} {v}"
+            for k, v in (("seed", seed), ("duration", duration), ("warmup", warmup), ("report-interval", report_interval))
+            if v is not None
+        )
         raise ScenarioError(f"{e}\n(with the command-line overrides {given})", errors=e.errors()) from None
     from . import select_variants
 
