@@ -357,11 +357,7 @@ def run_cmd(
     except ScenarioError as e:
         if not overrides:
             raise
-        given = " ".join(
-            f"--{k} {v}"
-            for k, v in (("seed", seed), ("duration", duration), ("warmup", warmup), ("report-interval", report_interval))
-            if v is not None
-        )
+        given = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in {"seed": seed, **run_over}.items() if v is not None)
         raise ScenarioError(f"{e}\n(with the command-line overrides {given})", errors=e.errors()) from None
     from . import select_variants
 

@@ -1333,15 +1333,13 @@ impl Arc {
                 // Its protection no longer ends in order: the scan starts over from the
                 // tail, where the window's members are, deciding each from its recorded
                 // end of protection; then it goes on beyond them.
-                if self.rescan_window(li, state, bytes, now, &mut scan) {
-                    self.remember_window(li, &scan);
-                    return scan.evicted;
+                match self.rescan_window(li, state, bytes, now, &mut scan) {
+                    Some(beyond) => cur = beyond,
+                    None => {
+                        self.remember_window(li, &scan);
+                        return scan.evicted;
+                    }
                 }
-                cur = if scan.last == NIL {
-                    self.slab.lists[li].tail
-                } else {
-                    self.slab.hdrs[scan.last as usize].prev
-                };
             } else {
                 // Shortcuts off: the scan starts over from the tail.
                 self.slab.forget_window(li);
@@ -1352,15 +1350,7 @@ impl Arc {
             let prev = h.prev;
             if protected(&h, now) {
                 self.st.evict_skip += 1;
-                let exp = h.access + ARC_MIN_PREFETCH;
-                let m = &mut self.slab.win[li];
-                m.slot[scan.skips as usize] = cur;
-                m.exp[scan.skips as usize] = exp;
-                scan.skips += 1;
-                scan.until = scan.until.min(exp);
-                scan.mono &= exp >= scan.last_exp;
-                scan.last_exp = exp;
-                scan.last = cur;
+                scan.pass(&mut self.slab.win[li], cur, h.access + ARC_MIN_PREFETCH);
                 self.slab.hdrs[cur as usize].flags |= F_SKIPWIN;
                 if scan.skips >= MAX_SKIP_SCAN || prev == NIL {
                     // Gave up, or passed the whole list.
@@ -1379,9 +1369,17 @@ impl Arc {
 
     /// The first part of a scan of live list `li` whose remembered window has expired out
     /// of order: passes or evicts each member, tail first, as a scan from the tail would
-    /// (`scan` records what it passed). True when the scan ends there (enough evicted, or
+    /// (`scan` records what it passed). Returns the list's first header beyond the window,
+    /// where the scan goes on, or None when it ends there (enough evicted, or
     /// `MAX_SKIP_SCAN` passed, or the window was the whole list).
-    fn rescan_window(&mut self, li: usize, state: State, bytes: u64, now: Nanos, scan: &mut Scan) -> bool {
+    fn rescan_window(
+        &mut self,
+        li: usize,
+        state: State,
+        bytes: u64,
+        now: Nanos,
+        scan: &mut Scan,
+    ) -> Option<u32> {
         let w = self.slab.skip[li];
         let n = w.skips as usize;
         // The list's first header beyond the window (evicting members leaves it in place).
@@ -1402,20 +1400,14 @@ impl Arc {
             debug_assert_eq!(exp, self.slab.hdrs[i as usize].access + ARC_MIN_PREFETCH);
             if now < exp {
                 self.st.evict_skip += 1;
-                let m = &mut self.slab.win[li];
-                m.slot[scan.skips as usize] = i;
-                m.exp[scan.skips as usize] = exp;
-                scan.skips += 1;
-                scan.until = scan.until.min(exp);
-                scan.mono &= exp >= scan.last_exp;
-                scan.last_exp = exp;
-                scan.last = i;
+                scan.pass(&mut self.slab.win[li], i, exp);
             } else {
                 self.slab.hdrs[i as usize].flags &= !F_SKIPWIN;
                 self.evict_live(i, state, scan);
             }
         }
-        scan.evicted >= bytes || scan.skips >= MAX_SKIP_SCAN || beyond == NIL
+        let ends = scan.evicted >= bytes || scan.skips >= MAX_SKIP_SCAN || beyond == NIL;
+        (!ends).then_some(beyond)
     }
 
     /// Records the protected headers `scan` passed as list `li`'s window (none: no window).
@@ -1690,6 +1682,21 @@ struct Scan {
     last_exp: Nanos,
     /// The last one passed (the head-most).
     last: u32,
+}
+
+impl Scan {
+    /// Passes protected header `i` (protected until `exp`), recording it as the next member
+    /// of the list's window `m`.
+    #[inline]
+    fn pass(&mut self, m: &mut slab::WindowMembers, i: u32, exp: Nanos) {
+        m.slot[self.skips as usize] = i;
+        m.exp[self.skips as usize] = exp;
+        self.skips += 1;
+        self.until = self.until.min(exp);
+        self.mono &= exp >= self.last_exp;
+        self.last_exp = exp;
+        self.last = i;
+    }
 }
 
 /// arc_evict_hdr's minimum lifespan: prefetched and indirect buffers younger than

@@ -68,10 +68,13 @@
 /// Maximum depth of a B+tree path (root..leaf) returned by the path methods.
 pub const MAX_DEPTH: usize = 8;
 
-const PAGE_NEW_SUPREMUM_END: u64 = 120;
-const FIL_PAGE_DATA_END: u64 = 8;
-const PAGE_DIR_SLOT_SIZE: u64 = 2;
-const REC_N_NEW_EXTRA_BYTES: u64 = 5;
+use super::page_image;
+
+// The page format's constants, as `page_image` writes them.
+const PAGE_NEW_SUPREMUM_END: u64 = page_image::PAGE_NEW_SUPREMUM_END as u64;
+const FIL_PAGE_DATA_END: u64 = page_image::FIL_PAGE_DATA_END as u64;
+const PAGE_DIR_SLOT_SIZE: u64 = page_image::PAGE_DIR_SLOT_SIZE as u64;
+const REC_N_NEW_EXTRA_BYTES: u64 = page_image::REC_N_NEW_EXTRA_BYTES as u64;
 const FSEG_FRAG_LIMIT: u64 = 32;
 const FSP_FREE_ADD: u64 = 4;
 /// Pages 0, 1, 2: FSP_HDR, IBUF_BITMAP, INODE.

@@ -190,7 +190,8 @@ const PAGE_LEVEL: usize = 26;
 const PAGE_INDEX_ID: usize = 28;
 const FSEG_HEADER_SIZE: usize = 10;
 const PAGE_DATA: usize = PAGE_HEADER + 36 + 2 * FSEG_HEADER_SIZE;
-const REC_N_NEW_EXTRA_BYTES: usize = 5;
+/// `REC_N_NEW_EXTRA_BYTES`: a COMPACT record's header.
+pub const REC_N_NEW_EXTRA_BYTES: usize = 5;
 /// `PAGE_NEW_INFIMUM`: origin of the infimum record (99).
 pub const PAGE_NEW_INFIMUM: usize = PAGE_DATA + REC_N_NEW_EXTRA_BYTES;
 /// `PAGE_NEW_SUPREMUM`: origin of the supremum record (112).
@@ -198,7 +199,8 @@ pub const PAGE_NEW_SUPREMUM: usize = PAGE_DATA + 2 * REC_N_NEW_EXTRA_BYTES + 8;
 /// `PAGE_NEW_SUPREMUM_END`: start of the record heap (120).
 pub const PAGE_NEW_SUPREMUM_END: usize = PAGE_NEW_SUPREMUM + 8;
 const PAGE_DIR: usize = FIL_PAGE_DATA_END;
-const PAGE_DIR_SLOT_SIZE: usize = 2;
+/// `PAGE_DIR_SLOT_SIZE`.
+pub const PAGE_DIR_SLOT_SIZE: usize = 2;
 const PAGE_DIR_SLOT_MIN_N_OWNED: usize = 4;
 /// `PAGE_DIR_SLOT_MAX_N_OWNED`.
 pub const PAGE_DIR_SLOT_MAX_N_OWNED: usize = 8;

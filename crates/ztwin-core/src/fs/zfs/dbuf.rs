@@ -115,24 +115,16 @@ pub struct DbufLayer {
 impl DbufLayer {
     /// An empty layer for a release with these features.
     pub fn new(features: &ZfsFeatures) -> Self {
-        DbufLayer {
-            cache_shift: features.dbuf_cache.then_some(DBUF_CACHE_SHIFT),
-            hold_accesses_arc: features.hold_accesses_arc,
-            head: NIL,
-            tail: NIL,
-            ..Default::default()
-        }
+        Self::empty(features.dbuf_cache.then_some(DBUF_CACHE_SHIFT), features.hold_accesses_arc)
     }
 
     /// An empty layer of the same release.
     pub fn emptied(&self) -> Self {
-        DbufLayer {
-            cache_shift: self.cache_shift,
-            hold_accesses_arc: self.hold_accesses_arc,
-            head: NIL,
-            tail: NIL,
-            ..Default::default()
-        }
+        Self::empty(self.cache_shift, self.hold_accesses_arc)
+    }
+
+    fn empty(cache_shift: Option<u32>, hold_accesses_arc: bool) -> Self {
+        DbufLayer { cache_shift, hold_accesses_arc, head: NIL, tail: NIL, ..Default::default() }
     }
 
     /// True when unheld dbufs leave by the ARC's eviction (0.6: no dbuf cache).
