@@ -1044,6 +1044,14 @@ impl VariantConfig {
                         &format!("device '{c}' is already a data or log vdev"),
                     )?;
                 }
+                ensure(
+                    z.cache.is_empty() || z.release.features().l2arc_modelled,
+                    "filesystem.cache",
+                    &format!(
+                        "the L2ARC of release {} is not modelled (use release 0.8 or later)",
+                        z.release.name()
+                    ),
+                )?;
                 let p = &z.pool;
                 ensure(
                     p.metaslab_aliquot == 0 || (4096..=1 << 30).contains(&p.metaslab_aliquot),
@@ -1636,6 +1644,19 @@ mod tests {
         });
         rejected("run.duration", |c| c.run.warmup_ns = u64::MAX);
         rejected("run.report_interval", |c| c.run.report_interval_ns = 1);
+        // A release whose L2ARC the twin does not model, with a cache device: named by the
+        // key the user wrote (the L2ARC's own refusal would sit under filesystem.l2arc).
+        let mut c = test_variant();
+        let mut l2 = c.devices[0].clone();
+        l2.name = "l2".into();
+        c.devices.push(l2);
+        let FsConfig::Zfs(z) = &mut c.filesystem else { unreachable!() };
+        z.release = ZfsRelease::V0_6;
+        z.cache = vec!["l2".into()];
+        match run_variant(&c) {
+            Err(Error::Config { field, .. }) => assert_eq!(field, "filesystem.cache"),
+            other => panic!("expected a configuration error, got {other:?}"),
+        }
     }
 
     /// Devices at the edge of what validation lets through run to the end without a panic.

@@ -38,6 +38,9 @@ pub struct ZfsFeatures {
     /// from 2.1.7, d9de079a4b ("Fix arc_p aggressive increase"; the model's 2.1 is 2.1.16).
     /// 2.2 has no arc_p.
     pub arc_p_growth_guard: bool,
+    /// The twin models this release's L2ARC (the feed, header sizes, persistence): not
+    /// 0.6's (no compressed L2, an older feed), which is refused.
+    pub l2arc_modelled: bool,
 }
 
 impl ZfsRelease {
@@ -51,6 +54,7 @@ impl ZfsRelease {
                 abd: false,
                 meta_limit_pct: 25,
                 arc_p_growth_guard: false,
+                l2arc_modelled: false,
             },
             ZfsRelease::V0_8 | ZfsRelease::V2_1 | ZfsRelease::V2_2 => ZfsFeatures {
                 dbuf_cache: true,
@@ -59,6 +63,7 @@ impl ZfsRelease {
                 abd: true,
                 meta_limit_pct: 75,
                 arc_p_growth_guard: self != ZfsRelease::V0_8,
+                l2arc_modelled: true,
             },
         }
     }

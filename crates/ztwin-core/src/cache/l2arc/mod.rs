@@ -274,7 +274,7 @@ impl L2arcTunables {
     /// modelled as 0.8.6, and 2.1, modelled as 2.1.16) and rejects parameters the release
     /// does not have.
     pub fn resolve(&self, release: ZfsRelease, patch: u16) -> Result<L2arcSettings> {
-        if release == ZfsRelease::V0_6 {
+        if !release.features().l2arc_modelled {
             return Err(Error::config(
                 "filesystem.cache",
                 "the L2ARC of release 0.6 is not modelled (use release 0.8 or later)",
