@@ -1644,8 +1644,8 @@ mod tests {
         });
         rejected("run.duration", |c| c.run.warmup_ns = u64::MAX);
         rejected("run.report_interval", |c| c.run.report_interval_ns = 1);
-        // A release whose L2ARC the twin does not model, with a cache device: named by the
-        // key the user wrote (the L2ARC's own refusal would sit under filesystem.l2arc).
+        // A release whose L2ARC the twin does not model, with a cache device: refused
+        // before the run, by the key the user wrote.
         let mut c = test_variant();
         let mut l2 = c.devices[0].clone();
         l2.name = "l2".into();

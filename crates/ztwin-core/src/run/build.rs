@@ -312,7 +312,11 @@ pub(super) fn new_arc(
             key_space,
         })
         .map_err(|e| match e {
-            Error::Config { field, message } => Error::config(format!("filesystem.l2arc.{field}"), message),
+            // The L2ARC names its tunables `l2arc.NAME` and its device `filesystem.cache`.
+            Error::Config { field, message } if field.starts_with("filesystem.") => {
+                Error::config(field, message)
+            }
+            Error::Config { field, message } => Error::config(format!("filesystem.{field}"), message),
             other => other,
         })?;
     }

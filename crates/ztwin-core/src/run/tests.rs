@@ -256,3 +256,14 @@ fn compressed_arc_hits_pay_decompression_uncompressed_arc_hits_do_not() {
     let bound = st_on.hits as f64 / n_on * per_hit;
     assert!(diff > 0.2 * bound && diff <= bound * 1.05, "{diff} ns per statement, bound {bound}; {n_off}");
 }
+
+/// A tunable the release lacks, on the pool's own L2ARC: named as the user wrote it.
+#[test]
+fn l2arc_tunable_errors_name_the_key_as_written() {
+    let mut cfg = cat_then_bench_with_l2(true);
+    let FsConfig::Zfs(z) = &mut cfg.filesystem else { unreachable!() };
+    z.release = ZfsRelease::V0_8;
+    z.l2arc.l2arc_mfuonly = Some(1);
+    let e = Sim::new(&cfg).map(|_| ()).unwrap_err().to_string();
+    assert!(e.starts_with("filesystem.l2arc.l2arc_mfuonly: ") && e.contains("0.8"), "{e}");
+}
