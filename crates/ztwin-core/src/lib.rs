@@ -11,8 +11,9 @@
 //! 2. [`db::innodb`] maps the key to the B+tree path of pages (`btree`) and looks each page
 //!    up in the buffer pool (`buffer_pool`); a missing page is a read of the data file at
 //!    `page_no * innodb_page_size`.
-//! 3. [`fs`] turns the file read into block reads: ZFS walks the block-pointer tree from the
-//!    dnode down (`fs::zfs::geometry`, `fs::zfs::read_path`), asking the ARC at each level;
+//! 3. [`fs`] turns the file read into block reads: the ZFS layer (`fs::zfs::layer`) walks
+//!    the block-pointer tree from the dnode down (`fs::zfs::geometry`, `fs::zfs::read_path`),
+//!    asking the ARC at each level and starting prefetch reads (`fs::zfs::prefetch`);
 //!    XFS/ext4 map the offset through extents with no metadata read (`fs::extent`).
 //! 4. [`cache::arc`] answers hit or miss, with OpenZFS's MRU/MFU/ghost lists and the
 //!    release's adaptive targets; sizes are compressed sizes (`fs::zfs::compression`).
@@ -21,7 +22,10 @@
 //! 6. [`sim`] orders all of it on one integer-nanosecond clock; [`stats`] counts it in
 //!    the terms users read (arcstats names, latency percentiles, per-interval series).
 //!
-//! [`run`] wires one resolved [`config::VariantConfig`] into that stack and runs it.
+//! [`run`] wires one resolved [`config::VariantConfig`] into that stack and runs it: it
+//! keeps the clients, the CPUs and the typed event queue (`run::events`: clients, prefetch
+//! reads, the L2ARC feed and the txg sync), and each request goes down the layers and
+//! comes back up.
 
 pub mod cache;
 pub mod config;

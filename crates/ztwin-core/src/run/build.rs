@@ -19,13 +19,6 @@ impl<'a> Sim<'a> {
             memcpy_ns_per_byte: SEC as f64 / c.memcpy_bytes_per_sec as f64 / c.speed,
             checksum_ns_per_byte: SEC as f64 / c.checksum_bytes_per_sec as f64 / c.speed,
             decompress_ns_per_byte: SEC as f64 / c.decompress_bytes_per_sec as f64 / c.speed,
-            // A release without compressed ARC or ABD behaves as with them disabled.
-            compressed_arc: matches!(&cfg.filesystem, FsConfig::Zfs(z)
-                if z.arc.zfs_compressed_arc_enabled && z.release.features().compressed_arc),
-            abd_scatter: match &cfg.filesystem {
-                FsConfig::Zfs(z) => z.release.features().abd && z.arc.zfs_abd_scatter_enabled.unwrap_or(true),
-                FsConfig::Xfs(_) | FsConfig::Ext4(_) => true,
-            },
         };
         let device_index = |name: &str, field: &str| {
             cfg.devices
@@ -136,16 +129,31 @@ impl<'a> Sim<'a> {
                     z.primarycache,
                 )?;
                 let nfiles = layout.nfiles() as usize;
-                Fs::Zfs {
-                    arc: Box::new(arc),
-                    dbufs: Box::new(DbufLayer::new(&z.release.features())),
+                let features = z.release.features();
+                let zfs_costs = ZfsCosts {
+                    zfs_block: costs.zfs_block,
+                    device_io: costs.device_io,
+                    zio: costs.zio,
+                    memcpy_ns_per_byte: costs.memcpy_ns_per_byte,
+                    checksum_ns_per_byte: costs.checksum_ns_per_byte,
+                    decompress_ns_per_byte: costs.decompress_ns_per_byte,
+                    // A release without compressed ARC or ABD behaves as with them disabled.
+                    compressed_arc: z.arc.zfs_compressed_arc_enabled && features.compressed_arc,
+                    abd_scatter: features.abd && z.arc.zfs_abd_scatter_enabled.unwrap_or(true),
+                };
+                Fs::Zfs(Box::new(Zfs::new(
+                    arc,
+                    DbufLayer::new(&features),
                     cache_device,
                     layout,
-                    pool: Box::new(pool),
+                    pool,
                     data_flags,
                     meta_flags,
-                    zfetch: Box::new(Zfetch::new(zfetch, nfiles)),
-                }
+                    Zfetch::new(zfetch, nfiles),
+                    zfs_costs,
+                    z.release == ZfsRelease::V2_2,
+                    threads,
+                )))
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
                 if matches!(&cfg.database, Some(DatabaseConfig::Innodb(db)) if db.innodb_flush_method != "O_DIRECT")
@@ -181,7 +189,7 @@ impl<'a> Sim<'a> {
                 Fs::Extent { fs, bcache }
             }
         };
-        let fs_has_cache = matches!(&fs, Fs::Zfs { cache_device: Some(_), .. });
+        let fs_has_cache = matches!(&fs, Fs::Zfs(z) if z.cache_device.is_some());
         let stmts: Vec<Statement> = (0..gens.len()).map(|_| Statement::default()).collect();
         let client = Client {
             state: State::Start,
@@ -193,14 +201,7 @@ impl<'a> Sim<'a> {
             page: 0,
             read_offset: 0,
             read_len: 0,
-            chunk_off: 0,
-            chunk_end: 0,
-            zfetch: None,
-            missed: false,
-            rec: 0,
-            rec_last: 0,
-            level: 0,
-            data_done: 0,
+            zread: ZfsRead::IDLE,
             insert_offset: 0,
             insert_len: 0,
             cpu_pending: 0,
@@ -215,12 +216,20 @@ impl<'a> Sim<'a> {
             rmw: false,
         };
         let writes = match (&fs, &cfg.filesystem) {
-            (Fs::Zfs { pool, .. }, FsConfig::Zfs(z)) => {
-                Some(Box::new(zfs_write::WritePath::new(cfg, z, pool)))
+            (Fs::Zfs(zfs), FsConfig::Zfs(z)) => {
+                Some(Box::new(zfs_write::WritePath::new(cfg, z, &zfs.pool)))
             }
             _ => None,
         };
-        let queue = EventQueue::with_capacity(threads + 1);
+        if threads > events::MAX_CLIENTS {
+            return Err(Error::config("workload", format!("{threads} clients; at most {}", events::MAX_CLIENTS)));
+        }
+        let mut queue = Schedule::with_capacity(threads + 3);
+        // The l2arc_feed_thread first wakes after l2arc_feed_secs.
+        let next_feed = fs_has_cache.then_some(SEC);
+        if let Some(t) = next_feed {
+            queue.at(t, Event::L2arcFeed);
+        }
         Ok(Sim {
             cfg,
             costs,
@@ -241,11 +250,6 @@ impl<'a> Sim<'a> {
             waits: vec![Wait::None; threads],
             queue,
             bp_inflight: SmallMap::with_capacity(threads * 4),
-            block_inflight: SmallMap::with_capacity(threads * 16),
-            owned_inflight: (0..threads).map(|_| Vec::with_capacity(16)).collect(),
-            prefetches: Vec::with_capacity(1024),
-            free_prefetches: Vec::with_capacity(1024),
-            prefetch_lookups: 0,
             statements: 0,
             rows: 0,
             bp_requests: 0,
@@ -258,11 +262,9 @@ impl<'a> Sim<'a> {
             cat_reads: 0,
             clock: 0,
             phase_index: 0,
-            // The l2arc_feed_thread first wakes after l2arc_feed_secs.
-            next_feed: fs_has_cache.then_some(SEC),
+            next_feed,
+            sync_wake: None,
             events: 0,
-            block_lookups: 0,
-            block_waits: 0,
             writes,
         })
     }

@@ -31,7 +31,7 @@ impl Sim<'_> {
             }
         };
         c.state = State::PageDone;
-        queue.push(done, i as u32);
+        queue.at(done, Event::Client(i));
     }
 
     /// The read completed: bcache writes a miss's data to the cache device now.

@@ -168,7 +168,8 @@ impl Sim<'_> {
         let policy = wf::buffer_policy(f, j)?;
         let writer = Writer::Write { bs: j.bs_write, iodepth: wf::inflight(j, &self.cfg.filesystem) };
         let seed = self.sample_seed(job, file, 0);
-        let Fs::Zfs { layout, .. } = &mut self.fs else { return Ok(0) };
+        let Fs::Zfs(z) = &mut self.fs else { return Ok(0) };
+        let layout = &mut z.layout;
         let rs = layout.files[file as usize].geometry.data_block_size();
         if policy.all_zero(writer) {
             return Ok(crate::fs::zfs::content::CLASS_HOLE);
@@ -190,7 +191,8 @@ impl Sim<'_> {
         let f = self.fio_workload();
         let policy = wf::buffer_policy(f, &f.jobs[job as usize])?;
         let seed = self.sample_seed(job, file, matches!(writer, Writer::Layout { .. }) as u64);
-        if let Fs::Zfs { layout, .. } = &mut self.fs {
+        if let Fs::Zfs(z) = &mut self.fs {
+            let layout = &mut z.layout;
             let object = file + 1;
             let g = &layout.files[file as usize].geometry;
             if g.l0_blocks() == 0 {
@@ -216,7 +218,8 @@ impl Sim<'_> {
             DatasetConfig::Sysbench(_) => format!("sbtest{}.ibd", file + 1),
         };
         let mut doc = json!({"file": name, "size": self.files[file as usize]});
-        if let Fs::Zfs { layout, .. } = &self.fs {
+        if let Fs::Zfs(z) = &self.fs {
+            let layout = &z.layout;
             let (data, meta, logical) = layout.file_usage(file + 1);
             doc["allocated_bytes"] = json!(data + meta);
             doc["data_physical_bytes"] = json!(data);
@@ -231,7 +234,8 @@ impl Sim<'_> {
         // Blocks written by timed writes are laid out anew too (a simplification: their
         // copy-on-write places are replaced by the sequential layout).
         self.clock = self.clock.max(self.write_flush());
-        if let (Fs::Zfs { layout, pool, .. }, FsConfig::Zfs(z)) = (&mut self.fs, &self.cfg.filesystem) {
+        if let (Fs::Zfs(zfs), FsConfig::Zfs(z)) = (&mut self.fs, &self.cfg.filesystem) {
+            let Zfs { layout, pool, .. } = &mut **zfs;
             **pool = Pool::new(z, &self.cfg.devices, layout.clone(), layout.nfiles(), self.cfg.seed)?;
         }
         Ok(())
@@ -285,7 +289,7 @@ impl Sim<'_> {
             }
         }
         total["size"] = json!(sums[0]);
-        if let Fs::Zfs { .. } = &self.fs {
+        if let Fs::Zfs(_) = &self.fs {
             total["allocated_bytes"] = json!(sums[1]);
             // zfs get compressratio: logical over physical bytes of the data blocks.
             total["compressratio"] = json!(if sums[2] == 0 { 1.0 } else { sums[3] as f64 / sums[2] as f64 });
@@ -341,7 +345,7 @@ impl Sim<'_> {
                 for _ in 0..depth {
                     client_clone[slot] = k;
                     self.clients[slot].state = State::Start;
-                    self.queue.push(start, slot as u32);
+                    self.queue.at(start, Event::Client(slot));
                     slot += 1;
                 }
             }

@@ -10,22 +10,15 @@
 //!                     └─ BP miss ─► ReadStart (CPU so far runs) ─┬─ XFS/ext4: device read ─► PageDone
 //!                                     (with bcache: cache and/or backing reads; a miss's data is
 //!                                      written to the cache device at PageDone)
-//!                                                                └─ ZFS, per record of the page:
-//!     ZfsChunk:  one dmu_read_uio call (zfs_read splits reads at 1 MiB boundaries):
-//!                dmu_zfetch_prepare for its records
-//!     ZfsRecord: the lowest level whose dbuf exists (one ARC access there; see fs::zfs::dbuf)
-//!     ZfsWalk:   each level below it: arc_read; a miss goes to the device at once; an
-//!                indirect block is waited for (the next level needs it), data is not
-//!     ZfsAdvance: after the last record, dmu_zfetch_run: prefetch reads go out
-//!     ZfsPageEnd: wait for the chunk's data reads, copy out, release the dbufs ─► ZfsChunk
-//!                 (next chunk) or NextPage
+//!                                                                └─ ZFS: ZfsRead, stepped by the
+//!                                     ZFS layer (fs::zfs::layer) until it waits or is done ─► NextPage
 //!  ... last page of the last lookup ─► Finish (CPU runs, latency recorded) ─► Start
 //! ```
 //!
-//! Prefetch reads (`dbuf_prefetch_impl`, see `prefetch`) belong to no client: each is a
-//! small state machine of its own, stepped by events whose targets follow the clients'
-//! (target `clients.len() + k` is prefetch `k`), and its block stays in `block_inflight`
-//! until it completes, so a demand read of it waits for it.
+//! Prefetch reads (`dbuf_prefetch_impl`, see `fs::zfs::prefetch`) belong to no client:
+//! each is a small state machine of the ZFS layer, woken by events of its own (see
+//! `events`), and its block stays in the layer's in-flight set until it completes, so a
+//! demand read of it waits for it.
 //!
 //! CPU work accumulates per client and runs on the vCPUs (FCFS) before the client starts a
 //! file read and before it finishes a statement, so CPU contention delays I/O issue as a
@@ -40,9 +33,7 @@
 use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
 
-use crate::cache::arc::{
-    dbuf_copy_bytes, Arc, ArcAccess, ArcParams, ArcStats, BlockInfo, BlockKey, BufType, ReadFlags,
-};
+use crate::cache::arc::{Arc, ArcParams, ArcStats, ReadFlags};
 use crate::cache::bcache::{Bcache, BcacheParams, BcacheStats, Target};
 use crate::cache::l2arc::{L2arcConfig, L2arcDeviceConfig, L2arcParams};
 use crate::config::{
@@ -60,8 +51,8 @@ use crate::fs::zfs::dbuf::DbufLayer;
 use crate::fs::zfs::geometry::FileGeometry;
 use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
-use crate::fs::zfs::zfetch::{Pending, Prefetch, Request, StreamId, Zfetch, ZfetchStats};
-use crate::sim::queue::EventQueue;
+use crate::fs::zfs::layer::{ReadStep, Zfs, ZfsCosts, ZfsRead};
+use crate::fs::zfs::zfetch::{Zfetch, ZfetchStats};
 use crate::sim::small_map::SmallMap;
 use crate::sim::time::{Nanos, SEC};
 use crate::stats::histogram::LatencyHistogram;
@@ -75,13 +66,8 @@ enum State {
     NextPage,
     /// A buffer-pool miss: run the CPU work so far, then start the file read.
     ReadStart,
-    /// One dmu_read_uio call of at most zfs_read_chunk_size (1 MiB, aligned).
-    ZfsChunk,
-    ZfsRecord,
-    ZfsWalk,
-    ZfsAdvance,
-    /// Every record of the page is walked; wait for the data reads still in flight.
-    ZfsPageEnd,
+    /// In the ZFS layer's read path (`Client::zread`).
+    ZfsRead,
     /// The page's device read (XFS/ext4) completed.
     PageDone,
     /// A write request: after its system call's CPU, the filesystem's write path.
@@ -128,19 +114,8 @@ struct Client {
     /// The file read in progress: bytes [read_offset, read_offset + read_len) of table `space`.
     read_offset: u64,
     read_len: u32,
-    /// The DMU call in progress: bytes [chunk_off, chunk_end) of the read.
-    chunk_off: u64,
-    chunk_end: u64,
-    /// dmu_zfetch_prepare's stream, to run once the chunk's demand reads are issued.
-    zfetch: Option<Pending>,
-    /// A demand L0 read of the chunk was not served from memory (dmu_zfetch_run's `missed`).
-    missed: bool,
-    rec: u64,
-    rec_last: u64,
-    level: u8,
-    /// Completion of the page's data (L0) reads in flight: they are issued together, as
-    /// dmu_buf_hold_array_by_dnode issues every record read of one request before waiting.
-    data_done: Nanos,
+    /// ZFS: the read in the layer's read path.
+    zread: ZfsRead,
     /// bcache: the device range of a read miss to write to the cache when the read
     /// completes (`insert_len` 0 = none).
     insert_offset: u64,
@@ -174,37 +149,14 @@ struct Costs {
     memcpy_ns_per_byte: f64,
     checksum_ns_per_byte: f64,
     decompress_ns_per_byte: f64,
-    /// zfs_compressed_arc_enabled: where decompression happens (see run::zfs_path).
-    compressed_arc: bool,
-    /// zfs_abd_scatter_enabled: whether a dbuf's buffer can share the header's (see
-    /// `cache::arc::dbuf_copy_bytes`).
-    abd_scatter: bool,
 }
 
-impl Costs {
-    /// The separate buffer a new dbuf of a block holds in the ARC (`dbuf_copy_bytes` under
-    /// this pool's compressed ARC and ABD settings).
-    fn dbuf_copy(&self, info: &BlockInfo) -> u32 {
-        dbuf_copy_bytes(info.lsize, info.psize, self.compressed_arc, self.abd_scatter)
-    }
-}
-
+/// The filesystem under the database or fio: a layer the driver calls.
 // One per run: the size difference between the variants costs nothing.
 #[allow(clippy::large_enum_variant)]
 enum Fs {
-    Zfs {
-        arc: Box<Arc>,
-        dbufs: Box<DbufLayer>,
-        /// The L2ARC cache device, if any.
-        cache_device: Option<usize>,
-        layout: ZfsLayout,
-        /// Where blocks live and which device reads them.
-        pool: Box<Pool>,
-        data_flags: ReadFlags,
-        meta_flags: ReadFlags,
-        /// The predictive prefetcher.
-        zfetch: Box<Zfetch>,
-    },
+    /// A ZFS dataset and everything under it (ARC, L2ARC, dbufs, pool, prefetcher).
+    Zfs(Box<Zfs>),
     Extent {
         fs: ExtentFs,
         /// bcache between the filesystem and its device, if any, and its cache device.
@@ -290,19 +242,8 @@ struct Sim<'a> {
     /// Per client: the page a blocked client waits for ([`Wait::None`] when not blocked),
     /// so that a wake-up needs no other client's state.
     waits: Vec<Wait>,
-    queue: EventQueue,
+    queue: Schedule,
     bp_inflight: SmallMap,
-    /// Blocks being read from a device, with their completion time; a reader that finds
-    /// one waits until then (dbuf_read on a dbuf in DB_READ). The reader that issued the
-    /// read removes the entry when its page is done.
-    block_inflight: SmallMap<Nanos>,
-    /// Per client, the blocks it has in flight (removed from `block_inflight` at page end).
-    owned_inflight: Vec<Vec<u64>>,
-    /// Prefetch reads in progress (a slab; see `prefetch`), and its free slots.
-    prefetches: Vec<PrefetchRead>,
-    free_prefetches: Vec<u32>,
-    /// ARC accesses made by prefetch reads.
-    prefetch_lookups: u64,
     statements: u64,
     rows: u64,
     bp_requests: u64,
@@ -320,10 +261,9 @@ struct Sim<'a> {
     phase_index: usize,
     /// When the l2arc_feed_thread next runs (None without a cache device).
     next_feed: Option<Nanos>,
+    /// The earliest wake-up of the txg sync on the queue (see `events`).
+    sync_wake: Option<Nanos>,
     events: u64,
-    block_lookups: u64,
-    /// Block lookups that found the block being read by another client and waited.
-    block_waits: u64,
     /// ZFS: the write path (dirty data, txgs, sync writes).
     writes: Option<Box<zfs_write::WritePath>>,
 }
@@ -340,16 +280,15 @@ enum Flow {
 }
 
 mod build;
+mod events;
 mod extent_path;
 mod fio;
 mod phases;
-mod prefetch;
 mod report;
 mod step;
-mod zfs_path;
 mod zfs_write;
 
-use prefetch::PrefetchRead;
+use events::{Event, Schedule};
 
 /// Runs one resolved, validated variant.
 pub fn run_variant(cfg: &VariantConfig) -> Result<VariantResult> {

@@ -58,9 +58,8 @@ impl Sim<'_> {
             });
             return Ok((ready, Some(doc)));
         }
-        if let (Fs::Zfs { arc, dbufs, cache_device, zfetch, layout, .. }, FsConfig::Zfs(z)) =
-            (&mut self.fs, &self.cfg.filesystem)
-        {
+        if let (Fs::Zfs(zfs), FsConfig::Zfs(z)) = (&mut self.fs, &self.cfg.filesystem) {
+            let Zfs { arc, dbufs, cache_device, zfetch, layout, .. } = &mut **zfs;
             let old = arc.l2arc_detach();
             **arc = new_arc(self.cfg, z, *cache_device, layout)?;
             **dbufs = dbufs.emptied();
@@ -80,7 +79,7 @@ impl Sim<'_> {
                         ready = ready.max(done);
                     }
                 }
-                self.next_feed = Some(ready + SEC);
+                self.set_next_feed(ready + SEC);
             }
         }
         Ok((ready, None))
@@ -98,28 +97,25 @@ impl Sim<'_> {
         let mut end_snap = None;
         // A workload phase reports up to its window's end; the drain after it is not an interval.
         let report_limit = window.map_or(Nanos::MAX, |w| w.1);
+        // The sync may have run outside the loop (a flush before a restart).
+        self.schedule_sync();
         loop {
-            let Some(t) = self.queue.peek_time() else {
+            if self.queue.requests() == 0 {
                 // Writers waiting for dirty data to drop wait on the sync's writes.
                 match self.write_next_at() {
                     Some(w) if self.writes.as_ref().is_some_and(|w| !w.throttled.is_empty()) => {
                         self.write_event(w);
+                        self.schedule_sync();
                         continue;
                     }
                     _ => break,
                 }
-            };
-            if let Some(feed_at) = self.next_feed {
-                if feed_at <= t {
-                    self.l2arc_feed(feed_at);
-                    continue;
-                }
             }
-            if let Some(w) = self.write_next_at() {
-                if w <= t {
-                    self.write_event(w);
-                    continue;
-                }
+            let (t, event) = self.queue.pop().expect("a request is pending");
+            if let Event::L2arcFeed | Event::TxgSync = event {
+                // A background thread: no clock of its own, no report row before it.
+                self.dispatch(event, t);
+                continue;
             }
             if t > crate::config::MAX_SIMULATED_NS {
                 // Only a device that never answers gets here (saturated clocks): what is
@@ -139,10 +135,9 @@ impl Sim<'_> {
                     end_snap = Some(self.snapshot(we));
                 }
             }
-            let (now, i) = self.queue.pop().expect("peeked");
             self.events += 1;
-            self.clock = now;
-            self.dispatch(i, now);
+            self.clock = t;
+            self.dispatch(event, t);
         }
         let (ws, we) = window?;
         let start = start_snap.unwrap_or_else(|| self.snapshot(ws));
@@ -157,7 +152,11 @@ impl Sim<'_> {
     /// writes it (aggregated by the vdev queue into writes of up to 1 MiB,
     /// zfs_vdev_aggregation_limit), and the thread sleeps until the time the feed chose.
     pub(super) fn l2arc_feed(&mut self, now: Nanos) {
-        let Fs::Zfs { arc, cache_device: Some(d), .. } = &mut self.fs else {
+        let Fs::Zfs(z) = &mut self.fs else {
+            self.next_feed = None;
+            return;
+        };
+        let Zfs { arc, cache_device: Some(d), .. } = &mut **z else {
             self.next_feed = None;
             return;
         };
@@ -168,7 +167,54 @@ impl Sim<'_> {
             self.devices[*d].submit(now, Op::Write, chunk as u32);
             left -= chunk;
         }
-        self.next_feed = Some(feed.next_feed_at.max(now + 1));
+        self.set_next_feed(feed.next_feed_at.max(now + 1));
+    }
+
+    /// Runs one event: a request steps, a background thread runs if it is due (see
+    /// `events`); the txg sync's next wake-up follows.
+    pub(super) fn dispatch(&mut self, event: Event, t: Nanos) {
+        match event {
+            Event::Client(i) => self.step(i, t),
+            Event::Prefetch(k) => self.prefetch_event(k, t),
+            Event::L2arcFeed => {
+                if self.next_feed == Some(t) {
+                    self.l2arc_feed(t);
+                }
+            }
+            Event::TxgSync => {
+                if self.sync_wake == Some(t) {
+                    self.sync_wake = None;
+                }
+                if self.write_next_at() == Some(t) {
+                    self.write_event(t);
+                }
+            }
+        }
+        self.schedule_sync();
+    }
+
+    /// The ARC, if the pool has a cache device.
+    pub(super) fn arc_with_cache_device(&self) -> Option<&Arc> {
+        match &self.fs {
+            Fs::Zfs(z) if z.cache_device.is_some() => Some(&z.arc),
+            Fs::Zfs(_) | Fs::Extent { .. } => None,
+        }
+    }
+
+    /// The l2arc_feed_thread sleeps until `at`.
+    fn set_next_feed(&mut self, at: Nanos) {
+        self.next_feed = Some(at);
+        self.queue.at(at, Event::L2arcFeed);
+    }
+
+    /// Puts the txg sync's next due time on the queue, unless an earlier wake-up is there.
+    pub(super) fn schedule_sync(&mut self) {
+        if let Some(w) = self.write_next_at() {
+            if self.sync_wake.is_none_or(|s| w < s) {
+                self.sync_wake = Some(w);
+                self.queue.at(w, Event::TxgSync);
+            }
+        }
     }
 
     /// A data file's name for messages.
@@ -181,16 +227,16 @@ impl Sim<'_> {
 
     /// Drops every pending event and in-flight read (see `drain`).
     pub(super) fn abandon_in_progress(&mut self) {
-        while self.queue.pop().is_some() {}
-        self.bp_inflight.clear();
-        self.block_inflight.clear();
-        self.prefetches.clear();
-        self.free_prefetches.clear();
-        if let Fs::Zfs { zfetch, .. } = &mut self.fs {
-            zfetch.reset();
+        self.queue.clear();
+        // The background threads sleep on.
+        if let Some(t) = self.next_feed {
+            self.queue.at(t, Event::L2arcFeed);
         }
-        for owned in &mut self.owned_inflight {
-            owned.clear();
+        self.sync_wake = None;
+        self.schedule_sync();
+        self.bp_inflight.clear();
+        if let Fs::Zfs(z) = &mut self.fs {
+            z.abandon_reads();
         }
         for c in &mut self.clients {
             c.state = State::Idle;
@@ -237,7 +283,7 @@ impl Sim<'_> {
                     rec.prev = self.snapshot(start);
                     self.clock = ready;
                     let mut doc = json!({"name": r.name, "type": "restart", "start_s": secs(phase_start), "end_s": secs(ready)});
-                    if let Fs::Zfs { arc, cache_device: Some(_), .. } = &self.fs {
+                    if let Some(arc) = self.arc_with_cache_device() {
                         let st = arc.stats();
                         doc["l2arc_rebuild"] = json!({
                             "l2_rebuild_bufs": st.l2_rebuild_bufs,
@@ -259,7 +305,8 @@ impl Sim<'_> {
                     phases.push(doc);
                 }
                 PhaseConfig::Tune(t) => {
-                    if let Fs::Zfs { arc, .. } = &mut self.fs {
+                    if let Fs::Zfs(z) = &mut self.fs {
+                        let arc = &mut z.arc;
                         arc.retune_l2arc(&t.l2arc).map_err(|e| match e {
                             Error::Config { field, message } => Error::config(
                                 format!("phases[{index}].{}", field.trim_start_matches("filesystem.")),
@@ -285,7 +332,7 @@ impl Sim<'_> {
                     self.mode = Mode::Workload { issue_until: window.1 };
                     for i in 0..threads {
                         self.clients[i].state = State::Start;
-                        self.queue.push(start, i as u32);
+                        self.queue.at(start, Event::Client(i));
                     }
                     let (a, b) = self.drain(&mut rec, Some(window)).expect("a window was given");
                     let mut doc = self.window_summary(&a, &b, w.warmup_ns);
@@ -354,7 +401,7 @@ impl Sim<'_> {
                     let (bytes0, reads0) = (self.cat_bytes, self.cat_reads);
                     let a = self.snapshot(start);
                     self.clients[0].state = State::Start;
-                    self.queue.push(start, 0);
+                    self.queue.at(start, Event::Client(0));
                     self.drain(&mut rec, None);
                     let b = self.snapshot(self.clock);
                     let elapsed = (b.time - a.time).max(1) as f64 / SEC as f64;
@@ -401,11 +448,14 @@ impl Sim<'_> {
         main["engine"] = json!({
             "events": self.events,
             "page_lookups": self.bp_requests,
-            "block_lookups": self.block_lookups,
+            "block_lookups": match &self.fs {
+                Fs::Zfs(z) => z.counters().block_lookups,
+                Fs::Extent { .. } => 0,
+            },
             "device_ios": self.devices.iter().map(|d| d.counters().reads + d.counters().writes).sum::<u64>(),
             "simulated_s": secs(end),
         });
-        if let Fs::Zfs { arc, cache_device: Some(_), .. } = &self.fs {
+        if let Some(arc) = self.arc_with_cache_device() {
             // The simulator's own memory for the cache device's blocks (ring and index).
             main["engine"]["l2arc_blocks"] = json!(arc.l2arc_blocks());
             main["engine"]["l2arc_heap_bytes"] = json!(arc.l2arc_heap_bytes());

@@ -16,7 +16,7 @@ impl Sim<'_> {
             cpu_busy: self.cpus.busy_ns_at(time),
             devices: self.devices.iter().map(|d| d.counters_at(time)).collect(),
             arc: match &self.fs {
-                Fs::Zfs { arc, .. } => Some(arc.stats()),
+                Fs::Zfs(z) => Some(z.arc.stats()),
                 Fs::Extent { .. } => None,
             },
             bcache: match &self.fs {
@@ -24,7 +24,7 @@ impl Sim<'_> {
                 _ => None,
             },
             zfetch: match &self.fs {
-                Fs::Zfs { zfetch, .. } => Some(zfetch.stats()),
+                Fs::Zfs(z) => Some(z.zfetch.stats()),
                 Fs::Extent { .. } => None,
             },
         }
@@ -184,7 +184,8 @@ impl Sim<'_> {
         if let Some(zfetch) = self.zfetch_window(a, b) {
             out["zfetch"] = zfetch;
         }
-        if let (Fs::Zfs { layout, .. }, FsConfig::Zfs(z)) = (&self.fs, &self.cfg.filesystem) {
+        if let (Fs::Zfs(zfs), FsConfig::Zfs(z)) = (&self.fs, &self.cfg.filesystem) {
+            let layout = &zfs.layout;
             // `zfs get compressratio` of the data records (dsl_get_refratio).
             out["compressratio"] = json!(layout.compression.mean_stored_ratio(z.recordsize));
         }
@@ -248,10 +249,10 @@ impl Sim<'_> {
     /// zfetchstats over a window: the rows the release has, counters as differences and
     /// `io_active` (a gauge) at the end.
     pub(super) fn zfetch_window(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
-        let (Fs::Zfs { zfetch, .. }, Some(x), Some(y)) = (&self.fs, &a.zfetch, &b.zfetch) else {
+        let (Fs::Zfs(z), Some(x), Some(y)) = (&self.fs, &a.zfetch, &b.zfetch) else {
             return None;
         };
-        let rules = zfetch.params().rules;
+        let rules = z.zfetch.params().rules;
         let before: HashMap<&str, u64> = x.rows(rules).into_iter().collect();
         let mut m = Map::new();
         for (name, v) in y.rows(rules) {
@@ -263,7 +264,7 @@ impl Sim<'_> {
 
     /// L2ARC arcstats over a window, and the share of demand block reads each tier served.
     pub(super) fn l2arc_window(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
-        let (Fs::Zfs { cache_device: Some(_), .. }, Some(x), Some(y)) = (&self.fs, &a.arc, &b.arc) else {
+        let (Some(_), Some(x), Some(y)) = (self.arc_with_cache_device(), &a.arc, &b.arc) else {
             return None;
         };
         let mut m = Map::new();

@@ -163,30 +163,14 @@ impl Sim<'_> {
                             self.extent_read_start(i, c, now);
                             break;
                         }
-                        Fs::Zfs { .. } => {
-                            c.chunk_end = c.read_offset;
-                            c.state = State::ZfsChunk;
+                        Fs::Zfs(z) => {
+                            c.zread = z.start_read(c.space + 1, c.read_offset, c.read_len);
+                            c.state = State::ZfsRead;
                         }
                     }
                 }
-                State::ZfsChunk => self.zfs_chunk(c, now),
-                State::ZfsRecord => {
-                    if self.zfs_record(i, c, now) == Flow::Wait {
-                        break;
-                    }
-                }
-                State::ZfsWalk => {
-                    if self.zfs_walk(i, c, now) == Flow::Wait {
-                        break;
-                    }
-                }
-                State::ZfsAdvance => {
-                    if self.zfs_advance(i, c, now) == Flow::Wait {
-                        break;
-                    }
-                }
-                State::ZfsPageEnd => {
-                    if self.zfs_page_end(i, c, now) == Flow::Wait {
+                State::ZfsRead => {
+                    if self.zfs_read(i, c, now) == Flow::Wait {
                         break;
                     }
                 }
@@ -239,6 +223,44 @@ impl Sim<'_> {
         }
     }
 
+    /// The client's read in the ZFS layer: step it until it waits (the client resumes
+    /// then) or is done (the page is in memory). Prefetch reads the step started are
+    /// scheduled before the client's own wake-up.
+    fn zfs_read(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { unreachable!("ZfsRead only on ZFS") };
+        let step = z.read(i, &mut c.zread, now, &mut c.cpu_pending, devices);
+        for (t, k) in z.take_wakeups() {
+            queue.at(t, Event::Prefetch(k));
+        }
+        match step {
+            ReadStep::WaitUntil(t) => {
+                queue.at(t, Event::Client(i));
+                Flow::Wait
+            }
+            ReadStep::Done => {
+                self.page_read_done(i, c, now);
+                Flow::Next
+            }
+        }
+    }
+
+    /// Starts bringing into the CPU caches what the ZFS walk of the client's read will
+    /// look up first.
+    pub(super) fn zfs_prefetch_read(&self, c: &Client) {
+        if let Fs::Zfs(z) = &self.fs {
+            z.prefetch_read(c.space + 1, c.read_offset, c.read_len);
+        }
+    }
+
+    /// Prefetch read `k` of the ZFS layer resumes.
+    pub(super) fn prefetch_event(&mut self, k: u32, now: Nanos) {
+        let Sim { fs: Fs::Zfs(z), devices, queue, cpus, .. } = self else { return };
+        z.prefetch_event(k, now, cpus, devices);
+        for (t, k) in z.take_wakeups() {
+            queue.at(t, Event::Prefetch(k));
+        }
+    }
+
     /// Runs the client's accumulated CPU work on the vCPUs and schedules it to resume
     /// (same state) when that work is done; false if there was none.
     pub(super) fn run_pending_cpu(&mut self, i: usize, c: &mut Client, now: Nanos) -> bool {
@@ -247,7 +269,7 @@ impl Sim<'_> {
         }
         let done = self.cpus.run(now, c.cpu_pending);
         c.cpu_pending = 0;
-        self.queue.push(done, i as u32);
+        self.queue.at(done, Event::Client(i));
         true
     }
 
@@ -289,7 +311,7 @@ impl Sim<'_> {
         for j in 0..self.nclients {
             if self.waits[j] == what {
                 self.waits[j] = Wait::None;
-                self.queue.push(now, j as u32);
+                self.queue.at(now, Event::Client(j));
             }
         }
     }

@@ -8,13 +8,13 @@ fn simulate(cfg: &VariantConfig) -> Sim<'_> {
     let end = cfg.run.warmup_ns + cfg.run.duration_ns;
     sim.mode = Mode::Workload { issue_until: end };
     for i in 0..sim.clients.len() {
-        sim.queue.push(0, i as u32);
+        sim.queue.at(0, Event::Client(i));
     }
-    while let Some((t, i)) = sim.queue.pop() {
+    while let Some((t, e)) = sim.queue.pop() {
         if t >= end {
             break;
         }
-        sim.dispatch(i, t);
+        sim.dispatch(e, t);
     }
     sim
 }
@@ -36,12 +36,13 @@ fn a_block_in_flight_is_waited_for_without_an_arc_access() {
             z.release = release;
             z.primarycache = primarycache;
             let sim = simulate(&cfg);
-            let Fs::Zfs { arc, .. } = &sim.fs else { unreachable!() };
+            let Fs::Zfs(z) = &sim.fs else { unreachable!() };
+            let arc = &z.arc;
             let st = arc.stats();
-            assert!(sim.block_waits > 0, "the test needs concurrent reads of one block");
+            assert!(z.counters().block_waits > 0, "the test needs concurrent reads of one block");
             assert_eq!(
-                st.hits + st.misses + st.iohits + sim.block_waits,
-                sim.block_lookups + sim.prefetch_lookups,
+                st.hits + st.misses + st.iohits + z.counters().block_waits,
+                z.counters().block_lookups + z.counters().prefetch_lookups,
                 "{release:?} {primarycache:?}: every lookup is one ARC access (hit, miss, 2.2 iohit) or one wait"
             );
             if release == ZfsRelease::V2_2 {
@@ -237,7 +238,8 @@ fn compressed_arc_hits_pay_decompression_uncompressed_arc_hits_do_not() {
     zo.arc.zfs_compressed_arc_enabled = false;
     let run = |c: &VariantConfig| {
         let sim = simulate(c);
-        let Fs::Zfs { arc, .. } = &sim.fs else { unreachable!() };
+        let Fs::Zfs(z) = &sim.fs else { unreachable!() };
+            let arc = &z.arc;
         let busy = sim.cpus.busy_ns_at(c.run.warmup_ns + c.run.duration_ns);
         (arc.stats(), busy as f64 / sim.statements as f64, sim.statements as f64, sim.costs)
     };

@@ -167,11 +167,11 @@ impl Sim<'_> {
                     }
                 };
                 c.state = State::WriteDone;
-                self.queue.push(done, i as u32);
+                self.queue.at(done, Event::Client(i));
                 Flow::Wait
             }
-            Fs::Zfs { layout, .. } => {
-                let (first, last) = layout.records(c.space + 1, c.w_offset, c.w_len);
+            Fs::Zfs(z) => {
+                let (first, last) = z.layout.records(c.space + 1, c.w_offset, c.w_len);
                 c.w_rec = first;
                 c.w_last = last;
                 c.tx_start = now;
@@ -193,7 +193,7 @@ impl Sim<'_> {
             Assign::At(t) => {
                 c.state = State::ZfsWriteDirty;
                 if t > now {
-                    self.queue.push(t, i as u32);
+                    self.queue.at(t, Event::Client(i));
                     return Flow::Wait;
                 }
                 Flow::Next
@@ -205,9 +205,8 @@ impl Sim<'_> {
     /// and it is not in memory, then dirty it with the writer's content.
     pub(super) fn zfs_write_dirty(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
         let class = self.fio_write_class(i);
-        let Fs::Zfs { arc, dbufs, layout, data_flags, .. } = &mut self.fs else {
-            unreachable!("ZfsWriteDirty only on ZFS")
-        };
+        let Fs::Zfs(z) = &mut self.fs else { unreachable!("ZfsWriteDirty only on ZFS") };
+        let Zfs { arc, dbufs, layout, data_flags, .. } = &mut **z;
         let object = c.space + 1;
         let rs = u64::from(layout.geometry(object).data_block_size());
         let rec_start = c.w_rec * rs;
@@ -221,15 +220,8 @@ impl Sim<'_> {
             c.rmw = true;
             c.read_offset = rec_start;
             c.read_len = rs as u32;
-            c.rec = c.w_rec;
-            c.rec_last = c.w_rec;
-            c.chunk_off = rec_start;
-            c.chunk_end = rec_start + rs;
-            c.data_done = now;
-            c.missed = false;
-            // DB_RF_NOPREFETCH: this read does not feed the prefetcher.
-            c.zfetch = None;
-            c.state = State::ZfsRecord;
+            c.zread = ZfsRead::rmw(layout, object, c.w_rec, now);
+            c.state = State::ZfsRead;
             return Flow::Next;
         }
         c.rmw = false;
@@ -275,7 +267,7 @@ impl Sim<'_> {
         }
         if freed && w.txgs.dirty_total() < w.txgs.params.dirty_data_max {
             for j in w.throttled.drain(..) {
-                self.queue.push(now, j);
+                self.queue.at(now, Event::Client(j as usize));
             }
         }
         match w.phase {
@@ -286,7 +278,7 @@ impl Sim<'_> {
                 w.phase = SyncPhase::Idle;
                 if w.txgs.dirty_total() < w.txgs.params.dirty_data_max {
                     for j in w.throttled.drain(..) {
-                        self.queue.push(now, j);
+                        self.queue.at(now, Event::Client(j as usize));
                     }
                 }
             }
@@ -298,9 +290,10 @@ impl Sim<'_> {
 
     /// spa_sync of the open txg at `now`: plans every write (see the module docs).
     fn begin_sync(&mut self, now: Nanos) {
-        let Sim { writes: Some(w), fs: Fs::Zfs { arc, layout, pool, meta_flags, .. }, .. } = self else {
+        let Sim { writes: Some(w), fs: Fs::Zfs(z), .. } = self else {
             return;
         };
+        let Zfs { arc, layout, pool, meta_flags, .. } = &mut **z;
         let txg = w.txgs.begin_sync(now, &mut w.scratch);
         w.current = TxgRecord { txg, start: now, ..TxgRecord::default() };
         let sector = layout.compression.sector_size();
@@ -382,7 +375,7 @@ impl Sim<'_> {
         if w.phase == SyncPhase::Blocks && !busy {
             // vdev_uberblock_sync: every leaf's four labels, once the txg's blocks are on disk.
             let sector = match &self.fs {
-                Fs::Zfs { layout, .. } => layout.compression.sector_size(),
+                Fs::Zfs(z) => z.layout.compression.sector_size(),
                 Fs::Extent { .. } => 512,
             };
             let ub = sector.max(1024);

@@ -1,16 +1,19 @@
-//! The event queue: events ordered by (time, insertion sequence).
+//! The event queue: events ordered by (time, rank, insertion sequence).
 //!
-//! Equal-time events come out first-in first-out, so a run depends only on its inputs and
-//! seed, never on heap internals (the same rule as NeXosim's priority queue). The queue
-//! knows nothing of the models: an event is a time and an opaque `u32` target (a client
-//! index for the driver).
+//! Equal-time events of one rank come out first-in first-out, so a run depends only on
+//! its inputs and seed, never on heap internals (the same rule as NeXosim's priority
+//! queue). The rank orders equal-time events of different kinds: the driver gives the
+//! background threads (the L2ARC feed, the txg sync) lower ranks than requests, so at one
+//! instant a background thread acts before the requests of that instant see its state.
+//! The queue knows nothing of the models: an event is a time, a rank and an opaque `u32`
+//! target (the driver's encoded `Event`).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::time::Nanos;
 
-/// A min-queue of `(time, target)` events with FIFO order among equal times.
+/// A min-queue of `(time, target)` events ordered by time, then rank, then insertion.
 ///
 /// Most events arrive in order of time (device completions behind a throttle: a `cat`
 /// keeps hundreds of prefetch reads in flight): those are appended to a sorted run and
@@ -19,7 +22,8 @@ use super::time::Nanos;
 /// order is exactly (time, insertion) either way.
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    /// Sorted by (time, seq): an event is appended only at or after the last one's time.
+    /// Sorted by (time, order): an event is appended only after the last one. `order` is
+    /// the rank in the top byte and the insertion sequence below it.
     run: VecDeque<(Nanos, u64, u32)>,
     heap: BinaryHeap<Reverse<(Nanos, u64, u32)>>,
     seq: u64,
@@ -35,12 +39,19 @@ impl EventQueue {
         }
     }
 
-    /// Schedules `target` at `time`.
+    /// Schedules `target` at `time` with the default rank (the highest: after any other
+    /// rank's events of the same time).
     #[inline]
     pub fn push(&mut self, time: Nanos, target: u32) {
-        let e = (time, self.seq, target);
+        self.push_ranked(time, u8::MAX, target);
+    }
+
+    /// Schedules `target` at `time`; among events of equal time, lower ranks come out first.
+    #[inline]
+    pub fn push_ranked(&mut self, time: Nanos, rank: u8, target: u32) {
+        let e = (time, u64::from(rank) << 56 | self.seq, target);
         self.seq += 1;
-        if self.run.back().is_none_or(|b| time >= b.0) {
+        if self.run.back().is_none_or(|b| (time, e.1) > (b.0, b.1)) {
             self.run.push_back(e);
         } else {
             self.heap.push(Reverse(e));
@@ -100,6 +111,18 @@ mod tests {
     }
 
     #[test]
+    fn lower_ranks_come_first_at_equal_times() {
+        let mut q = EventQueue::default();
+        q.push(5, 1);
+        q.push_ranked(5, 1, 2);
+        q.push_ranked(5, 0, 3);
+        q.push_ranked(4, 9, 4);
+        q.push_ranked(5, 0, 5);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(order, [(4, 4), (5, 3), (5, 5), (5, 2), (5, 1)]);
+    }
+
+    #[test]
     fn events_in_time_order_bypass_the_heap() {
         let mut q = EventQueue::default();
         for t in [1, 5, 5, 9] {
@@ -120,12 +143,14 @@ mod tests {
             let mut m = std::collections::BTreeMap::new();
             for (i, (t, pop)) in ops.into_iter().enumerate() {
                 if pop {
-                    let want = m.pop_first().map(|((t, _), target)| (t, target));
+                    let want = m.pop_first().map(|((t, _, _), target)| (t, target));
                     prop_assert_eq!(q.peek_time(), want.map(|w: (u64, u32)| w.0));
                     prop_assert_eq!(q.pop(), want);
                 } else {
-                    q.push(t, i as u32);
-                    m.insert((t, i), i as u32);
+                    // Ranks 0-2 from the time's low bits, so equal times mix ranks.
+                    let rank = (t % 3) as u8 * (i % 2) as u8;
+                    q.push_ranked(t / 3, rank, i as u32);
+                    m.insert((t / 3, rank, i), i as u32);
                 }
                 prop_assert_eq!(q.len(), m.len());
             }

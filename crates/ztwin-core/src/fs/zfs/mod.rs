@@ -1,11 +1,14 @@
-//! OpenZFS: block-pointer tree geometry, compression, record contents, the read path, the
-//! write path's txgs and throttle.
+//! OpenZFS: block-pointer tree geometry, compression, record contents, the read path
+//! (`layer`: the filesystem the driver calls; `prefetch`: dbuf_prefetch_impl), the write
+//! path's txgs and throttle.
 pub mod compression;
 pub mod compressors;
 pub mod content;
 pub mod dbuf;
 pub mod geometry;
+pub mod layer;
 pub mod pool;
+pub mod prefetch;
 pub mod read_path;
 pub mod txg;
 pub mod zfetch;

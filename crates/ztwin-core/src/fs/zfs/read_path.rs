@@ -8,8 +8,8 @@
 //! cannot be located until it arrives: the reads are dependent.
 //!
 //! This module answers the static questions of that walk (which block, what sizes,
-//! which vdev) without allocation; the driver (`crate::run`) performs the walk on the
-//! simulated clock, one ARC lookup per level.
+//! which vdev) without allocation; the ZFS layer ([`super::layer`]) performs the walk on
+//! the simulated clock, one ARC lookup per level.
 //!
 //! Simplifications: 1. the file's dnode is held while the file is open (the znode holds
 //! it), so the walk starts at the top indirect block; dnode blocks are not read per

@@ -16,9 +16,11 @@
 //! - No dbuf is created for the prefetched block itself; until its read completes it stays
 //!   in `block_inflight`, so a demand read of it waits for it (and counts as `missed`).
 //!
-//! Each completion (or "not issued") is reported to zfetch (`dmu_zfetch_done`). The zio's
-//! CPU (pipeline, interrupt, checksum) runs on the vCPUs when the read completes, with no
-//! client waiting for it. With compressed ARC there is no decompression then
+//! Each prefetch is a small state machine of its own (a slot of `Zfs::prefetches`): the
+//! layer hands its wake-ups to the driver ([`Zfs::take_wakeups`]), which steps it again
+//! ([`Zfs::prefetch_event`]). Each completion (or "not issued") is reported to zfetch
+//! (`dmu_zfetch_done`). The zio's CPU (pipeline, interrupt, checksum) runs on the vCPUs
+//! when the read completes, with no client waiting for it. With compressed ARC there is no decompression then
 //! (`ARC_FLAG_NO_BUF`: the demand read that later takes the buffer decompresses it);
 //! without it the read zio decompresses the block before the ARC keeps it.
 //!
@@ -26,11 +28,16 @@
 //! reads; OpenZFS's vdev queue gives sync (demand) reads priority over async (prefetch)
 //! reads (`zfs_vdev_sync_read_max_active` 10 vs `zfs_vdev_async_read_max_active` 3).
 
-use super::*;
+use crate::cache::arc::{ArcAccess, BlockInfo, BlockKey, BufType, ReadFlags};
+use crate::dev::cpu::Cpus;
+use crate::dev::device::{Device, Op};
+use crate::fs::zfs::layer::{settle_dbufs, Zfs};
+use crate::fs::zfs::zfetch::{Pending, Prefetch, StreamId};
+use crate::sim::time::Nanos;
 
 /// One prefetch of `dbuf_prefetch_impl()` in progress.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct PrefetchRead {
+pub struct PrefetchRead {
     object: u32,
     /// The block prefetched.
     level: u8,
@@ -46,41 +53,36 @@ pub(super) struct PrefetchRead {
     owns: Option<(u64, Nanos)>,
 }
 
-impl Sim<'_> {
+impl Zfs {
     /// dmu_zfetch_run for a chunk whose demand reads are issued, and the prefetch reads.
-    pub(super) fn zfetch_run(&mut self, pending: Pending, missed: bool, object: u32, now: Nanos) {
-        let Fs::Zfs { zfetch, .. } = &mut self.fs else { return };
-        if let Some(pf) = zfetch.run(pending, missed, now) {
-            self.issue_prefetch(pf, object, now);
+    pub(super) fn zfetch_run(&mut self, pending: Pending, missed: bool, object: u32, now: Nanos, devices: &mut [Device]) {
+        if let Some(pf) = self.zfetch.run(pending, missed, now) {
+            self.issue_prefetch(pf, object, now, devices);
         }
     }
 
     /// `dbuf_prefetch_impl()` of every block of `pf`, L0 first, then L1.
-    fn issue_prefetch(&mut self, pf: Prefetch, object: u32, now: Nanos) {
-        if let Fs::Zfs { arc, .. } = &self.fs {
-            // Their L2ARC index slots are far apart in memory: fetch them together.
-            for b in pf.data.clone() {
-                arc.prefetch(BlockKey::new(object, 0, b));
-            }
-            for b in pf.l1.clone() {
-                arc.prefetch(BlockKey::new(object, 1, b));
-            }
+    fn issue_prefetch(&mut self, pf: Prefetch, object: u32, now: Nanos, devices: &mut [Device]) {
+        // Their L2ARC index slots are far apart in memory: fetch them together.
+        for b in pf.data.clone() {
+            self.arc.prefetch(BlockKey::new(object, 0, b));
+        }
+        for b in pf.l1.clone() {
+            self.arc.prefetch(BlockKey::new(object, 1, b));
         }
         let mut issued = 0;
         for b in pf.data.clone() {
-            issued += self.prefetch_block(object, 0, b, pf.stream, now) as u64;
+            issued += self.prefetch_block(object, 0, b, pf.stream, now, devices) as u64;
         }
         for b in pf.l1.clone() {
-            issued += self.prefetch_block(object, 1, b, pf.stream, now) as u64;
+            issued += self.prefetch_block(object, 1, b, pf.stream, now, devices) as u64;
         }
-        if let Fs::Zfs { zfetch, .. } = &mut self.fs {
-            zfetch.count_issued(issued);
-        }
+        self.zfetch.count_issued(issued);
     }
 
     /// Starts the prefetch of one block; false if nothing is issued.
-    fn prefetch_block(&mut self, object: u32, level: u8, blkid: u64, stream: StreamId, now: Nanos) -> bool {
-        let Fs::Zfs { dbufs, layout, zfetch, .. } = &mut self.fs else { return false };
+    fn prefetch_block(&mut self, object: u32, level: u8, blkid: u64, stream: StreamId, now: Nanos, devices: &mut [Device]) -> bool {
+        let Zfs { dbufs, layout, zfetch, .. } = self;
         let nlevels = layout.nlevels(object);
         let epbs = layout.geometry(object).fanout().trailing_zeros();
         let target = (level < nlevels).then(|| layout.block_at(object, level, blkid));
@@ -110,20 +112,15 @@ impl Sim<'_> {
                 (self.prefetches.len() - 1) as u32
             }
         };
-        self.prefetch_step(k, (cur == level).then_some((key, info)), now);
+        self.prefetch_step(k, (cur == level).then_some((key, info)), now, devices);
         true
     }
 
     /// Reads prefetch `k`'s current block and goes down the chain while blocks are
     /// available at once; stops at a device read (or a read in progress) or when done.
     /// `first`: the current block and its sizes, if the caller has them.
-    fn prefetch_step(&mut self, k: u32, mut first: Option<(BlockKey, BlockInfo)>, now: Nanos) {
-        let threads = self.nclients as u32;
-        let Fs::Zfs { arc, dbufs, cache_device, layout, pool, data_flags, meta_flags, zfetch, .. } =
-            &mut self.fs
-        else {
-            return;
-        };
+    fn prefetch_step(&mut self, k: u32, mut first: Option<(BlockKey, BlockInfo)>, now: Nanos, devices: &mut [Device]) {
+        let Zfs { arc, dbufs, cache_device, layout, pool, data_flags, meta_flags, zfetch, costs, .. } = self;
         let mut op = self.prefetches[k as usize];
         let epbs = layout.geometry(op.object).fanout().trailing_zeros();
         loop {
@@ -145,7 +142,7 @@ impl Sim<'_> {
                     arc.io_wait(key, info, flags, now);
                     op.sync = false;
                     self.prefetches[k as usize] = op;
-                    self.queue.push(done, threads + k);
+                    self.wakeups.push((done, k));
                     return;
                 }
                 Some(_) => {}
@@ -155,7 +152,7 @@ impl Sim<'_> {
                         (true, BufType::Metadata) => ReadFlags { prefetch: true, ..*meta_flags },
                         (false, _) => *meta_flags,
                     };
-                    self.prefetch_lookups += 1;
+                    self.counters.prefetch_lookups += 1;
                     // None: an ARC hit; Some(None): a read from the pool; Some(Some(..)): an L2 hit.
                     let source = match arc.access(key, info, flags, now) {
                         ArcAccess::Hit => None,
@@ -166,21 +163,21 @@ impl Sim<'_> {
                     };
                     if let Some(source) = source {
                         let done = match source {
-                            Some((device, bytes)) => self.devices[device].submit(now, Op::Read, bytes),
-                            None => pool.read(key, info.psize, now, &mut self.devices),
+                            Some((device, bytes)) => devices[device].submit(now, Op::Read, bytes),
+                            None => pool.read(key, info.psize, now, devices),
                         };
                         self.block_inflight.insert(key.0, done);
                         // The zio's CPU in the zio taskq threads: no client waits for it.
-                        let mut cpu = self.costs.device_io
-                            + self.costs.zio
-                            + (info.psize as f64 * self.costs.checksum_ns_per_byte) as Nanos;
-                        if !self.costs.compressed_arc && info.psize < info.lsize {
-                            cpu += (info.lsize as f64 * self.costs.decompress_ns_per_byte) as Nanos;
+                        let mut cpu = costs.device_io
+                            + costs.zio
+                            + (info.psize as f64 * costs.checksum_ns_per_byte) as Nanos;
+                        if !costs.compressed_arc && info.psize < info.lsize {
+                            cpu += (info.lsize as f64 * costs.decompress_ns_per_byte) as Nanos;
                         }
                         op.owns = Some((key.0, cpu));
                         op.sync = false;
                         self.prefetches[k as usize] = op;
-                        self.queue.push(done, threads + k);
+                        self.wakeups.push((done, k));
                         return;
                     }
                     if !last && op.sync && !dbufs.exists(key) {
@@ -188,12 +185,12 @@ impl Sim<'_> {
                         // dbuf_read, dbuf_rele: the indirect block joins the dbuf cache.
                         let parent = layout.parent_of(key);
                         if parent.is_none_or(|p| dbufs.exists(p)) {
-                            let copy = self.costs.dbuf_copy(&info);
+                            let copy = costs.dbuf_copy(&info);
                             let dbuf = dbufs.create(key, parent, info.lsize, !meta_flags.uncacheable, copy);
                             let hdr = arc.dbuf_created(key, true, copy, false, now);
                             dbufs.set_hdr(dbuf, hdr);
                             dbufs.release(key, arc.c(), |x| layout.parent_of(x));
-                            super::zfs_path::settle_dbufs(arc, dbufs, layout);
+                            settle_dbufs(arc, dbufs, layout);
                         }
                     }
                 }
@@ -207,32 +204,21 @@ impl Sim<'_> {
         }
     }
 
-    /// The read prefetch `k` waited for completed.
-    pub(super) fn prefetch_event(&mut self, k: u32, now: Nanos) {
+    /// The read prefetch `k` waited for completed: its zio's CPU runs on `cpus`, and the
+    /// chain goes on.
+    pub fn prefetch_event(&mut self, k: u32, now: Nanos, cpus: &mut Cpus, devices: &mut [Device]) {
         let op = &mut self.prefetches[k as usize];
         if let Some((key, cpu)) = op.owns.take() {
             self.block_inflight.remove(key);
-            self.cpus.run(now, cpu);
+            cpus.run(now, cpu);
         }
         let op = *op;
         if op.cur == op.level {
-            if let Fs::Zfs { zfetch, .. } = &mut self.fs {
-                zfetch.done(op.stream, op.level, op.blkid, true);
-            }
+            self.zfetch.done(op.stream, op.level, op.blkid, true);
             self.free_prefetches.push(k);
             return;
         }
         self.prefetches[k as usize].cur -= 1;
-        self.prefetch_step(k, None, now);
-    }
-
-    /// Routes an event to its client or prefetch read.
-    pub(super) fn dispatch(&mut self, target: u32, now: Nanos) {
-        let threads = self.nclients as u32;
-        if target < threads {
-            self.step(target as usize, now);
-        } else {
-            self.prefetch_event(target - threads, now);
-        }
+        self.prefetch_step(k, None, now, devices);
     }
 }

@@ -1,0 +1,594 @@
+//! The ZFS layer: one dataset's read path from `zfs_read` down to the devices, as a
+//! filesystem the driver calls. It owns what a read touches (the ARC with its L2ARC, the
+//! dbufs, the pool, the prefetcher, the blocks being read) and answers each call with a
+//! typed outcome: wait until a time, or done.
+//!
+//! One read (`zfs_read` → `dmu_read_uio` per chunk → `dmu_buf_hold_array_by_dnode`),
+//! one state of [`ZfsRead`] per step:
+//!
+//! ```text
+//!  Chunk:   one dmu_read_uio call of at most zfs_read_chunk_size (1 MiB, aligned):
+//!           dmu_zfetch_prepare for its records
+//!  Record:  dbuf_hold of the record: one access at the lowest level whose dbuf exists
+//!           (see `dbuf`), then
+//!  Walk:    each level below it: dbuf_create and arc_read; a miss goes to a device at
+//!           once; an indirect block is waited for (the next level needs it), data is not
+//!  Advance: after the last record, dmu_zfetch_run: prefetch reads go out
+//!  PageEnd: wait for the chunk's data reads, copy out, release the dbufs ─► Chunk (next
+//!           chunk) or done
+//! ```
+//!
+//! Prefetch reads (`dbuf_prefetch_impl`, see `prefetch`) belong to no request: each is a
+//! small state machine of its own; the layer hands the driver their wake-ups
+//! ([`Zfs::take_wakeups`]) and the driver steps them ([`Zfs::prefetch_event`]). A block
+//! being read stays in `block_inflight` until its read completes, so a reader that finds
+//! it waits for it (a dbuf in DB_READ) and it is never read twice at once.
+//!
+//! CPU: the layer adds what a step costs to the caller's pending CPU (the driver runs it
+//! on the vCPUs before the request's next wait); the CPU a read costs after it completes
+//! (interrupt, zio pipeline, checksum, decompression) is charged when it is issued and so
+//! joins the next burst.
+//!
+//! The write path's states are still the driver's (`run::zfs_write`); it reads records
+//! for read-modify-write through [`Zfs::rmw_read`].
+
+use crate::cache::arc::{dbuf_copy_bytes, Arc, ArcAccess, BlockInfo, BlockKey, BufType, ReadFlags};
+use crate::dev::device::{Device, Op};
+use crate::fs::zfs::dbuf::DbufLayer;
+use crate::fs::zfs::pool::Pool;
+use crate::fs::zfs::read_path::ZfsLayout;
+use crate::fs::zfs::zfetch::{Pending, Request, Zfetch};
+use crate::sim::small_map::SmallMap;
+use crate::sim::time::Nanos;
+
+pub use super::prefetch::PrefetchRead;
+
+/// zfs_read_chunk_size (0.8) / zfs_vnops_read_chunk_size (2.x): zfs_read hands the DMU at
+/// most 1 MiB per call, cut at 1 MiB boundaries (module/zfs/zfs_vnops.c, all modelled
+/// releases); each call holds its records, runs the prefetcher and waits before the next.
+const ZFS_READ_CHUNK_SIZE: u64 = 1 << 20;
+
+/// CPU costs of the ZFS path in simulated ns on this machine's vCPUs.
+#[derive(Debug, Clone, Copy)]
+pub struct ZfsCosts {
+    /// A dbuf hold or create (dbuf_hold_impl, dbuf_create, the hash lookups).
+    pub zfs_block: Nanos,
+    /// Issuing a device I/O and its interrupt.
+    pub device_io: Nanos,
+    /// A zio's pipeline.
+    pub zio: Nanos,
+    /// Copying a byte (dbuf to the caller's buffer, zero-filling a hole's).
+    pub memcpy_ns_per_byte: f64,
+    /// Checksumming a byte read (fletcher4).
+    pub checksum_ns_per_byte: f64,
+    /// Decompressing to a byte of logical size.
+    pub decompress_ns_per_byte: f64,
+    /// zfs_compressed_arc_enabled (and the release has it): where decompression happens.
+    pub compressed_arc: bool,
+    /// zfs_abd_scatter_enabled: whether a dbuf's buffer can share the header's (see
+    /// `cache::arc::dbuf_copy_bytes`).
+    pub abd_scatter: bool,
+}
+
+impl ZfsCosts {
+    /// The separate buffer a new dbuf of a block holds in the ARC (`dbuf_copy_bytes` under
+    /// this pool's compressed ARC and ABD settings).
+    pub fn dbuf_copy(&self, info: &BlockInfo) -> u32 {
+        dbuf_copy_bytes(info.lsize, info.psize, self.compressed_arc, self.abd_scatter)
+    }
+}
+
+/// Where a read is in the read path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadState {
+    Chunk,
+    Record,
+    Walk,
+    Advance,
+    PageEnd,
+}
+
+/// One read request in the ZFS read path: bytes [offset, offset + len) of `object`.
+#[derive(Debug, Clone, Copy)]
+pub struct ZfsRead {
+    state: ReadState,
+    object: u32,
+    offset: u64,
+    len: u32,
+    /// The DMU call in progress: bytes [chunk_off, chunk_end) of the read.
+    chunk_off: u64,
+    chunk_end: u64,
+    /// dmu_zfetch_prepare's stream, to run once the chunk's demand reads are issued.
+    zfetch: Option<Pending>,
+    /// A demand L0 read of the chunk was not served from memory (dmu_zfetch_run's `missed`).
+    missed: bool,
+    rec: u64,
+    rec_last: u64,
+    level: u8,
+    /// Completion of the chunk's data (L0) reads in flight: they are issued together, as
+    /// dmu_buf_hold_array_by_dnode issues every record read of one request before waiting.
+    data_done: Nanos,
+}
+
+impl ZfsRead {
+    /// No read (a placeholder for a request that has none yet).
+    pub const IDLE: ZfsRead = ZfsRead {
+        state: ReadState::Chunk,
+        object: 0,
+        offset: 0,
+        len: 0,
+        chunk_off: 0,
+        chunk_end: 0,
+        zfetch: None,
+        missed: false,
+        rec: 0,
+        rec_last: 0,
+        level: 0,
+        data_done: 0,
+    };
+
+    /// dbuf_will_dirty → dbuf_read of record `rec` of `object`, whole: the read walk with
+    /// DB_RF_NOPREFETCH (it does not feed the prefetcher).
+    pub fn rmw(layout: &ZfsLayout, object: u32, rec: u64, now: Nanos) -> ZfsRead {
+        let rs = u64::from(layout.geometry(object).data_block_size());
+        let start = rec * rs;
+        ZfsRead {
+            state: ReadState::Record,
+            object,
+            offset: start,
+            len: rs as u32,
+            chunk_off: start,
+            chunk_end: start + rs,
+            zfetch: None,
+            missed: false,
+            rec,
+            rec_last: rec,
+            level: 0,
+            data_done: now,
+        }
+    }
+}
+
+/// What a read step ends with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadStep {
+    /// The read waits until this time (a device read, a block another reader is reading,
+    /// the chunk's data reads); step it again then.
+    WaitUntil(Nanos),
+    /// The data is in the caller's buffer and the dbufs are released.
+    Done,
+}
+
+/// What a step does next within the layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Next,
+    Wait(Nanos),
+}
+
+/// Work counters of the read path, for `ztwin bench` and tests.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadCounters {
+    /// Block lookups of demand reads: ARC accesses and waits for blocks being read.
+    pub block_lookups: u64,
+    /// Block lookups that found the block being read by another reader and waited.
+    pub block_waits: u64,
+    /// ARC accesses made by prefetch reads.
+    pub prefetch_lookups: u64,
+}
+
+/// One dataset on its pool, with the ARC, the dbufs and the prefetcher.
+pub struct Zfs {
+    /// The ARC (with its L2ARC headers when there is a cache device).
+    pub arc: Box<Arc>,
+    /// The dbufs: holds, the dbuf cache and what they keep in the ARC.
+    pub dbufs: Box<DbufLayer>,
+    /// The L2ARC cache device (an index of the run's devices), if any.
+    pub cache_device: Option<usize>,
+    /// The files' block-pointer trees and their blocks' sizes.
+    pub layout: ZfsLayout,
+    /// Where blocks live and which device reads them.
+    pub pool: Box<Pool>,
+    /// The ARC read flags of data and of metadata reads (primarycache).
+    pub data_flags: ReadFlags,
+    /// (see `data_flags`)
+    pub meta_flags: ReadFlags,
+    /// The predictive prefetcher.
+    pub zfetch: Box<Zfetch>,
+    /// What the path's steps cost in CPU.
+    pub costs: ZfsCosts,
+    /// arcstats counts a demand read that finds its block being read as an `iohit` (2.2:
+    /// `arc_access` with the demand flags), not as a wait of the read path.
+    iohits: bool,
+    /// Blocks being read from a device, with their completion time; a reader that finds
+    /// one waits until then (dbuf_read on a dbuf in DB_READ). The reader that issued the
+    /// read removes the entry when its chunk is done.
+    pub(super) block_inflight: SmallMap<Nanos>,
+    /// Per reader slot, the blocks it has in flight (removed from `block_inflight` at
+    /// chunk end).
+    owned_inflight: Vec<Vec<u64>>,
+    /// Prefetch reads in progress (a slab; see `prefetch`), and its free slots.
+    pub(super) prefetches: Vec<PrefetchRead>,
+    pub(super) free_prefetches: Vec<u32>,
+    /// Prefetch reads to wake, and when (taken by the driver).
+    pub(super) wakeups: Vec<(Nanos, u32)>,
+    pub(super) counters: ReadCounters,
+}
+
+impl Zfs {
+    /// The layer over its models, for `slots` concurrent readers.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        arc: Arc,
+        dbufs: DbufLayer,
+        cache_device: Option<usize>,
+        layout: ZfsLayout,
+        pool: Pool,
+        data_flags: ReadFlags,
+        meta_flags: ReadFlags,
+        zfetch: Zfetch,
+        costs: ZfsCosts,
+        iohits: bool,
+        slots: usize,
+    ) -> Zfs {
+        Zfs {
+            arc: Box::new(arc),
+            dbufs: Box::new(dbufs),
+            cache_device,
+            layout,
+            pool: Box::new(pool),
+            data_flags,
+            meta_flags,
+            zfetch: Box::new(zfetch),
+            costs,
+            iohits,
+            block_inflight: SmallMap::with_capacity(slots * 16),
+            owned_inflight: (0..slots).map(|_| Vec::with_capacity(16)).collect(),
+            prefetches: Vec::with_capacity(1024),
+            free_prefetches: Vec::with_capacity(1024),
+            wakeups: Vec::with_capacity(64),
+            counters: ReadCounters::default(),
+        }
+    }
+
+    /// The read path's work counters.
+    pub fn counters(&self) -> ReadCounters {
+        self.counters
+    }
+
+    /// The prefetch reads to wake (prefetch `k` at time `t`) since the last call, in the
+    /// order they were scheduled.
+    pub fn take_wakeups(&mut self) -> std::vec::Drain<'_, (Nanos, u32)> {
+        self.wakeups.drain(..)
+    }
+
+    /// A read of bytes [offset, offset + len) of `object`.
+    pub fn start_read(&self, object: u32, offset: u64, len: u32) -> ZfsRead {
+        ZfsRead { state: ReadState::Chunk, object, offset, len, chunk_end: offset, ..ZfsRead::IDLE }
+    }
+
+    /// Starts bringing into the CPU caches what the walk of a read's first record will
+    /// look up (the read's CPU time runs first, while other events are simulated).
+    pub fn prefetch_read(&self, object: u32, offset: u64, len: u32) {
+        self.zfetch.prefetch_streams(object);
+        let (first, _) = self.layout.records(object, offset, len);
+        for level in 0..self.layout.nlevels(object) {
+            self.arc.prefetch(BlockKey::new(object, level, self.layout.geometry(object).ancestor(first, level)));
+        }
+    }
+
+    /// Steps read `r` of reader `slot` at `now` until it waits or is done; the CPU its
+    /// steps cost is added to `cpu`, its device reads go to `devices`.
+    pub fn read(
+        &mut self,
+        slot: usize,
+        r: &mut ZfsRead,
+        now: Nanos,
+        cpu: &mut Nanos,
+        devices: &mut [Device],
+    ) -> ReadStep {
+        loop {
+            let flow = match r.state {
+                ReadState::Chunk => {
+                    self.chunk(r, now);
+                    Flow::Next
+                }
+                ReadState::Record => self.record(r, now, cpu),
+                ReadState::Walk => self.walk(slot, r, now, cpu, devices),
+                ReadState::Advance => self.advance(r, now, devices),
+                ReadState::PageEnd => {
+                    if self.chunk_end(slot, r, cpu) {
+                        return ReadStep::Done;
+                    }
+                    Flow::Next
+                }
+            };
+            if let Flow::Wait(t) = flow {
+                return ReadStep::WaitUntil(t);
+            }
+        }
+    }
+
+    /// The next dmu_read_uio call of the read: its records, and dmu_zfetch_prepare for
+    /// them (dmu_buf_hold_array_by_dnode prepares before issuing the demand reads).
+    fn chunk(&mut self, r: &mut ZfsRead, now: Nanos) {
+        let end = r.offset + r.len as u64;
+        r.chunk_off = r.chunk_end;
+        r.chunk_end = end.min((r.chunk_off / ZFS_READ_CHUNK_SIZE + 1) * ZFS_READ_CHUNK_SIZE);
+        let len = r.chunk_end - r.chunk_off;
+        let (first, last) = self.layout.records(r.object, r.chunk_off, len as u32);
+        r.rec = first;
+        r.rec_last = last;
+        r.data_done = now;
+        r.missed = false;
+        let req = Request {
+            object: r.object,
+            blkid: first,
+            nblks: last - first + 1,
+            length: len,
+            read: true,
+            shape: self.layout.zfetch_shape(r.object),
+        };
+        r.zfetch = self.zfetch.prepare(&req, now);
+        r.state = ReadState::Record;
+    }
+
+    /// dbuf_hold of the record: one access at the lowest level whose dbuf exists, then a
+    /// read of every level below it (see fs::zfs::dbuf).
+    fn record(&mut self, r: &mut ZfsRead, now: Nanos, cpu: &mut Nanos) -> Flow {
+        let Zfs { arc, dbufs, layout, .. } = self;
+        if dbufs.evicted_by_arc() {
+            // 0.6: a dbuf whose header the ARC evicted is gone before anyone finds it
+            // (dbuf_hold_impl clears one whose buffer lost its data and starts over).
+            settle_dbufs(arc, dbufs, layout);
+        }
+        let nlevels = layout.nlevels(r.object);
+        let found = (0..nlevels).find(|&l| dbufs.exists(layout.key(r.object, r.rec, l)));
+        let Some(level) = found else {
+            // No dbuf on the path: start at the dnode's block pointer.
+            r.level = nlevels - 1;
+            r.state = ReadState::Walk;
+            return Flow::Next;
+        };
+        let (key, info) = layout.block(r.object, r.rec, level);
+        let hold = dbufs.hold_existing(key);
+        r.level = level;
+        r.state = ReadState::Advance;
+        *cpu += self.costs.zfs_block;
+        if let Some(done) = self.block_inflight.get(key.0) {
+            // The dbuf is being read (DB_READ): dbuf_read waits on db_changed,
+            // with no ARC access.
+            self.counters.block_lookups += 1;
+            self.counters.block_waits += 1;
+            if level == 0 {
+                r.data_done = r.data_done.max(done);
+                r.missed = true;
+            } else if done > now {
+                return Flow::Wait(done);
+            }
+            return Flow::Next;
+        }
+        if info.psize != 0 && hold.accesses_arc && arc.contains(key) {
+            // arc_buf_access() (0.6: arc_buf_add_ref from zero holds): an ARC hit, no
+            // copy, no decompression. (If the ARC model evicted the header, the dbuf
+            // still serves its data: the real ARC cannot evict a buffer a dbuf references.)
+            self.counters.block_lookups += 1;
+            let flags = ReadFlags::default();
+            let hit = arc.access(key, info, flags, now);
+            debug_assert_eq!(hit, ArcAccess::Hit);
+            if hold.references {
+                let hdr = arc.dbuf_rehold(key);
+                dbufs.set_hdr(hold.slot, hdr);
+            }
+        }
+        Flow::Next
+    }
+
+    /// One level of the walk: dbuf_create and arc_read of the block; a miss goes to a device.
+    fn walk(&mut self, slot: usize, r: &mut ZfsRead, now: Nanos, cpu: &mut Nanos, devices: &mut [Device]) -> Flow {
+        let Zfs { arc, dbufs, cache_device, layout, pool, data_flags, meta_flags, costs, iohits, .. } = self;
+        let object = r.object;
+        let (key, info) = layout.block(object, r.rec, r.level);
+        let flags = if info.kind == BufType::Data { *data_flags } else { *meta_flags };
+        // dbuf_create under the parent (held by the new child from now on), then
+        // the reader's own hold on the parent is dropped.
+        let parent = (r.level + 1 < layout.nlevels(object)).then(|| layout.key(object, r.rec, r.level + 1));
+        if dbufs.exists(key) {
+            // Another reader created it while this one waited for the parent (two readers
+            // of one indirect block going down to the same child): drop the parent hold and
+            // find the dbuf as dbuf_hold does (dbuf_find first).
+            if let Some(p) = parent {
+                dbufs.release(p, arc.c(), |k| layout.parent_of(k));
+                settle_dbufs(arc, dbufs, layout);
+            }
+            r.state = ReadState::Record;
+            return Flow::Next;
+        }
+        let copy = costs.dbuf_copy(&info);
+        let meta = info.kind == BufType::Metadata;
+        // 0.6: a hole's dbuf has an anonymous buffer, which dbuf_rele_and_unlock frees
+        // with the dbuf at zero holds (`arc_released`); only a block in the ARC stays.
+        let cacheable = !flags.uncacheable && (info.psize != 0 || !dbufs.evicted_by_arc());
+        let dbuf = dbufs.create(key, parent, info.lsize, cacheable, copy);
+        if let Some(p) = parent {
+            dbufs.release(p, arc.c(), |k| layout.parent_of(k));
+            settle_dbufs(arc, dbufs, layout);
+        }
+        *cpu += costs.zfs_block;
+        if info.psize == 0 {
+            let hdr = arc.dbuf_created(key, meta, copy, false, now);
+            dbufs.set_hdr(dbuf, hdr);
+            // A hole or an embedded block: the block pointer itself holds the
+            // content (BP_IS_HOLE / BP_IS_EMBEDDED), nothing to read or cache; the new
+            // dbuf's buffer is filled in memory (dbuf_read_hole zeroes it, about a copy's cost).
+            *cpu += (info.lsize as f64 * costs.memcpy_ns_per_byte) as Nanos;
+            r.state = ReadState::Advance;
+            return Flow::Next;
+        }
+        self.counters.block_lookups += 1;
+        // A compressed block is decompressed once per read from a device: by arc_buf_fill
+        // into the new dbuf's buffer with compressed ARC, or by the read zio before the ARC
+        // keeps it without. With compressed ARC a hit decompresses again (arc_buf_fill);
+        // without, the ARC's uncompressed buffer is shared or copied (arc_buf_alloc_impl).
+        let decompress =
+            if info.psize < info.lsize { (info.lsize as f64 * costs.decompress_ns_per_byte) as Nanos } else { 0 };
+        let hit_decompress = if costs.compressed_arc { decompress } else { 0 };
+        if let Some(done) = self.block_inflight.get(key.0) {
+            // Only a prefetch (which creates no dbuf) can be reading a block without a
+            // dbuf: arc_read finds its header IO_IN_PROGRESS and waits for it. 0.8 and 2.1
+            // neither count it nor call arc_access (the prefetch flag, and with
+            // l2arc_noprefetch the cleared L2CACHE flag, stay until read done). 2.2 calls
+            // arc_access with the demand flags: the prefetch flag goes, L2CACHE is set, no
+            // promotion; it counts an iohit (Arc::io_wait does both).
+            arc.io_wait(key, info, flags, now);
+            let hdr = arc.dbuf_created(key, meta, copy, false, now);
+            dbufs.set_hdr(dbuf, hdr);
+            if !*iohits {
+                self.counters.block_waits += 1;
+            }
+            *cpu += hit_decompress;
+            r.state = ReadState::Advance;
+            if r.level == 0 {
+                r.data_done = r.data_done.max(done);
+                r.missed = true;
+            } else if done > now {
+                return Flow::Wait(done);
+            }
+            return Flow::Next;
+        }
+        // None: an ARC hit; Some(None): a read from the pool; Some(Some(..)): an L2 hit.
+        arc.dbuf_reserve(meta, copy);
+        let read = match arc.access(key, info, flags, now) {
+            ArcAccess::Hit => None,
+            // l2arc_read: the block's asize from the cache device.
+            ArcAccess::L2Hit { asize, .. } => {
+                Some(Some((cache_device.expect("L2 hit without a cache device"), asize)))
+            }
+            ArcAccess::Miss { .. } => Some(None),
+        };
+        // arc_buf_alloc_impl: the new dbuf's buffer (on the hit now, on the miss in
+        // arc_read_done; the model's header exists from the access on).
+        let hdr = arc.dbuf_created(key, meta, copy, true, now);
+        dbufs.set_hdr(dbuf, hdr);
+        match read {
+            None => {
+                *cpu += hit_decompress;
+                r.state = ReadState::Advance;
+            }
+            Some(source) => {
+                // The zio goes out now; its CPU (pipeline, interrupt, checksum,
+                // decompression) is charged before the client's next wait.
+                let done = match source {
+                    Some((device, bytes)) => devices[device].submit(now, Op::Read, bytes),
+                    None => pool.read(key, info.psize, now, devices),
+                };
+                self.block_inflight.insert(key.0, done);
+                self.owned_inflight[slot].push(key.0);
+                *cpu += costs.device_io
+                    + costs.zio
+                    + (info.psize as f64 * costs.checksum_ns_per_byte) as Nanos
+                    + decompress;
+                r.state = ReadState::Advance;
+                if r.level == 0 {
+                    // Data: the next record's read goes out at once.
+                    r.data_done = r.data_done.max(done);
+                    r.missed = true;
+                } else {
+                    // An indirect block: the level below cannot be located
+                    // before it arrives.
+                    return Flow::Wait(done);
+                }
+            }
+        }
+        Flow::Next
+    }
+
+    /// The next level down, the next record, or the end of the chunk's demand reads.
+    fn advance(&mut self, r: &mut ZfsRead, now: Nanos, devices: &mut [Device]) -> Flow {
+        if r.level > 0 {
+            r.level -= 1;
+            r.state = ReadState::Walk;
+        } else if r.rec < r.rec_last {
+            r.rec += 1;
+            r.state = ReadState::Record;
+        } else {
+            // dmu_zfetch_run: every demand read of the chunk is issued.
+            if let Some(pending) = r.zfetch.take() {
+                self.zfetch_run(pending, r.missed, r.object, now, devices);
+            }
+            r.state = ReadState::PageEnd;
+            if r.data_done > now {
+                return Flow::Wait(r.data_done);
+            }
+        }
+        Flow::Next
+    }
+
+    /// Every record of the chunk is read: copy out, release the dbufs; true if that was
+    /// the read's last chunk.
+    fn chunk_end(&mut self, slot: usize, r: &mut ZfsRead, cpu: &mut Nanos) -> bool {
+        // dmu_read_uio: copy the chunk out of the dbufs into the caller's buffer,
+        // then dmu_buf_rele_array: the record dbufs go to the dbuf cache.
+        *cpu += ((r.chunk_end - r.chunk_off) as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
+        self.release_records(r);
+        for key in self.owned_inflight[slot].drain(..) {
+            self.block_inflight.remove(key);
+        }
+        if r.chunk_end < r.offset + r.len as u64 {
+            r.state = ReadState::Chunk;
+            false
+        } else {
+            true
+        }
+    }
+
+    /// dmu_buf_rele_array: the reader drops its holds on the chunk's record dbufs.
+    fn release_records(&mut self, r: &ZfsRead) {
+        let Zfs { arc, dbufs, layout, .. } = self;
+        let (first, last) = layout.records(r.object, r.chunk_off, (r.chunk_end - r.chunk_off) as u32);
+        for rec in first..=last {
+            let key = layout.key(r.object, rec, 0);
+            dbufs.release(key, arc.c(), |k| layout.parent_of(k));
+        }
+        settle_dbufs(arc, dbufs, layout);
+    }
+
+    /// Forgets every read in progress (the run abandons what a device never answers).
+    pub fn abandon_reads(&mut self) {
+        self.block_inflight.clear();
+        self.prefetches.clear();
+        self.free_prefetches.clear();
+        self.wakeups.clear();
+        self.zfetch.reset();
+        for owned in &mut self.owned_inflight {
+            owned.clear();
+        }
+    }
+}
+
+/// dbuf_destroy → arc_buf_destroy for every dbuf the layer destroyed since the last call;
+/// in 0.6 first the eviction callbacks of the dbufs whose headers the ARC evicted, and
+/// after, `arc_buf_remove_ref` for the dbufs that reached zero holds.
+pub(super) fn settle_dbufs(arc: &mut Arc, dbufs: &mut DbufLayer, layout: &ZfsLayout) {
+    if dbufs.evicted_by_arc() {
+        for key in arc.take_user_evicts() {
+            dbufs.evict(key, |k| layout.parent_of(k));
+        }
+    }
+    for (key, copy, hdr) in dbufs.take_destroyed() {
+        arc.dbuf_destroyed(key, key.level() > 0, copy, hdr);
+    }
+    if dbufs.evicted_by_arc() {
+        for (key, hdr) in dbufs.take_unheld() {
+            arc.dbuf_unheld(key, hdr);
+        }
+    }
+    // The next release will most likely destroy the cache's tail: its header is far from
+    // anything recent (see sim::mem_hint).
+    // Its header then goes back to its evictable list and, in a full ARC, is evicted at
+    // once: the L2 index slot that eviction updates is cold too.
+    if let Some((key, hdr)) = dbufs.next_victim() {
+        arc.prefetch_hdr(hdr);
+        arc.prefetch(key);
+    }
+}
