@@ -36,7 +36,7 @@ def raw_device_presets() -> dict[str, dict[str, Any]]:
 @functools.cache
 def machine_presets() -> dict[str, Any]:
     """Validated machine presets by name (``MachineSpec`` instances)."""
-    from ..scenario import MachineSpec
+    from ..scenario.schema import MachineSpec
 
     out = {}
     for name, table in raw_machine_presets().items():
@@ -49,7 +49,7 @@ def machine_presets() -> dict[str, Any]:
 @functools.cache
 def device_presets() -> dict[str, Any]:
     """Validated device presets by name (``DeviceSpec`` instances)."""
-    from ..scenario import DeviceSpec
+    from ..scenario.schema import DeviceSpec
 
     out = {}
     for name, table in raw_device_presets().items():

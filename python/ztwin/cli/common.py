@@ -1,0 +1,94 @@
+"""What every ``ztwin`` command shares: the Typer app, the consoles, the handling of
+errors, and number formats.
+
+A ztwin error (of the scenario, the simulation, a trace) prints one red message on stderr
+and exits with status 2 (``EXIT_USER``); anything else is reported as an internal error
+with status 3 (``EXIT_INTERNAL``), never as a traceback unless ``ZTWIN_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from typing import Any, Callable, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from .. import units
+from ..exceptions import ScenarioError, ZtwinError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="ztwin: a performance digital twin of ZFS under database workloads.",
+    pretty_exceptions_enable=False,
+)
+
+EXIT_USER = 2
+EXIT_INTERNAL = 3
+
+
+def _stdout() -> Console:
+    # Piped or captured output has no terminal width; Rich would assume 80 columns and
+    # truncate the wide tables (arcstat lines, runs). A file gets them whole.
+    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200
+    return Console(highlight=False, soft_wrap=True, width=width)
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+_USER_ERROR_KIND = {"replay_cmd": "replay error", "bench_replay_cmd": "replay error", "geometry_cmd": "geometry error"}
+
+
+def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turns ztwin errors into a red message and exit 2; anything else into exit 3."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+            raise
+        except ZtwinError as e:
+            # One prefix per command: replay and geometry take no scenario.
+            kind = _USER_ERROR_KIND.get(fn.__name__) or (
+                "scenario error" if isinstance(e, ScenarioError) else "simulation error"
+            )
+            _stderr().print(f"[bold red]{kind}:[/] [red]{escape(str(e))}[/]")
+            raise typer.Exit(EXIT_USER) from None
+        except BaseException as e:  # noqa: BLE001 - includes pyo3's PanicException
+            if os.environ.get("ZTWIN_DEBUG"):
+                raise
+            where = "the simulation core" if type(e).__name__ == "PanicException" else "ztwin"
+            _stderr().print(
+                f"[bold red]internal error in {where}:[/] [red]{escape(type(e).__name__)}: {escape(str(e))}[/]\n"
+                "This is a bug; please report it with the scenario (ZTWIN_DEBUG=1 shows the traceback)."
+            )
+            raise typer.Exit(EXIT_INTERNAL) from None
+
+    return wrapper
+
+
+def _num(x: Optional[float], fmt: str = ",.0f") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def _abbr(x: float, base: int = 1000) -> str:
+    """arcstat's number style: 3 significant figures with K/M/G/T."""
+    for suffix in ("", "K", "M", "G", "T"):
+        if abs(x) < base * 0.9995 or suffix == "T":
+            return f"{x:.0f}{suffix}" if abs(x) >= 10 or suffix == "" else f"{x:.1f}{suffix}"
+        x /= base
+    return f"{x:.0f}"  # pragma: no cover
+
+
+def _size_opt(text: str, opt: str) -> int:
+    try:
+        return units.parse_size(int(text) if text.isdigit() else text)
+    except units.UnitError as e:
+        raise ScenarioError(f"{opt}: {e}") from None

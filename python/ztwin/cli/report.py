@@ -1,0 +1,232 @@
+"""What ``ztwin run`` prints of a result: arcstat-style lines, the summary table of the
+measured window, the phases, and fio's own report of each fio phase.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from rich.table import Table
+
+from .. import units
+from .common import _abbr, _num
+
+def _pct(x: Optional[float]) -> str:
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def _gib(x: Optional[float]) -> str:
+    return "-" if x is None else f"{x / 2**30:.2f}"
+
+
+def arcstat_lines(doc: dict[str, Any]) -> list[str]:
+    """arcstat-style rows (0.8 default columns, without the prefetch ones) from a variant's series.
+
+    Each row covers the report interval ending at ``time`` (simulated seconds). ``read`` =
+    ARC accesses/s (hits + misses, and 2.2's iohits), ``miss`` misses/s, ``dmis`` demand data misses/s,
+    ``mmis`` demand metadata misses/s; the % columns are shares of ``read`` (arcstat
+    divides dmis by demand reads; the series has no demand-read column). ``arcsz`` and
+    ``c`` are the ARC size and target at the end of the interval.
+    """
+    s = doc.get("series") or {}
+    t = s.get("time_s") or []
+    need = ("arc_hits", "arc_misses", "arc_demand_data_misses", "arc_demand_metadata_misses", "arc_size", "arc_c")
+    if not t or any(k not in s for k in need):
+        return []
+    hdr = f"{'time':>8} {'read':>8} {'miss':>7} {'miss%':>5} {'dmis':>7} {'dm%':>5} {'mmis':>7} {'mm%':>5} {'arcsz':>7} {'c':>7}"
+    out = [hdr]
+    prev = 0.0
+    for i, ts in enumerate(t):
+        dt = (ts - prev) if ts > prev else 1.0
+        prev = ts
+        hits, miss = s["arc_hits"][i], s["arc_misses"][i]
+        dmis, mmis = s["arc_demand_data_misses"][i], s["arc_demand_metadata_misses"][i]
+        read = hits + miss + (s["arc_iohits"][i] if "arc_iohits" in s else 0)
+        share = (lambda n: f"{100 * n / read:5.0f}") if read else (lambda n: f"{'-':>5}")
+        out.append(
+            f"{ts:8.1f} {_abbr(read / dt):>8} {_abbr(miss / dt):>7} {share(miss)} {_abbr(dmis / dt):>7} {share(dmis)} "
+            f"{_abbr(mmis / dt):>7} {share(mmis)} {_abbr(s['arc_size'][i], 1024):>7} {_abbr(s['arc_c'][i], 1024):>7}"
+        )
+    return out
+
+
+def _fio_num(x: float) -> str:
+    """fio's num2str style: 3 significant figures with k/M."""
+    for suffix, div in (("M", 1e6), ("k", 1e3)):
+        if x >= div * 0.9995 and suffix:
+            return f"{x / div:.3g}{suffix}"
+    return f"{x:.3g}" if x < 100 else f"{x:.0f}"
+
+
+def fio_lines(phase: dict[str, Any]) -> list[str]:
+    """One fio phase as fio prints a job (or a group with group_reporting): IOPS,
+    bandwidth in MiB/s and MB/s with the bytes and runtime, clat percentiles."""
+    out = []
+    f = phase.get("fio") or {}
+    if not phase.get("timing_modelled", True):
+        w = (f.get("write") or {}).get("io_bytes", 0)
+        tot = (phase.get("files") or {}).get("total") or {}
+        ratio = f", compressratio {tot['compressratio']:.2f}x" if "compressratio" in tot else ""
+        out.append(f"{phase['name']}: write pass of {units.human_size(w)} (timing not modelled: contents only{ratio})")
+        return out
+    for job in f.get("jobs", []):
+        out.append(f"{job['name']}: (groupid=0, jobs={job['jobs']})")
+        for d in ("read", "write"):
+            st = job.get(d)
+            if not st or not st.get("ios"):
+                continue
+            bw = st["bw_mbps"] * 1e6
+            ms = job["runtime_s"] * 1000
+            # fio's bandwidth: binary then decimal units, KiB/s below 10 MiB/s.
+            bws = f"{bw / 2**20:.0f}MiB/s ({bw / 1e6:.0f}MB/s)" if bw >= 10 * 2**20 else f"{bw / 2**10:.0f}KiB/s ({bw / 1e3:.0f}kB/s)"
+            out.append(f"  {d}: IOPS={_fio_num(st['iops'])}, BW={bws}({units.human_size(st['io_bytes'])}/{ms:.0f}msec)")
+            c = st["clat_ms"]
+            out.append(f"    clat percentiles (msec): 50.00th=[{c['p50']:.3g}], 95.00th=[{c['p95']:.3g}], 99.00th=[{c['p99']:.3g}]")
+    return out
+
+
+def fio_runs_table(name: str, doc: dict[str, Any]) -> Optional[Table]:
+    """The ARC run by run (fio phases): hit ratio, MRU/MFU hits, ghost hits, and MB/s."""
+    rows = [p for p in doc.get("phases", []) if p.get("type") == "fio" and p.get("timing_modelled", True)]
+    if not rows:
+        return None
+    t = Table(
+        title=f"ARC per run, variant {name}: fio's read MB/s and IOPS; arcstats over each run (hit %: all"
+        " accesses, indirect blocks included; data %: demand data only; hits of MRU, MFU, their ghosts, L2ARC)",
+        title_justify="left",
+    )
+    # Short headers: the table must fit 80 columns (Rich's width when stdout is not a terminal).
+    for col in ("run", "MB/s", "IOPS", "hit %", "data %", "MRU", "MFU", "MRU gh", "MFU gh", "L2"):
+        t.add_column(col, justify="left" if col == "run" else "right", no_wrap=True)
+    for p in rows:
+        r = (p.get("fio") or {}).get("read") or {}
+        a = p.get("arc") or {}
+        h, m = a.get("hits"), a.get("misses")
+        # arc_summary (2.2) counts iohits among the accesses, as neither hit nor miss.
+        m = None if m is None else m + a.get("iohits", 0)
+        hit = "-" if h is None or not (h + m) else f"{100 * h / (h + m):.1f}"
+        dh, dm = a.get("demand_data_hits"), a.get("demand_data_misses")
+        dhit = "-" if dh is None or not (dh + dm) else f"{100 * dh / (dh + dm):.1f}"
+        l2 = (p.get("l2arc") or {}).get("l2_hits")
+        t.add_row(
+            p["name"], _num(r.get("bw_mbps"), ",.1f"), _num(r.get("iops"), ",.0f"), hit, dhit,
+            _num(a.get("mru_hits")), _num(a.get("mfu_hits")), _num(a.get("mru_ghost_hits")), _num(a.get("mfu_ghost_hits")),
+            _num(l2) if l2 is not None else "-",
+        )
+    return t
+
+
+def phases_table(summary: dict[str, Any]) -> Optional[Table]:
+    """One row per phase and variant, when a variant ran more than one phase."""
+    variants = summary["variants"]
+    if all(len(v.get("phases", [])) <= 1 for v in variants.values()):
+        return None
+    t = Table(title="Phases (simulated time; the summary above is the last workload phase's window)", title_justify="left")
+    for col in ("variant", "phase", "type", "from (s)", "to (s)", "result"):
+        t.add_column(col, justify="right" if col.endswith("(s)") else "left")
+    for name, v in variants.items():
+        for p in v.get("phases", []):
+            if p["type"] == "workload":
+                what = f"{_num(p['qps'], ',.1f')} queries/s over {_num(p['window_s'], 'g')} s"
+            elif p["type"] == "fio" and not p.get("timing_modelled", True):
+                what = "write pass: contents changed, timing not modelled"
+            elif p["type"] == "fio":
+                parts = []
+                for d in ("read", "write"):
+                    r = p["fio"].get(d) or {}
+                    if r.get("ios"):
+                        parts.append(f"{d} {_num(r.get('iops'), ',.0f')} IOPS, {_num(r.get('bw_mbps'), ',.1f')} MB/s")
+                what = f"fio {'; '.join(parts) or 'no I/O'} over {_num(p['fio'].get('runtime_s'), '.1f')} s"
+            elif p["type"] == "cat":
+                what = f"{units.human_size(p['bytes_read'])} read at {_num(p['read_mbps'], ',.1f')} MB/s"
+            elif p["type"] == "tune":
+                what = "set " + ", ".join(f"{k} = {int(v) if isinstance(v, bool) else v}" for k, v in p.get("l2arc", {}).items())
+            else:
+                what = "caches emptied"
+            t.add_row(name, p["name"], p["type"], f"{p['start_s']:.1f}", f"{p['end_s']:.1f}", what)
+    return t
+
+
+def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -> tuple[str, Table]:
+    """Its title line and the table: variants side by side; every row names its unit."""
+    variants = summary["variants"]
+    names = list(variants)
+    windows = {v: variants[v].get("window_s") for v in names}
+    warm = {v: configs.get(v, {}).get("run", {}).get("warmup_ns") for v in names}
+    w = set(windows.values())
+    title = "Summary of the measured window"
+    if any("fio" in variants[n] for n in names):
+        title = "Summary of the last measured fio run of each variant (simulated)"
+    elif len(w) == 1:
+        (ws,) = w
+        wu = set(warm.values())
+        title += f" ({_num(ws, 'g')} s of simulated time" + (f", after a {next(iter(wu)) / 1e9:g} s warm-up)" if len(wu) == 1 and None not in wu else ")")
+    t = Table()
+    t.add_column("metric (unit)", no_wrap=True)
+    for n in names:
+        t.add_column(n, justify="right")
+
+    def row(label: str, fn: Callable[[dict[str, Any]], str]) -> None:
+        t.add_row(label, *[fn(variants[n]) for n in names])
+
+    def g(d: dict[str, Any], *path: str) -> Any:
+        for p in path:
+            if not isinstance(d, dict) or p not in d:
+                return None
+            d = d[p]
+        return d
+
+    fio = any("fio" in variants[n] for n in names)
+    if fio:
+        row("last fio run", lambda d: str(d.get("name", "-")))
+        row("fio read IOPS", lambda d: _num(g(d, "fio", "read", "iops"), ",.0f"))
+        row("fio read bandwidth (MB/s)", lambda d: _num(g(d, "fio", "read", "bw_mbps"), ",.1f"))
+        for p in ("p50", "p95", "p99"):
+            row(f"fio read clat {p} (ms)", lambda d, p=p: _num(g(d, "fio", "read", "clat_ms", p), ",.3f"))
+        row("fio runtime (s)", lambda d: _num(g(d, "fio", "runtime_s"), ",.1f"))
+    if len(w) > 1 and not fio:
+        row("measured window (s)", lambda d: _num(d.get("window_s"), "g"))
+    if len(set(warm.values())) > 1 and not fio:
+        t.add_row("warm-up before the window (s)", *[_num((warm[n] or 0) / 1e9, "g") for n in names])
+    if any("qps" in variants[n] for n in names):
+        row("throughput (queries/s)", lambda d: _num(d.get("qps"), ",.1f"))
+        row("transactions (tps)", lambda d: _num(d.get("tps"), ",.1f"))
+        for p in ("p50", "p95", "p99", "max"):
+            row(f"latency {p} (ms)", lambda d, p=p: _num(g(d, "latency_ms", p), ",.2f"))
+    row("CPU utilization (% of all vCPUs)", lambda d: _pct(d.get("cpu_utilization")))
+    devs: list[str] = []
+    for n in names:
+        for dev in (variants[n].get("devices") or {}):
+            if dev not in devs:
+                devs.append(dev)
+    for dev in devs:
+        row(f"{dev} reads (IOPS)", lambda d, dev=dev: _num(g(d, "devices", dev, "read_iops"), ",.0f"))
+        row(f"{dev} reads (MB/s)", lambda d, dev=dev: _num(g(d, "devices", dev, "read_mbps"), ",.1f"))
+        row(f"{dev} writes (IOPS)", lambda d, dev=dev: _num(g(d, "devices", dev, "write_iops"), ",.0f"))
+        row(f"{dev} utilization (%)", lambda d, dev=dev: _pct(g(d, "devices", dev, "utilization")))
+    if any("innodb" in variants[n] for n in names):
+        row("InnoDB buffer pool hit ratio (%)", lambda d: _pct(g(d, "innodb", "buffer_pool_hit_ratio")))
+
+    def arc_hit(d: dict[str, Any]) -> str:
+        h, m = g(d, "arc", "hits"), g(d, "arc", "misses")
+        io = g(d, "arc", "iohits") or 0
+        return "-" if h is None or m is None or h + m + io == 0 else f"{100 * h / (h + m + io):.1f}"
+
+    def per_s(key: str) -> Callable[[dict[str, Any]], str]:
+        def f(d: dict[str, Any]) -> str:
+            x, ws = g(d, "arc", key), d.get("window_s") or g(d, "fio", "runtime_s")
+            return "-" if x is None or not ws else f"{x / ws:,.1f}"
+
+        return f
+
+    if any("arc" in variants[n] for n in names):
+        row("ARC hit ratio (% of accesses)", arc_hit)
+        row("ARC demand data misses (/s)", per_s("demand_data_misses"))
+        row("ARC demand metadata misses (/s)", per_s("demand_metadata_misses"))
+        row("ARC size at end (GiB)", lambda d: _gib(g(d, "arc", "size")))
+        row("ARC target c at end (GiB)", lambda d: _gib(g(d, "arc", "c")))
+        row("ARC metadata_size at end (GiB)", lambda d: _gib(g(d, "arc", "metadata_size")))
+        row("ARC overhead_size: dbufs' copies (GiB)", lambda d: _gib(g(d, "arc", "overhead_size")))
+    if any("compressratio" in variants[n] for n in names):
+        row("compressratio (data records)", lambda d: "-" if d.get("compressratio") is None else f"{d['compressratio']:.2f}x")
+    return title, t

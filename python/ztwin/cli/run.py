@@ -1,0 +1,108 @@
+"""``ztwin run``: run a scenario's variants and print the report (or the summary as JSON)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from .. import units
+from ..exceptions import ScenarioError
+from .common import _handle_errors, _stderr, _stdout, app
+from .report import arcstat_lines, fio_lines, fio_runs_table, phases_table, summary_table
+
+@app.command("run")
+@_handle_errors
+def run_cmd(
+    scenario: Optional[Path] = typer.Argument(None, help="Scenario TOML (default: the packaged experiment 1)."),
+    json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON document (the summary) on stdout."),
+    csv_dir: Optional[Path] = typer.Option(None, "--csv", help="Write the series to DIR/<scenario>.series.csv (one long CSV, column 'variant' first)."),
+    variant: Optional[list[str]] = typer.Option(None, "--variant", help="Run only this variant (repeatable)."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Override the scenario's seed."),
+    duration: Optional[str] = typer.Option(None, "--duration", help="Override run.duration (e.g. '60s')."),
+    warmup: Optional[str] = typer.Option(None, "--warmup", help="Override run.warmup (e.g. '0s')."),
+    report_interval: Optional[str] = typer.Option(None, "--report-interval", help="Override run.report_interval (e.g. '10s')."),
+) -> None:
+    """Run a scenario's variants and print what happened (simulated)."""
+    from .. import load_scenario
+    from .. import run as run_scenario
+    from ..scenario import DEFAULT_SCENARIO
+
+    overrides: dict[str, Any] = {}
+    if seed is not None:
+        overrides["seed"] = seed
+    run_over = {"duration": duration, "warmup": warmup, "report_interval": report_interval}
+    for key, text in run_over.items():
+        if text is not None:
+            try:
+                units.parse_duration(text)
+            except units.UnitError as e:
+                raise ScenarioError(f"--{key.replace('_', '-')}: {e}") from None
+    if any(v is not None for v in run_over.values()):
+        overrides["run"] = {k: v for k, v in run_over.items() if v is not None}
+    try:
+        sc = load_scenario(scenario if scenario is not None else DEFAULT_SCENARIO, overrides=overrides or None)
+    except ScenarioError as e:
+        if not overrides:
+            raise
+        given = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in {"seed": seed, **run_over}.items() if v is not None)
+        raise ScenarioError(f"{e}\n(with the command-line overrides {given})", errors=e.errors()) from None
+    from .. import select_variants
+
+    names = select_variants(sc, variant)
+    err = _stderr()
+    if json_out:
+        result = run_scenario(sc, names)
+    else:
+        with Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} variants"),
+            TimeElapsedColumn(), console=err, transient=True,
+        ) as progress:
+            task = progress.add_task(f"{sc.name}", total=len(names))
+
+            def on_variant(name: str, i: int, total: int) -> None:
+                progress.update(task, completed=i, description=f"{sc.name}: {name}")
+
+            result = run_scenario(sc, names, on_variant=on_variant)
+            progress.update(task, completed=len(names))
+    if csv_dir is not None:
+        path = result.to_csv(csv_dir)
+        err.print(f"series written to {escape(str(path))}")
+    if json_out:
+        typer.echo(result.to_json())
+        return
+    out = _stdout()
+    out.print(f"[bold]{escape(sc.name)}[/] ({escape(sc.source)}) - simulated by ztwin; numbers are model outputs, not measurements")
+    for name in names:
+        lines = arcstat_lines(result.variant(name))
+        if lines:
+            ri = sc.variants[name]["run"]["report_interval_ns"] / 1e9
+            out.print(
+                f"\n[bold]ARC, variant {escape(name)}[/] (arcstat-style; each row = the {ri:g} s interval ending at 'time', "
+                "simulated s; rates per second; %: share of ARC accesses; arcsz, c: bytes at interval end)"
+            )
+            for line in lines:
+                out.print(escape(line))
+    title, table = summary_table(result.summary, result.configs)
+    out.print(f"\n[bold]{escape(title)}[/]")
+    out.print(table)
+    phases = phases_table(result.summary)
+    if phases is not None:
+        out.print(phases)
+    for name in names:
+        doc = result.summary["variants"][name]
+        fio_phases = [p for p in doc.get("phases", []) if p.get("type") == "fio"]
+        if not fio_phases:
+            continue
+        ver = sc.variants[name]["workload"].get("fio_version", "?")
+        out.print(f"\n[bold]fio, variant {escape(name)}[/] (fio {escape(ver)} behaviour; simulated, not measured)")
+        for p in fio_phases:
+            out.print(f"[bold]{escape(p['name'])}[/]")
+            for line in fio_lines(p):
+                out.print(escape(line))
+        t = fio_runs_table(name, doc)
+        if t is not None:
+            out.print(t)

@@ -1,0 +1,184 @@
+"""``[machine]`` and ``[devices.*]`` resolved into the core's ``MachineConfig`` and
+``DeviceConfig``: a preset's values under the user's, AWS volume rules (gp2's limits follow
+from its size, gp3's provisioning bounds), rotational disks' seek curves.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .errors import _Err, _get
+from .schema import ROTATIONAL_KEYS, CpuSpec, DeviceSpec, MachineSpec
+from .values import GiB, MiB
+
+
+def gp2_limits(size_bytes: int) -> tuple[float, float]:
+    """AWS gp2 baseline (no burst): (IOPS, bytes/s) for a volume of ``size_bytes``.
+
+    IOPS = clamp(3 per GiB, 100, 16000); throughput 128 MiB/s up to 170 GiB, 250 MiB/s
+    from 334 GiB, and 128 MiB/s between them (250 there only while burst credits last).
+    Source: AWS EBS User Guide, "General Purpose SSD volumes" (gp2).
+    """
+    gib = size_bytes / GiB
+    iops = float(min(max(3 * gib, 100.0), 16000.0))
+    tput = 250 * MiB if gib >= 334 else 128 * MiB
+    return iops, float(tput)
+
+
+def _aws_size(errs: list[_Err], loc: tuple, raw: Any, size: Optional[int], kind: str, required: bool) -> None:
+    if size is None:
+        if required:
+            errs.append(_Err(loc + ("size",), f"{kind} needs a size: AWS sizes volumes in whole GiB, e.g. size = \"1000GiB\"", None, "missing"))
+        return
+    if size % GiB:
+        errs.append(_Err(
+            loc + ("size",),
+            f"AWS sizes {kind} volumes in whole GiB; this is {size / GiB:.2f} GiB "
+            f"(a volume shown as 1000 in the AWS console is \"1000GiB\", 1000GB is 931.32 GiB)",
+            _get(raw, loc + ("size",)), "value_error"))
+    elif not 1 <= size // GiB <= 16384:
+        errs.append(_Err(loc + ("size",), f"{kind} volumes are 1 GiB to 16384 GiB", _get(raw, loc + ("size",))))
+
+
+def _preset_size(spec: DeviceSpec) -> Optional[int]:
+    """The size a device's preset gives, if any."""
+    from ..presets import device_presets
+
+    base = device_presets().get(spec.preset) if spec.preset else None
+    return base.size if base is not None else None
+
+
+def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) -> Optional[dict[str, Any]]:
+    from ..presets import device_presets
+
+    loc = ("devices", name)
+    presets = device_presets()
+    base = presets.get(spec.preset) if spec.preset else None
+    if spec.preset and base is None:
+        errs.append(_Err(loc + ("preset",), f"unknown device preset {spec.preset!r}; known: {', '.join(presets)}", spec.preset))
+        return None
+    values: dict[str, Any] = {}
+    for f in DeviceSpec.model_fields:
+        user = getattr(spec, f)
+        values[f] = user if user is not None else (getattr(base, f) if base is not None else None)
+    kind = spec.preset or "custom"
+    n0 = len(errs)
+    if kind == "aws-gp2":
+        _aws_size(errs, loc, raw, spec.size, "aws-gp2", required=True)
+        for f in ("iops_limit", "throughput_limit"):
+            if spec.__pydantic_fields_set__ & {f}:
+                errs.append(_Err(loc + (f,), f"aws-gp2 {f} follows from the size (3 IOPS/GiB, 100 to 16000; 128 or 250 MiB/s); "
+                                 "use preset aws-gp3 or a custom device to set it", _get(raw, loc + (f,))))
+        if spec.burst:
+            errs.append(_Err(loc + ("burst",), "the gp2 burst bucket is not modelled yet; only burst = false is allowed", True))
+        if len(errs) == n0 and spec.size is not None:
+            values["iops_limit"], values["throughput_limit"] = gp2_limits(spec.size)
+    else:
+        if spec.burst:
+            errs.append(_Err(loc + ("burst",), f"burst applies to preset aws-gp2 only (this device is {kind})", True))
+        if kind == "aws-gp3":
+            _aws_size(errs, loc, raw, spec.size, "aws-gp3", required=False)
+            iops, tput = values["iops_limit"], values["throughput_limit"]
+            if iops == "none" or not 3000 <= iops <= 16000:
+                errs.append(_Err(loc + ("iops_limit",), "aws-gp3 provisions 3000 to 16000 IOPS", _get(raw, loc + ("iops_limit",))))
+            elif spec.size and spec.size % GiB == 0 and iops > 500 * (spec.size // GiB):
+                errs.append(_Err(loc + ("iops_limit",), "aws-gp3 allows at most 500 IOPS per GiB of volume size", _get(raw, loc + ("iops_limit",))))
+            if tput == "none" or not 125 * MiB <= tput <= 1000 * MiB:
+                errs.append(_Err(loc + ("throughput_limit",), "aws-gp3 provisions 125 to 1000 MiB/s", _get(raw, loc + ("throughput_limit",))))
+            elif iops != "none" and tput > iops * 0.25 * MiB:
+                errs.append(_Err(loc + ("throughput_limit",), "aws-gp3 allows at most 0.25 MiB/s per provisioned IOPS", _get(raw, loc + ("throughput_limit",))))
+    required = ("read_latency", "write_latency", "latency_sigma", "transfer_rate", "parallelism")
+    for f in required + ("iops_limit", "throughput_limit"):
+        if values[f] is None and not (kind == "aws-gp2" and f in ("iops_limit", "throughput_limit")):
+            errs.append(_Err(loc + (f,), f"required key missing (no preset gives it{'' if spec.preset else '; or set preset = one of ' + ', '.join(presets)})", None, "missing"))
+    rotational = _resolve_rotational(loc, values, raw, errs)
+    if len(errs) > n0:
+        return None
+    none = lambda v: None if v == "none" else float(v)  # noqa: E731
+    return {
+        "name": name,
+        "kind": kind,
+        "iops_limit": none(values["iops_limit"]),
+        "throughput_limit_bytes_per_sec": none(values["throughput_limit"]),
+        "read_latency_ns": values["read_latency"],
+        "write_latency_ns": values["write_latency"],
+        "latency_sigma": float(values["latency_sigma"]),
+        "transfer_bytes_per_sec": float(values["transfer_rate"]),
+        "parallelism": values["parallelism"],
+        "capacity_bytes": values["size"],
+        "ephemeral": bool(values["ephemeral"]),
+        "rotational": rotational,
+    }
+
+
+def _resolve_rotational(loc: tuple, values: dict[str, Any], raw: dict, errs: list[_Err]) -> Optional[dict[str, Any]]:
+    """The core's ``RotationalConfig`` of a device with ``rpm``, None without; errors appended."""
+    if values["rpm"] is None:
+        for f in ROTATIONAL_KEYS:
+            if values[f] is not None:
+                errs.append(_Err(loc + (f,), "applies to rotational disks only: set rpm too", _get(raw, loc + (f,))))
+        return None
+    n0 = len(errs)
+    for f in ("track_to_track_seek", "average_seek", "full_stroke_seek", "media_rate_outer", "media_rate_inner"):
+        if values[f] is None:
+            errs.append(_Err(loc + (f,), "required key missing for a rotational disk (with rpm)", None, "missing"))
+    if values["parallelism"] not in (None, 1):
+        errs.append(_Err(loc + ("parallelism",), "a rotational disk serves one request at a time: 1", values["parallelism"]))
+    if values["size"] is None:
+        errs.append(_Err(loc + ("size",), "a rotational disk needs its size (seek distances are fractions of it)", None, "missing"))
+    if len(errs) > n0:
+        return None
+    tt, avg, full = values["track_to_track_seek"], values["average_seek"], values["full_stroke_seek"]
+    if not 0 < tt < avg < full:
+        errs.append(_Err(loc + ("average_seek",), "must lie strictly between track_to_track_seek and full_stroke_seek",
+                         _get(raw, loc + ("average_seek",))))
+    elif not tt + (full - tt) / 3 <= avg <= tt + (full - tt) * 11 / 15:
+        lo, hi = f"{(tt + (full - tt) / 3) / 1e6:.3f}ms", f"{(tt + (full - tt) * 11 / 15) / 1e6:.3f}ms"
+        errs.append(_Err(loc + ("average_seek",), f"gives no seek curve that grows with distance: it must be from {lo} "
+                         f"to {hi} with these track-to-track and full-stroke seeks", _get(raw, loc + ("average_seek",))))
+    outer, inner = values["media_rate_outer"], values["media_rate_inner"]
+    if not outer / 10 <= inner <= outer:
+        errs.append(_Err(loc + ("media_rate_inner",), "must be at most media_rate_outer and at least a tenth of it", _get(raw, loc + ("media_rate_inner",))))
+    if len(errs) > n0:
+        return None
+    return {
+        "rpm": values["rpm"],
+        "track_to_track_seek_ns": tt,
+        "average_seek_ns": avg,
+        "full_stroke_seek_ns": full,
+        "write_settle_ns": values["write_settle"] or 0,
+        "outer_rate_bytes_per_sec": float(outer),
+        "inner_rate_bytes_per_sec": float(inner),
+        "readahead_bytes": values["readahead"] or 0,
+    }
+
+
+def _resolve_machine(spec: MachineSpec, errs: list[_Err]) -> Optional[dict[str, Any]]:
+    from ..presets import machine_presets
+
+    presets = machine_presets()
+    base = presets.get(spec.preset) if spec.preset else None
+    if spec.preset and base is None:
+        errs.append(_Err(("machine", "preset"), f"unknown machine preset {spec.preset!r}; known: {', '.join(presets)}", spec.preset))
+        return None
+    hint = "" if spec.preset else f"; or set preset = one of {', '.join(presets)}"
+    n0 = len(errs)
+
+    def pick(obj: Any, bobj: Any, f: str, loc: tuple) -> Any:
+        v = getattr(obj, f) if obj is not None else None
+        if v is None and bobj is not None:
+            v = getattr(bobj, f)
+        if v is None:
+            errs.append(_Err(loc, f"required key missing (no preset gives it{hint})", None, "missing"))
+        return v
+
+    vcpus = pick(spec, base, "vcpus", ("machine", "vcpus"))
+    ram = pick(spec, base, "ram", ("machine", "ram"))
+    cpu = {f: pick(spec.cpu, base.cpu if base else None, f, ("machine", "cpu", f)) for f in CpuSpec.model_fields}
+    if len(errs) > n0:
+        return None
+    if ram < 64 * MiB:
+        errs.append(_Err(("machine", "ram"), "must be at least 64 MiB", ram))
+        return None
+    cpu["speed"] = float(cpu["speed"])
+    return {"name": spec.name or spec.preset or "custom", "vcpus": vcpus, "ram_bytes": ram, "cpu": cpu}

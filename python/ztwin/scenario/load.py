@@ -1,0 +1,141 @@
+"""Reading scenarios and the public entry points.
+
+:func:`load_scenario` reads and validates a file (or a dict) and resolves every variant;
+:func:`resolve` returns the resolved variants, one dict per variant with exactly the keys
+of the core's ``VariantConfig``. A file must be UTF-8 TOML. Every variant is the base
+with its overrides merged in (:mod:`.merge`), validated (:mod:`.schema`) and resolved
+(:mod:`.resolution`); an error of the base is reported once, naming the variants it
+occurs in when not all; an error of a value a variant set is reported under
+``variants.NAME``. Without ``[variants]`` there is one variant, named ``base``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from pydantic import ValidationError
+
+from ..exceptions import ScenarioError
+from .errors import _Err, _pydantic_errors, _raise
+from .merge import _merge, _set_by_variant
+from .resolution import _resolve_variant
+from .schema import _VARIANT_KEYS, VariantSpec
+
+DEFAULT_SCENARIO = Path(__file__).parent.parent / "scenarios" / "default.toml"
+
+
+@dataclass
+class Scenario:
+    """A validated scenario: its name, where it came from, and every variant resolved."""
+
+    name: str
+    source: str
+    description: str
+    raw: dict[str, Any]
+    variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def variant_names(self) -> list[str]:
+        return list(self.variants)
+
+    def to_json(self) -> str:
+        """The resolved variants as one JSON document ``{variant: VariantConfig}``."""
+        return json.dumps(self.variants, indent=2)
+
+
+def _validate(raw: dict[str, Any], source: str, overrides: Optional[dict[str, Any]] = None, base_dir: Optional[Path] = None) -> Scenario:
+    if not isinstance(raw, dict):
+        _raise(source, [_Err((), "a scenario is a table (dict) of keys", raw, "dict_type")])
+    raw = copy.deepcopy(raw)
+    base_dir = base_dir if base_dir is not None else Path.cwd()
+    errs: list[_Err] = []
+    variants_raw = raw.pop("variants", None)
+    if variants_raw is None:
+        variants_raw = {}
+    if not isinstance(variants_raw, dict):
+        errs.append(_Err(("variants",), "must be a table of [variants.NAME] tables", variants_raw, "dict_type"))
+        variants_raw = {}
+    for vname, over in variants_raw.items():
+        if not isinstance(over, dict):
+            errs.append(_Err(("variants", vname), "must be a table of overrides", over, "dict_type"))
+        else:
+            for k in over:
+                if k not in _VARIANT_KEYS:
+                    errs.append(_Err(("variants", vname, k), f"unknown key {k!r}; a variant overrides: {', '.join(sorted(_VARIANT_KEYS))}", over[k], "extra_forbidden"))
+    if errs:
+        _raise(source, errs)
+    todo = variants_raw or {"base": {}}
+    name = raw.get("name") if isinstance(raw.get("name"), str) else "?"
+    # loc/msg -> variants in which the base-attributed error occurs
+    base_errs: dict[tuple, tuple[_Err, list[str]]] = {}
+    var_errs: list[_Err] = []
+    resolved: dict[str, dict] = {}
+    for vname, over in todo.items():
+        replaced: set = set()
+        merged = _merge(raw, over, (), replaced)
+        if overrides:
+            merged = _merge(merged, overrides, (), set())
+        try:
+            spec = VariantSpec.model_validate(merged)
+        except ValidationError as e:
+            found = _pydantic_errors(e)
+        else:
+            out, found = _resolve_variant(name, vname, spec, merged, base_dir)
+            if out is not None:
+                resolved[vname] = out
+        for e in found:
+            if variants_raw and _set_by_variant(raw, over, replaced, e.loc):
+                var_errs.append(_Err(("variants", vname) + e.loc, e.msg, e.input, e.type))
+            else:
+                key = (e.loc, e.msg)
+                base_errs.setdefault(key, (e, []))[1].append(vname)
+    errs = []
+    for e, where in base_errs.values():
+        if variants_raw and len(where) < len(todo):
+            e = _Err(e.loc, f"{e.msg} (in variant{'s' if len(where) > 1 else ''} {', '.join(where)})", e.input, e.type)
+        errs.append(e)
+    errs += var_errs
+    if errs:
+        _raise(source, errs)
+    return Scenario(name=name, source=source, description=raw.get("description", ""), raw=raw | {"variants": variants_raw}, variants=resolved)
+
+
+def load_scenario(src: Union[str, Path, dict[str, Any], None] = None, *, overrides: Optional[dict[str, Any]] = None) -> Scenario:
+    """Reads, validates and resolves a scenario: a TOML file path, a dict, or None (the default).
+
+    ``overrides`` is a table merged into every variant last (the CLI's ``--seed`` and
+    ``--duration`` use it). Raises :class:`~ztwin.exceptions.ScenarioError` listing every
+    problem found.
+    """
+    if src is None:
+        src = DEFAULT_SCENARIO
+    if isinstance(src, dict):
+        return _validate(src, "<dict>", overrides)
+    path = Path(src)
+    source = str(src)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"scenario file {source} does not exist", errors=[{"loc": (), "loc_str": "", "msg": "file not found", "input": source, "type": "file_not_found"}]) from None
+    except OSError as e:
+        raise ScenarioError(f"cannot read scenario file {source}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        msg = f"not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}); TOML files are UTF-8"
+        raise ScenarioError(f"scenario {source} is {msg}", errors=[{"loc": (), "loc_str": "", "msg": msg, "input": None, "type": "encoding"}]) from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"scenario {source} is not valid TOML: {e}", errors=[{"loc": (), "loc_str": "", "msg": f"not valid TOML: {e}", "input": None, "type": "toml"}]) from None
+    return _validate(raw, source, overrides, path.resolve().parent)
+
+
+def resolve(scenario: Union[Scenario, str, Path, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The resolved variants ``{variant name: VariantConfig dict}`` of a scenario."""
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario)
+    return copy.deepcopy(scenario.variants)
