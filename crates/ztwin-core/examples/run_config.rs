@@ -24,7 +24,8 @@ fn main() {
     });
     let mut failed = false;
     for path in &args {
-        let name = std::path::Path::new(path).file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
+        let name =
+            std::path::Path::new(path).file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) => {

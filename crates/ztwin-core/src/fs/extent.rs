@@ -7,11 +7,23 @@
 //! between the buffer pool and the device caches data (bcache, below the filesystem,
 //! may: `cache::bcache`).
 //!
+//! As a layer ([`ExtentLayer`], the interface the ZFS layer has too): a read issues its
+//! device reads and waits for them; with bcache below, the reads bcache splits it into
+//! (cache device for what it holds, backing device for the rest) and, when the backing
+//! read completes, the write of the missed data to the cache device
+//! (`cached_dev_read_done()` -> `bch_data_insert()`), which competes with reads on the
+//! cache device's queue. A write is one O_DIRECT device write (through bcache if present).
+//!
 //! Simplifications: 1. the extent map is always in memory (true for a handful of large,
 //! preallocated .ibd files); 2. innodb_flush_method=fsync (buffered I/O through the page
 //! cache) is not modelled yet and is rejected by the driver; 3. the table files lie one
 //! after the other on the device, each contiguous (what a fresh filesystem gives files
 //! written one at a time; only bcache's sequential detection sees device offsets).
+
+use crate::cache::bcache::{Bcache, Target};
+use crate::dev::device::{Device, Op};
+use crate::fs::ReadStep;
+use crate::sim::time::Nanos;
 
 /// An extent-mapped filesystem on one device.
 #[derive(Debug, Clone)]
@@ -43,6 +55,118 @@ impl ExtentFs {
     /// Device offset of byte `offset` of table file `file` (simplification 3).
     pub fn device_offset(&self, file: u32, offset: u64) -> u64 {
         u64::from(file) * self.file_size + offset
+    }
+}
+
+/// XFS or ext4 on its device, with bcache between them if present.
+pub struct ExtentLayer {
+    /// The filesystem's block mapping.
+    pub fs: ExtentFs,
+    /// bcache and its cache device (an index of the run's devices), if any.
+    pub bcache: Option<(Box<Bcache>, usize)>,
+    /// CPU of issuing a device I/O and its interrupt, simulated ns.
+    pub device_io: Nanos,
+}
+
+/// One read request: bytes [offset, offset + len) of file `file`.
+#[derive(Debug, Clone, Copy)]
+pub struct ExtentRead {
+    file: u32,
+    offset: u64,
+    len: u32,
+    /// The device reads are issued; the next step completes the read.
+    issued: bool,
+    /// bcache: the device range of a read miss to write to the cache when the read
+    /// completes (`insert_len` 0 = none).
+    insert_offset: u64,
+    insert_len: u32,
+}
+
+impl ExtentRead {
+    /// No read (a placeholder for a request that has none yet).
+    pub const IDLE: ExtentRead =
+        ExtentRead { file: 0, offset: 0, len: 0, issued: false, insert_offset: 0, insert_len: 0 };
+}
+
+impl ExtentLayer {
+    /// A read of bytes [offset, offset + len) of file `file`.
+    pub fn start_read(&self, file: u32, offset: u64, len: u32) -> ExtentRead {
+        ExtentRead { file, offset, len, ..ExtentRead::IDLE }
+    }
+
+    /// Steps read `r` of bcache task `task` at `now`: issues its device reads and waits
+    /// for them, then (bcache) writes a miss's data to the cache device; the CPU of its
+    /// I/Os is added to `cpu`.
+    pub fn read(
+        &mut self,
+        task: usize,
+        r: &mut ExtentRead,
+        now: Nanos,
+        cpu: &mut Nanos,
+        devices: &mut [Device],
+    ) -> ReadStep {
+        let ExtentLayer { fs, bcache, device_io } = self;
+        if !r.issued {
+            r.issued = true;
+            let (start, bytes) = fs.read_range(r.offset, r.len);
+            let done = match bcache {
+                None => {
+                    *cpu += *device_io;
+                    devices[fs.device].submit(now, Op::Read, bytes)
+                }
+                Some((b, cache)) => {
+                    let (backing, cache) = (fs.device, *cache);
+                    let res = b.read(task, fs.device_offset(r.file, start), bytes, now, |t, op, n| {
+                        devices[if t == Target::Cache { cache } else { backing }].submit(now, op, n)
+                    });
+                    *cpu += *device_io * u64::from(res.ios);
+                    (r.insert_offset, r.insert_len) = res.insert.unwrap_or((0, 0));
+                    res.done
+                }
+            };
+            return ReadStep::WaitUntil(done);
+        }
+        if r.insert_len != 0 {
+            let Some((b, cache)) = bcache else { unreachable!("an insert only with bcache") };
+            let (backing, cache) = (fs.device, *cache);
+            let res = b.insert(task, r.insert_offset, r.insert_len, now, |t, op, n| {
+                devices[if t == Target::Cache { cache } else { backing }].submit(now, op, n)
+            });
+            *cpu += *device_io * u64::from(res.ios);
+            r.insert_len = 0;
+        }
+        ReadStep::Done
+    }
+
+    /// An O_DIRECT write of bytes [offset, offset + len) of file `file` by bcache task
+    /// `task`: returns when it completes; the CPU of its I/Os is added to `cpu`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write(
+        &mut self,
+        task: usize,
+        file: u32,
+        offset: u64,
+        len: u32,
+        now: Nanos,
+        cpu: &mut Nanos,
+        devices: &mut [Device],
+    ) -> Nanos {
+        let ExtentLayer { fs, bcache, device_io } = self;
+        let (start, bytes) = fs.read_range(offset, len);
+        match bcache {
+            None => {
+                *cpu += *device_io;
+                devices[fs.device].submit(now, Op::Write, bytes)
+            }
+            Some((b, cache)) => {
+                let (backing, cache) = (fs.device, *cache);
+                let res = b.write(task, fs.device_offset(file, start), bytes, false, now, |t, op, n| {
+                    devices[if t == Target::Cache { cache } else { backing }].submit(now, op, n)
+                });
+                *cpu += *device_io * u64::from(res.ios);
+                res.done
+            }
+        }
     }
 }
 

@@ -1,3 +1,17 @@
-//! Filesystems: OpenZFS and the extent-mapped baselines (XFS, ext4).
+//! Filesystems: OpenZFS and the extent-mapped baselines (XFS, ext4), each a layer the
+//! driver calls with the same shape: start a read, step it until it waits or is done
+//! ([`ReadStep`]).
 pub mod extent;
 pub mod zfs;
+
+use crate::sim::time::Nanos;
+
+/// What a read step of a filesystem layer ends with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadStep {
+    /// The read waits until this time (a device read, a block another reader is reading,
+    /// the chunk's data reads); step it again then.
+    WaitUntil(Nanos),
+    /// The data is in the caller's buffer (for ZFS: its dbufs are released).
+    Done,
+}

@@ -186,7 +186,7 @@ impl<'a> Sim<'a> {
                         Some((Box::new(cache), cache_device))
                     }
                 };
-                Fs::Extent { fs, bcache }
+                Fs::Extent(Box::new(ExtentLayer { fs, bcache, device_io: costs.device_io }))
             }
         };
         let fs_has_cache = matches!(&fs, Fs::Zfs(z) if z.cache_device.is_some());
@@ -201,9 +201,7 @@ impl<'a> Sim<'a> {
             page: 0,
             read_offset: 0,
             read_len: 0,
-            zread: ZfsRead::IDLE,
-            insert_offset: 0,
-            insert_len: 0,
+            read: FileRead::Extent(ExtentRead::IDLE),
             cpu_pending: 0,
             next_ready: false,
             started: 0,
@@ -216,13 +214,14 @@ impl<'a> Sim<'a> {
             rmw: false,
         };
         let writes = match (&fs, &cfg.filesystem) {
-            (Fs::Zfs(zfs), FsConfig::Zfs(z)) => {
-                Some(Box::new(zfs_write::WritePath::new(cfg, z, &zfs.pool)))
-            }
+            (Fs::Zfs(zfs), FsConfig::Zfs(z)) => Some(Box::new(zfs_write::WritePath::new(cfg, z, &zfs.pool))),
             _ => None,
         };
         if threads > events::MAX_CLIENTS {
-            return Err(Error::config("workload", format!("{threads} clients; at most {}", events::MAX_CLIENTS)));
+            return Err(Error::config(
+                "workload",
+                format!("{threads} clients; at most {}", events::MAX_CLIENTS),
+            ));
         }
         let mut queue = Schedule::with_capacity(threads + 3);
         // The l2arc_feed_thread first wakes after l2arc_feed_secs.

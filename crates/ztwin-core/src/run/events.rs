@@ -127,7 +127,14 @@ mod tests {
 
     #[test]
     fn events_round_trip_through_their_encoding() {
-        for e in [Event::Client(0), Event::Client(MAX_CLIENTS - 1), Event::Prefetch(0), Event::Prefetch(7), Event::L2arcFeed, Event::TxgSync] {
+        for e in [
+            Event::Client(0),
+            Event::Client(MAX_CLIENTS - 1),
+            Event::Prefetch(0),
+            Event::Prefetch(7),
+            Event::L2arcFeed,
+            Event::TxgSync,
+        ] {
             assert_eq!(Event::decode(e.encode()), e);
         }
     }

@@ -7,11 +7,11 @@
 //!
 //! ```text
 //!  Start ─► NextPage ─┬─ BP hit ─────────────────────────────────────► NextPage (next page)
-//!                     └─ BP miss ─► ReadStart (CPU so far runs) ─┬─ XFS/ext4: device read ─► PageDone
-//!                                     (with bcache: cache and/or backing reads; a miss's data is
-//!                                      written to the cache device at PageDone)
-//!                                                                └─ ZFS: ZfsRead, stepped by the
-//!                                     ZFS layer (fs::zfs::layer) until it waits or is done ─► NextPage
+//!                     └─ BP miss ─► ReadStart (CPU so far runs) ─► FileRead: the filesystem
+//!                        layer steps the read until it waits or is done ─► NextPage
+//!                          ZFS (fs::zfs::layer): the walk down the block-pointer tree
+//!                          XFS/ext4 (fs::extent): one device read (with bcache: cache and/or
+//!                          backing reads, and a miss's data written to the cache device)
 //!  ... last page of the last lookup ─► Finish (CPU runs, latency recorded) ─► Start
 //! ```
 //!
@@ -34,7 +34,7 @@ use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
 
 use crate::cache::arc::{Arc, ArcParams, ArcStats, ReadFlags};
-use crate::cache::bcache::{Bcache, BcacheParams, BcacheStats, Target};
+use crate::cache::bcache::{Bcache, BcacheParams, BcacheStats};
 use crate::cache::l2arc::{L2arcConfig, L2arcDeviceConfig, L2arcParams};
 use crate::config::{
     CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, PhaseConfig, VariantConfig, WorkloadConfig,
@@ -45,13 +45,13 @@ use crate::db::innodb::buffer_pool::{BufferPool, PageKey};
 use crate::dev::cpu::Cpus;
 use crate::dev::device::{Device, DeviceCounters, Op};
 use crate::error::{Error, Result};
-use crate::fs::extent::ExtentFs;
+use crate::fs::extent::{ExtentFs, ExtentLayer, ExtentRead};
 use crate::fs::zfs::compression::CompressionModel;
 use crate::fs::zfs::dbuf::DbufLayer;
 use crate::fs::zfs::geometry::FileGeometry;
+use crate::fs::zfs::layer::{ReadStep, Zfs, ZfsCosts, ZfsRead};
 use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
-use crate::fs::zfs::layer::{ReadStep, Zfs, ZfsCosts, ZfsRead};
 use crate::fs::zfs::zfetch::{Zfetch, ZfetchStats};
 use crate::sim::small_map::SmallMap;
 use crate::sim::time::{Nanos, SEC};
@@ -66,10 +66,8 @@ enum State {
     NextPage,
     /// A buffer-pool miss: run the CPU work so far, then start the file read.
     ReadStart,
-    /// In the ZFS layer's read path (`Client::zread`).
-    ZfsRead,
-    /// The page's device read (XFS/ext4) completed.
-    PageDone,
+    /// In the filesystem layer's read path (`Client::read`).
+    FileRead,
     /// A write request: after its system call's CPU, the filesystem's write path.
     WriteStart,
     /// ZFS: the tx of the record `w_rec` is assigned (throttle).
@@ -114,12 +112,8 @@ struct Client {
     /// The file read in progress: bytes [read_offset, read_offset + read_len) of table `space`.
     read_offset: u64,
     read_len: u32,
-    /// ZFS: the read in the layer's read path.
-    zread: ZfsRead,
-    /// bcache: the device range of a read miss to write to the cache when the read
-    /// completes (`insert_len` 0 = none).
-    insert_offset: u64,
-    insert_len: u32,
+    /// The read in the filesystem layer's read path.
+    read: FileRead,
     cpu_pending: Nanos,
     /// `next_stmts` holds this client's next statement.
     next_ready: bool,
@@ -152,16 +146,18 @@ struct Costs {
 }
 
 /// The filesystem under the database or fio: a layer the driver calls.
-// One per run: the size difference between the variants costs nothing.
-#[allow(clippy::large_enum_variant)]
 enum Fs {
     /// A ZFS dataset and everything under it (ARC, L2ARC, dbufs, pool, prefetcher).
     Zfs(Box<Zfs>),
-    Extent {
-        fs: ExtentFs,
-        /// bcache between the filesystem and its device, if any, and its cache device.
-        bcache: Option<(Box<Bcache>, usize)>,
-    },
+    /// XFS or ext4, with bcache below it if configured.
+    Extent(Box<ExtentLayer>),
+}
+
+/// A client's read in its filesystem layer.
+#[derive(Debug, Clone, Copy)]
+enum FileRead {
+    Zfs(ZfsRead),
+    Extent(ExtentRead),
 }
 
 /// The database above the filesystem: InnoDB's buffer pool and the tables' page layout.
@@ -281,7 +277,6 @@ enum Flow {
 
 mod build;
 mod events;
-mod extent_path;
 mod fio;
 mod phases;
 mod report;

@@ -44,7 +44,8 @@ impl Sim<'_> {
             d.bp = BufferPool::new(db);
         }
         let mut ready = self.clock;
-        if let Fs::Extent { bcache: Some((b, d)), .. } = &mut self.fs {
+        if let Fs::Extent(x) = &mut self.fs {
+            let Some((b, d)) = &mut x.bcache else { return Ok((ready, None)) };
             let r = b.restart(vm_moved && self.cfg.devices[*d].ephemeral);
             let reads = r.btree_read_bytes.div_ceil(u64::from(r.node_bytes));
             for _ in 0..reads {
@@ -197,7 +198,7 @@ impl Sim<'_> {
     pub(super) fn arc_with_cache_device(&self) -> Option<&Arc> {
         match &self.fs {
             Fs::Zfs(z) if z.cache_device.is_some() => Some(&z.arc),
-            Fs::Zfs(_) | Fs::Extent { .. } => None,
+            Fs::Zfs(_) | Fs::Extent(_) => None,
         }
     }
 
@@ -450,7 +451,7 @@ impl Sim<'_> {
             "page_lookups": self.bp_requests,
             "block_lookups": match &self.fs {
                 Fs::Zfs(z) => z.counters().block_lookups,
-                Fs::Extent { .. } => 0,
+                Fs::Extent(_) => 0,
             },
             "device_ios": self.devices.iter().map(|d| d.counters().reads + d.counters().writes).sum::<u64>(),
             "simulated_s": secs(end),

@@ -17,15 +17,15 @@ impl Sim<'_> {
             devices: self.devices.iter().map(|d| d.counters_at(time)).collect(),
             arc: match &self.fs {
                 Fs::Zfs(z) => Some(z.arc.stats()),
-                Fs::Extent { .. } => None,
+                Fs::Extent(_) => None,
             },
             bcache: match &self.fs {
-                Fs::Extent { bcache: Some((b, _)), .. } => Some(b.stats()),
-                _ => None,
+                Fs::Extent(x) => x.bcache.as_ref().map(|(b, _)| b.stats()),
+                Fs::Zfs(_) => None,
             },
             zfetch: match &self.fs {
                 Fs::Zfs(z) => Some(z.zfetch.stats()),
-                Fs::Extent { .. } => None,
+                Fs::Extent(_) => None,
             },
         }
     }
@@ -204,10 +204,10 @@ impl Sim<'_> {
     /// cached now; then the stats_total counters by their sysfs names and the share of
     /// reads each device served.
     pub(super) fn bcache_window(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
-        let (Fs::Extent { bcache: Some((c, _)), .. }, Some(x), Some(y)) = (&self.fs, &a.bcache, &b.bcache)
-        else {
+        let (Fs::Extent(ext), Some(x), Some(y)) = (&self.fs, &a.bcache, &b.bcache) else {
             return None;
         };
+        let (c, _) = ext.bcache.as_ref()?;
         let mut m = Map::new();
         macro_rules! counters {
             ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(y.$f - x.$f)); )* };

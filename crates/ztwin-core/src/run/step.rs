@@ -158,19 +158,14 @@ impl Sim<'_> {
                     if self.run_pending_cpu(i, c, now) {
                         break;
                     }
-                    match &self.fs {
-                        Fs::Extent { .. } => {
-                            self.extent_read_start(i, c, now);
-                            break;
-                        }
-                        Fs::Zfs(z) => {
-                            c.zread = z.start_read(c.space + 1, c.read_offset, c.read_len);
-                            c.state = State::ZfsRead;
-                        }
-                    }
+                    c.read = match &self.fs {
+                        Fs::Zfs(z) => FileRead::Zfs(z.start_read(c.space + 1, c.read_offset, c.read_len)),
+                        Fs::Extent(x) => FileRead::Extent(x.start_read(c.space, c.read_offset, c.read_len)),
+                    };
+                    c.state = State::FileRead;
                 }
-                State::ZfsRead => {
-                    if self.zfs_read(i, c, now) == Flow::Wait {
+                State::FileRead => {
+                    if self.file_read(i, c, now) == Flow::Wait {
                         break;
                     }
                 }
@@ -192,10 +187,6 @@ impl Sim<'_> {
                 State::WriteDone => {
                     self.fio_done(i, c, now);
                     c.state = State::Start;
-                }
-                State::PageDone => {
-                    self.extent_read_done(i, c, now);
-                    self.page_read_done(i, c, now);
                 }
                 State::Finish => {
                     if c.cpu_pending != 0 && !c.next_ready {
@@ -223,15 +214,25 @@ impl Sim<'_> {
         }
     }
 
-    /// The client's read in the ZFS layer: step it until it waits (the client resumes
-    /// then) or is done (the page is in memory). Prefetch reads the step started are
-    /// scheduled before the client's own wake-up.
-    fn zfs_read(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
-        let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { unreachable!("ZfsRead only on ZFS") };
-        let step = z.read(i, &mut c.zread, now, &mut c.cpu_pending, devices);
-        for (t, k) in z.take_wakeups() {
-            queue.at(t, Event::Prefetch(k));
-        }
+    /// The client's read in its filesystem layer: step it until it waits (the client
+    /// resumes then) or is done (the page is in memory). Prefetch reads the step started
+    /// are scheduled before the client's own wake-up.
+    fn file_read(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        let task = self.bcache_task(i);
+        let Sim { fs, devices, queue, .. } = self;
+        let step = match (fs, &mut c.read) {
+            (Fs::Zfs(z), FileRead::Zfs(r)) => {
+                let step = z.read(i, r, now, &mut c.cpu_pending, devices);
+                for (t, k) in z.take_wakeups() {
+                    queue.at(t, Event::Prefetch(k));
+                }
+                step
+            }
+            (Fs::Extent(x), FileRead::Extent(r)) => x.read(task, r, now, &mut c.cpu_pending, devices),
+            (Fs::Zfs(_), FileRead::Extent(_)) | (Fs::Extent(_), FileRead::Zfs(_)) => {
+                unreachable!("a read belongs to the run's filesystem")
+            }
+        };
         match step {
             ReadStep::WaitUntil(t) => {
                 queue.at(t, Event::Client(i));
@@ -249,6 +250,15 @@ impl Sim<'_> {
     pub(super) fn zfs_prefetch_read(&self, c: &Client) {
         if let Fs::Zfs(z) = &self.fs {
             z.prefetch_read(c.space + 1, c.read_offset, c.read_len);
+        }
+    }
+
+    /// bcache's task (`current`) for client `i`'s request: its thread, or in a `cat` phase
+    /// the cat process (the last task).
+    fn bcache_task(&self, i: usize) -> usize {
+        match self.mode {
+            Mode::Cat { .. } => self.nclients,
+            Mode::Workload { .. } | Mode::Fio => i,
         }
     }
 

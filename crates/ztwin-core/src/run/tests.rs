@@ -239,7 +239,7 @@ fn compressed_arc_hits_pay_decompression_uncompressed_arc_hits_do_not() {
     let run = |c: &VariantConfig| {
         let sim = simulate(c);
         let Fs::Zfs(z) = &sim.fs else { unreachable!() };
-            let arc = &z.arc;
+        let arc = &z.arc;
         let busy = sim.cpus.busy_ns_at(c.run.warmup_ns + c.run.duration_ns);
         (arc.stats(), busy as f64 / sim.statements as f64, sim.statements as f64, sim.costs)
     };

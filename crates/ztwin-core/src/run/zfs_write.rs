@@ -148,24 +148,9 @@ impl Sim<'_> {
         }
         let task = i;
         match &mut self.fs {
-            Fs::Extent { fs, bcache } => {
-                let (start, bytes) = fs.read_range(c.w_offset, c.w_len);
-                let done = match bcache {
-                    None => {
-                        c.cpu_pending += self.costs.device_io;
-                        self.devices[fs.device].submit(now, Op::Write, bytes)
-                    }
-                    Some((b, cache)) => {
-                        let (backing, cache) = (fs.device, *cache);
-                        let devices = &mut self.devices;
-                        let r =
-                            b.write(task, fs.device_offset(c.space, start), bytes, false, now, |t, op, n| {
-                                devices[if t == Target::Cache { cache } else { backing }].submit(now, op, n)
-                            });
-                        c.cpu_pending += self.costs.device_io * u64::from(r.ios);
-                        r.done
-                    }
-                };
+            Fs::Extent(x) => {
+                let done =
+                    x.write(task, c.space, c.w_offset, c.w_len, now, &mut c.cpu_pending, &mut self.devices);
                 c.state = State::WriteDone;
                 self.queue.at(done, Event::Client(i));
                 Flow::Wait
@@ -220,8 +205,8 @@ impl Sim<'_> {
             c.rmw = true;
             c.read_offset = rec_start;
             c.read_len = rs as u32;
-            c.zread = ZfsRead::rmw(layout, object, c.w_rec, now);
-            c.state = State::ZfsRead;
+            c.read = FileRead::Zfs(ZfsRead::rmw(layout, object, c.w_rec, now));
+            c.state = State::FileRead;
             return Flow::Next;
         }
         c.rmw = false;
@@ -376,7 +361,7 @@ impl Sim<'_> {
             // vdev_uberblock_sync: every leaf's four labels, once the txg's blocks are on disk.
             let sector = match &self.fs {
                 Fs::Zfs(z) => z.layout.compression.sector_size(),
-                Fs::Extent { .. } => 512,
+                Fs::Extent(_) => 512,
             };
             let ub = sector.max(1024);
             let mut end = now;

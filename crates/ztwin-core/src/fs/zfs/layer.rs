@@ -38,6 +38,7 @@ use crate::fs::zfs::dbuf::DbufLayer;
 use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
 use crate::fs::zfs::zfetch::{Pending, Request, Zfetch};
+pub use crate::fs::ReadStep;
 use crate::sim::small_map::SmallMap;
 use crate::sim::time::Nanos;
 
@@ -147,16 +148,6 @@ impl ZfsRead {
             data_done: now,
         }
     }
-}
-
-/// What a read step ends with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReadStep {
-    /// The read waits until this time (a device read, a block another reader is reading,
-    /// the chunk's data reads); step it again then.
-    WaitUntil(Nanos),
-    /// The data is in the caller's buffer and the dbufs are released.
-    Done,
 }
 
 /// What a step does next within the layer.
@@ -273,7 +264,11 @@ impl Zfs {
         self.zfetch.prefetch_streams(object);
         let (first, _) = self.layout.records(object, offset, len);
         for level in 0..self.layout.nlevels(object) {
-            self.arc.prefetch(BlockKey::new(object, level, self.layout.geometry(object).ancestor(first, level)));
+            self.arc.prefetch(BlockKey::new(
+                object,
+                level,
+                self.layout.geometry(object).ancestor(first, level),
+            ));
         }
     }
 
@@ -385,7 +380,14 @@ impl Zfs {
     }
 
     /// One level of the walk: dbuf_create and arc_read of the block; a miss goes to a device.
-    fn walk(&mut self, slot: usize, r: &mut ZfsRead, now: Nanos, cpu: &mut Nanos, devices: &mut [Device]) -> Flow {
+    fn walk(
+        &mut self,
+        slot: usize,
+        r: &mut ZfsRead,
+        now: Nanos,
+        cpu: &mut Nanos,
+        devices: &mut [Device],
+    ) -> Flow {
         let Zfs { arc, dbufs, cache_device, layout, pool, data_flags, meta_flags, costs, iohits, .. } = self;
         let object = r.object;
         let (key, info) = layout.block(object, r.rec, r.level);
@@ -430,8 +432,11 @@ impl Zfs {
         // into the new dbuf's buffer with compressed ARC, or by the read zio before the ARC
         // keeps it without. With compressed ARC a hit decompresses again (arc_buf_fill);
         // without, the ARC's uncompressed buffer is shared or copied (arc_buf_alloc_impl).
-        let decompress =
-            if info.psize < info.lsize { (info.lsize as f64 * costs.decompress_ns_per_byte) as Nanos } else { 0 };
+        let decompress = if info.psize < info.lsize {
+            (info.lsize as f64 * costs.decompress_ns_per_byte) as Nanos
+        } else {
+            0
+        };
         let hit_decompress = if costs.compressed_arc { decompress } else { 0 };
         if let Some(done) = self.block_inflight.get(key.0) {
             // Only a prefetch (which creates no dbuf) can be reading a block without a

@@ -55,7 +55,14 @@ pub struct PrefetchRead {
 
 impl Zfs {
     /// dmu_zfetch_run for a chunk whose demand reads are issued, and the prefetch reads.
-    pub(super) fn zfetch_run(&mut self, pending: Pending, missed: bool, object: u32, now: Nanos, devices: &mut [Device]) {
+    pub(super) fn zfetch_run(
+        &mut self,
+        pending: Pending,
+        missed: bool,
+        object: u32,
+        now: Nanos,
+        devices: &mut [Device],
+    ) {
         if let Some(pf) = self.zfetch.run(pending, missed, now) {
             self.issue_prefetch(pf, object, now, devices);
         }
@@ -81,7 +88,15 @@ impl Zfs {
     }
 
     /// Starts the prefetch of one block; false if nothing is issued.
-    fn prefetch_block(&mut self, object: u32, level: u8, blkid: u64, stream: StreamId, now: Nanos, devices: &mut [Device]) -> bool {
+    fn prefetch_block(
+        &mut self,
+        object: u32,
+        level: u8,
+        blkid: u64,
+        stream: StreamId,
+        now: Nanos,
+        devices: &mut [Device],
+    ) -> bool {
         let Zfs { dbufs, layout, zfetch, .. } = self;
         let nlevels = layout.nlevels(object);
         let epbs = layout.geometry(object).fanout().trailing_zeros();
@@ -119,7 +134,13 @@ impl Zfs {
     /// Reads prefetch `k`'s current block and goes down the chain while blocks are
     /// available at once; stops at a device read (or a read in progress) or when done.
     /// `first`: the current block and its sizes, if the caller has them.
-    fn prefetch_step(&mut self, k: u32, mut first: Option<(BlockKey, BlockInfo)>, now: Nanos, devices: &mut [Device]) {
+    fn prefetch_step(
+        &mut self,
+        k: u32,
+        mut first: Option<(BlockKey, BlockInfo)>,
+        now: Nanos,
+        devices: &mut [Device],
+    ) {
         let Zfs { arc, dbufs, cache_device, layout, pool, data_flags, meta_flags, zfetch, costs, .. } = self;
         let mut op = self.prefetches[k as usize];
         let epbs = layout.geometry(op.object).fanout().trailing_zeros();
