@@ -57,8 +57,8 @@ pub use workload::{
     SysbenchWorkload, WorkloadConfig,
 };
 pub use zfs::{
-    ArcTunables, CacheProperty, Compression, MirrorReadPolicy, MirrorVdev, PoolTunables, TxgTunables,
-    VdevConfig, ZfetchTunables, ZfsConfig, ZfsRelease,
+    ArcTunables, CacheProperty, Compression, L2arcTunables, MirrorReadPolicy, MirrorVdev, PoolTunables,
+    TxgTunables, VdevConfig, ZfetchTunables, ZfsConfig, ZfsRelease,
 };
 pub use zfs_features::ZfsFeatures;
 

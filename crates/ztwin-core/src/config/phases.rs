@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cache::l2arc::L2arcTunables;
+use super::L2arcTunables;
 
 /// One phase of a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
