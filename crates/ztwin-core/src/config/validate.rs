@@ -6,8 +6,16 @@ use super::{
     PhaseConfig, SysbenchDataset, SysbenchWorkload, VariantConfig, VdevConfig, WorkloadConfig, ZfsRelease,
 };
 use crate::error::{Error, Result};
+use crate::sim::time::SEC;
 
-const SEC: u64 = crate::sim::time::SEC;
+// The models' own rules this check asks (a disk's mechanics, the ARC's limits, bcache's
+// index, fio's job rules), so that a variant is refused before its run; they are the
+// models' to keep, and could move to where the run builds the models' params.
+use crate::cache::arc::{ArcLimits, ArcParams};
+use crate::cache::bcache::MAX_BUCKETS;
+use crate::dev::disk::DiskMechanics;
+use crate::workload::fio::{validate as validate_fio, validate_phase as validate_fio_phase};
+
 const SEC_F: f64 = SEC as f64;
 /// Longest run (warm-up plus window) the core accepts: 30 days.
 pub const MAX_SIMULATED_NS: u64 = 30 * 86_400 * SEC;
@@ -89,17 +97,14 @@ impl VariantConfig {
                     &at("capacity_bytes"),
                     "a rotational disk needs its size (seek distances are fractions of it), at least 1 MiB",
                 )?;
-                crate::dev::disk::DiskMechanics::new(
-                    r,
-                    d.capacity_bytes.unwrap_or(0),
-                    d.transfer_bytes_per_sec,
-                )
-                .map_err(|e| match e {
-                    Error::Config { field, message } => {
-                        Error::config(at(&format!("rotational.{field}")), message)
-                    }
-                    other => other,
-                })?;
+                DiskMechanics::new(r, d.capacity_bytes.unwrap_or(0), d.transfer_bytes_per_sec).map_err(
+                    |e| match e {
+                        Error::Config { field, message } => {
+                            Error::config(at(&format!("rotational.{field}")), message)
+                        }
+                        other => other,
+                    },
+                )?;
             }
         }
         let has = |n: &str| self.devices.iter().any(|d| d.name == n);
@@ -226,7 +231,7 @@ impl VariantConfig {
                 }
                 // OpenZFS ignores out-of-range tunables without a word (arc_tuning_update);
                 // we refuse them instead, saying what the release would have done.
-                let limits = crate::cache::arc::ArcLimits::from_params(&crate::cache::arc::ArcParams {
+                let limits = ArcLimits::from_params(&ArcParams {
                     release: z.release,
                     ram_bytes: m.ram_bytes,
                     tunables: a.clone(),
@@ -292,7 +297,7 @@ impl VariantConfig {
                 ))
             }
             (WorkloadConfig::Fio(f), DatasetConfig::Files(files), None) => {
-                crate::workload::fio::validate(f, files, &self.filesystem)?;
+                validate_fio(f, files, &self.filesystem)?;
             }
             (WorkloadConfig::Fio(_), _, _) => {
                 return Err(Error::config(
@@ -351,7 +356,7 @@ impl VariantConfig {
                     let Some(f) = fio else {
                         return Err(Error::config(at("type"), "phases of type fio need a fio workload"));
                     };
-                    crate::workload::fio::validate_phase(f, ph, &at("jobs"))?;
+                    validate_fio_phase(f, ph, &at("jobs"))?;
                     measured = true;
                 }
             }
@@ -378,7 +383,7 @@ impl VariantConfig {
             )?;
         } else if let Some(f) = fio {
             let all = FioPhase { name: "fio".into(), jobs: (0..f.jobs.len() as u32).collect() };
-            crate::workload::fio::validate_phase(f, &all, "workload.jobs")?;
+            validate_fio_phase(f, &all, "workload.jobs")?;
         }
         Ok(())
     }
@@ -484,11 +489,11 @@ impl VariantConfig {
             ),
         )?;
         ensure(
-            nbuckets < crate::cache::bcache::MAX_BUCKETS,
+            nbuckets < MAX_BUCKETS,
             &f("bucket_size"),
             &format!(
                 "gives {nbuckets} buckets; the model indexes at most {} (use larger buckets)",
-                crate::cache::bcache::MAX_BUCKETS - 1
+                MAX_BUCKETS - 1
             ),
         )?;
         for (name, v) in [
