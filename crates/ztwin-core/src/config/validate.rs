@@ -115,8 +115,11 @@ impl VariantConfig {
                 for (field, list) in [("filesystem.vdevs", &z.vdevs), ("filesystem.log", &z.log)] {
                     for (k, v) in list.iter().enumerate() {
                         let at = format!("{field}[{k}]");
-                        if let VdevConfig::Mirror(m) = v {
-                            ensure(m.mirror.len() >= 2, &at, "a mirror needs at least two devices")?;
+                        match v {
+                            VdevConfig::Mirror(m) => {
+                                ensure(m.mirror.len() >= 2, &at, "a mirror needs at least two devices")?
+                            }
+                            VdevConfig::Disk(_) => {}
                         }
                         for d in v.devices() {
                             ensure(has(d), &at, &format!("names unknown device '{d}'"))?;
@@ -254,23 +257,24 @@ impl VariantConfig {
                         ),
                     ));
                 }
-                if z.release == ZfsRelease::V2_2 {
-                    ensure(
-                        a.zfs_arc_meta_limit == 0,
-                        "filesystem.arc.zfs_arc_meta_limit",
-                        "does not exist in release 2.2 (removed by PR #14359)",
-                    )?;
-                    ensure(
-                        a.zfs_arc_meta_min == 0,
-                        "filesystem.arc.zfs_arc_meta_min",
-                        "does not exist in release 2.2 (removed by PR #14359)",
-                    )?;
-                } else {
-                    ensure(
+                match z.release {
+                    ZfsRelease::V2_2 => {
+                        ensure(
+                            a.zfs_arc_meta_limit == 0,
+                            "filesystem.arc.zfs_arc_meta_limit",
+                            "does not exist in release 2.2 (removed by PR #14359)",
+                        )?;
+                        ensure(
+                            a.zfs_arc_meta_min == 0,
+                            "filesystem.arc.zfs_arc_meta_min",
+                            "does not exist in release 2.2 (removed by PR #14359)",
+                        )?;
+                    }
+                    ZfsRelease::V0_6 | ZfsRelease::V0_8 | ZfsRelease::V2_1 => ensure(
                         a.zfs_arc_meta_balance == 0,
                         "filesystem.arc.zfs_arc_meta_balance",
                         "exists only from release 2.2",
-                    )?;
+                    )?,
                 }
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
@@ -285,25 +289,38 @@ impl VariantConfig {
                 }
             }
         }
-        match (&self.workload, &self.dataset, &self.database) {
-            (WorkloadConfig::Sysbench(w), DatasetConfig::Sysbench(ds), Some(DatabaseConfig::Innodb(db))) => {
+        // Each workload with the dataset and database it runs on; every variant of the three
+        // is named, so a new one is placed here.
+        let sysbench_tables = match &self.dataset {
+            DatasetConfig::Sysbench(ds) => Some(ds),
+            DatasetConfig::Files(_) => None,
+        };
+        let files = match &self.dataset {
+            DatasetConfig::Files(files) => Some(files),
+            DatasetConfig::Sysbench(_) => None,
+        };
+        let innodb = self.database.as_ref().map(|d| match d {
+            DatabaseConfig::Innodb(db) => db,
+        });
+        match &self.workload {
+            WorkloadConfig::Sysbench(w) => {
+                let (Some(ds), Some(db)) = (sysbench_tables, innodb) else {
+                    return Err(Error::config(
+                        "workload",
+                        "a sysbench workload needs a sysbench dataset and an innodb database",
+                    ));
+                };
                 validate_innodb(db, m)?;
                 validate_sysbench(w, ds)?;
             }
-            (WorkloadConfig::Sysbench(_), _, _) => {
-                return Err(Error::config(
-                    "workload",
-                    "a sysbench workload needs a sysbench dataset and an innodb database",
-                ))
-            }
-            (WorkloadConfig::Fio(f), DatasetConfig::Files(files), None) => {
+            WorkloadConfig::Fio(f) => {
+                let (Some(files), None) = (files, &self.database) else {
+                    return Err(Error::config(
+                        "workload",
+                        "a fio workload needs a files dataset and no database (fio reads the files itself)",
+                    ));
+                };
                 validate_fio(f, files, &self.filesystem)?;
-            }
-            (WorkloadConfig::Fio(_), _, _) => {
-                return Err(Error::config(
-                    "workload",
-                    "a fio workload needs a files dataset and no database (fio reads the files itself)",
-                ))
             }
         }
         let r = &self.run;
@@ -348,7 +365,10 @@ impl VariantConfig {
                 }
                 PhaseConfig::Restart(_) => {}
                 PhaseConfig::Tune(_) => ensure(
-                    matches!(&self.filesystem, FsConfig::Zfs(z) if !z.cache.is_empty()),
+                    match &self.filesystem {
+                        FsConfig::Zfs(z) => !z.cache.is_empty(),
+                        FsConfig::Xfs(_) | FsConfig::Ext4(_) => false,
+                    },
                     &at("type"),
                     "a tune phase sets L2ARC module parameters: it needs a ZFS pool with a cache device (filesystem.cache)",
                 )?,

@@ -55,16 +55,21 @@ impl VariantConfig {
     /// The phases to run: `phases`, or when it is empty one workload phase from `run`
     /// (sysbench), or one fio phase running every job (fio, as `fio jobfile` does).
     pub fn effective_phases(&self) -> Vec<PhaseConfig> {
-        if let (true, WorkloadConfig::Fio(f)) = (self.phases.is_empty(), &self.workload) {
-            vec![PhaseConfig::Fio(FioPhase { name: "fio".into(), jobs: (0..f.jobs.len() as u32).collect() })]
-        } else if self.phases.is_empty() {
-            vec![PhaseConfig::Workload(WorkloadPhase {
+        if !self.phases.is_empty() {
+            return self.phases.clone();
+        }
+        match &self.workload {
+            WorkloadConfig::Fio(f) => {
+                vec![PhaseConfig::Fio(FioPhase {
+                    name: "fio".into(),
+                    jobs: (0..f.jobs.len() as u32).collect(),
+                })]
+            }
+            WorkloadConfig::Sysbench(_) => vec![PhaseConfig::Workload(WorkloadPhase {
                 name: "benchmark".into(),
                 warmup_ns: self.run.warmup_ns,
                 duration_ns: self.run.duration_ns,
-            })]
-        } else {
-            self.phases.clone()
+            })],
         }
     }
 
