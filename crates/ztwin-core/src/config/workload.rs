@@ -69,7 +69,7 @@ pub enum FioFileService {
     Random,
 }
 
-/// One fio job (section) with its options resolved ([global] merged in, sizes in bytes,
+/// One fio job (section) with its options resolved (\[global\] merged in, sizes in bytes,
 /// times in ns).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 pub enum ZfsRelease {
     /// The illumos ZFS of pool version 28 (2012), as FreeBSD 8.3 to 9.x and ZoL 0.6.1
     /// shipped it: arc_p, no dbuf cache, no compressed ARC, no ABD (see
-    /// [`ZfsFeatures`]); its other mechanisms are modelled as 0.8's where they are the
-    /// same code (arc_p adaptation and growth), and each model says where it takes 0.8's.
+    /// [`ZfsFeatures`](super::ZfsFeatures)); its other mechanisms are modelled as 0.8's
+    /// where they are the same code (arc_p adaptation and growth), and each model says
+    /// where it takes 0.8's.
     #[serde(rename = "0.6")]
     V0_6,
     /// ZoL 0.7/0.8 (2018-2020): arc_p, arc_meta_limit.
