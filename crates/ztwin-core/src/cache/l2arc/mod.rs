@@ -132,62 +132,9 @@ pub const HDR_L2ONLY_SIZE: u64 = 96;
 /// Estimated lz4-compressed size of a full log block (simplification 5).
 const LOG_BLK_PSIZE_EST: u64 = LOG_BLK_SIZE / 2;
 
-/// L2ARC module parameters, named as in zfs(4). `None` = the release's default.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct L2arcTunables {
-    /// l2arc_write_max, bytes per feed: 8 MiB (0.8 .. 2.2.6), 32 MiB (2.2.7+, 022bf86370).
-    /// 0 is reset to the default (`l2arc_write_size()`).
-    pub l2arc_write_max: Option<u64>,
-    /// l2arc_write_boost, extra bytes per feed while `arc_warm` is false: same defaults
-    /// as l2arc_write_max.
-    pub l2arc_write_boost: Option<u64>,
-    /// l2arc_headroom, multiple of the write size scanned per list: 2 (0.8 .. 2.2.6), 8
-    /// (2.2.7+). 0 = scan whole lists (2.1+; in 0.8 it writes nothing).
-    pub l2arc_headroom: Option<u64>,
-    /// l2arc_headroom_boost, percent applied to the headroom with compressed ARC: 200.
-    pub l2arc_headroom_boost: Option<u64>,
-    /// l2arc_feed_secs, seconds between feeds when the last wrote little: 1.
-    pub l2arc_feed_secs: Option<u64>,
-    /// l2arc_feed_min_ms, milliseconds between feeds when the last wrote more than half
-    /// its target: 200.
-    pub l2arc_feed_min_ms: Option<u64>,
-    /// l2arc_feed_again, use l2arc_feed_min_ms after a busy feed: true.
-    pub l2arc_feed_again: Option<bool>,
-    /// l2arc_noprefetch, do not cache blocks only prefetched (and, 0.8 .. 2.2.0, do not
-    /// read prefetches from L2): true.
-    pub l2arc_noprefetch: Option<bool>,
-    /// l2arc_mfuonly (2.1+): 0 all, 1 MFU only, 2 (2.2.6+) all metadata and MFU data. 0.
-    pub l2arc_mfuonly: Option<u8>,
-    /// l2arc_meta_percent (2.1+): feeds stop while l2_hdr_size exceeds this percent of
-    /// arc_c: 33.
-    pub l2arc_meta_percent: Option<u64>,
-    /// l2arc_rebuild_enabled (2.0+): rebuild a persistent L2ARC at import: true.
-    pub l2arc_rebuild_enabled: Option<bool>,
-}
-
-impl L2arcTunables {
-    /// These tunables with those `over` sets replacing them (as writing
-    /// /sys/module/zfs/parameters/* at run time does).
-    pub fn overridden_by(&self, over: &L2arcTunables) -> L2arcTunables {
-        macro_rules! pick {
-            ($($f:ident),*) => { L2arcTunables { $($f: over.$f.or(self.$f)),* } };
-        }
-        pick!(
-            l2arc_write_max,
-            l2arc_write_boost,
-            l2arc_headroom,
-            l2arc_headroom_boost,
-            l2arc_feed_secs,
-            l2arc_feed_min_ms,
-            l2arc_feed_again,
-            l2arc_noprefetch,
-            l2arc_mfuonly,
-            l2arc_meta_percent,
-            l2arc_rebuild_enabled
-        )
-    }
-}
+// The data type is config's (config is data); the release's defaults and rules are
+// `L2arcTunables::resolve` below.
+pub use crate::config::L2arcTunables;
 
 /// The cache device (a `cache` vdev).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -66,8 +66,12 @@ pub const ENGINES: [&str; 6] = ["psync", "sync", "pvsync", "pvsync2", "libaio", 
 /// accepts O_DIRECT but buffers the I/O, so there too one. io_uring: iodepth (a read that
 /// would block is handed to an io-wq worker, buffered or not).
 pub fn inflight(job: &FioJob, fs: &FsConfig) -> u32 {
+    let direct_io = match fs {
+        FsConfig::Zfs(_) => false,
+        FsConfig::Xfs(_) | FsConfig::Ext4(_) => true,
+    };
     match job.ioengine.as_str() {
-        "libaio" if job.direct && !matches!(fs, FsConfig::Zfs(_)) => job.iodepth,
+        "libaio" if job.direct && direct_io => job.iodepth,
         "io_uring" => job.iodepth,
         _ => 1,
     }
@@ -92,7 +96,10 @@ pub fn writes(job: &FioJob) -> bool {
 }
 
 fn random(rw: FioRw) -> bool {
-    matches!(rw, FioRw::Randread | FioRw::Randwrite | FioRw::Randrw)
+    match rw {
+        FioRw::Randread | FioRw::Randwrite | FioRw::Randrw => true,
+        FioRw::Read | FioRw::Write | FioRw::Rw => false,
+    }
 }
 
 /// Checks a fio workload against its files and filesystem.
@@ -385,15 +392,18 @@ impl CloneGen {
         let switch = self.ios_on_cur >= self.service_nr || self.files[self.cur].done;
         match self.service {
             FioFileService::Sequential => {}
-            FioFileService::Roundrobin if switch => {
-                self.cur = (self.cur + 1) % n;
-                self.ios_on_cur = 0;
+            FioFileService::Roundrobin => {
+                if switch {
+                    self.cur = (self.cur + 1) % n;
+                    self.ios_on_cur = 0;
+                }
             }
-            FioFileService::Random if switch => {
-                self.cur = (self.rng_file.next_u64() % n as u64) as usize;
-                self.ios_on_cur = 0;
+            FioFileService::Random => {
+                if switch {
+                    self.cur = (self.rng_file.next_u64() % n as u64) as usize;
+                    self.ios_on_cur = 0;
+                }
             }
-            _ => {}
         }
         // Done files are skipped: the next one that is not.
         while self.files[self.cur].done {

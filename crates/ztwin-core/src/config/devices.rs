@@ -1,0 +1,57 @@
+//! Block devices: limits, service times, and a rotational disk's mechanics.
+
+use serde::{Deserialize, Serialize};
+
+/// One block device with its limits and service time.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// Name used by the filesystem config (e.g. "ebs", "nvme0").
+    pub name: String,
+    /// Preset the device came from (reporting only).
+    pub kind: String,
+    /// Operations per second the device admits (reads and writes together); None = no cap.
+    pub iops_limit: Option<f64>,
+    /// Bytes per second the device admits; None = no cap.
+    pub throughput_limit_bytes_per_sec: Option<f64>,
+    /// Median service time of a small read once admitted, ns.
+    pub read_latency_ns: u64,
+    /// Median service time of a small write once admitted, ns.
+    pub write_latency_ns: u64,
+    /// Log-normal sigma of the service time (0 = constant).
+    pub latency_sigma: f64,
+    /// Internal transfer rate, bytes per second (adds size / rate to each service time).
+    pub transfer_bytes_per_sec: f64,
+    /// Requests the device serves at once (NVMe queues, EBS, one for a disk arm).
+    pub parallelism: u32,
+    /// Usable size in bytes, when known (required for an L2ARC cache device).
+    pub capacity_bytes: Option<u64>,
+    /// Instance storage that comes back empty when the VM moves to another host (AWS
+    /// instance store, Azure temporary disk).
+    pub ephemeral: bool,
+    /// A spinning disk: its mechanics replace the log-normal service time (the latencies
+    /// above become the controller's command overhead); None = solid state or virtual.
+    pub rotational: Option<RotationalConfig>,
+}
+
+/// Mechanics of a rotational disk (see `dev::disk`); values from the drive's data sheet.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RotationalConfig {
+    /// Spindle speed, revolutions per minute (7200: one revolution in 8.33 ms).
+    pub rpm: u32,
+    /// Seek between adjacent tracks, read, ns (data sheet "single track" or "track-to-track").
+    pub track_to_track_seek_ns: u64,
+    /// Mean read seek over all pairs of tracks, ns (data sheet "average seek").
+    pub average_seek_ns: u64,
+    /// Seek across the whole stroke, read, ns (data sheet "full stroke").
+    pub full_stroke_seek_ns: u64,
+    /// Extra settle time of a write seek over a read seek, ns (data sheet write minus read).
+    pub write_settle_ns: u64,
+    /// Media transfer rate at the outer edge (start of the LBA range), bytes per second.
+    pub outer_rate_bytes_per_sec: f64,
+    /// Media transfer rate at the inner edge (end of the LBA range), bytes per second.
+    pub inner_rate_bytes_per_sec: f64,
+    /// Bytes the drive reads ahead into its cache after a read (0 = no read-ahead).
+    pub readahead_bytes: u64,
+}

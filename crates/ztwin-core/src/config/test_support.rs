@@ -1,0 +1,165 @@
+//! Small valid variants that unit and integration tests start from.
+
+use super::{
+    ArcTunables, CacheProperty, CharacterSet, Compression, CpuCosts, DatabaseConfig, DatasetConfig,
+    DeviceConfig, FileConfig, FilesDataset, FioBuffers, FioDistribution, FioFileService, FioJob, FioPhase,
+    FioRw, FioWorkload, FsConfig, InnodbConfig, InnodbServer, MachineConfig, PhaseConfig, PoolTunables,
+    PrepareRandType, RandType, RunConfig, SysbenchDataset, SysbenchTest, SysbenchWorkload, TxgTunables,
+    VariantConfig, WorkloadConfig, ZfsConfig, ZfsRelease,
+};
+use crate::sim::time::{MS, SEC, US};
+
+/// A small valid variant for tests (unit and integration): 8 clients on 2 vCPUs, one
+/// 3000-IOPS device "disk", ZFS 0.8 (recordsize 16K, 128 MiB ARC) over 4 tables of 200k
+/// rows, 16 MiB buffer pool. Tests change what they study and keep the rest.
+#[doc(hidden)]
+pub fn test_variant() -> VariantConfig {
+    VariantConfig {
+        scenario: "test".into(),
+        variant: "v".into(),
+        seed: 7,
+        machine: MachineConfig {
+            name: "test".into(),
+            vcpus: 2,
+            ram_bytes: 2 << 30,
+            cpu: CpuCosts {
+                speed: 1.0,
+                statement_ns: 20_000,
+                row_ns: 1_000,
+                page_access_ns: 500,
+                syscall_ns: 2_000,
+                device_io_ns: 5_000,
+                zfs_block_ns: 1_000,
+                zio_ns: 5_000,
+                memcpy_bytes_per_sec: 8_000_000_000,
+                checksum_bytes_per_sec: 4_000_000_000,
+                decompress_bytes_per_sec: 2_000_000_000,
+            },
+        },
+        devices: vec![DeviceConfig {
+            name: "disk".into(),
+            kind: "test".into(),
+            iops_limit: Some(3000.0),
+            throughput_limit_bytes_per_sec: None,
+            read_latency_ns: 500 * US,
+            write_latency_ns: 500 * US,
+            latency_sigma: 0.2,
+            transfer_bytes_per_sec: 1e9,
+            parallelism: 64,
+            capacity_bytes: None,
+            ephemeral: false,
+            rotational: None,
+        }],
+        filesystem: FsConfig::Zfs(ZfsConfig {
+            release: ZfsRelease::V0_8,
+            vdevs: vec!["disk".into()],
+            log: vec![],
+            pool: PoolTunables::default(),
+            txg: TxgTunables::default(),
+            ashift: 12,
+            recordsize: 16384,
+            indirect_block_size: 131072,
+            compression: Compression::Lz4,
+            primarycache: CacheProperty::All,
+            arc: ArcTunables {
+                zfs_arc_max: 128 << 20,
+                zfs_compressed_arc_enabled: true,
+                ..Default::default()
+            },
+            release_patch: 11,
+            cache: vec![],
+            secondarycache: CacheProperty::All,
+            l2arc: Default::default(),
+            arc_warm_at_first_eviction: false,
+            zfetch: Default::default(),
+        }),
+        database: Some(DatabaseConfig::Innodb(InnodbConfig {
+            innodb_buffer_pool_size: 16 << 20,
+            innodb_page_size: 16384,
+            innodb_old_blocks_pct: 37,
+            innodb_old_blocks_time_ns: 1000 * MS,
+            innodb_lru_scan_depth: 0,
+            character_set_server: CharacterSet::Latin1,
+            innodb_flush_method: "O_DIRECT".into(),
+            server: InnodbServer::Mysql57,
+        })),
+        dataset: DatasetConfig::Sysbench(SysbenchDataset {
+            tables: 4,
+            table_size: 200_000,
+            compress_ratio: Some(1.28),
+            prepare_rand_type: PrepareRandType::Special,
+        }),
+        workload: WorkloadConfig::Sysbench(SysbenchWorkload {
+            test: SysbenchTest::OltpPointSelect,
+            threads: 8,
+            rand_type: RandType::Uniform,
+            rand_spec_iter: 12,
+            rand_spec_pct: 1.0,
+            rand_spec_res: 75.0,
+            rand_pareto_h: 0.2,
+            rand_zipfian_exp: 0.8,
+            random_points: 10,
+        }),
+        run: RunConfig { warmup_ns: 2 * SEC, duration_ns: 4 * SEC, report_interval_ns: SEC },
+        phases: vec![],
+    }
+}
+
+/// A small valid fio variant for tests: the test variant's machine, device and ZFS
+/// (recordsize 128K, lz4, 128 MiB ARC) with one 256 MiB file and three jobs on it:
+/// "seqread" (read, bs 128K), "randread" (16K, 4 jobs, time based 10 s, randrepeat=0,
+/// norandommap) and "write" (write, bs 128K); fio 3.36; one phase running "seqread".
+/// Tests change what they study.
+#[doc(hidden)]
+pub fn test_fio_variant() -> VariantConfig {
+    let mut c = test_variant();
+    c.scenario = "test-fio".into();
+    if let FsConfig::Zfs(z) = &mut c.filesystem {
+        z.recordsize = 128 << 10;
+    }
+    c.database = None;
+    let size = 256u64 << 20;
+    c.dataset =
+        DatasetConfig::Files(FilesDataset { files: vec![FileConfig { name: "/tank/f".into(), size }] });
+    let job = |name: &str, rw: FioRw, bs: u32| FioJob {
+        name: name.into(),
+        rw,
+        rwmixread: 50,
+        bs_read: bs,
+        bs_write: bs,
+        numjobs: 1,
+        clone_files: vec![vec![0]],
+        offset: 0,
+        file_range: size,
+        io_size: size,
+        loops: 1,
+        runtime_ns: 0,
+        time_based: false,
+        ramp_time_ns: 0,
+        ioengine: "psync".into(),
+        iodepth: 1,
+        direct: false,
+        file_service_type: FioFileService::Roundrobin,
+        file_service_nr: 1,
+        random_distribution: FioDistribution::Random,
+        distribution_param: 0.0,
+        norandommap: false,
+        randrepeat: true,
+        randseed: 0xb189_9bed,
+        group_reporting: true,
+        buffers: FioBuffers::default(),
+    };
+    let mut rand = job("randread", FioRw::Randread, 16384);
+    rand.numjobs = 4;
+    rand.clone_files = vec![vec![0]; 4];
+    rand.time_based = true;
+    rand.runtime_ns = 10 * SEC;
+    rand.randrepeat = false;
+    rand.norandommap = true;
+    c.workload = WorkloadConfig::Fio(FioWorkload {
+        fio_version: "3.36".into(),
+        jobs: vec![job("seqread", FioRw::Read, 128 << 10), rand, job("write", FioRw::Write, 128 << 10)],
+    });
+    c.phases = vec![PhaseConfig::Fio(FioPhase { name: "seqread".into(), jobs: vec![0] })];
+    c
+}

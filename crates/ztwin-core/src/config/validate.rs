@@ -1,0 +1,541 @@
+//! The checks serde cannot make ([`VariantConfig::validate`]): ranges, cross references
+//! between the parts of a variant, sizes that fit the machine.
+
+use super::{
+    BcacheConfig, DatabaseConfig, DatasetConfig, FioPhase, FsConfig, InnodbConfig, MachineConfig,
+    PhaseConfig, SysbenchDataset, SysbenchWorkload, VariantConfig, VdevConfig, WorkloadConfig, ZfsRelease,
+};
+use crate::error::{Error, Result};
+use crate::sim::time::SEC;
+
+// The models' own rules this check asks (a disk's mechanics, the ARC's limits, bcache's
+// index, fio's job rules), so that a variant is refused before its run; they are the
+// models' to keep, and could move to where the run builds the models' params.
+use crate::cache::arc::{ArcLimits, ArcParams};
+use crate::cache::bcache::MAX_BUCKETS;
+use crate::dev::disk::DiskMechanics;
+use crate::workload::fio::{validate as validate_fio, validate_phase as validate_fio_phase};
+
+const SEC_F: f64 = SEC as f64;
+/// Longest run (warm-up plus window) the core accepts: 30 days.
+pub const MAX_SIMULATED_NS: u64 = 30 * 86_400 * SEC;
+/// Most rows a run's series may have.
+pub const MAX_SERIES_ROWS: u64 = 1_000_000;
+
+impl VariantConfig {
+    /// Checks what serde cannot: ranges, cross references, sizes that fit the machine.
+    pub fn validate(&self) -> Result<()> {
+        let m = &self.machine;
+        ensure(m.vcpus >= 1, "machine.vcpus", "must be at least 1")?;
+        ensure(m.ram_bytes >= 64 << 20, "machine.ram_bytes", "must be at least 64 MiB")?;
+        ensure(
+            m.cpu.speed > 0.0 && m.cpu.speed.is_finite(),
+            "machine.cpu.speed",
+            "must be a positive number",
+        )?;
+        // Bounds that keep every sum of simulated nanoseconds far from u64 overflow: a
+        // cost of more than a second per unit of work, or a copy slower than 1 MB/s, is
+        // a unit mistake, not a machine.
+        let c = &m.cpu;
+        for (name, ns) in [
+            ("statement_ns", c.statement_ns),
+            ("row_ns", c.row_ns),
+            ("page_access_ns", c.page_access_ns),
+            ("syscall_ns", c.syscall_ns),
+            ("device_io_ns", c.device_io_ns),
+            ("zfs_block_ns", c.zfs_block_ns),
+            ("zio_ns", c.zio_ns),
+        ] {
+            ensure(
+                ns as f64 / c.speed <= SEC_F,
+                &format!("machine.cpu.{name}"),
+                "must be at most 1 s of CPU per unit of work (after dividing by speed)",
+            )?;
+        }
+        for (name, bps) in [
+            ("checksum_bytes_per_sec", c.checksum_bytes_per_sec),
+            ("decompress_bytes_per_sec", c.decompress_bytes_per_sec),
+            ("memcpy_bytes_per_sec", c.memcpy_bytes_per_sec),
+        ] {
+            ensure(
+                bps as f64 * c.speed >= 1e6,
+                &format!("machine.cpu.{name}"),
+                "must be at least 1 MB/s (after multiplying by speed)",
+            )?;
+        }
+        for (i, d) in self.devices.iter().enumerate() {
+            let at = |f: &str| format!("devices[{i}] ({}).{f}", d.name);
+            if let Some(iops) = d.iops_limit {
+                ensure(iops > 0.0 && iops.is_finite(), &at("iops_limit"), "must be a positive number")?;
+            }
+            if let Some(t) = d.throughput_limit_bytes_per_sec {
+                ensure(t > 0.0 && t.is_finite(), &at("throughput_limit"), "must be a positive number")?;
+            }
+            ensure(d.parallelism >= 1, &at("parallelism"), "must be at least 1")?;
+            ensure(d.transfer_bytes_per_sec > 0.0, &at("transfer_bytes_per_sec"), "must be positive")?;
+            for (name, ns) in
+                [("read_latency_ns", d.read_latency_ns), ("write_latency_ns", d.write_latency_ns)]
+            {
+                ensure(ns <= 60 * SEC, &at(name), "must be at most 60 s")?;
+            }
+            ensure(
+                d.latency_sigma >= 0.0 && d.latency_sigma < 5.0,
+                &at("latency_sigma"),
+                "must be in [0, 5)",
+            )?;
+            if self.devices[..i].iter().any(|o| o.name == d.name) {
+                return Err(Error::config(at("name"), "device names must be unique"));
+            }
+            if let Some(r) = &d.rotational {
+                ensure(
+                    d.parallelism == 1,
+                    &at("parallelism"),
+                    "a rotational disk serves one request at a time: 1",
+                )?;
+                ensure(
+                    d.capacity_bytes.is_some_and(|c| c >= 1 << 20),
+                    &at("capacity_bytes"),
+                    "a rotational disk needs its size (seek distances are fractions of it), at least 1 MiB",
+                )?;
+                DiskMechanics::new(r, d.capacity_bytes.unwrap_or(0), d.transfer_bytes_per_sec).map_err(
+                    |e| match e {
+                        Error::Config { field, message } => {
+                            Error::config(at(&format!("rotational.{field}")), message)
+                        }
+                        other => other,
+                    },
+                )?;
+            }
+        }
+        let has = |n: &str| self.devices.iter().any(|d| d.name == n);
+        match &self.filesystem {
+            FsConfig::Zfs(z) => {
+                ensure(!z.vdevs.is_empty(), "filesystem.vdevs", "needs at least one device")?;
+                let mut used: Vec<&str> = Vec::new();
+                for (field, list) in [("filesystem.vdevs", &z.vdevs), ("filesystem.log", &z.log)] {
+                    for (k, v) in list.iter().enumerate() {
+                        let at = format!("{field}[{k}]");
+                        match v {
+                            VdevConfig::Mirror(m) => {
+                                ensure(m.mirror.len() >= 2, &at, "a mirror needs at least two devices")?
+                            }
+                            VdevConfig::Disk(_) => {}
+                        }
+                        for d in v.devices() {
+                            ensure(has(d), &at, &format!("names unknown device '{d}'"))?;
+                            ensure(
+                                !used.contains(&d.as_str()),
+                                &at,
+                                &format!("device '{d}' is used twice in the pool"),
+                            )?;
+                            used.push(d);
+                        }
+                    }
+                }
+                for c in &z.cache {
+                    ensure(
+                        !used.contains(&c.as_str()),
+                        "filesystem.cache",
+                        &format!("device '{c}' is already a data or log vdev"),
+                    )?;
+                }
+                ensure(
+                    z.cache.is_empty() || z.release.features().l2arc_modelled,
+                    "filesystem.cache",
+                    &format!(
+                        "the L2ARC of release {} is not modelled (use release 0.8 or later)",
+                        z.release.name()
+                    ),
+                )?;
+                let p = &z.pool;
+                ensure(
+                    p.metaslab_aliquot == 0 || (4096..=1 << 30).contains(&p.metaslab_aliquot),
+                    "filesystem.pool.metaslab_aliquot",
+                    "must be 0 (the release's default) or 4 KiB to 1 GiB",
+                )?;
+                ensure(
+                    (1..=1000).contains(&p.zfs_vdev_sync_read_max_active),
+                    "filesystem.pool.zfs_vdev_sync_read_max_active",
+                    "must be 1 to 1000 (zfs_vdev_max_active)",
+                )?;
+                for (name, inc) in [
+                    ("zfs_vdev_mirror_rotating_inc", p.zfs_vdev_mirror_rotating_inc),
+                    ("zfs_vdev_mirror_rotating_seek_inc", p.zfs_vdev_mirror_rotating_seek_inc),
+                    ("zfs_vdev_mirror_non_rotating_inc", p.zfs_vdev_mirror_non_rotating_inc),
+                    ("zfs_vdev_mirror_non_rotating_seek_inc", p.zfs_vdev_mirror_non_rotating_seek_inc),
+                ] {
+                    ensure(
+                        inc <= i32::MAX as u32 / 2,
+                        &format!("filesystem.pool.{name}"),
+                        "must fit an int with room for the queue length",
+                    )?;
+                }
+                ensure(
+                    p.zfs_vdev_mirror_rotating_seek_offset <= i32::MAX as u64,
+                    "filesystem.pool.zfs_vdev_mirror_rotating_seek_offset",
+                    "must fit an int (at most 2147483647)",
+                )?;
+                let t = &z.txg;
+                for (name, v) in [
+                    ("zfs_dirty_data_sync_percent", t.zfs_dirty_data_sync_percent),
+                    ("zfs_delay_min_dirty_percent", t.zfs_delay_min_dirty_percent),
+                ] {
+                    ensure(v <= 100, &format!("filesystem.txg.{name}"), "must be 0 (default) to 100")?;
+                }
+                ensure(
+                    t.zfs_delay_scale <= 1 << 40,
+                    "filesystem.txg.zfs_delay_scale",
+                    "must be at most 2^40 ns (zfs_delay_scale * zfs_dirty_data_max must fit 64 bits)",
+                )?;
+                ensure(t.zfs_txg_timeout <= 3600, "filesystem.txg.zfs_txg_timeout", "must be 0 to 3600 s")?;
+                for (name, v) in [
+                    ("zfs_vdev_aggregation_limit", t.zfs_vdev_aggregation_limit),
+                    ("zfs_vdev_aggregation_limit_non_rotating", t.zfs_vdev_aggregation_limit_non_rotating),
+                ] {
+                    ensure(v <= 16 << 20, &format!("filesystem.txg.{name}"), "must be at most 16 MiB")?;
+                }
+                let (lo, hi) = (t.zfs_vdev_async_write_min_active, t.zfs_vdev_async_write_max_active);
+                ensure(
+                    lo <= 1000 && hi <= 1000 && (lo == 0 || hi == 0 || lo <= hi),
+                    "filesystem.txg.zfs_vdev_async_write_min_active",
+                    "must be at most zfs_vdev_async_write_max_active, both 0 (default) to 1000",
+                )?;
+                ensure((9..=16).contains(&z.ashift), "filesystem.ashift", "must be 9 to 16")?;
+                ensure(
+                    z.recordsize.is_power_of_two() && (512..=16 << 20).contains(&z.recordsize),
+                    "filesystem.recordsize",
+                    "must be a power of two from 512 B to 16 MiB",
+                )?;
+                ensure(
+                    z.indirect_block_size.is_power_of_two()
+                        && (4096..=128 << 10).contains(&z.indirect_block_size),
+                    "filesystem.indirect_block_size",
+                    "must be a power of two from 4 KiB to 128 KiB",
+                )?;
+                let a = &z.arc;
+                if a.zfs_arc_max != 0 {
+                    ensure(
+                        a.zfs_arc_max >= 64 << 20,
+                        "filesystem.arc.zfs_arc_max",
+                        "must be at least 64 MiB",
+                    )?;
+                    ensure(
+                        a.zfs_arc_max < m.ram_bytes,
+                        "filesystem.arc.zfs_arc_max",
+                        "must be less than the machine's RAM",
+                    )?;
+                }
+                if a.zfs_arc_min != 0 && a.zfs_arc_max != 0 {
+                    ensure(
+                        a.zfs_arc_min <= a.zfs_arc_max,
+                        "filesystem.arc.zfs_arc_min",
+                        "must not exceed zfs_arc_max",
+                    )?;
+                }
+                // OpenZFS ignores out-of-range tunables without a word (arc_tuning_update);
+                // we refuse them instead, saying what the release would have done.
+                let limits = ArcLimits::from_params(&ArcParams {
+                    release: z.release,
+                    ram_bytes: m.ram_bytes,
+                    tunables: a.clone(),
+                });
+                if a.zfs_arc_max != 0 && limits.c_max != a.zfs_arc_max {
+                    return Err(Error::config(
+                        "filesystem.arc.zfs_arc_max",
+                        format!(
+                            "release {} ignores zfs_arc_max = {} bytes here (it must exceed arc_c_min = {} bytes, the default max(RAM/32, 32 MiB), in 0.8; be at least 64 MiB and below RAM in every release); arc_c_max would stay {} bytes",
+                            z.release.name(), a.zfs_arc_max, limits.c_min, limits.c_max
+                        ),
+                    ));
+                }
+                if a.zfs_arc_min != 0 && limits.c_min != a.zfs_arc_min {
+                    return Err(Error::config(
+                        "filesystem.arc.zfs_arc_min",
+                        format!(
+                            "release {} ignores zfs_arc_min = {} bytes here (it must be at least 32 MiB and at most arc_c_max = {} bytes)",
+                            z.release.name(), a.zfs_arc_min, limits.c_max
+                        ),
+                    ));
+                }
+                match z.release {
+                    ZfsRelease::V2_2 => {
+                        ensure(
+                            a.zfs_arc_meta_limit == 0,
+                            "filesystem.arc.zfs_arc_meta_limit",
+                            "does not exist in release 2.2 (removed by PR #14359)",
+                        )?;
+                        ensure(
+                            a.zfs_arc_meta_min == 0,
+                            "filesystem.arc.zfs_arc_meta_min",
+                            "does not exist in release 2.2 (removed by PR #14359)",
+                        )?;
+                    }
+                    ZfsRelease::V0_6 | ZfsRelease::V0_8 | ZfsRelease::V2_1 => ensure(
+                        a.zfs_arc_meta_balance == 0,
+                        "filesystem.arc.zfs_arc_meta_balance",
+                        "exists only from release 2.2",
+                    )?,
+                }
+            }
+            FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
+                ensure(has(&x.device), "filesystem.device", &format!("names unknown device '{}'", x.device))?;
+                ensure(
+                    x.block_size.is_power_of_two() && (512..=65536).contains(&x.block_size),
+                    "filesystem.block_size",
+                    "must be a power of two from 512 to 64K",
+                )?;
+                if let Some(b) = &x.bcache {
+                    self.validate_bcache(b, &x.device)?;
+                }
+            }
+        }
+        // Each workload with the dataset and database it runs on; every variant of the three
+        // is named, so a new one is placed here.
+        let sysbench_tables = match &self.dataset {
+            DatasetConfig::Sysbench(ds) => Some(ds),
+            DatasetConfig::Files(_) => None,
+        };
+        let files = match &self.dataset {
+            DatasetConfig::Files(files) => Some(files),
+            DatasetConfig::Sysbench(_) => None,
+        };
+        let innodb = self.database.as_ref().map(|d| match d {
+            DatabaseConfig::Innodb(db) => db,
+        });
+        match &self.workload {
+            WorkloadConfig::Sysbench(w) => {
+                let (Some(ds), Some(db)) = (sysbench_tables, innodb) else {
+                    return Err(Error::config(
+                        "workload",
+                        "a sysbench workload needs a sysbench dataset and an innodb database",
+                    ));
+                };
+                validate_innodb(db, m)?;
+                validate_sysbench(w, ds)?;
+            }
+            WorkloadConfig::Fio(f) => {
+                let (Some(files), None) = (files, &self.database) else {
+                    return Err(Error::config(
+                        "workload",
+                        "a fio workload needs a files dataset and no database (fio reads the files itself)",
+                    ));
+                };
+                validate_fio(f, files, &self.filesystem)?;
+            }
+        }
+        let r = &self.run;
+        ensure(r.duration_ns > 0, "run.duration", "must be positive")?;
+        ensure(
+            r.warmup_ns.checked_add(r.duration_ns).is_some_and(|t| t <= MAX_SIMULATED_NS),
+            "run.duration",
+            "warm-up plus duration must be at most 30 days of simulated time",
+        )?;
+        ensure(r.report_interval_ns > 0, "run.report_interval", "must be positive")?;
+        ensure(
+            (r.warmup_ns + r.duration_ns) / r.report_interval_ns <= MAX_SERIES_ROWS,
+            "run.report_interval",
+            "too short: the series would have more than 1,000,000 rows",
+        )?;
+        let fio = match &self.workload {
+            WorkloadConfig::Fio(f) => Some(f),
+            WorkloadConfig::Sysbench(_) => None,
+        };
+        let mut workload_ns: u64 = 0;
+        let mut measured = false;
+        for (i, p) in self.phases.iter().enumerate() {
+            let at = |f: &str| format!("phases[{i}].{f}");
+            match p {
+                PhaseConfig::Workload(w) => {
+                    ensure(
+                        fio.is_none(),
+                        &at("type"),
+                        "a fio workload runs phases of type fio, not workload",
+                    )?;
+                    ensure(w.duration_ns > 0, &at("duration"), "must be positive")?;
+                    workload_ns = workload_ns.saturating_add(w.warmup_ns).saturating_add(w.duration_ns);
+                    measured = true;
+                }
+                PhaseConfig::Cat(c) => {
+                    ensure(
+                        (512..=16 << 20).contains(&c.read_size),
+                        &at("read_size"),
+                        "must be from 512 B to 16 MiB",
+                    )?;
+                    ensure((1..=100).contains(&c.passes), &at("passes"), "must be 1 to 100")?;
+                }
+                PhaseConfig::Restart(_) => {}
+                PhaseConfig::Tune(_) => ensure(
+                    match &self.filesystem {
+                        FsConfig::Zfs(z) => !z.cache.is_empty(),
+                        FsConfig::Xfs(_) | FsConfig::Ext4(_) => false,
+                    },
+                    &at("type"),
+                    "a tune phase sets L2ARC module parameters: it needs a ZFS pool with a cache device (filesystem.cache)",
+                )?,
+                PhaseConfig::Fio(ph) => {
+                    let Some(f) = fio else {
+                        return Err(Error::config(at("type"), "phases of type fio need a fio workload"));
+                    };
+                    validate_fio_phase(f, ph, &at("jobs"))?;
+                    measured = true;
+                }
+            }
+        }
+        if !self.phases.is_empty() {
+            ensure(
+                measured,
+                "phases",
+                if fio.is_some() {
+                    "needs at least one fio phase (the one measured)"
+                } else {
+                    "needs at least one workload phase (the one measured)"
+                },
+            )?;
+            ensure(
+                workload_ns <= MAX_SIMULATED_NS,
+                "phases",
+                "workload phases must add up to at most 30 days of simulated time",
+            )?;
+            ensure(
+                workload_ns / r.report_interval_ns <= MAX_SERIES_ROWS,
+                "run.report_interval",
+                "too short: the series would have more than 1,000,000 rows",
+            )?;
+        } else if let Some(f) = fio {
+            let all = FioPhase { name: "fio".into(), jobs: (0..f.jobs.len() as u32).collect() };
+            validate_fio_phase(f, &all, "workload.jobs")?;
+        }
+        Ok(())
+    }
+}
+
+fn validate_innodb(db: &InnodbConfig, m: &MachineConfig) -> Result<()> {
+    ensure(
+        [4096, 8192, 16384, 32768, 65536].contains(&db.innodb_page_size),
+        "database.innodb_page_size",
+        "must be 4K, 8K, 16K, 32K or 64K",
+    )?;
+    ensure(
+        db.innodb_buffer_pool_size >= 5 << 20,
+        "database.innodb_buffer_pool_size",
+        "must be at least 5 MiB",
+    )?;
+    ensure(
+        db.innodb_buffer_pool_size <= m.ram_bytes,
+        "database.innodb_buffer_pool_size",
+        "must not exceed the machine's RAM",
+    )?;
+    ensure(
+        db.innodb_buffer_pool_size / u64::from(db.innodb_page_size) <= 1 << 30,
+        "database.innodb_buffer_pool_size",
+        "must hold at most 2^30 pages (the model keeps about 40 bytes per page)",
+    )?;
+    ensure(
+        (5..=95).contains(&db.innodb_old_blocks_pct),
+        "database.innodb_old_blocks_pct",
+        "must be 5 to 95",
+    )?;
+    ensure(
+        db.innodb_flush_method == "O_DIRECT" || db.innodb_flush_method == "fsync",
+        "database.innodb_flush_method",
+        "must be O_DIRECT or fsync",
+    )?;
+    Ok(())
+}
+
+fn validate_sysbench(w: &SysbenchWorkload, ds: &SysbenchDataset) -> Result<()> {
+    // Object numbers of the ARC's block keys have 24 bits (BlockKey).
+    ensure((1..1 << 24).contains(&ds.tables), "dataset.tables", "must be 1 to 16777215")?;
+    // sysbench's id column is a signed 32-bit INTEGER.
+    ensure(
+        (1..=i32::MAX as u64).contains(&ds.table_size),
+        "dataset.table_size",
+        "must be 1 to 2147483647 (sysbench's id is a 32-bit INTEGER)",
+    )?;
+    ensure(
+        ds.compress_ratio.is_none_or(|r| r >= 1.0 && r.is_finite()),
+        "dataset.compress_ratio",
+        "must be at least 1.0",
+    )?;
+    ensure((1..=4096).contains(&w.threads), "workload.threads", "must be 1 to 4096")?;
+    ensure(w.random_points >= 1 && w.random_points <= 1000, "workload.random_points", "must be 1 to 1000")?;
+    ensure(w.rand_spec_iter >= 1, "workload.rand_spec_iter", "must be at least 1")?;
+    ensure((0.0..=100.0).contains(&w.rand_spec_pct), "workload.rand_spec_pct", "must be 0 to 100")?;
+    ensure((0.0..=100.0).contains(&w.rand_spec_res), "workload.rand_spec_res", "must be 0 to 100")?;
+    ensure(
+        w.rand_pareto_h > 0.0 && w.rand_pareto_h < 1.0,
+        "workload.rand_pareto_h",
+        "must be between 0 and 1 (exclusive)",
+    )?;
+    ensure(
+        w.rand_zipfian_exp >= 0.0 && w.rand_zipfian_exp.is_finite(),
+        "workload.rand_zipfian_exp",
+        "must be a number >= 0",
+    )?;
+    Ok(())
+}
+
+impl VariantConfig {
+    fn validate_bcache(&self, b: &BcacheConfig, backing: &str) -> Result<()> {
+        let f = |name: &str| format!("filesystem.bcache.{name}");
+        let Some(dev) = self.devices.iter().find(|d| d.name == b.cache_device) else {
+            return Err(Error::config(
+                f("cache_device"),
+                format!("names unknown device '{}'", b.cache_device),
+            ));
+        };
+        ensure(
+            b.cache_device != backing,
+            &f("cache_device"),
+            "must differ from filesystem.device (the backing device)",
+        )?;
+        let Some(capacity) = dev.capacity_bytes else {
+            return Err(Error::config(
+                f("cache_device"),
+                format!("device '{}' needs a size (the cache's capacity)", dev.name),
+            ));
+        };
+        ensure(
+            b.bucket_size.is_power_of_two() && (4096..=16 << 20).contains(&b.bucket_size),
+            &f("bucket_size"),
+            "must be a power of two from 4K to 16M (make-bcache --bucket)",
+        )?;
+        let nbuckets = capacity / b.bucket_size;
+        ensure(
+            nbuckets > 512,
+            &f("bucket_size"),
+            &format!(
+                "gives {nbuckets} buckets on a {capacity}-byte cache device; bcache needs more than 512 (super.c cache_alloc())"
+            ),
+        )?;
+        ensure(
+            nbuckets < MAX_BUCKETS,
+            &f("bucket_size"),
+            &format!(
+                "gives {nbuckets} buckets; the model indexes at most {} (use larger buckets)",
+                MAX_BUCKETS - 1
+            ),
+        )?;
+        for (name, v) in [
+            ("sequential_cutoff", b.sequential_cutoff),
+            ("readahead", b.readahead),
+            ("congested_read_threshold_us", b.congested_read_threshold_us),
+            ("congested_write_threshold_us", b.congested_write_threshold_us),
+        ] {
+            ensure(
+                v <= u32::MAX as u64,
+                &f(name),
+                "must fit the kernel's unsigned int (at most 4294967295)",
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn ensure(ok: bool, field: &str, what: &str) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::config(field, what))
+    }
+}

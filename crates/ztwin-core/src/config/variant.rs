@@ -1,0 +1,83 @@
+//! One variant, fully resolved: the parts of a run, its timing and phases, and the JSON
+//! entry ([`VariantConfig::from_json`]).
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    DatabaseConfig, DatasetConfig, DeviceConfig, FioPhase, FsConfig, MachineConfig, PhaseConfig,
+    WorkloadConfig, WorkloadPhase,
+};
+use crate::error::{Error, Result};
+
+/// One variant of a scenario, fully resolved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantConfig {
+    /// Scenario name (for messages and reports).
+    pub scenario: String,
+    /// Variant name (for messages and reports).
+    pub variant: String,
+    /// Seed of every random stream of the run; same seed, same numbers.
+    pub seed: u64,
+    /// The machine: vCPUs, RAM and CPU costs.
+    pub machine: MachineConfig,
+    /// Every block device of the machine, by name.
+    pub devices: Vec<DeviceConfig>,
+    /// The filesystem holding the database files.
+    pub filesystem: FsConfig,
+    /// The database engine above the filesystem (None for a fio workload: fio reads the
+    /// files itself).
+    pub database: Option<DatabaseConfig>,
+    /// What is stored: the files the workload touches.
+    pub dataset: DatasetConfig,
+    /// The load: client threads and their queries.
+    pub workload: WorkloadConfig,
+    /// Warm-up, measured window, reporting interval.
+    pub run: RunConfig,
+    /// The run as a sequence of phases on the same state (caches carry over); empty means
+    /// one workload phase with `run`'s warm-up and duration.
+    pub phases: Vec<PhaseConfig>,
+}
+
+/// Timing of the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Warm-up before the measured window, ns (counters reset after it).
+    pub warmup_ns: u64,
+    /// Measured window, ns.
+    pub duration_ns: u64,
+    /// Interval of the time series, ns.
+    pub report_interval_ns: u64,
+}
+
+impl VariantConfig {
+    /// The phases to run: `phases`, or when it is empty one workload phase from `run`
+    /// (sysbench), or one fio phase running every job (fio, as `fio jobfile` does).
+    pub fn effective_phases(&self) -> Vec<PhaseConfig> {
+        if !self.phases.is_empty() {
+            return self.phases.clone();
+        }
+        match &self.workload {
+            WorkloadConfig::Fio(f) => {
+                vec![PhaseConfig::Fio(FioPhase {
+                    name: "fio".into(),
+                    jobs: (0..f.jobs.len() as u32).collect(),
+                })]
+            }
+            WorkloadConfig::Sysbench(_) => vec![PhaseConfig::Workload(WorkloadPhase {
+                name: "benchmark".into(),
+                warmup_ns: self.run.warmup_ns,
+                duration_ns: self.run.duration_ns,
+            })],
+        }
+    }
+
+    /// Parses and validates a resolved variant from JSON.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let cfg: VariantConfig =
+            serde_json::from_str(text).map_err(|e| Error::config("<json>", e.to_string()))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+}

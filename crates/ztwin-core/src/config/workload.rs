@@ -1,0 +1,196 @@
+//! The load: a sysbench test with its options, or a resolved fio job file.
+
+use serde::{Deserialize, Serialize};
+
+/// The load.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum WorkloadConfig {
+    /// A sysbench OLTP test.
+    Sysbench(SysbenchWorkload),
+    /// fio jobs over the `files` dataset.
+    Fio(FioWorkload),
+}
+
+/// A fio job file, resolved (python/ztwin/fio.py parses fio's ini dialect and command
+/// line; see `crate::workload::fio` for what each field does).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FioWorkload {
+    /// fio release whose buffer contents are modelled, "major.minor[.patch]" (2.0 or
+    /// later): what laying out a file writes and how compressible buffers are built
+    /// changed between releases (`crate::workload::fio::buffers`).
+    pub fio_version: String,
+    /// The jobs (sections) in job-file order.
+    pub jobs: Vec<FioJob>,
+}
+
+/// fio `rw` (readwrite).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FioRw {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    Randread,
+    /// Random writes.
+    Randwrite,
+    /// Sequential mixed reads and writes (rwmixread).
+    Rw,
+    /// Random mixed reads and writes (rwmixread).
+    Randrw,
+}
+
+/// fio `random_distribution`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FioDistribution {
+    /// Uniform (fio's default `random`).
+    Random,
+    /// zipf:theta
+    Zipf,
+    /// pareto:h
+    Pareto,
+    /// normal:sigma (fio's gauss), sigma in percent of the range.
+    Normal,
+}
+
+/// fio `file_service_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FioFileService {
+    /// Round robin over the open files (fio's default).
+    Roundrobin,
+    /// One file until it is done, then the next.
+    Sequential,
+    /// A uniformly random file.
+    Random,
+}
+
+/// One fio job (section) with its options resolved (\[global\] merged in, sizes in bytes,
+/// times in ns).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FioJob {
+    /// Section name.
+    pub name: String,
+    /// rw
+    pub rw: FioRw,
+    /// rwmixread, percent of reads in rw/randrw.
+    pub rwmixread: u32,
+    /// bs of reads, bytes.
+    pub bs_read: u32,
+    /// bs of writes, bytes.
+    pub bs_write: u32,
+    /// numjobs: clones of the job, each with its own offsets and random state.
+    pub numjobs: u32,
+    /// Files of each clone: indices into the `files` dataset (clones share a file when
+    /// the job names it with `filename`).
+    pub clone_files: Vec<Vec<u32>>,
+    /// offset: where in each file the job's range starts, bytes.
+    pub offset: u64,
+    /// Bytes of each file the job covers (fio's per-file io size: size / nrfiles).
+    pub file_range: u64,
+    /// io_size (default size): bytes one loop of one clone transfers.
+    pub io_size: u64,
+    /// loops
+    pub loops: u32,
+    /// runtime, ns (0: none).
+    pub runtime_ns: u64,
+    /// time_based
+    pub time_based: bool,
+    /// ramp_time, ns.
+    pub ramp_time_ns: u64,
+    /// ioengine (psync, sync, pvsync, pvsync2, libaio, io_uring).
+    pub ioengine: String,
+    /// iodepth
+    pub iodepth: u32,
+    /// direct (O_DIRECT)
+    pub direct: bool,
+    /// file_service_type
+    pub file_service_type: FioFileService,
+    /// The `:N` of file_service_type (I/Os per file before switching), >= 1.
+    pub file_service_nr: u32,
+    /// random_distribution
+    pub random_distribution: FioDistribution,
+    /// Its parameter: zipf theta, pareto h, normal sigma (percent); 0 for random.
+    pub distribution_param: f64,
+    /// norandommap
+    pub norandommap: bool,
+    /// randrepeat (default true: the same offsets every run).
+    pub randrepeat: bool,
+    /// randseed (default 0xb1899bed, FIO_RANDSEED).
+    pub randseed: u64,
+    /// group_reporting (reporting only).
+    pub group_reporting: bool,
+    /// The buffer options (what writes and layouts put in the files).
+    pub buffers: FioBuffers,
+}
+
+/// fio's buffer options; None = not given (fio_option_is_set matters to fio).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FioBuffers {
+    /// zero_buffers
+    pub zero_buffers: Option<bool>,
+    /// refill_buffers
+    pub refill_buffers: Option<bool>,
+    /// scramble_buffers (fio default 1)
+    pub scramble_buffers: Option<bool>,
+    /// buffer_compress_percentage
+    pub buffer_compress_percentage: Option<u32>,
+    /// buffer_compress_chunk, bytes
+    pub buffer_compress_chunk: Option<u32>,
+}
+
+/// sysbench test name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SysbenchTest {
+    /// SELECT c FROM sbtestN WHERE id = ?
+    OltpPointSelect,
+    /// SELECT id, k, c, pad FROM sbtest1 WHERE k IN (?, ... ?)
+    SelectRandomPoints,
+}
+
+/// sysbench --rand-type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RandType {
+    /// uniform
+    Uniform,
+    /// special (sysbench's default in 1.0)
+    Special,
+    /// gaussian
+    Gaussian,
+    /// pareto
+    Pareto,
+    /// zipfian
+    Zipfian,
+}
+
+/// sysbench options of the test.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SysbenchWorkload {
+    /// Test name.
+    pub test: SysbenchTest,
+    /// --threads: closed-loop clients.
+    pub threads: u32,
+    /// --rand-type
+    pub rand_type: RandType,
+    /// --rand-spec-iter (12)
+    pub rand_spec_iter: u32,
+    /// --rand-spec-pct (1)
+    pub rand_spec_pct: f64,
+    /// --rand-spec-res (75)
+    pub rand_spec_res: f64,
+    /// --rand-pareto-h (0.2)
+    pub rand_pareto_h: f64,
+    /// --rand-zipfian-exp (0.8)
+    pub rand_zipfian_exp: f64,
+    /// --random_points (10), select_random_points only
+    pub random_points: u32,
+}

@@ -1,0 +1,337 @@
+//! A ZFS pool and dataset: the release, vdevs, dataset properties and module parameters
+//! (ARC, L2ARC, zfetch, txg and write throttle, allocation and mirrors).
+
+use serde::{Deserialize, Serialize};
+
+/// The OpenZFS release whose behaviour is modelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ZfsRelease {
+    /// The illumos ZFS of pool version 28 (2012), as FreeBSD 8.3 to 9.x and ZoL 0.6.1
+    /// shipped it: arc_p, no dbuf cache, no compressed ARC, no ABD (see
+    /// [`ZfsFeatures`](super::ZfsFeatures)); its other mechanisms are modelled as 0.8's
+    /// where they are the same code (arc_p adaptation and growth), and each model says
+    /// where it takes 0.8's.
+    #[serde(rename = "0.6")]
+    V0_6,
+    /// ZoL 0.7/0.8 (2018-2020): arc_p, arc_meta_limit.
+    #[serde(rename = "0.8")]
+    V0_8,
+    /// OpenZFS 2.1: as 0.8 but arc_c starts at c_min.
+    #[serde(rename = "2.1")]
+    V2_1,
+    /// OpenZFS 2.2 and later up to 2.2.11: arc_meta/arc_pd/arc_pm eviction.
+    #[serde(rename = "2.2")]
+    V2_2,
+}
+
+impl ZfsRelease {
+    /// The release as users write it ("0.8", "2.1", "2.2").
+    pub fn name(self) -> &'static str {
+        match self {
+            ZfsRelease::V0_6 => "0.6",
+            ZfsRelease::V0_8 => "0.8",
+            ZfsRelease::V2_1 => "2.1",
+            ZfsRelease::V2_2 => "2.2",
+        }
+    }
+}
+
+/// Compression algorithm (zfs property `compression`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// compression=off
+    Off,
+    /// compression=lz4 (the default "on" since 2.0)
+    Lz4,
+    /// compression=lzjb
+    Lzjb,
+    /// compression=zstd
+    Zstd,
+    /// compression=gzip
+    Gzip,
+}
+
+/// primarycache / secondarycache property values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheProperty {
+    /// Cache data and metadata.
+    All,
+    /// Cache metadata only.
+    Metadata,
+    /// Cache nothing.
+    None,
+}
+
+/// A top-level vdev: one device by name, or an n-way mirror (`{"mirror": ["d1", "d2"]}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum VdevConfig {
+    /// A single device (zpool create tank d1).
+    Disk(String),
+    /// A mirror of two or more devices (zpool create tank mirror d1 d2).
+    Mirror(MirrorVdev),
+}
+
+/// The children of a mirror vdev.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MirrorVdev {
+    /// Device names, two or more.
+    pub mirror: Vec<String>,
+}
+
+impl VdevConfig {
+    /// The leaf devices of this vdev, in child order.
+    pub fn devices(&self) -> &[String] {
+        match self {
+            VdevConfig::Disk(d) => std::slice::from_ref(d),
+            VdevConfig::Mirror(m) => &m.mirror,
+        }
+    }
+}
+
+impl From<&str> for VdevConfig {
+    fn from(name: &str) -> Self {
+        VdevConfig::Disk(name.to_string())
+    }
+}
+
+/// How a mirror picks the child that serves a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MirrorReadPolicy {
+    /// ZoL 0.7 to OpenZFS 2.x, FreeBSD 10+ (FreeBSD r256956, 2013): least loaded child, with seek
+    /// penalties (vdev_mirror_child_select, vdev_mirror_load).
+    Load,
+    /// OpenSolaris, illumos and FreeBSD before 10 (pool v28 era): child
+    /// `(offset >> vdev_mirror_shift) % children`, 2 MiB stripes alternating sides.
+    Offset,
+}
+
+/// Write-path module parameters (dirty data, txgs, the vdev queue's async writes), named
+/// as in zfs(4); zero means the default of every modelled release (see `fs::zfs::txg`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TxgTunables {
+    /// zfs_dirty_data_max, bytes (0 = 10% of RAM capped by zfs_dirty_data_max_max).
+    pub zfs_dirty_data_max: u64,
+    /// zfs_dirty_data_max_max, bytes (0 = min(4 GiB, 25% of RAM)).
+    pub zfs_dirty_data_max_max: u64,
+    /// zfs_dirty_data_sync_percent (0 = 20).
+    pub zfs_dirty_data_sync_percent: u32,
+    /// zfs_delay_min_dirty_percent (0 = 60).
+    pub zfs_delay_min_dirty_percent: u32,
+    /// zfs_delay_scale, ns (0 = 500000).
+    pub zfs_delay_scale: u64,
+    /// zfs_txg_timeout, seconds (0 = 5).
+    pub zfs_txg_timeout: u32,
+    /// zfs_vdev_aggregation_limit, bytes (0 = 1 MiB).
+    pub zfs_vdev_aggregation_limit: u32,
+    /// zfs_vdev_aggregation_limit_non_rotating, bytes (0 = 128 KiB).
+    pub zfs_vdev_aggregation_limit_non_rotating: u32,
+    /// zfs_vdev_async_write_min_active (0 = 2).
+    pub zfs_vdev_async_write_min_active: u32,
+    /// zfs_vdev_async_write_max_active (0 = 10).
+    pub zfs_vdev_async_write_max_active: u32,
+}
+
+/// Pool allocation and mirror module parameters, named as in zfs(4).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolTunables {
+    /// metaslab_aliquot, bytes (0 = the release's default: 512 KiB through 2.1, 1 MiB from 2.2).
+    pub metaslab_aliquot: u64,
+    /// metaslab_bias_enabled (1): bias the rotor towards vdevs with more free space.
+    pub metaslab_bias_enabled: bool,
+    /// Which child of a mirror serves a read.
+    pub mirror_read_policy: MirrorReadPolicy,
+    /// zfs_vdev_mirror_rotating_inc (0): load added to a rotating child when the read
+    /// follows its last I/O.
+    pub zfs_vdev_mirror_rotating_inc: u32,
+    /// zfs_vdev_mirror_rotating_seek_inc (5): load added to a rotating child that must seek
+    /// (half of it within zfs_vdev_mirror_rotating_seek_offset).
+    pub zfs_vdev_mirror_rotating_seek_inc: u32,
+    /// zfs_vdev_mirror_rotating_seek_offset (1 MiB), bytes.
+    pub zfs_vdev_mirror_rotating_seek_offset: u64,
+    /// zfs_vdev_mirror_non_rotating_inc (0).
+    pub zfs_vdev_mirror_non_rotating_inc: u32,
+    /// zfs_vdev_mirror_non_rotating_seek_inc (1).
+    pub zfs_vdev_mirror_non_rotating_seek_inc: u32,
+    /// zfs_vdev_sync_read_max_active (10): the most sync reads the vdev queue keeps issued to
+    /// one leaf, so the most a child's queue length (its mirror load) can show.
+    pub zfs_vdev_sync_read_max_active: u32,
+}
+
+impl Default for PoolTunables {
+    fn default() -> Self {
+        PoolTunables {
+            metaslab_aliquot: 0,
+            metaslab_bias_enabled: true,
+            mirror_read_policy: MirrorReadPolicy::Load,
+            zfs_vdev_mirror_rotating_inc: 0,
+            zfs_vdev_mirror_rotating_seek_inc: 5,
+            zfs_vdev_mirror_rotating_seek_offset: 1 << 20,
+            zfs_vdev_mirror_non_rotating_inc: 0,
+            zfs_vdev_mirror_non_rotating_seek_inc: 1,
+            zfs_vdev_sync_read_max_active: 10,
+        }
+    }
+}
+
+/// A ZFS pool and dataset.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZfsConfig {
+    /// Release whose ARC behaviour is modelled.
+    pub release: ZfsRelease,
+    /// Top-level vdevs the pool stripes across: single devices or mirrors.
+    pub vdevs: Vec<VdevConfig>,
+    /// Separate intent-log vdevs (SLOG); validated and kept, not used by the model yet.
+    pub log: Vec<VdevConfig>,
+    /// Allocation and mirror tunables.
+    pub pool: PoolTunables,
+    /// Write path tunables: dirty data, txgs, the write throttle, async write queueing.
+    pub txg: TxgTunables,
+    /// Pool sector size exponent (ashift); sizes round up to 2^ashift.
+    pub ashift: u8,
+    /// Dataset recordsize in bytes (power of two, 512 B to 16 MiB).
+    pub recordsize: u32,
+    /// Indirect block size in bytes (128 KiB since 0.7.0; 16 KiB in 0.6.x).
+    pub indirect_block_size: u32,
+    /// Dataset compression property.
+    pub compression: Compression,
+    /// Dataset primarycache property.
+    pub primarycache: CacheProperty,
+    /// ARC tunables (module parameters).
+    pub arc: ArcTunables,
+    /// With release 2.2, the point release (0 to 11): L2ARC defaults changed in 2.2.7 and
+    /// its prefetch rules in 2.2.1, the prefetcher in 2.2.4. With release 2.1 it selects
+    /// only the prefetcher (2.1.0 to 2.1.5, 2.1.6 to 2.1.9, 2.1.10+); ignored for 0.8.
+    pub release_patch: u16,
+    /// Cache vdevs (L2ARC); at most one for now.
+    pub cache: Vec<String>,
+    /// Dataset secondarycache property.
+    pub secondarycache: CacheProperty,
+    /// L2ARC module parameters (None = the release's default).
+    pub l2arc: L2arcTunables,
+    /// arc_warm, which ends l2arc_write_boost and makes the feed scan from the cold end,
+    /// turns true only on memory reclaim in OpenZFS (arc_reclaim); with no memory pressure
+    /// modelled, true here makes it turn at the first ARC eviction instead.
+    pub arc_warm_at_first_eviction: bool,
+    /// Predictive prefetch (zfetch) module parameters.
+    pub zfetch: ZfetchTunables,
+}
+
+/// ARC module parameters, named as in zfs(4). Zero means "the release's default", as
+/// OpenZFS itself treats a zero tunable.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArcTunables {
+    /// zfs_arc_max, bytes (0 = default: RAM/2 through 2.2).
+    pub zfs_arc_max: u64,
+    /// zfs_arc_min, bytes (0 = default: max(RAM/32, 32 MiB)).
+    pub zfs_arc_min: u64,
+    /// zfs_arc_meta_limit, bytes (0.8/2.1 only; 0 = 75% of arc_c_max).
+    pub zfs_arc_meta_limit: u64,
+    /// zfs_arc_meta_min, bytes (0.8/2.1 only; 0 = 16 MiB).
+    pub zfs_arc_meta_min: u64,
+    /// zfs_arc_meta_balance (2.2+; 0 = 500).
+    pub zfs_arc_meta_balance: u64,
+    /// zfs_compressed_arc_enabled (default true since 0.7.0).
+    pub zfs_compressed_arc_enabled: bool,
+    /// zfs_abd_scatter_enabled (Linux, 0.7+; None = 1): ARC buffers of
+    /// `zfs_abd_scatter_min_size` (1536 B) or more are scatter lists, so a dbuf never
+    /// shares them (see `cache::arc::dbuf_copy_bytes`); 0 makes every buffer linear, as
+    /// ZFS before ABD (0.7.0, and FreeBSD's of that era) had them.
+    #[serde(default)]
+    pub zfs_abd_scatter_enabled: Option<bool>,
+}
+
+/// Predictive prefetch (zfetch) module parameters, named as in zfs(4); None = the
+/// release's default. Defaults and the releases each exists in are documented (with
+/// sources) in [`crate::fs::zfs::zfetch`]; one the release lacks is an error.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZfetchTunables {
+    /// zfs_prefetch_disable: false.
+    pub zfs_prefetch_disable: Option<bool>,
+    /// zfetch_max_streams, streams per file: 8.
+    pub zfetch_max_streams: Option<u32>,
+    /// zfetch_min_sec_reap, seconds: 2 (0.8 to 2.1.5), 1 (2.1.6+).
+    pub zfetch_min_sec_reap: Option<u32>,
+    /// zfetch_max_sec_reap, seconds (2.1.6+): 2.
+    pub zfetch_max_sec_reap: Option<u32>,
+    /// zfetch_min_distance, bytes (2.1.6+): 4 MiB.
+    pub zfetch_min_distance: Option<u32>,
+    /// zfetch_max_distance, bytes: 8 MiB (0.8 to 2.1.5), 64 MiB (2.1.6+).
+    pub zfetch_max_distance: Option<u32>,
+    /// zfetch_max_idistance, bytes (a module parameter from 2.0): 64 MiB.
+    pub zfetch_max_idistance: Option<u32>,
+    /// zfetch_max_reorder, bytes (2.2.4+): 16 MiB.
+    pub zfetch_max_reorder: Option<u32>,
+    /// zfetch_hole_shift (2.2.4+): 2.
+    pub zfetch_hole_shift: Option<u32>,
+    /// zfetch_array_rd_sz, bytes (0.8, 2.1): 1 MiB.
+    pub zfetch_array_rd_sz: Option<u64>,
+}
+
+/// L2ARC module parameters, named as in zfs(4). `None` = the release's default: the model
+/// fills the defaults in and rejects what the release lacks (`L2arcTunables::resolve` in
+/// [`crate::cache::l2arc`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct L2arcTunables {
+    /// l2arc_write_max, bytes per feed: 8 MiB (0.8 .. 2.2.6), 32 MiB (2.2.7+, 022bf86370).
+    /// 0 is reset to the default (`l2arc_write_size()`).
+    pub l2arc_write_max: Option<u64>,
+    /// l2arc_write_boost, extra bytes per feed while `arc_warm` is false: same defaults
+    /// as l2arc_write_max.
+    pub l2arc_write_boost: Option<u64>,
+    /// l2arc_headroom, multiple of the write size scanned per list: 2 (0.8 .. 2.2.6), 8
+    /// (2.2.7+). 0 = scan whole lists (2.1+; in 0.8 it writes nothing).
+    pub l2arc_headroom: Option<u64>,
+    /// l2arc_headroom_boost, percent applied to the headroom with compressed ARC: 200.
+    pub l2arc_headroom_boost: Option<u64>,
+    /// l2arc_feed_secs, seconds between feeds when the last wrote little: 1.
+    pub l2arc_feed_secs: Option<u64>,
+    /// l2arc_feed_min_ms, milliseconds between feeds when the last wrote more than half
+    /// its target: 200.
+    pub l2arc_feed_min_ms: Option<u64>,
+    /// l2arc_feed_again, use l2arc_feed_min_ms after a busy feed: true.
+    pub l2arc_feed_again: Option<bool>,
+    /// l2arc_noprefetch, do not cache blocks only prefetched (and, 0.8 .. 2.2.0, do not
+    /// read prefetches from L2): true.
+    pub l2arc_noprefetch: Option<bool>,
+    /// l2arc_mfuonly (2.1+): 0 all, 1 MFU only, 2 (2.2.6+) all metadata and MFU data. 0.
+    pub l2arc_mfuonly: Option<u8>,
+    /// l2arc_meta_percent (2.1+): feeds stop while l2_hdr_size exceeds this percent of
+    /// arc_c: 33.
+    pub l2arc_meta_percent: Option<u64>,
+    /// l2arc_rebuild_enabled (2.0+): rebuild a persistent L2ARC at import: true.
+    pub l2arc_rebuild_enabled: Option<bool>,
+}
+
+impl L2arcTunables {
+    /// These tunables with those `over` sets replacing them (as writing
+    /// /sys/module/zfs/parameters/* at run time does).
+    pub fn overridden_by(&self, over: &L2arcTunables) -> L2arcTunables {
+        macro_rules! pick {
+            ($($f:ident),*) => { L2arcTunables { $($f: over.$f.or(self.$f)),* } };
+        }
+        pick!(
+            l2arc_write_max,
+            l2arc_write_boost,
+            l2arc_headroom,
+            l2arc_headroom_boost,
+            l2arc_feed_secs,
+            l2arc_feed_min_ms,
+            l2arc_feed_again,
+            l2arc_noprefetch,
+            l2arc_mfuonly,
+            l2arc_meta_percent,
+            l2arc_rebuild_enabled
+        )
+    }
+}
