@@ -46,7 +46,8 @@ impl<'a> Sim<'a> {
                 let exists = vec![false; files.len()];
                 (None, files, exists, Some(1.0), CLASS_HOLE)
             }
-            _ => {
+            (None, DatasetConfig::Sysbench(_))
+            | (Some(DatabaseConfig::Innodb(_)), DatasetConfig::Files(_)) => {
                 return Err(Error::config(
                     "database",
                     "a sysbench dataset needs a database; fio files need none",
@@ -60,7 +61,9 @@ impl<'a> Sim<'a> {
             ),
             // One client per in-flight slot of the busiest phase (at least one for cat).
             (WorkloadConfig::Fio(f), _) => (fio::max_slots(cfg, f).max(1), Vec::new()),
-            _ => return Err(Error::config("workload", "a sysbench workload needs a sysbench dataset")),
+            (WorkloadConfig::Sysbench(_), DatasetConfig::Files(_)) => {
+                return Err(Error::config("workload", "a sysbench workload needs a sysbench dataset"))
+            }
         };
         // The smallest read a file sees (bcache's unit): an InnoDB page, or fio's smallest block.
         let read_unit = match (&db, &cfg.workload) {
@@ -141,6 +144,7 @@ impl<'a> Sim<'a> {
                     compressed_arc: z.arc.zfs_compressed_arc_enabled && features.compressed_arc,
                     abd_scatter: features.abd && z.arc.zfs_abd_scatter_enabled.unwrap_or(true),
                 };
+                let writes = WritePath::new(cfg, z, &pool);
                 Fs::Zfs(Box::new(Zfs::new(
                     arc,
                     DbufLayer::new(&features),
@@ -152,6 +156,7 @@ impl<'a> Sim<'a> {
                     Zfetch::new(zfetch, nfiles),
                     zfs_costs,
                     z.release == ZfsRelease::V2_2,
+                    writes,
                     threads,
                 )))
             }
@@ -208,15 +213,9 @@ impl<'a> Sim<'a> {
             write: false,
             w_offset: 0,
             w_len: 0,
-            w_rec: 0,
-            w_last: 0,
-            tx_start: 0,
-            rmw: false,
+            zwrite: ZfsWrite::IDLE,
         };
-        let writes = match (&fs, &cfg.filesystem) {
-            (Fs::Zfs(zfs), FsConfig::Zfs(z)) => Some(Box::new(zfs_write::WritePath::new(cfg, z, &zfs.pool))),
-            _ => None,
-        };
+
         if threads > events::MAX_CLIENTS {
             return Err(Error::config(
                 "workload",
@@ -264,7 +263,6 @@ impl<'a> Sim<'a> {
             next_feed,
             sync_wake: None,
             events: 0,
-            writes,
         })
     }
 }

@@ -103,7 +103,10 @@ pub(super) fn max_slots(cfg: &VariantConfig, f: &FioWorkload) -> usize {
                     job.numjobs as usize * wf::inflight(job, &cfg.filesystem) as usize
                 })
                 .sum(),
-            _ => 0,
+            PhaseConfig::Workload(_)
+            | PhaseConfig::Cat(_)
+            | PhaseConfig::Restart(_)
+            | PhaseConfig::Tune(_) => 0,
         })
         .max()
         .unwrap_or(0)

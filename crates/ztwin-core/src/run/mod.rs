@@ -26,9 +26,10 @@
 //! checksum, decompression) joins the next burst. A page another client is reading is
 //! waited for (InnoDB's io_fix), and so is a block (a dbuf in DB_READ): never read twice.
 //!
-//! fio writes take the write path (`zfs_write`: the throttle, read-modify-write through
-//! the read states above, dirty records synced by txgs in the background; `write_start`
-//! on XFS/ext4: one O_DIRECT device write, through bcache if present).
+//! fio writes take the filesystem layer's write path (ZFS, `fs::zfs::write_path`: the
+//! throttle, read-modify-write through the read path, dirty records synced by txgs in the
+//! background, the sync a thread woken on the queue; XFS/ext4: one O_DIRECT device write,
+//! through bcache if present).
 
 use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
@@ -52,6 +53,7 @@ use crate::fs::zfs::geometry::FileGeometry;
 use crate::fs::zfs::layer::{ReadStep, Zfs, ZfsCosts, ZfsRead};
 use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
+use crate::fs::zfs::write_path::{WritePath, WriteStep, ZfsWrite};
 use crate::fs::zfs::zfetch::{Zfetch, ZfetchStats};
 use crate::sim::small_map::SmallMap;
 use crate::sim::time::{Nanos, SEC};
@@ -70,10 +72,8 @@ enum State {
     FileRead,
     /// A write request: after its system call's CPU, the filesystem's write path.
     WriteStart,
-    /// ZFS: the tx of the record `w_rec` is assigned (throttle).
-    ZfsWriteRecord,
-    /// ZFS: the record is dirtied (after its read-modify-write read if needed).
-    ZfsWriteDirty,
+    /// ZFS: in the layer's write path (`Client::zwrite`).
+    ZfsWrite,
     /// XFS/ext4: the write's device I/O completed.
     WriteDone,
     Finish,
@@ -122,12 +122,8 @@ struct Client {
     write: bool,
     w_offset: u64,
     w_len: u32,
-    /// ZFS: the record being written, the last one, the start of its tx, and whether its
-    /// read-modify-write read is done.
-    w_rec: u64,
-    w_last: u64,
-    tx_start: Nanos,
-    rmw: bool,
+    /// ZFS: the write in the layer's write path.
+    zwrite: ZfsWrite,
 }
 
 /// CPU costs in simulated ns on this machine's vCPUs (reference costs / speed).
@@ -260,8 +256,6 @@ struct Sim<'a> {
     /// The earliest wake-up of the txg sync on the queue (see `events`).
     sync_wake: Option<Nanos>,
     events: u64,
-    /// ZFS: the write path (dirty data, txgs, sync writes).
-    writes: Option<Box<zfs_write::WritePath>>,
 }
 
 fn scaled(ns: u64, speed: f64) -> Nanos {
@@ -281,7 +275,6 @@ mod fio;
 mod phases;
 mod report;
 mod step;
-mod zfs_write;
 
 use events::{Event, Schedule};
 

@@ -104,7 +104,7 @@ impl Sim<'_> {
             if self.queue.requests() == 0 {
                 // Writers waiting for dirty data to drop wait on the sync's writes.
                 match self.write_next_at() {
-                    Some(w) if self.writes.as_ref().is_some_and(|w| !w.throttled.is_empty()) => {
+                    Some(w) if matches!(&self.fs, Fs::Zfs(z) if z.writers_throttled()) => {
                         self.write_event(w);
                         self.schedule_sync();
                         continue;
@@ -194,6 +194,14 @@ impl Sim<'_> {
         self.schedule_sync();
     }
 
+    /// Txgs the ZFS write path has synced so far (None on XFS/ext4).
+    fn txgs_synced(&self) -> Option<usize> {
+        match &self.fs {
+            Fs::Zfs(z) => Some(z.txgs_synced()),
+            Fs::Extent(_) => None,
+        }
+    }
+
     /// The ARC, if the pool has a cache device.
     pub(super) fn arc_with_cache_device(&self) -> Option<&Arc> {
         match &self.fs {
@@ -263,7 +271,7 @@ impl Sim<'_> {
             match phase {
                 PhaseConfig::Restart(r) => {
                     // A clean reboot exports the pool first: every txg is synced.
-                    let w0 = self.writes.as_ref().map(|w| w.log.len());
+                    let w0 = self.txgs_synced();
                     let before = self.snapshot(start);
                     while let Some(t) = self.write_next_at() {
                         let t = t.max(self.clock);
@@ -296,10 +304,10 @@ impl Sim<'_> {
                     if let Some(bc) = bcache {
                         doc["bcache"] = bc;
                     }
-                    if let (Some(w), Some(w0)) = (&self.writes, w0) {
-                        if w.log.len() > w0 {
+                    if let (Fs::Zfs(z), Some(w0)) = (&self.fs, w0) {
+                        if z.txgs_synced() > w0 {
                             // The txgs synced before the reboot (the export).
-                            doc["zfs_write"] = self.write_report(w0);
+                            doc["zfs_write"] = z.write_report(w0);
                             doc["devices"] = self.devices_window(&before, &flushed);
                         }
                     }
@@ -350,7 +358,7 @@ impl Sim<'_> {
                     if let WorkloadConfig::Fio(f) = &self.cfg.workload {
                         crate::workload::fio::validate_phase(f, ph, &format!("phases[{index}].jobs"))?;
                     }
-                    let w0 = self.writes.as_ref().map(|w| w.log.len());
+                    let w0 = self.txgs_synced();
                     let laid_out = self.fio_start(ph, index, start)?;
                     let from = self.fio.as_ref().map_or(start, |r| r.from);
                     let (a, _) = self.drain(&mut rec, Some((from, Nanos::MAX))).expect("a window was given");
@@ -370,9 +378,9 @@ impl Sim<'_> {
                     if let Some(l) = laid_out {
                         doc["laid_out"] = l;
                     }
-                    if let (Some(w), Some(w0)) = (&self.writes, w0) {
-                        if doc["fio"].get("write").is_some() || w.log.len() > w0 {
-                            doc["zfs_write"] = self.write_report(w0);
+                    if let (Fs::Zfs(z), Some(w0)) = (&self.fs, w0) {
+                        if doc["fio"].get("write").is_some() || z.txgs_synced() > w0 {
+                            doc["zfs_write"] = z.write_report(w0);
                         }
                     }
                     if let Some(arc) = self.arc_window_of(&a, &b) {

@@ -174,13 +174,8 @@ impl Sim<'_> {
                         break;
                     }
                 }
-                State::ZfsWriteRecord => {
-                    if self.zfs_write_record(i, c, now) == Flow::Wait {
-                        break;
-                    }
-                }
-                State::ZfsWriteDirty => {
-                    if self.zfs_write_dirty(i, c, now) == Flow::Wait {
+                State::ZfsWrite => {
+                    if self.zfs_write(i, c, now) == Flow::Wait {
                         break;
                     }
                 }
@@ -253,6 +248,75 @@ impl Sim<'_> {
         }
     }
 
+    /// A write request starts (after its system call's CPU): an O_DIRECT device write on
+    /// XFS/ext4 (through bcache if present), the ZFS layer's write path on ZFS.
+    fn write_start(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        if self.run_pending_cpu(i, c, now) {
+            return Flow::Wait;
+        }
+        match &mut self.fs {
+            Fs::Extent(x) => {
+                let done =
+                    x.write(i, c.space, c.w_offset, c.w_len, now, &mut c.cpu_pending, &mut self.devices);
+                c.state = State::WriteDone;
+                self.queue.at(done, Event::Client(i));
+                Flow::Wait
+            }
+            Fs::Zfs(_) => {
+                let class = self.fio_write_class(i);
+                let Fs::Zfs(z) = &self.fs else { unreachable!() };
+                c.zwrite = z.start_write(c.space + 1, c.w_offset, c.w_len, class, now);
+                c.state = State::ZfsWrite;
+                Flow::Next
+            }
+        }
+    }
+
+    /// The client's write in the ZFS layer: step it until it waits or is done.
+    fn zfs_write(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { unreachable!("ZfsWrite only on ZFS") };
+        let step = z.write(i, &mut c.zwrite, now, &mut c.cpu_pending, devices);
+        for (t, k) in z.take_wakeups() {
+            queue.at(t, Event::Prefetch(k));
+        }
+        match step {
+            WriteStep::WaitUntil(t) => {
+                queue.at(t, Event::Client(i));
+                Flow::Wait
+            }
+            // Woken by the sync (`sync_event`).
+            WriteStep::Throttled => Flow::Wait,
+            WriteStep::Done => {
+                self.fio_done(i, c, now);
+                c.state = State::Start;
+                Flow::Next
+            }
+        }
+    }
+
+    /// The txg sync's next due time, if the filesystem is ZFS and something is due.
+    pub(super) fn write_next_at(&self) -> Option<Nanos> {
+        match &self.fs {
+            Fs::Zfs(z) => z.sync_next_at(),
+            Fs::Extent(_) => None,
+        }
+    }
+
+    /// Runs the txg sync's events up to `now` and wakes the writers it releases.
+    pub(super) fn write_event(&mut self, now: Nanos) {
+        let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { return };
+        z.sync_event(now, devices);
+        for j in z.take_woken() {
+            queue.at(now, Event::Client(j as usize));
+        }
+    }
+
+    /// Runs the txg sync until every dirty byte is on disk; returns when it is.
+    pub(super) fn write_flush(&mut self) -> Nanos {
+        let Sim { fs: Fs::Zfs(z), devices, clock, .. } = self else { return self.clock };
+        z.write_flush(*clock, devices)
+    }
+
     /// bcache's task (`current`) for client `i`'s request: its thread, or in a `cat` phase
     /// the cat process (the last task).
     fn bcache_task(&self, i: usize) -> usize {
@@ -291,11 +355,6 @@ impl Sim<'_> {
                 self.cat_reads += 1;
                 self.cat_bytes += c.read_len as u64;
                 c.state = State::Start;
-                return;
-            }
-            Mode::Fio if c.write => {
-                // The read-modify-write read of a record: now dirty it.
-                c.state = State::ZfsWriteDirty;
                 return;
             }
             Mode::Fio => {

@@ -29,14 +29,14 @@
 //! (interrupt, zio pipeline, checksum, decompression) is charged when it is issued and so
 //! joins the next burst.
 //!
-//! The write path's states are still the driver's (`run::zfs_write`); it reads records
-//! for read-modify-write through [`Zfs::rmw_read`].
+//! Writes, the txg sync and its vdev queues are this layer's too (`write_path`).
 
 use crate::cache::arc::{dbuf_copy_bytes, Arc, ArcAccess, BlockInfo, BlockKey, BufType, ReadFlags};
 use crate::dev::device::{Device, Op};
 use crate::fs::zfs::dbuf::DbufLayer;
 use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
+use crate::fs::zfs::write_path::WritePath;
 use crate::fs::zfs::zfetch::{Pending, Request, Zfetch};
 pub use crate::fs::ReadStep;
 use crate::sim::small_map::SmallMap;
@@ -204,6 +204,8 @@ pub struct Zfs {
     /// Prefetch reads to wake, and when (taken by the driver).
     pub(super) wakeups: Vec<(Nanos, u32)>,
     pub(super) counters: ReadCounters,
+    /// The write path: dirty data, txgs, the sync's writes.
+    pub(super) writes: WritePath,
 }
 
 impl Zfs {
@@ -220,6 +222,7 @@ impl Zfs {
         zfetch: Zfetch,
         costs: ZfsCosts,
         iohits: bool,
+        writes: WritePath,
         slots: usize,
     ) -> Zfs {
         Zfs {
@@ -239,6 +242,7 @@ impl Zfs {
             free_prefetches: Vec::with_capacity(1024),
             wakeups: Vec::with_capacity(64),
             counters: ReadCounters::default(),
+            writes,
         }
     }
 

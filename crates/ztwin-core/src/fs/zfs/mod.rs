@@ -11,4 +11,5 @@ pub mod pool;
 pub mod prefetch;
 pub mod read_path;
 pub mod txg;
+pub mod write_path;
 pub mod zfetch;

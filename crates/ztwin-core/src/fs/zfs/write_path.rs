@@ -1,6 +1,8 @@
-//! The ZFS write path in the driver: a write request's states (one tx per record, the
-//! throttle, read-modify-write, dirtying) and the txg sync's writes through the vdev
-//! queues (see `fs::zfs::txg` for the mechanisms and their sources).
+//! The ZFS write path, part of the ZFS layer: a write request's states (one tx per record,
+//! the throttle, read-modify-write, dirtying) and the txg sync's writes through the vdev
+//! queues (see `fs::zfs::txg` for the mechanisms and their sources). The driver steps a
+//! write ([`Zfs::write`]: wait until t, throttled until the sync frees dirty data, or
+//! done) and wakes the sync when [`Zfs::sync_next_at`] says ([`Zfs::sync_event`]).
 //!
 //! ```text
 //!  WriteStart ─► ZfsWriteRecord: dmu_tx_assign: wait while dirty >= zfs_dirty_data_max
@@ -31,10 +33,19 @@
 
 use std::collections::VecDeque;
 
-use super::*;
+use serde_json::{json, Value};
+
 use crate::cache::arc::BlockKey;
-use crate::fs::zfs::pool::VDEV_LABEL_START_SIZE;
+use crate::config::{VariantConfig, ZfsConfig, ZfsRelease};
+use crate::dev::device::{Device, Op};
+use crate::fs::zfs::layer::{ReadStep, Zfs, ZfsRead};
+use crate::fs::zfs::pool::{Pool, VDEV_LABEL_START_SIZE};
 use crate::fs::zfs::txg::{aggregate, max_async_writes, Assign, LeafWrite, Txgs, WriteParams};
+use crate::sim::time::{Nanos, SEC};
+
+fn secs(t: Nanos) -> f64 {
+    t as f64 / SEC as f64
+}
 
 /// Where the syncing txg is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,36 +59,40 @@ enum SyncPhase {
 
 /// What one txg's sync wrote (for reports and tests).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct TxgRecord {
-    pub txg: u64,
-    pub start: Nanos,
-    pub end: Nanos,
+pub struct TxgRecord {
+    /// The txg number.
+    pub(crate) txg: u64,
+    /// When its sync started and when its uberblocks were on disk.
+    pub(crate) start: Nanos,
+    pub(crate) end: Nanos,
     /// Records synced and the dirty bytes they had been charged.
-    pub records: u64,
-    pub dirty_bytes: u64,
+    pub(crate) records: u64,
+    pub(crate) dirty_bytes: u64,
     /// Allocated bytes of the records (their psize rounded to sectors), of the rewritten
     /// indirect blocks (both copies), of the dnode blocks, of the uberblocks (all leaves).
-    pub data_bytes: u64,
-    pub indirect_bytes: u64,
-    pub indirect_blocks: u64,
-    pub dnode_bytes: u64,
-    pub uberblock_bytes: u64,
+    pub(crate) data_bytes: u64,
+    pub(crate) indirect_bytes: u64,
+    pub(crate) indirect_blocks: u64,
+    pub(crate) dnode_bytes: u64,
+    pub(crate) uberblock_bytes: u64,
     /// Bytes submitted to leaf devices (mirrors count every child).
-    pub leaf_bytes: u64,
+    pub(crate) leaf_bytes: u64,
 }
 
 /// The pool's write path state.
-pub(super) struct WritePath {
-    pub txgs: Txgs,
+pub struct WritePath {
+    txgs: Txgs,
     /// Per leaf device: writes waiting in the vdev queue, and those issued (completion,
     /// dirty bytes given back).
     pending: Vec<VecDeque<LeafWrite>>,
     inflight: Vec<Vec<(Nanos, u64)>>,
     phase: SyncPhase,
     current: TxgRecord,
-    pub log: Vec<TxgRecord>,
+    log: Vec<TxgRecord>,
     /// Leaf devices of the pool's data vdevs, with their aggregation limit.
     leaves: Vec<(usize, u32)>,
+    /// Each device's capacity (where its last two labels are).
+    capacities: Vec<u64>,
     /// Next offset on each leaf of a one-disk solid-state pool (positions not modelled).
     plain_cursor: u64,
     /// A sync's working lists, kept to reuse their capacity: the records, their ancestor
@@ -86,12 +101,15 @@ pub(super) struct WritePath {
     ancestors: Vec<(u64, u64)>,
     objects: Vec<u32>,
     per_leaf: Vec<Vec<LeafWrite>>,
-    /// Clients waiting in dmu_tx_wait for dirty data to drop under the max.
-    pub throttled: Vec<u32>,
+    /// Writers waiting in dmu_tx_wait for dirty data to drop under the max.
+    throttled: Vec<u32>,
+    /// Writers the last sync event released (taken by the driver).
+    woken: Vec<u32>,
 }
 
 impl WritePath {
-    pub(super) fn new(cfg: &VariantConfig, z: &crate::config::ZfsConfig, pool: &Pool) -> WritePath {
+    /// The write path of pool `pool` of variant `cfg`.
+    pub fn new(cfg: &VariantConfig, z: &ZfsConfig, pool: &Pool) -> WritePath {
         // 0.6's write throttle (the 2012 one, before the dirty-data throttle of 0.6.3) is
         // not modelled: 0.8's stands in for it.
         let sync_on_total = matches!(z.release, ZfsRelease::V0_6 | ZfsRelease::V0_8);
@@ -114,18 +132,20 @@ impl WritePath {
             current: TxgRecord::default(),
             log: Vec::new(),
             leaves,
+            capacities: cfg.devices.iter().map(|d| d.capacity_bytes.unwrap_or(0)).collect(),
             plain_cursor: 0,
             scratch: Vec::new(),
             ancestors: Vec::new(),
             objects: Vec::new(),
             per_leaf: vec![Vec::new(); n],
             throttled: Vec::new(),
+            woken: Vec::new(),
         }
     }
 
     /// When the write path next has something to do: a write completes, the uberblock is
     /// on disk, or a sync is due.
-    pub(super) fn next_at(&self) -> Option<Nanos> {
+    pub fn next_at(&self) -> Option<Nanos> {
         let mut t = self.inflight.iter().flatten().map(|w| w.0).min();
         let other = match self.phase {
             SyncPhase::Idle => self.txgs.sync_due(),
@@ -139,104 +159,171 @@ impl WritePath {
     }
 }
 
-impl Sim<'_> {
-    /// A write request starts (after its system call's CPU): O_DIRECT device writes on
-    /// XFS/ext4 (through bcache if present), the record loop on ZFS.
-    pub(super) fn write_start(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
-        if self.run_pending_cpu(i, c, now) {
-            return Flow::Wait;
-        }
-        let task = i;
-        match &mut self.fs {
-            Fs::Extent(x) => {
-                let done =
-                    x.write(task, c.space, c.w_offset, c.w_len, now, &mut c.cpu_pending, &mut self.devices);
-                c.state = State::WriteDone;
-                self.queue.at(done, Event::Client(i));
-                Flow::Wait
-            }
-            Fs::Zfs(z) => {
-                let (first, last) = z.layout.records(c.space + 1, c.w_offset, c.w_len);
-                c.w_rec = first;
-                c.w_last = last;
-                c.tx_start = now;
-                c.rmw = false;
-                c.state = State::ZfsWriteRecord;
-                Flow::Next
-            }
-        }
+/// Where a write request is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WriteState {
+    /// dmu_tx_assign of the current record's tx.
+    Assign,
+    /// dmu_write_uio_dbuf of the current record (after its read if it needs one).
+    Dirty,
+    /// The read-modify-write read of the current record (`WriteOp::rmw_read`).
+    Read,
+}
+
+/// One write request in the ZFS write path: bytes [offset, offset + len) of `object`,
+/// leaving content class `class` in the records it writes.
+#[derive(Debug, Clone, Copy)]
+pub struct ZfsWrite {
+    state: WriteState,
+    object: u32,
+    offset: u64,
+    len: u32,
+    class: u8,
+    /// The record being written, the last one, the start of its tx, and whether its
+    /// read-modify-write read is done.
+    rec: u64,
+    last: u64,
+    tx_start: Nanos,
+    rmw: bool,
+    rmw_read: ZfsRead,
+}
+
+impl ZfsWrite {
+    /// No write (a placeholder for a request that has none yet).
+    pub const IDLE: ZfsWrite = ZfsWrite {
+        state: WriteState::Assign,
+        object: 0,
+        offset: 0,
+        len: 0,
+        class: 0,
+        rec: 0,
+        last: 0,
+        tx_start: 0,
+        rmw: false,
+        rmw_read: ZfsRead::IDLE,
+    };
+}
+
+/// What a write step ends with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteStep {
+    /// The write waits until this time (dmu_tx_delay, or its read-modify-write read).
+    WaitUntil(Nanos),
+    /// The write waits in dmu_tx_wait until the sync brings dirty data under the max: it
+    /// is among the writers a later [`Zfs::sync_event`] releases ([`Zfs::take_woken`]).
+    Throttled,
+    /// Every record is dirty in the open txg.
+    Done,
+}
+
+impl Zfs {
+    /// A write of bytes [offset, offset + len) of `object` whose data is of content class
+    /// `class` (see `content`), starting at `now`.
+    pub fn start_write(&self, object: u32, offset: u64, len: u32, class: u8, now: Nanos) -> ZfsWrite {
+        let (first, last) = self.layout.records(object, offset, len);
+        ZfsWrite { object, offset, len, class, rec: first, last, tx_start: now, ..ZfsWrite::IDLE }
     }
 
-    /// dmu_tx_assign of the record's tx: wait under the max, then dmu_tx_delay.
-    pub(super) fn zfs_write_record(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
-        let w = self.writes.as_mut().expect("the ZFS write path");
-        match w.txgs.assign(c.tx_start, now) {
-            Assign::Wait => {
-                w.throttled.push(i as u32);
-                Flow::Wait
-            }
-            Assign::At(t) => {
-                c.state = State::ZfsWriteDirty;
-                if t > now {
-                    self.queue.at(t, Event::Client(i));
-                    return Flow::Wait;
+    /// Steps write `w` of writer `slot` at `now` until it waits or is done; the CPU its
+    /// steps cost is added to `cpu`.
+    pub fn write(
+        &mut self,
+        slot: usize,
+        w: &mut ZfsWrite,
+        now: Nanos,
+        cpu: &mut Nanos,
+        devices: &mut [Device],
+    ) -> WriteStep {
+        loop {
+            match w.state {
+                WriteState::Assign => {
+                    // dmu_tx_assign of the record's tx: wait under the max, then dmu_tx_delay.
+                    match self.writes.txgs.assign(w.tx_start, now) {
+                        Assign::Wait => {
+                            self.writes.throttled.push(slot as u32);
+                            return WriteStep::Throttled;
+                        }
+                        Assign::At(t) => {
+                            w.state = WriteState::Dirty;
+                            if t > now {
+                                return WriteStep::WaitUntil(t);
+                            }
+                        }
+                    }
                 }
-                Flow::Next
+                WriteState::Read => {
+                    let mut r = w.rmw_read;
+                    let step = self.read(slot, &mut r, now, cpu, devices);
+                    w.rmw_read = r;
+                    match step {
+                        ReadStep::WaitUntil(t) => return WriteStep::WaitUntil(t),
+                        ReadStep::Done => w.state = WriteState::Dirty,
+                    }
+                }
+                WriteState::Dirty => {
+                    if self.dirty_record(w, now, cpu) {
+                        return WriteStep::Done;
+                    }
+                }
             }
         }
     }
 
     /// dmu_write_uio_dbuf for one record: read it first if the write covers part of it
-    /// and it is not in memory, then dirty it with the writer's content.
-    pub(super) fn zfs_write_dirty(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
-        let class = self.fio_write_class(i);
-        let Fs::Zfs(z) = &mut self.fs else { unreachable!("ZfsWriteDirty only on ZFS") };
-        let Zfs { arc, dbufs, layout, data_flags, .. } = &mut **z;
-        let object = c.space + 1;
+    /// and it is not in memory, then dirty it with the writer's content. True when that
+    /// was the write's last record.
+    fn dirty_record(&mut self, w: &mut ZfsWrite, now: Nanos, cpu: &mut Nanos) -> bool {
+        let Zfs { arc, dbufs, layout, data_flags, writes, costs, .. } = self;
+        let object = w.object;
         let rs = u64::from(layout.geometry(object).data_block_size());
-        let rec_start = c.w_rec * rs;
-        let from = c.w_offset.max(rec_start);
-        let to = (c.w_offset + u64::from(c.w_len)).min(rec_start + rs);
+        let rec_start = w.rec * rs;
+        let from = w.offset.max(rec_start);
+        let to = (w.offset + u64::from(w.len)).min(rec_start + rs);
         let chunk = to.saturating_sub(from);
-        let key = layout.key(object, c.w_rec, 0);
-        let w = self.writes.as_mut().expect("the ZFS write path");
-        if chunk < rs && !c.rmw && !dbufs.exists(key) && !w.txgs.is_dirty(key.0) {
+        let key = layout.key(object, w.rec, 0);
+        if chunk < rs && !w.rmw && !dbufs.exists(key) && !writes.txgs.is_dirty(key.0) {
             // dbuf_will_dirty -> dbuf_read of the whole record: the read walk.
-            c.rmw = true;
-            c.read_offset = rec_start;
-            c.read_len = rs as u32;
-            c.read = FileRead::Zfs(ZfsRead::rmw(layout, object, c.w_rec, now));
-            c.state = State::FileRead;
-            return Flow::Next;
+            w.rmw = true;
+            w.rmw_read = ZfsRead::rmw(layout, object, w.rec, now);
+            w.state = WriteState::Read;
+            return false;
         }
-        c.rmw = false;
-        w.txgs.dirty(key.0, rs as u32, now);
-        layout.set_record(object, c.w_rec, class);
-        let info = layout.block(object, c.w_rec, 0).1;
+        w.rmw = false;
+        writes.txgs.dirty(key.0, rs as u32, now);
+        layout.set_record(object, w.rec, w.class);
+        let info = layout.block(object, w.rec, 0).1;
         // The dirty buffer is in memory from now on: reads find it (arc_write_done puts
         // it on MRU at sync; the model does it now).
         arc.write_done(key, info, *data_flags, now);
-        c.cpu_pending += self.costs.zfs_block + (chunk as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
-        if c.w_rec < c.w_last {
-            c.w_rec += 1;
-            c.tx_start = now;
-            c.state = State::ZfsWriteRecord;
-            return Flow::Next;
+        *cpu += costs.zfs_block + (chunk as f64 * costs.memcpy_ns_per_byte) as Nanos;
+        if w.rec < w.last {
+            w.rec += 1;
+            w.tx_start = now;
+            w.state = WriteState::Assign;
+            return false;
         }
-        self.fio_done(i, c, now);
-        c.state = State::Start;
-        Flow::Next
+        true
     }
 
-    /// The next write-path event (see `WritePath::next_at`), if any.
-    pub(super) fn write_next_at(&self) -> Option<Nanos> {
-        self.writes.as_ref().and_then(|w| w.next_at())
+    /// When the write path next has something to do (see `WritePath::next_at`), if ever.
+    pub fn sync_next_at(&self) -> Option<Nanos> {
+        self.writes.next_at()
+    }
+
+    /// Whether writers wait in dmu_tx_wait.
+    pub fn writers_throttled(&self) -> bool {
+        !self.writes.throttled.is_empty()
+    }
+
+    /// The writers the last sync events released, in the order they waited.
+    pub fn take_woken(&mut self) -> std::vec::Drain<'_, u32> {
+        self.writes.woken.drain(..)
     }
 
     /// Runs the write path's events up to `now` (completions, uberblocks, a sync start),
-    /// then issues what the vdev queues allow.
-    pub(super) fn write_event(&mut self, now: Nanos) {
-        let Some(w) = self.writes.as_mut() else { return };
+    /// then issues what the vdev queues allow. Writers it releases: [`Zfs::take_woken`].
+    pub fn sync_event(&mut self, now: Nanos, devices: &mut [Device]) {
+        let w = &mut self.writes;
         // Completions: dirty bytes come back; throttled writers retry.
         let mut freed = false;
         for list in &mut w.inflight {
@@ -251,9 +338,7 @@ impl Sim<'_> {
             });
         }
         if freed && w.txgs.dirty_total() < w.txgs.params.dirty_data_max {
-            for j in w.throttled.drain(..) {
-                self.queue.at(now, Event::Client(j as usize));
-            }
+            w.woken.append(&mut w.throttled);
         }
         match w.phase {
             SyncPhase::Uberblock(done) if done <= now => {
@@ -262,23 +347,18 @@ impl Sim<'_> {
                 w.log.push(w.current);
                 w.phase = SyncPhase::Idle;
                 if w.txgs.dirty_total() < w.txgs.params.dirty_data_max {
-                    for j in w.throttled.drain(..) {
-                        self.queue.at(now, Event::Client(j as usize));
-                    }
+                    w.woken.append(&mut w.throttled);
                 }
             }
             SyncPhase::Idle if w.txgs.sync_due().is_some_and(|d| d <= now) => self.begin_sync(now),
-            _ => {}
+            SyncPhase::Idle | SyncPhase::Blocks | SyncPhase::Uberblock(_) => {}
         }
-        self.issue_writes(now);
+        self.issue_writes(now, devices);
     }
 
     /// spa_sync of the open txg at `now`: plans every write (see the module docs).
     fn begin_sync(&mut self, now: Nanos) {
-        let Sim { writes: Some(w), fs: Fs::Zfs(z), .. } = self else {
-            return;
-        };
-        let Zfs { arc, layout, pool, meta_flags, .. } = &mut **z;
+        let Zfs { writes: w, arc, layout, pool, meta_flags, .. } = self;
         let txg = w.txgs.begin_sync(now, &mut w.scratch);
         w.current = TxgRecord { txg, start: now, ..TxgRecord::default() };
         let sector = layout.compression.sector_size();
@@ -343,14 +423,15 @@ impl Sim<'_> {
 
     /// The vdev queues issue async writes up to their limit; a txg whose blocks are all
     /// written gets its uberblocks.
-    fn issue_writes(&mut self, now: Nanos) {
-        let Some(w) = self.writes.as_mut() else { return };
+    fn issue_writes(&mut self, now: Nanos, devices: &mut [Device]) {
+        let sector = self.layout.compression.sector_size();
+        let w = &mut self.writes;
         let active = max_async_writes(&w.txgs.params, w.txgs.dirty_total()) as usize;
         let mut busy = false;
         for &(leaf, _) in &w.leaves {
             while w.inflight[leaf].len() < active {
                 let Some(lw) = w.pending[leaf].pop_front() else { break };
-                let dev = &mut self.devices[leaf];
+                let dev = &mut devices[leaf];
                 let done = dev.submit_at(now, Op::Write, lw.offset, lw.bytes);
                 w.current.leaf_bytes += u64::from(lw.bytes);
                 w.inflight[leaf].push((done, lw.undirty));
@@ -359,19 +440,15 @@ impl Sim<'_> {
         }
         if w.phase == SyncPhase::Blocks && !busy {
             // vdev_uberblock_sync: every leaf's four labels, once the txg's blocks are on disk.
-            let sector = match &self.fs {
-                Fs::Zfs(z) => z.layout.compression.sector_size(),
-                Fs::Extent(_) => 512,
-            };
             let ub = sector.max(1024);
             let mut end = now;
             for &(leaf, _) in &w.leaves {
-                let size = self.cfg.devices[leaf].capacity_bytes.unwrap_or(0);
+                let size = w.capacities[leaf];
                 for label in 0..4u64 {
                     // Labels 0 and 1 at the start, 2 and 3 in the last 512 KiB; the
                     // uberblock ring is the second half of each 256 KiB label.
                     let base = if label < 2 { label << 18 } else { size.saturating_sub((4 - label) << 18) };
-                    let done = self.devices[leaf].submit_at(now, Op::Write, base + (128 << 10), ub);
+                    let done = devices[leaf].submit_at(now, Op::Write, base + (128 << 10), ub);
                     end = end.max(done);
                     w.current.uberblock_bytes += u64::from(ub);
                     w.current.leaf_bytes += u64::from(ub);
@@ -381,10 +458,15 @@ impl Sim<'_> {
         }
     }
 
+    /// Txgs synced so far (a mark for [`Zfs::write_report`]).
+    pub fn txgs_synced(&self) -> usize {
+        self.writes.log.len()
+    }
+
     /// The write path during a phase: the txgs synced since the `from`-th, the throttle's
     /// counters so far, and the dirty data left to sync.
-    pub(super) fn write_report(&self, from: usize) -> Value {
-        let Some(w) = &self.writes else { return Value::Null };
+    pub fn write_report(&self, from: usize) -> Value {
+        let w = &self.writes;
         let synced = &w.log[from.min(w.log.len())..];
         let sum = |f: fn(&TxgRecord) -> u64| synced.iter().map(f).sum::<u64>();
         json!({
@@ -415,13 +497,13 @@ impl Sim<'_> {
         })
     }
 
-    /// Runs the write path until every dirty byte is on disk (an export or a clean
-    /// reboot: spa_export -> txg_wait_synced); returns when it is.
-    pub(super) fn write_flush(&mut self) -> Nanos {
-        let mut t = self.clock;
-        while let Some(next) = self.write_next_at() {
+    /// Runs the write path from `from` until every dirty byte is on disk (an export or a
+    /// clean reboot: spa_export -> txg_wait_synced); returns when it is.
+    pub fn write_flush(&mut self, from: Nanos, devices: &mut [Device]) -> Nanos {
+        let mut t = from;
+        while let Some(next) = self.sync_next_at() {
             t = t.max(next);
-            self.write_event(t);
+            self.sync_event(t, devices);
         }
         t
     }
