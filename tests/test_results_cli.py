@@ -36,6 +36,7 @@ test = "oltp_point_select"
 [variants.zfs]
 [variants.ext4]
 filesystem = { type = "ext4", device = "vd" }
+database = { innodb_flush_method = "O_DIRECT" }   # the core models ext4 with O_DIRECT only
 """
 
 
@@ -182,6 +183,21 @@ def test_cli_validate_prints_resolved_json(write_toml):
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert list(doc) == ["zfs", "ext4"] and doc["ext4"]["filesystem"]["type"] == "ext4"
+
+
+def test_validate_and_run_refuse_what_the_core_refuses_before_any_variant_runs(write_toml, monkeypatch):
+    """The core's own checks (here: ext4 without O_DIRECT is not modelled) apply at
+    `validate` and before the first variant of `run`, with the key as written."""
+    from ztwin import _core
+
+    ran = []
+    monkeypatch.setattr(_core, "run_variant", lambda cfg: ran.append(cfg) or "{}")
+    fsync = write_toml(MINI.replace('database = { innodb_flush_method = "O_DIRECT" }', ""), "fsync.toml")
+    for args in (["validate", str(fsync)], ["run", str(fsync), "--json"]):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2, r.output
+        assert "variant ext4: database.innodb_flush_method" in r.stderr and "O_DIRECT" in r.stderr
+    assert ran == []  # the zfs variant comes first but did not run
 
 
 def test_cli_geometry_experiment1_tree():

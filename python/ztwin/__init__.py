@@ -22,6 +22,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "run",
+    "check_variants",
     "load_scenario",
     "resolve",
     "Scenario",
@@ -57,6 +58,28 @@ def select_variants(scenario: Scenario, variants: Optional[Iterable[str]]) -> li
     return [v for v in scenario.variant_names if v in wanted]
 
 
+def _core_rejection(scenario: Scenario, name: str, e: ScenarioError) -> ScenarioError:
+    """The core's rejection of variant ``name``, located in the scenario."""
+    return ScenarioError(
+        f"scenario {scenario.source}, variant {name}: {e}",
+        errors=[dict(err, loc=("variants", name) + tuple(err["loc"]), loc_str=f"variants.{name}.{err['loc_str']}") for err in e.errors()],
+    )
+
+
+def check_variants(scenario: Scenario, names: Optional[Iterable[str]] = None) -> None:
+    """Checks variants (all by default) as the core would run them, without running them:
+    the core builds each variant's whole stack, so every rule of every layer applies (the
+    ones the scenario schema cannot see: the ARC's limits, the pool, the L2ARC's
+    tunables, the record contents). Raises the first rejection as a ScenarioError."""
+    from . import _core
+
+    for name in scenario.variant_names if names is None else names:
+        try:
+            _core.check_variant(json.dumps(scenario.variants[name]))
+        except ScenarioError as e:
+            raise _core_rejection(scenario, name, e) from None
+
+
 def run_variant(scenario: Scenario, name: str) -> str:
     """Runs one resolved variant through the core; returns the core's JSON answer."""
     from . import _core
@@ -65,11 +88,7 @@ def run_variant(scenario: Scenario, name: str) -> str:
     try:
         return _core.run_variant(json.dumps(cfg))
     except ScenarioError as e:
-        # The core validates again; a rejection here means Python let something through.
-        raise ScenarioError(
-            f"scenario {scenario.source}, variant {name}: the core rejected the resolved configuration: {e}",
-            errors=[dict(err, loc=("variants", name) + tuple(err["loc"]), loc_str=f"variants.{name}.{err['loc_str']}") for err in e.errors()],
-        ) from None
+        raise _core_rejection(scenario, name, e) from None
 
 
 def run(
@@ -85,6 +104,9 @@ def run(
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     names = select_variants(sc, variants)
+    # Every variant is checked before any runs: a bad last variant is not found after
+    # the first ones have run for minutes.
+    check_variants(sc, names)
     answers = {}
     for i, name in enumerate(names):
         if on_variant is not None:

@@ -7,6 +7,12 @@ def run_variant(config_json: str) -> str:
     ``ztwin.exceptions.SimulationError`` when the simulation fails.
     """
 
+def check_variant(config_json: str) -> None:
+    """Checks one resolved variant as a run would (the whole stack is built, not run).
+
+    Raises ``ztwin.exceptions.ScenarioError`` with the run's message when it would fail.
+    """
+
 def geometry(request_json: str) -> str:
     """Block-pointer tree geometry: JSON request, JSON answer (raises ScenarioError on a bad request)."""
 

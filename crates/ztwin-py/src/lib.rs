@@ -36,6 +36,13 @@ fn run_variant(py: Python<'_>, config_json: String) -> PyResult<String> {
     py.detach(|| ztwin_core::run::run_variant_json(&config_json)).map_err(|e| to_py_err(py, e))
 }
 
+/// Checks one resolved variant as a run would (the stack is built, not run); raises the
+/// run's ScenarioError if it would fail.
+#[pyfunction]
+fn check_variant(py: Python<'_>, config_json: String) -> PyResult<()> {
+    py.detach(|| ztwin_core::run::check_variant_json(&config_json)).map_err(|e| to_py_err(py, e))
+}
+
 /// Block-pointer tree geometry (JSON request, JSON answer); see `ztwin_core::fs::zfs::geometry`.
 #[pyfunction]
 fn geometry(py: Python<'_>, request_json: String) -> PyResult<String> {
@@ -116,6 +123,7 @@ fn version() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_variant, m)?)?;
+    m.add_function(wrap_pyfunction!(check_variant, m)?)?;
     m.add_function(wrap_pyfunction!(geometry, m)?)?;
     m.add_function(wrap_pyfunction!(sysbench_table_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

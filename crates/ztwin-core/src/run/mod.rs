@@ -284,6 +284,19 @@ pub fn run_variant(cfg: &VariantConfig) -> Result<VariantResult> {
     Sim::new(cfg)?.run()
 }
 
+/// Checks one resolved variant as a run would, without running it: the config's
+/// cross-reference checks, then every layer built from it, each with its own rules
+/// (the ARC's limits, the pool's vdevs, the L2ARC's tunables, the record contents...).
+pub fn check_variant(cfg: &VariantConfig) -> Result<()> {
+    cfg.validate()?;
+    Sim::new(cfg).map(|_| ())
+}
+
+/// [`check_variant`] of a variant given as JSON (its parsing included).
+pub fn check_variant_json(config_json: &str) -> Result<()> {
+    check_variant(&VariantConfig::from_json(config_json)?)
+}
+
 /// Runs one resolved variant given as JSON and returns its result as JSON.
 ///
 /// Input: a [`VariantConfig`]. Output: the summary over the measured window ("qps",
