@@ -13,7 +13,10 @@ use crate::cache::l2arc::L2arcTunables;
 use crate::error::{Error, Result};
 
 mod zfs_features;
-pub use zfs_features::ZfsFeatures;
+pub use zfs_features::{
+    ArcAccessRules, ArcAdaptation, ArcFeatures, ArcStructSizes, L2arcFeatures, MgAliquot, PoolFeatures,
+    PrefetchRead, ZfetchFeatures, ZfsFeatures,
+};
 
 /// One variant of a scenario, fully resolved.
 #[derive(Debug, Clone, Serialize, Deserialize)]
