@@ -250,7 +250,7 @@ pub struct ZfetchFeatures {
     /// `dn_maxblkid < 2` are skipped, a stream with prefetch reads in flight (`zs_refs`)
     /// is not reaped. 891568c990 ("Split dmu_zfetch() speculation and execution parts",
     /// 2.1.0). 0.6's 2006 stream and colinear-stride algorithm is not modelled: 0.8's
-    /// rules stand in for it.
+    /// rules stand in for it (scenarios using 0.6 say so).
     pub prepare_run: bool,
     /// zfetchstats `io_issued`: af20b97078 ("zfetch: Don't issue new streams when old have
     /// not completed", 2.1.0).
