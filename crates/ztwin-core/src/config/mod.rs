@@ -60,7 +60,10 @@ pub use zfs::{
     ArcTunables, CacheProperty, Compression, L2arcTunables, MirrorReadPolicy, MirrorVdev, PoolTunables,
     TxgTunables, VdevConfig, ZfetchTunables, ZfsConfig, ZfsRelease,
 };
-pub use zfs_features::ZfsFeatures;
+pub use zfs_features::{
+    ArcAccessRules, ArcAdaptation, ArcFeatures, ArcStructSizes, L2arcFeatures, MgAliquot, PoolFeatures,
+    PrefetchRead, ZfetchFeatures, ZfsFeatures,
+};
 
 #[cfg(test)]
 mod tests;

@@ -1,11 +1,20 @@
 //! What each modelled ZFS release does, as named features: models read a feature, never
 //! compare releases.
 //!
-//! One row per release (`ZfsRelease::features`), each feature citing the commit that
-//! introduced it (openzfs/zfs history; the illumos-era code is read at zfs-0.6.1, whose
-//! ARC and dbuf code is line for line the illumos 2012 code FreeBSD 8.3 to 9.x shipped).
-//! The table is being grown feature by feature; release comparisons that remain elsewhere
-//! are listed in the layers issue.
+//! One table, [`ZfsFeatures::resolve`], gives the features of a release at a point release
+//! (`release_patch`): one row per release, with the rules that changed inside 2.1 and 2.2
+//! chosen by the patch level. Each feature cites the commit that introduced it
+//! (openzfs/zfs history; where a release branch got a backport, its hash is given with the
+//! upstream one; the illumos-era code is read at zfs-0.6.1, whose ARC and dbuf code is line
+//! for line the illumos 2012 code FreeBSD 8.3 to 9.x shipped). Models take the resolved
+//! features (or the sub-table they need: [`ArcFeatures`], [`L2arcFeatures`],
+//! [`ZfetchFeatures`], [`PoolFeatures`]) when they are built and copy them; a new release
+//! is a new row, and every `match` on the enums here is exhaustive, so the compiler shows
+//! each place that must handle a new variant.
+//!
+//! What depends on the point release: the L2ARC (2.2.1, 2.2.3, 2.2.6, 2.2.7) and the
+//! prefetcher (2.1.6, 2.1.10, 2.2.4). The ARC, dbuf, pool and txg rows are the release's
+//! (0.8 is modelled as 0.8.6, 2.1 as 2.1.16, 2.2 as 2.2.0 .. 2.2.11), whatever the patch.
 
 use super::ZfsRelease;
 
@@ -30,48 +39,436 @@ pub struct ZfsFeatures {
     /// ARC buffer data (ABD; `zfs_abd_scatter_enabled` exists on Linux): from 0.7.0,
     /// 7657defc48 ("Introduce ARC Buffer Data (ABD)").
     pub abd: bool,
+    /// The twin models this release's L2ARC (the feed, header sizes, persistence): not
+    /// 0.6's (no compressed L2, an older feed), which is refused.
+    pub l2arc_modelled: bool,
+    /// When a txg syncs early: dirty data past `zfs_dirty_data_sync_percent` of the
+    /// maximum, compared as the pool's total (`dp_dirty_total`, in the sync thread's loop)
+    /// when true, else as the open txg's own (`dp_dirty_pertxg`, checked in
+    /// `dsl_pool_dirty_space`, which kicks the sync thread). The per-txg rule: 50e09eddd0
+    /// ("Optimize txg_kick() process", 2.2.0; 2.1.6 backport 999830a021). 2.1.0 .. 2.1.5
+    /// still compared the total; the twin's 2.1 takes the later rule at every patch level.
+    /// 0.6's write throttle (the 2012 one, before the dirty-data throttle of 0.6.3) is not
+    /// modelled: 0.8's stands in for it.
+    pub sync_on_total: bool,
+    /// The ARC.
+    pub arc: ArcFeatures,
+    /// The L2ARC (point-release dependent in 2.2).
+    pub l2arc: L2arcFeatures,
+    /// Predictive prefetch (point-release dependent in 2.1 and 2.2).
+    pub zfetch: ZfetchFeatures,
+    /// Allocation across top-level vdevs.
+    pub pool: PoolFeatures,
+}
+
+/// How `arc_read()` / `arc_access()` treat a read (the ARC's state transitions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArcAccessRules {
+    /// 0.6 .. 2.1: a demand hit's `add_reference()` clears ARC_FLAG_PREFETCH *before*
+    /// `arc_access()`, so a prefetched MRU block older than ARC_MINTIME is promoted to MFU
+    /// on its first demand hit; a ghost hit keeps the flag of the header's previous life;
+    /// a block brought in by a prefetch carries ARC_FLAG_PREDICTIVE_PREFETCH until its
+    /// first read (`demand_hit_predictive_prefetch`, 7f60329a26, Illumos 5987); a read that
+    /// finds the block's I/O in progress is not counted; an `arc_l2c_only` header read back
+    /// goes to MFU.
+    AddReferenceFirst,
+    /// 2.2: `arc_access()` sees `was_prefetch` (no promotion on the hit that clears the
+    /// flag), a read finding the I/O in progress counts an iohit and calls `arc_access`
+    /// (`iohits`, `demand_iohit_predictive_prefetch`), an `arc_l2c_only` header read back
+    /// is "treated as new" (MRU). c935fe2e92 ("arc_read()/arc_access() refactoring and
+    /// cleanup", 2.2.0).
+    WasPrefetch,
+}
+
+/// How the ARC adapts its targets and evicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArcAdaptation {
+    /// 0.6 .. 2.1: a byte-valued MRU target `arc_p`, grown on MRU-ghost hits and shrunk on
+    /// MFU-ghost hits by `arc_adapt()`, grown by `arc_get_data_impl()` on anonymous
+    /// allocations; `arc_adjust()` / `arc_evict()` evicts metadata above
+    /// `arc_meta_limit` first (`arc_adjust_meta_balanced()`), then MRU down to `arc_p`,
+    /// then MFU; ghosts trimmed to `c` (the 2005 Sun ARC, with ZoL's metadata limits).
+    ArcP,
+    /// 2.2: no `arc_p`; fixed-point fractions `arc_meta`, `arc_pd`, `arc_pm` adjusted at
+    /// every `arc_evict()` pass from the ghost-hit bytes (`arc_evict_adj()`), eviction
+    /// order MRU metadata, MFU metadata, MRU data, MFU data, each ghost list capped at half
+    /// of the other three live lists, `arc_adapt()` only grows `c` (by at least
+    /// SPA_OLD_MAXBLOCKSIZE). a8d83e2a24 ("More adaptive ARC eviction", PR #14359, 2.2.0).
+    MetaBalance,
+}
+
+/// Struct sizes on 64-bit Linux (non-debug build, kernel `struct mutex` 32 B, SPL
+/// `kmutex_t` 48 B, `kcondvar_t` 72 B, `zfs_refcount_t` 8 B), estimated from each tag's
+/// struct layout: what one header, dbuf, dnode or buffer costs in arcstats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArcStructSizes {
+    /// `HDR_FULL_SIZE`: the full (L1 + L2) ARC header counted in `hdr_size` for every
+    /// header, cached or ghost. The common part (`b_dva` .. `b_spa`) is 56 B and the L2
+    /// part 40 B (the 96 B L2-only header). 0.6 (zfs-0.6.1 `struct arc_buf_hdr`): one
+    /// struct with the freeze lock, a condvar and the L2 pointer and list node, 288 B.
+    /// 0.8: the L1 part is 232 B (freeze lock, freeze checksum, `b_buf`, `b_bufcnt`,
+    /// `b_cv`, ...), 328 B. 2.1: 224 B, 320 B (40e02f49e9, 2.1.1: `b_l2_hits` removed,
+    /// `b_bufcnt` and `b_buf` moved). 2.2: the L1 part lost the condvar (bc77a0c85e),
+    /// `b_bufcnt` (ba7797c8db) and the freeze lock and checksum (under ZFS_DEBUG,
+    /// bacf366fe2), 88 B, but `HDR_FULL_SIZE` became `sizeof (arc_buf_hdr_t)`, including
+    /// the 56 B crypt part (3158b5d718): 240 B.
+    pub hdr_full: u64,
+    /// `sizeof (dmu_buf_impl_t)` (`dbuf_size` per dbuf): 312 B (0.8.6), 376 B (2.2.11);
+    /// 0.6 and 2.1 taken as 0.8 (not computed).
+    pub dmu_buf_impl: u64,
+    /// `sizeof (dnode_t)` (`dnode_size` per dnode alive): 912 B (0.8.6), 984 B (2.2.11);
+    /// 0.6 and 2.1 taken as 0.8 (not computed).
+    pub dnode: u64,
+    /// `sizeof (arc_buf_t)` (in `hdr_size` per buffer): 136 B in 0.6 (an evict mutex and a
+    /// data rwlock, zfs-0.6.1 arc.h), 80 B in 0.8 / 2.1 (the evict mutex), 32 B in 2.2
+    /// (289f7e6adb, "Remove some dead ARC code": `b_evict_lock` removed).
+    pub arc_buf: u64,
+}
+
+/// The ARC's row: release-level (no point-release dependence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArcFeatures {
+    /// `arc_read()` / `arc_access()` transitions.
+    pub access: ArcAccessRules,
+    /// Target adaptation and eviction.
+    pub adaptation: ArcAdaptation,
+    /// The `arc_uncached` state: a block the dataset does not cache (`primarycache`) is
+    /// kept in UNCACHED, a demand read destroyed on release, a prefetch flushed
+    /// `arc_min_prefetch_ms` after its last access. ed2f7ba08d ("Implement uncached
+    /// prefetch", 2.2.0). Modelled with [`ArcAccessRules::WasPrefetch`] only.
+    pub uncached_state: bool,
+    /// Compressed ARC: as [`ZfsFeatures::compressed_arc`] (d3c2ae1c08, 0.7.0).
+    pub compressed_arc: bool,
+    /// `arc_default_max()` = max(RAM / 2, `arc_c_min`) (else RAM / 2): 9a51738b60 ("Let
+    /// default arc_c_max be platform dependent", 2.0.0).
+    pub c_max_floor_c_min: bool,
+    /// `arc_init()` starts `arc_c` at `arc_c_min` (else at `arc_c_max`): 17ca30185a ("Set
+    /// initial arc_c to arc_c_min instead of arc_c_max", 2.0.0).
+    pub c_starts_at_min: bool,
+    /// A `zfs_arc_max` set at module load is applied by `arc_init()` even when it is not
+    /// above `arc_c_min`, which is lowered to max(`zfs_arc_max` / 2, 32 MiB) (else
+    /// `arc_tuning_update()` applies it only above `arc_c_min`): e945e8d7f4 ("Restore
+    /// FreeBSD sysctl processing for arc.min and arc.max", 2.2.0; 2.1.1 backport
+    /// 24e51e3749).
+    pub arc_max_lowers_c_min: bool,
     /// `arc_meta_limit` default as a percentage of `arc_c_max`: 25 in illumos and ZoL
     /// 0.6.1 (`arc_init`: `arc_c_max / 4`), 75 from ZoL 0.6.3 (2b13331d62, "Set
-    /// arc_meta_limit to 3/4 arc_c_max by default"; illumos kept 1/4).
+    /// arc_meta_limit to 3/4 arc_c_max by default"; illumos kept 1/4). Read with
+    /// [`ArcAdaptation::ArcP`] only (2.2 has no `arc_meta_limit`).
     pub meta_limit_pct: u64,
     /// `arc_adapt` and `arc_get_data_impl` grow `arc_p` only while `arc_p < arc_c / 2`:
     /// from 2.1.7, d9de079a4b ("Fix arc_p aggressive increase"; the model's 2.1 is 2.1.16).
     /// 2.2 has no arc_p.
-    pub arc_p_growth_guard: bool,
-    /// The twin models this release's L2ARC (the feed, header sizes, persistence): not
-    /// 0.6's (no compressed L2, an older feed), which is refused.
-    pub l2arc_modelled: bool,
+    pub p_growth_guard: bool,
+    /// Struct sizes.
+    pub sizes: ArcStructSizes,
 }
 
-impl ZfsRelease {
-    /// The release's row of the feature table.
-    pub fn features(self) -> ZfsFeatures {
-        match self {
+impl ArcFeatures {
+    /// arcstats has `iohits` and its per-type counters, and a read that finds the block's
+    /// I/O in progress is an ARC access ([`ArcAccessRules::WasPrefetch`]).
+    pub fn iohits(&self) -> bool {
+        match self.access {
+            ArcAccessRules::AddReferenceFirst => false,
+            ArcAccessRules::WasPrefetch => true,
+        }
+    }
+
+    /// arcstats has `p` and `arc_meta_used` / `_limit` / `_min` / `_max` (with
+    /// [`ArcAdaptation::ArcP`]), else `meta`, `pd`, `pm`.
+    pub fn has_arc_p(&self) -> bool {
+        match self.adaptation {
+            ArcAdaptation::ArcP => true,
+            ArcAdaptation::MetaBalance => false,
+        }
+    }
+}
+
+/// How `arc_read()` treats a prefetch whose block is on L2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrefetchRead {
+    /// 0.8 / 2.1: skip L2 if `l2arc_noprefetch` and the header is a prefetch.
+    HeaderFlag,
+    /// 2.2.0: skip L2 if `l2arc_noprefetch` and this read is a prefetch (c935fe2e92).
+    ReadFlag,
+    /// 2.2.1+: always read from L2 (7aef672b77, "Read prefetched buffers from L2ARC").
+    Always,
+}
+
+/// The L2ARC's row (0.8 and later; 0.6's is not modelled, see
+/// [`ZfsFeatures::l2arc_modelled`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2arcFeatures {
+    /// Persistent L2ARC: log blocks on devices of at least 1 GiB, their room reserved in
+    /// every fit check of the feed, the rebuild at import, `l2arc_rebuild_enabled`;
+    /// `l2arc_headroom` = 0 scans whole lists (0.8 then writes nothing). 77f6826b83
+    /// ("Persistent L2ARC", 2.0.0).
+    pub persistent: bool,
+    /// `l2arc_evict()` wraps the hand itself: it evicts to the end when `hand + distance`
+    /// passes it, then wraps and evicts again (`rerun`) with an evict hand (`l2ad_evict`),
+    /// and `l2arc_write_size()` resets a write size larger than the device. Before,
+    /// `l2arc_evict()` evicted to the end once the hand was within `2 * distance` of it and
+    /// `l2arc_write_buffers()` wrapped the hand once within `target` of the end.
+    /// 37c22948e5 ("Reset l2ad_hand and l2ad_first in l2arc_evict", 2.0.0).
+    pub evict_rerun: bool,
+    /// `evict_l2_eligible_mru` / `_mfu` arcstats: 085321621e ("Add L2ARC arcstats for
+    /// MFU/MRU buffers and buffer content type", 2.1.0).
+    pub eligible_by_state: bool,
+    /// Largest `l2arc_mfuonly`: 0 (no such parameter), 1 (MFU only: feb3a7eef1, 2.1.0),
+    /// 2 (all metadata and MFU data: cd42e992b5, 2.2.6).
+    pub mfuonly_max: u8,
+    /// `l2arc_hdr_limit_reached()` and `l2arc_meta_percent`: feeds stop while the L2-only
+    /// headers exceed a share of the ARC. 523e1295fe ("Introduce limit on size of L2ARC
+    /// headers", 2.1.0).
+    pub hdr_limit: bool,
+    /// `l2arc_hdr_limit_reached()` also when `l2_hdr_size > arc_meta_limit * 3 / 4`
+    /// (523e1295fe; gone with `arc_meta_limit` in 2.2, a8d83e2a24).
+    pub hdr_limit_meta_limit: bool,
+    /// Reading prefetches from L2.
+    pub prefetch_read: PrefetchRead,
+    /// `l2arc_write_size()` caps the write size at a quarter of the device, rounded up to
+    /// its sector: 2e259c6f00 ("L2ARC: Restrict write size to 1/4 of the device", 2.2.3).
+    pub quarter_cap: bool,
+    /// Default `l2arc_write_max` and `l2arc_write_boost` (what 2.1 .. 2.2.2 reset them to):
+    /// 8 MiB, 32 MiB from 2.2.7 (022bf86370, "Increase L2ARC write rate and headroom").
+    pub write_default: u64,
+    /// Default `l2arc_headroom`: 2, 8 from 2.2.7 (022bf86370).
+    pub headroom_default: u64,
+}
+
+/// The prefetcher's row (`module/zfs/dmu_zfetch.c` and its caller in `dmu.c`). Each rule
+/// implies the ones before it in this list (the releases added them in this order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZfetchFeatures {
+    /// `zfetch_max_idistance` is a module parameter: c71847b77b ("Expose
+    /// zfetch_max_idistance tunable", 2.0.0).
+    pub idistance_tunable: bool,
+    /// `dmu_zfetch_prepare()` before the demand reads and `dmu_zfetch_run()` after them
+    /// (0.8: one `dmu_zfetch()`, which ignores access to block 0 and frees a removed
+    /// stream at once): data is prefetched only once the stream saw a demand miss
+    /// (`zs_missed`), a stream goes when an access reaches `dn_maxblkid`, files with
+    /// `dn_maxblkid < 2` are skipped, a stream with prefetch reads in flight (`zs_refs`)
+    /// is not reaped. 891568c990 ("Split dmu_zfetch() speculation and execution parts",
+    /// 2.1.0). 0.6's 2006 stream and colinear-stride algorithm is not modelled: 0.8's
+    /// rules stand in for it (scenarios using 0.6 say so).
+    pub prepare_run: bool,
+    /// zfetchstats `io_issued`: af20b97078 ("zfetch: Don't issue new streams when old have
+    /// not completed", 2.1.0).
+    pub io_issued_kstat: bool,
+    /// Distances in bytes (`zs_pf_dist`: the access size, doubled on each hit up to
+    /// `zfetch_min_distance`, then +1/8 after a prefetch completed too late, `zs_more`),
+    /// idle streams reused (`zfetch_max_sec_reap`). 884364ea85 ("More speculative
+    /// prefetcher improvements", 2.1.6; upstream 6aa8c21a2a, 2.2.0).
+    pub byte_distances: bool,
+    /// The doubling stops beyond one block while prefetch blocks in flight (zfetchstats
+    /// `io_active`) reach `arc_c_max >> (4 + datablkshift)`. 9d2e5c14b2 ("System-wide
+    /// speculative prefetch limit", 2.1.10; upstream 5f42d1dbf2, 2.2.0).
+    pub io_active_limit: bool,
+    /// The caller prefetches only requests of at most `zfetch_array_rd_sz` on a dnode whose
+    /// metadata may be cached, and data only if data may be (`primarycache`). Both went in
+    /// 2.2.0: ed2f7ba08d ("Implement uncached prefetch": `primarycache`) and 81be809a25
+    /// ("Adjust prefetch parameters": `zfetch_array_rd_sz`; upstream 34b3d498a9).
+    pub caller_limits: bool,
+    /// Reordered requests: future ranges (`zs_ranges`), `zfetch_max_reorder`,
+    /// `zfetch_hole_shift`, zfetchstats `future` / `stride` / `past`, stream times in whole
+    /// seconds. 026fe79646 ("Speculative prefetch for reordered requests", 2.2.4; upstream
+    /// 5e5fd0a178).
+    pub reorder: bool,
+}
+
+/// How `metaslab_group_activate()` sizes a vdev's turn of the allocation rotor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MgAliquot {
+    /// `metaslab_aliquot * max(1, vdev_children)`: a two-way mirror gets twice a single
+    /// disk's turn.
+    VdevChildren,
+    /// `metaslab_aliquot * max(1, ndisks - nparity)` (`vdev_get_ndisks`; a mirror counts
+    /// one disk): c55b293287 ("Improve mg_aliquot math", 2.2.0).
+    DataDisks,
+}
+
+/// The pool's row (`module/zfs/metaslab.c`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolFeatures {
+    /// `metaslab_aliquot` default: 512 KiB, 1 MiB from 2.2.0 (c55b293287).
+    pub metaslab_aliquot: u64,
+    /// A vdev's turn of the rotor.
+    pub mg_aliquot: MgAliquot,
+}
+
+/// The rows of the 2016-2020 ARC (0.8 and 2.1): the same code but for 2.0's and 2.1's
+/// limits and headers.
+const ARC_0_8: ArcFeatures = ArcFeatures {
+    access: ArcAccessRules::AddReferenceFirst,
+    adaptation: ArcAdaptation::ArcP,
+    uncached_state: false,
+    compressed_arc: true,
+    c_max_floor_c_min: false,
+    c_starts_at_min: false,
+    arc_max_lowers_c_min: false,
+    meta_limit_pct: 75,
+    p_growth_guard: false,
+    sizes: ArcStructSizes { hdr_full: 328, dmu_buf_impl: 312, dnode: 912, arc_buf: 80 },
+};
+
+/// 0.8's L2ARC (0.8.6).
+const L2ARC_0_8: L2arcFeatures = L2arcFeatures {
+    persistent: false,
+    evict_rerun: false,
+    eligible_by_state: false,
+    mfuonly_max: 0,
+    hdr_limit: false,
+    hdr_limit_meta_limit: false,
+    prefetch_read: PrefetchRead::HeaderFlag,
+    quarter_cap: false,
+    write_default: 8 << 20,
+    headroom_default: 2,
+};
+
+/// 0.8's prefetcher (0.8.6, and 0.7.x).
+const ZFETCH_0_8: ZfetchFeatures = ZfetchFeatures {
+    idistance_tunable: false,
+    prepare_run: false,
+    io_issued_kstat: false,
+    byte_distances: false,
+    io_active_limit: false,
+    caller_limits: true,
+    reorder: false,
+};
+
+/// Allocation before 2.2.
+const POOL_0_8: PoolFeatures =
+    PoolFeatures { metaslab_aliquot: 512 << 10, mg_aliquot: MgAliquot::VdevChildren };
+
+impl ZfsFeatures {
+    /// The table: the features of `release` at point release `patch` (2.1.x and 2.2.x;
+    /// ignored for 0.6 and 0.8).
+    pub fn resolve(release: ZfsRelease, patch: u16) -> ZfsFeatures {
+        match release {
             ZfsRelease::V0_6 => ZfsFeatures {
                 dbuf_cache: false,
                 hold_accesses_arc: false,
                 compressed_arc: false,
                 abd: false,
-                meta_limit_pct: 25,
-                arc_p_growth_guard: false,
                 l2arc_modelled: false,
+                sync_on_total: true,
+                arc: ArcFeatures {
+                    compressed_arc: false,
+                    meta_limit_pct: 25,
+                    sizes: ArcStructSizes { hdr_full: 288, arc_buf: 136, ..ARC_0_8.sizes },
+                    ..ARC_0_8
+                },
+                // Not modelled (refused by the config check): 0.8's row stands in.
+                l2arc: L2ARC_0_8,
+                zfetch: ZFETCH_0_8,
+                pool: POOL_0_8,
             },
-            ZfsRelease::V0_8 | ZfsRelease::V2_1 | ZfsRelease::V2_2 => ZfsFeatures {
+            ZfsRelease::V0_8 => ZfsFeatures {
                 dbuf_cache: true,
                 hold_accesses_arc: true,
                 compressed_arc: true,
                 abd: true,
-                meta_limit_pct: 75,
-                arc_p_growth_guard: self != ZfsRelease::V0_8,
                 l2arc_modelled: true,
+                sync_on_total: true,
+                arc: ARC_0_8,
+                l2arc: L2ARC_0_8,
+                zfetch: ZFETCH_0_8,
+                pool: POOL_0_8,
+            },
+            ZfsRelease::V2_1 => ZfsFeatures {
+                dbuf_cache: true,
+                hold_accesses_arc: true,
+                compressed_arc: true,
+                abd: true,
+                l2arc_modelled: true,
+                sync_on_total: false,
+                arc: ArcFeatures {
+                    c_max_floor_c_min: true,
+                    c_starts_at_min: true,
+                    arc_max_lowers_c_min: true,
+                    p_growth_guard: true,
+                    sizes: ArcStructSizes { hdr_full: 320, ..ARC_0_8.sizes },
+                    ..ARC_0_8
+                },
+                l2arc: L2arcFeatures {
+                    persistent: true,
+                    evict_rerun: true,
+                    eligible_by_state: true,
+                    mfuonly_max: 1,
+                    hdr_limit: true,
+                    hdr_limit_meta_limit: true,
+                    ..L2ARC_0_8
+                },
+                zfetch: ZfetchFeatures {
+                    idistance_tunable: true,
+                    prepare_run: true,
+                    io_issued_kstat: true,
+                    byte_distances: patch >= 6,
+                    io_active_limit: patch >= 10,
+                    ..ZFETCH_0_8
+                },
+                pool: POOL_0_8,
+            },
+            ZfsRelease::V2_2 => ZfsFeatures {
+                dbuf_cache: true,
+                hold_accesses_arc: true,
+                compressed_arc: true,
+                abd: true,
+                l2arc_modelled: true,
+                sync_on_total: false,
+                arc: ArcFeatures {
+                    access: ArcAccessRules::WasPrefetch,
+                    adaptation: ArcAdaptation::MetaBalance,
+                    uncached_state: true,
+                    compressed_arc: true,
+                    c_max_floor_c_min: true,
+                    c_starts_at_min: true,
+                    arc_max_lowers_c_min: true,
+                    meta_limit_pct: 75,
+                    p_growth_guard: true,
+                    sizes: ArcStructSizes { hdr_full: 240, dmu_buf_impl: 376, dnode: 984, arc_buf: 32 },
+                },
+                l2arc: L2arcFeatures {
+                    persistent: true,
+                    evict_rerun: true,
+                    eligible_by_state: true,
+                    mfuonly_max: if patch >= 6 { 2 } else { 1 },
+                    hdr_limit: true,
+                    hdr_limit_meta_limit: false,
+                    prefetch_read: if patch >= 1 { PrefetchRead::Always } else { PrefetchRead::ReadFlag },
+                    quarter_cap: patch >= 3,
+                    write_default: if patch >= 7 { 32 << 20 } else { 8 << 20 },
+                    headroom_default: if patch >= 7 { 8 } else { 2 },
+                },
+                zfetch: ZfetchFeatures {
+                    idistance_tunable: true,
+                    prepare_run: true,
+                    io_issued_kstat: true,
+                    byte_distances: true,
+                    io_active_limit: true,
+                    caller_limits: false,
+                    reorder: patch >= 4,
+                },
+                pool: PoolFeatures { metaslab_aliquot: 1 << 20, mg_aliquot: MgAliquot::DataDisks },
             },
         }
+    }
+}
+
+impl ZfsRelease {
+    /// The release's row at point release 0. Only its release-level features (all but
+    /// `l2arc` and `zfetch`) are the same at every point release: read those from here,
+    /// and the rest from [`ZfsFeatures::resolve`] with the patch.
+    pub fn features(self) -> ZfsFeatures {
+        ZfsFeatures::resolve(self, 0)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const ALL: [ZfsRelease; 4] = [ZfsRelease::V0_6, ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2];
 
     #[test]
     fn the_illumos_era_has_none_of_the_2016_arc_rewrite() {
@@ -81,5 +478,58 @@ mod tests {
             let f = r.features();
             assert!(f.dbuf_cache && f.hold_accesses_arc && f.compressed_arc && f.abd);
         }
+    }
+
+    /// The ARC, dbuf, pool and txg rows do not depend on the point release; the two
+    /// compressed-ARC flags agree; the uncached state comes with 2.2's arc_access.
+    #[test]
+    fn release_level_rows_ignore_the_patch() {
+        for r in ALL {
+            let f0 = r.features();
+            assert_eq!(f0.arc.compressed_arc, f0.compressed_arc);
+            assert!(!f0.arc.uncached_state || f0.arc.access == ArcAccessRules::WasPrefetch);
+            for patch in 0..=16 {
+                let f = ZfsFeatures::resolve(r, patch);
+                assert_eq!((f.arc, f.pool, f.sync_on_total), (f0.arc, f0.pool, f0.sync_on_total));
+                assert_eq!(
+                    (f.dbuf_cache, f.hold_accesses_arc, f.abd, f.l2arc_modelled),
+                    (f0.dbuf_cache, f0.hold_accesses_arc, f0.abd, f0.l2arc_modelled)
+                );
+            }
+        }
+    }
+
+    /// Each prefetcher rule implies the ones the releases added before it.
+    #[test]
+    fn zfetch_rules_accumulate() {
+        for r in ALL {
+            for patch in 0..=16 {
+                let z = ZfsFeatures::resolve(r, patch).zfetch;
+                assert!(!z.prepare_run || z.idistance_tunable);
+                assert_eq!(z.prepare_run, z.io_issued_kstat);
+                assert!(!z.byte_distances || z.prepare_run);
+                assert!(!z.io_active_limit || z.byte_distances);
+                assert!(z.caller_limits || z.io_active_limit);
+                assert!(!z.reorder || !z.caller_limits);
+            }
+        }
+        let at = |r, p| ZfsFeatures::resolve(r, p).zfetch;
+        assert!(!at(ZfsRelease::V2_1, 5).byte_distances && at(ZfsRelease::V2_1, 6).byte_distances);
+        assert!(!at(ZfsRelease::V2_1, 9).io_active_limit && at(ZfsRelease::V2_1, 10).io_active_limit);
+        assert!(!at(ZfsRelease::V2_2, 3).reorder && at(ZfsRelease::V2_2, 4).reorder);
+    }
+
+    #[test]
+    fn the_l2arc_of_22_changes_with_the_patch() {
+        let at = |p| ZfsFeatures::resolve(ZfsRelease::V2_2, p).l2arc;
+        assert_eq!(at(0).prefetch_read, PrefetchRead::ReadFlag);
+        assert_eq!(at(1).prefetch_read, PrefetchRead::Always);
+        assert!(!at(2).quarter_cap && at(3).quarter_cap);
+        assert_eq!((at(5).mfuonly_max, at(6).mfuonly_max), (1, 2));
+        assert_eq!((at(6).write_default, at(7).write_default), (8 << 20, 32 << 20));
+        assert_eq!((at(6).headroom_default, at(7).headroom_default), (2, 8));
+        let l21 = ZfsFeatures::resolve(ZfsRelease::V2_1, 16).l2arc;
+        assert!(l21.hdr_limit_meta_limit && !at(11).hdr_limit_meta_limit);
+        assert!(!ZfsRelease::V0_8.features().l2arc.persistent && l21.persistent);
     }
 }

@@ -41,7 +41,8 @@
 //! Struct sizes on 64-bit Linux, non-debug, estimated from each tag's struct layout (kernel
 //! `struct mutex` 32 B, SPL kmutex 48 B, kcondvar 72 B): `dmu_buf_impl_t` 312 B (0.8.6),
 //! 376 B (2.2.11); `dnode_t` 912 B (0.8.6), 984 B (2.2.11); `arc_buf_t` 80 B (0.8.6),
-//! 32 B (2.2). 2.1 is taken as 0.8 (not computed).
+//! 32 B (2.2). 2.1 is taken as 0.8 (not computed). They are the release's
+//! [`ArcStructSizes`] (with the commits that changed them).
 //!
 //! # Simplifications
 //!
@@ -59,7 +60,7 @@
 
 use super::slab::{list_index, State, F2_COPY, F2_HELD, F2_USER, HELD_LISTS, NIL};
 use super::Arc;
-use crate::config::ZfsRelease;
+use crate::config::ArcStructSizes;
 use crate::sim::time::Nanos;
 
 /// `zfs_abd_scatter_min_size` (0.8+): ABDs smaller than this are linear, so an
@@ -71,17 +72,6 @@ pub const BONUS_SIZE: u64 = 320;
 pub const DNODES_PER_BLOCK: u64 = 32;
 /// A dnode block's logical size (DNODE_BLOCK_SIZE, 16K).
 pub const DNODE_BLOCK_SIZE: u64 = 16 << 10;
-
-/// Estimated struct sizes of one release: (`dmu_buf_impl_t`, `dnode_t`, `arc_buf_t`).
-pub fn struct_sizes(release: ZfsRelease) -> (u64, u64, u64) {
-    match release {
-        // 0.6: dmu_buf_impl_t and dnode_t taken as 0.8's (not computed); its arc_buf_t
-        // had an evict mutex and a data rwlock (zfs-0.6.1 arc.h): about 136 B.
-        ZfsRelease::V0_6 => (312, 912, 136),
-        ZfsRelease::V0_8 | ZfsRelease::V2_1 => (312, 912, 80),
-        ZfsRelease::V2_2 => (376, 984, 32),
-    }
-}
 
 /// The bytes of the separate buffer a dbuf holds for a block of `lsize` stored as `psize`
 /// (0: hole or embedded), per `arc_can_share`: 0 when it shares the header's linear
@@ -116,8 +106,8 @@ pub(crate) struct Consumers {
 }
 
 impl Consumers {
-    pub(crate) fn new(release: ZfsRelease) -> Self {
-        Consumers { sizes: struct_sizes(release), ..Default::default() }
+    pub(crate) fn new(sizes: &ArcStructSizes) -> Self {
+        Consumers { sizes: (sizes.dmu_buf_impl, sizes.dnode, sizes.arc_buf), ..Default::default() }
     }
 
     /// Dnode blocks held by the open files.

@@ -1,10 +1,24 @@
-use super::slab::{F2_COPY, F2_HELD, F2_L2RUN, F_L2CACHE, HELD_LISTS};
+use super::slab::{
+    State, F2_COPY, F2_HELD, F2_L2RUN, F_INDIRECT, F_L2, F_L2CACHE, F_PREFETCH, F_SKIPWIN, HELD_LISTS, NIL,
+};
 use super::*;
+use crate::config::{ArcTunables, ZfsRelease};
 use crate::sim::time::MS;
 use proptest::prelude::*;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
+
+/// HDR_FULL_SIZE of a release.
+pub(in crate::cache) fn hdr_full_size(release: ZfsRelease) -> u64 {
+    release.features().arc.sizes.hdr_full
+}
+
+/// (`dmu_buf_impl_t`, `dnode_t`, `arc_buf_t`) sizes of a release.
+fn struct_sizes(release: ZfsRelease) -> (u64, u64, u64) {
+    let s = release.features().arc.sizes;
+    (s.dmu_buf_impl, s.dnode, s.arc_buf)
+}
 
 fn params(release: ZfsRelease, ram: u64, arc_max: u64) -> ArcParams {
     ArcParams {
@@ -39,7 +53,7 @@ fn first_in(a: &Arc, state: State, keys: impl Iterator<Item = u64>) -> Option<u6
 }
 
 /// Sum of state sizes plus headers, recomputed from the lists.
-pub(super) fn check_invariants(a: &Arc) {
+pub(in crate::cache) fn check_invariants(a: &Arc) {
     let s = a.stats();
     assert_eq!(
         s.size,

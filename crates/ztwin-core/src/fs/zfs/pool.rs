@@ -11,7 +11,8 @@
 //! - `mg_aliquot` (metaslab_group_activate): 0.8 and 2.1: `metaslab_aliquot` (512 KiB)
 //!   times `max(1, vdev_children)`: 1 MiB for a two-way mirror, 512 KiB for a single disk;
 //!   2.2 (commit c55b293287, "Improve mg_aliquot math"): `metaslab_aliquot` (1 MiB) times
-//!   `max(1, ndisks - nparity)`, and a mirror counts one disk: 1 MiB for both.
+//!   `max(1, ndisks - nparity)`, and a mirror counts one disk: 1 MiB for both. Both are
+//!   the release's [`PoolFeatures`], read when the pool is built.
 //! - `mg_bias` (metaslab_bias_enabled = 1), set at the first allocation of a turn:
 //!   `((ratio - 100) * mg_aliquot) / 100` with `ratio = vs_free * groups * 100 / (mc_free + 1)`
 //!   in integers: nothing on an evenly filled pool; it evens out vdevs of unequal size or
@@ -63,7 +64,9 @@ use rand_pcg::Pcg64Mcg;
 use super::geometry::DN_MAX_LEVELS;
 use super::read_path::ZfsLayout;
 use crate::cache::arc::BlockKey;
-use crate::config::{DeviceConfig, MirrorReadPolicy, PoolTunables, VdevConfig, ZfsConfig, ZfsRelease};
+use crate::config::{
+    DeviceConfig, MgAliquot, MirrorReadPolicy, PoolFeatures, PoolTunables, VdevConfig, ZfsConfig, ZfsFeatures,
+};
 use crate::dev::device::{Device, Op};
 use crate::error::{Error, Result};
 use crate::sim::time::Nanos;
@@ -75,14 +78,6 @@ pub const VDEV_LABEL_START_SIZE: u64 = 4 << 20;
 pub const VDEV_LABEL_END_SIZE: u64 = 512 << 10;
 /// `vdev_mirror_shift` (21, vdev_mirror.c): mirror ties are broken per 2 MiB of offset.
 pub const VDEV_MIRROR_SHIFT: u32 = 21;
-
-/// metaslab_aliquot's default for `release` (metaslab.c).
-pub fn default_metaslab_aliquot(release: ZfsRelease) -> u64 {
-    match release {
-        ZfsRelease::V0_6 | ZfsRelease::V0_8 | ZfsRelease::V2_1 => 512 << 10,
-        ZfsRelease::V2_2 => 1 << 20,
-    }
-}
 
 /// Where one copy of a block lives: top-level vdev and byte offset in its allocatable space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -326,20 +321,15 @@ impl Pool {
         files: u32,
     ) -> Result<(AllocationMap, Rotor)> {
         let n = vdevs.len();
-        let aliquot = if z.pool.metaslab_aliquot == 0 {
-            default_metaslab_aliquot(z.release)
-        } else {
-            z.pool.metaslab_aliquot
-        };
+        let f: PoolFeatures = ZfsFeatures::resolve(z.release, z.release_patch).pool;
+        let aliquot = if z.pool.metaslab_aliquot == 0 { f.metaslab_aliquot } else { z.pool.metaslab_aliquot };
         let mg_aliquot = vdevs
             .iter()
-            .map(|v| match z.release {
+            .map(|v| match f.mg_aliquot {
                 // vdev_children of a leaf is 0; of a mirror, its width.
-                ZfsRelease::V0_6 | ZfsRelease::V0_8 | ZfsRelease::V2_1 => {
-                    aliquot * (v.children.len() as u64).max(1)
-                }
+                MgAliquot::VdevChildren => aliquot * (v.children.len() as u64).max(1),
                 // vdev_get_ndisks: a mirror has no vdev_op_ndisks, so 1.
-                ZfsRelease::V2_2 => aliquot,
+                MgAliquot::DataDisks => aliquot,
             })
             .collect();
         // vs_space: the smallest child less the labels (a mirror is as big as its smallest side).
@@ -534,8 +524,9 @@ fn mirror_child(
     devices: &mut [Device],
 ) -> usize {
     let n = children.len() as u64;
-    if t.mirror_read_policy == MirrorReadPolicy::Offset {
-        return children[((io_offset >> VDEV_MIRROR_SHIFT) % n) as usize];
+    match t.mirror_read_policy {
+        MirrorReadPolicy::Offset => return children[((io_offset >> VDEV_MIRROR_SHIFT) % n) as usize],
+        MirrorReadPolicy::Load => {}
     }
     let zio_offset = io_offset + VDEV_LABEL_START_SIZE;
     let mut lowest = u64::MAX;

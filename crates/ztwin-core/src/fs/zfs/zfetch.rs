@@ -5,8 +5,9 @@
 //!
 //! `module/zfs/dmu_zfetch.c` and its caller `dmu_buf_hold_array_by_dnode()` in
 //! `module/zfs/dmu.c`, read at zfs-0.8.6, zfs-2.1.0 .. 2.1.16 and zfs-2.2.0 .. 2.2.11. The
-//! file changed inside both 2.1 and 2.2, so the rules follow the point release
-//! ([`ZfetchRules`]):
+//! file changed inside both 2.1 and 2.2, so the rules follow the point release (the
+//! release's [`ZfetchFeatures`], each citing its commit; a new release is a new row of
+//! [`crate::config::ZfsFeatures`]):
 //!
 //! - **0.8** (`dmu_zfetch()`, one call after the request's demand reads are issued): a
 //!   stream matches when the access starts at the block it expects (`zs_blkid`) or one
@@ -69,7 +70,7 @@
 
 use std::ops::Range;
 
-use crate::config::{CacheProperty, ZfetchTunables, ZfsRelease};
+use crate::config::{CacheProperty, ZfetchFeatures, ZfetchTunables, ZfsFeatures, ZfsRelease};
 use crate::error::{Error, Result};
 use crate::fs::zfs::geometry::SPA_BLKPTRSHIFT;
 use crate::sim::time::{Nanos, SEC};
@@ -77,43 +78,6 @@ use crate::sim::time::{Nanos, SEC};
 const NIL: u32 = u32::MAX;
 /// `ZFETCH_RANGES` (include/sys/dmu_zfetch.h, 2.2.4+): future ranges kept per stream.
 pub const ZFETCH_RANGES: usize = 9;
-
-/// Which `dmu_zfetch.c` (and caller) a release ships; ordered by age.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ZfetchRules {
-    /// zfs-0.8.6 (and 0.7.x): `dmu_zfetch()`.
-    V0_8,
-    /// 2.1.0 .. 2.1.5: prepare/run, `zs_missed`, 0.8 distances.
-    V2_1_0,
-    /// 2.1.6 .. 2.1.9: byte distances, `zs_more`, stream reuse.
-    V2_1_6,
-    /// 2.1.10 .. 2.1.16: plus the `io_active` limit.
-    V2_1_10,
-    /// 2.2.0 .. 2.2.3: as 2.1.10 with the caller's limits gone.
-    V2_2_0,
-    /// 2.2.4 .. 2.2.11: reordered requests (`zs_ranges`), second-granularity times.
-    V2_2_4,
-}
-
-impl ZfetchRules {
-    /// The rules of `release`, point release `patch` (2.1 and 2.2; ignored for 0.8).
-    pub fn of(release: ZfsRelease, patch: u16) -> ZfetchRules {
-        match release {
-            // 0.6's dmu_zfetch (the 2006 stream and colinear-stride algorithm) is not
-            // modelled: 0.8's rules stand in for it (scenarios using 0.6 say so).
-            ZfsRelease::V0_6 | ZfsRelease::V0_8 => ZfetchRules::V0_8,
-            ZfsRelease::V2_1 if patch < 6 => ZfetchRules::V2_1_0,
-            ZfsRelease::V2_1 if patch < 10 => ZfetchRules::V2_1_6,
-            ZfsRelease::V2_1 => ZfetchRules::V2_1_10,
-            ZfsRelease::V2_2 if patch < 4 => ZfetchRules::V2_2_0,
-            ZfsRelease::V2_2 => ZfetchRules::V2_2_4,
-        }
-    }
-
-    fn byte_distances(self) -> bool {
-        self >= ZfetchRules::V2_1_6
-    }
-}
 
 /// Release-resolved zfetch parameters.
 ///
@@ -132,8 +96,8 @@ impl ZfetchRules {
 /// | `zfetch_max_reorder`, `zfetch_hole_shift` | - | 2.2.4+: 16 MiB, 2 |
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ZfetchParams {
-    /// The release's rules.
-    pub rules: ZfetchRules,
+    /// The release's rules (at its point release).
+    pub rules: ZfetchFeatures,
     /// zfs_prefetch_disable.
     pub prefetch_disable: bool,
     /// zfetch_max_streams.
@@ -171,12 +135,10 @@ impl ZfetchParams {
         arc_c_max: u64,
         primarycache: CacheProperty,
     ) -> Result<ZfetchParams> {
-        let rules = ZfetchRules::of(release, patch);
-        let new = rules.byte_distances();
-        let name = match rules {
-            ZfetchRules::V0_8 => "0.8".to_string(),
-            _ => format!("{}.{patch}", release.name()),
-        };
+        let rules = ZfsFeatures::resolve(release, patch).zfetch;
+        let new = rules.byte_distances;
+        // 0.8's dmu_zfetch() stands for 0.6's too: errors name the modelled code.
+        let name = if rules.prepare_run { format!("{}.{patch}", release.name()) } else { "0.8".to_string() };
         let absent = |set: bool, tunable: &str, since: &str| {
             if set {
                 Err(Error::config(
@@ -191,17 +153,17 @@ impl ZfetchParams {
             absent(t.zfetch_max_sec_reap.is_some(), "zfetch_max_sec_reap", "added in 2.1.6")?;
             absent(t.zfetch_min_distance.is_some(), "zfetch_min_distance", "added in 2.1.6")?;
         }
-        if rules == ZfetchRules::V0_8 {
+        if !rules.idistance_tunable {
             absent(
                 t.zfetch_max_idistance.is_some(),
                 "zfetch_max_idistance",
                 "a module parameter only from 2.0",
             )?;
         }
-        if rules >= ZfetchRules::V2_2_0 {
+        if !rules.caller_limits {
             absent(t.zfetch_array_rd_sz.is_some(), "zfetch_array_rd_sz", "removed in 2.2.0")?;
         }
-        if rules < ZfetchRules::V2_2_4 {
+        if !rules.reorder {
             absent(t.zfetch_max_reorder.is_some(), "zfetch_max_reorder", "added in 2.2.4")?;
             absent(t.zfetch_hole_shift.is_some(), "zfetch_hole_shift", "added in 2.2.4")?;
         }
@@ -223,11 +185,7 @@ impl ZfetchParams {
             max_idistance: t.zfetch_max_idistance.unwrap_or(64 << 20),
             max_reorder: t.zfetch_max_reorder.unwrap_or(16 << 20),
             hole_shift: t.zfetch_hole_shift.unwrap_or(2),
-            array_rd_sz: if rules >= ZfetchRules::V2_2_0 {
-                u64::MAX
-            } else {
-                t.zfetch_array_rd_sz.unwrap_or(1 << 20)
-            },
+            array_rd_sz: if rules.caller_limits { t.zfetch_array_rd_sz.unwrap_or(1 << 20) } else { u64::MAX },
             arc_c_max,
             primarycache,
         })
@@ -325,16 +283,16 @@ pub struct ZfetchStats {
 
 impl ZfetchStats {
     /// The kstat rows the release has, in its order.
-    pub fn rows(&self, rules: ZfetchRules) -> Vec<(&'static str, u64)> {
+    pub fn rows(&self, rules: ZfetchFeatures) -> Vec<(&'static str, u64)> {
         let mut v = vec![("hits", self.hits)];
-        if rules >= ZfetchRules::V2_2_4 {
+        if rules.reorder {
             v.extend([("future", self.future), ("stride", self.stride), ("past", self.past)]);
         }
         v.extend([("misses", self.misses), ("max_streams", self.max_streams)]);
-        if rules >= ZfetchRules::V2_1_0 {
+        if rules.io_issued_kstat {
             v.push(("io_issued", self.io_issued));
         }
-        if rules >= ZfetchRules::V2_1_10 {
+        if rules.io_active_limit {
             v.push(("io_active", self.io_active));
         }
         v
@@ -479,15 +437,21 @@ impl Zfetch {
         }
         // dmu.c: 0.8 / 2.1 prefetch only small requests on a dnode whose metadata may be
         // cached, and data only if data may be cached; 2.2 always (uncached prefetches).
-        let fetch_data = if p.rules < ZfetchRules::V2_2_0 {
-            if req.length > p.array_rd_sz || p.primarycache == CacheProperty::None {
+        let fetch_data = if p.rules.caller_limits {
+            // DNODE_META_IS_CACHEABLE, DNODE_IS_CACHEABLE.
+            let (meta_cacheable, data_cacheable) = match p.primarycache {
+                CacheProperty::All => (true, true),
+                CacheProperty::Metadata => (true, false),
+                CacheProperty::None => (false, false),
+            };
+            if req.length > p.array_rd_sz || !meta_cacheable {
                 return None;
             }
-            req.read && p.primarycache == CacheProperty::All
+            req.read && data_cacheable
         } else {
             req.read
         };
-        if p.rules == ZfetchRules::V0_8 {
+        if !p.rules.prepare_run {
             // "As a fast path for small (single-block) files, ignore access to the first
             // block" (2.x applies this only without the struct lock, never from dmu.c).
             return (req.blkid != 0).then_some(Pending { stream: StreamId::NONE, request: *req, fetch_data });
@@ -495,7 +459,7 @@ impl Zfetch {
         if req.shape.maxblkid < 2 {
             return None;
         }
-        let stream = if p.rules >= ZfetchRules::V2_2_4 {
+        let stream = if p.rules.reorder {
             self.prepare_22(req, fetch_data, now)?
         } else {
             self.prepare_21(req, fetch_data, now)?
@@ -505,12 +469,13 @@ impl Zfetch {
 
     /// `dmu_zfetch_run()` (0.8: `dmu_zfetch()`): the blocks to prefetch now, if any.
     pub fn run(&mut self, pending: Pending, missed: bool, now: Nanos) -> Option<Prefetch> {
-        if self.p.rules == ZfetchRules::V0_8 {
+        if !self.p.rules.prepare_run {
             return self.zfetch_08(&pending.request, pending.fetch_data, now);
         }
         let slot = pending.stream.slot;
         let shape = pending.request.shape;
-        let v210 = self.p.rules == ZfetchRules::V2_1_0;
+        // 2.1.0 .. 2.1.5 (prepare/run with block distances).
+        let v210 = !self.p.rules.byte_distances;
         let zs = &mut self.slab[slot as usize];
         if missed {
             zs.missed = true;
@@ -556,12 +521,12 @@ impl Zfetch {
     /// `dmu_zfetch_done()`: the prefetch of block `blkid` at `level` finished
     /// (`io_issued`: the ARC was asked for it) or was not issued.
     pub fn done(&mut self, stream: StreamId, level: u8, blkid: u64, io_issued: bool) {
-        if self.p.rules == ZfetchRules::V0_8 || stream.slot == NIL {
+        if !self.p.rules.prepare_run || stream.slot == NIL {
             return;
         }
         let zs = &mut self.slab[stream.slot as usize];
         debug_assert_eq!(zs.generation, stream.generation, "done() for a freed stream");
-        if self.p.rules.byte_distances() && io_issued && level == 0 && blkid < zs.blkid {
+        if self.p.rules.byte_distances && io_issued && level == 0 && blkid < zs.blkid {
             zs.more = true;
         }
         self.stats.io_active = self.stats.io_active.saturating_sub(1);
@@ -570,7 +535,7 @@ impl Zfetch {
 
     /// Adds `n` to kstat `io_issued` (blocks `dbuf_prefetch_impl()` issued; 2.1+).
     pub fn count_issued(&mut self, n: u64) {
-        if self.p.rules >= ZfetchRules::V2_1_0 {
+        if self.p.rules.io_issued_kstat {
             self.stats.io_issued += n;
         }
     }
@@ -692,7 +657,7 @@ impl Zfetch {
             self.stats.misses += 1;
             return None;
         }
-        if self.p.rules.byte_distances() {
+        if self.p.rules.byte_distances {
             self.distances(found, shape, end, nblks, fetch_data);
         } else {
             self.distances_210(found, shape, blkid, end, nblks, fetch_data);
@@ -748,7 +713,7 @@ impl Zfetch {
         let p = &self.p;
         // 2.1.10+: "Don't double the distance beyond single block if we have more than ~6%
         // of ARC held by active prefetches."
-        let room = p.rules < ZfetchRules::V2_1_10 || self.stats.io_active < p.arc_c_max >> (4 + dbs);
+        let room = !p.rules.io_active_limit || self.stats.io_active < p.arc_c_max >> (4 + dbs);
         let zs = &mut self.slab[slot as usize];
         let nbytes = nblks << dbs;
         let pf_nblks = if fetch_data {
@@ -784,7 +749,7 @@ impl Zfetch {
     fn create_21(&mut self, object: u32, shape: FileShape, blkid: u64, now: Nanos) {
         let now = now as i64;
         let p = &self.p;
-        if !p.rules.byte_distances() {
+        if !p.rules.byte_distances {
             let min_reap = p.min_sec_reap as i64;
             let mut s = self.head(object);
             while s != NIL {
@@ -1170,7 +1135,7 @@ impl Zfetch {
     fn remove(&mut self, object: u32, slot: u32) {
         self.unlink(object, slot);
         self.dnode(object).numstreams -= 1;
-        if self.p.rules == ZfetchRules::V0_8 {
+        if !self.p.rules.prepare_run {
             self.free_slot(slot);
         } else {
             self.release(slot);

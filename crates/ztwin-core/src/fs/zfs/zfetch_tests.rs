@@ -80,25 +80,22 @@ impl Reader {
 #[test]
 fn releases_map_to_their_rules_and_defaults() {
     let p08 = params(ZfsRelease::V0_8, 0);
-    assert_eq!(
-        (p08.rules, p08.max_distance, p08.min_sec_reap, p08.array_rd_sz),
-        (ZfetchRules::V0_8, 8 << 20, 2, 1 << 20)
-    );
+    assert_eq!((p08.max_distance, p08.min_sec_reap, p08.array_rd_sz), (8 << 20, 2, 1 << 20));
+    assert!(!p08.rules.prepare_run && !p08.rules.idistance_tunable && p08.rules.caller_limits);
+    assert_eq!(params(ZfsRelease::V0_6, 0).rules, p08.rules, "0.8's rules stand in for 0.6's");
     let p215 = params(ZfsRelease::V2_1, 5);
-    assert_eq!((p215.rules, p215.max_distance, p215.min_sec_reap), (ZfetchRules::V2_1_0, 8 << 20, 2));
+    assert_eq!((p215.max_distance, p215.min_sec_reap), (8 << 20, 2));
+    assert!(p215.rules.prepare_run && p215.rules.io_issued_kstat && !p215.rules.byte_distances);
     let p216 = params(ZfsRelease::V2_1, 6);
-    assert_eq!(
-        (p216.rules, p216.max_distance, p216.min_distance, p216.min_sec_reap),
-        (ZfetchRules::V2_1_6, 64 << 20, 4 << 20, 1)
-    );
-    assert_eq!(params(ZfsRelease::V2_1, 10).rules, ZfetchRules::V2_1_10);
+    assert_eq!((p216.max_distance, p216.min_distance, p216.min_sec_reap), (64 << 20, 4 << 20, 1));
+    assert!(p216.rules.byte_distances && !p216.rules.io_active_limit);
+    assert!(params(ZfsRelease::V2_1, 10).rules.io_active_limit);
     let p220 = params(ZfsRelease::V2_2, 3);
-    assert_eq!((p220.rules, p220.array_rd_sz), (ZfetchRules::V2_2_0, u64::MAX));
+    assert_eq!(p220.array_rd_sz, u64::MAX);
+    assert!(p220.rules.io_active_limit && !p220.rules.caller_limits && !p220.rules.reorder);
     let p224 = params(ZfsRelease::V2_2, 4);
-    assert_eq!(
-        (p224.rules, p224.max_reorder, p224.hole_shift, p224.max_idistance),
-        (ZfetchRules::V2_2_4, 16 << 20, 2, 64 << 20)
-    );
+    assert_eq!((p224.max_reorder, p224.hole_shift, p224.max_idistance), (16 << 20, 2, 64 << 20));
+    assert!(p224.rules.reorder);
 }
 
 #[test]
@@ -518,12 +515,14 @@ fn stride_fill_threshold_in_224() {
 
 #[test]
 fn kstat_rows_follow_the_release() {
-    let names = |r| ZfetchStats::default().rows(r).iter().map(|x| x.0).collect::<Vec<_>>();
-    assert_eq!(names(ZfetchRules::V0_8), ["hits", "misses", "max_streams"]);
-    assert_eq!(names(ZfetchRules::V2_1_6), ["hits", "misses", "max_streams", "io_issued"]);
-    assert_eq!(names(ZfetchRules::V2_2_0), ["hits", "misses", "max_streams", "io_issued", "io_active"]);
+    let names = |r, p| {
+        ZfetchStats::default().rows(ZfsFeatures::resolve(r, p).zfetch).iter().map(|x| x.0).collect::<Vec<_>>()
+    };
+    assert_eq!(names(ZfsRelease::V0_8, 0), ["hits", "misses", "max_streams"]);
+    assert_eq!(names(ZfsRelease::V2_1, 6), ["hits", "misses", "max_streams", "io_issued"]);
+    assert_eq!(names(ZfsRelease::V2_2, 0), ["hits", "misses", "max_streams", "io_issued", "io_active"]);
     assert_eq!(
-        names(ZfetchRules::V2_2_4),
+        names(ZfsRelease::V2_2, 4),
         ["hits", "future", "stride", "past", "misses", "max_streams", "io_issued", "io_active"]
     );
 }

@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::config::{test_variant, Compression, FsConfig, MirrorVdev};
+use crate::config::{test_variant, Compression, FsConfig, MirrorVdev, ZfsRelease};
 use crate::dev::disk::sas_7200;
 use crate::fs::zfs::compression::CompressionModel;
 use crate::fs::zfs::content::{FileBlocks, CLASS_MEAN_RATIO};

@@ -84,8 +84,8 @@ impl Dense {
     #[inline]
     fn cell(&self, key: u64) -> Option<usize> {
         let object = (key >> 40) as usize;
-        let level = ((key >> super::BlockKey::BLKID_BITS) & 0xf) as usize;
-        let blkid = key & ((1 << super::BlockKey::BLKID_BITS) - 1);
+        let level = ((key >> crate::cache::arc::BlockKey::BLKID_BITS) & 0xf) as usize;
+        let blkid = key & ((1 << crate::cache::arc::BlockKey::BLKID_BITS) - 1);
         if level >= self.levels {
             return None;
         }

@@ -1,13 +1,11 @@
 //! Tests of the L2ARC: feed limits, boost, L2-only headers, L2 hits, the ring, eligibility,
 //! device loss, rebuild, invariants and determinism.
-use super::slab::{F_L2, F_L2CACHE, F_L2PF};
-use super::tests::check_invariants;
 use super::*;
-use crate::cache::l2arc::{
-    L2Feed, L2arcConfig, L2arcDeviceConfig, L2arcParams, L2arcTunables, HDR_L2ONLY_SIZE,
-};
-use crate::config::CacheProperty;
-use crate::sim::time::{MS, SEC};
+use crate::cache::arc::slab::{State, F_L2, F_L2CACHE, F_L2PF};
+use crate::cache::arc::tests::{check_invariants, hdr_full_size};
+use crate::cache::arc::{Arc, ArcAccess, ArcParams, BlockInfo, BlockKey, BufType, ReadFlags};
+use crate::config::{ArcTunables, CacheProperty, ZfsRelease};
+use crate::sim::time::{Nanos, MS, SEC};
 use proptest::prelude::*;
 
 const MIB: u64 = 1 << 20;
@@ -122,12 +120,12 @@ fn tunable_defaults_per_release() {
     let s = t.resolve(ZfsRelease::V0_8, 0).unwrap();
     assert_eq!((s.write_max, s.write_boost, s.headroom, s.headroom_boost), (8 * MIB, 8 * MIB, 2, 200));
     assert_eq!((s.feed_secs, s.feed_min_ms, s.feed_again, s.noprefetch), (1, 200, true, true));
-    assert_eq!((s.meta_percent, s.persistent, s.l2c_only_to_mfu), (None, false, true));
+    assert_eq!((s.meta_percent, s.features.persistent, s.rebuild_enabled), (None, false, false));
     let s = t.resolve(ZfsRelease::V2_2, 6).unwrap();
     assert_eq!((s.write_max, s.headroom, s.meta_percent), (8 * MIB, 2, Some(33)));
     let s = t.resolve(ZfsRelease::V2_2, 7).unwrap();
     assert_eq!((s.write_max, s.write_boost, s.headroom), (32 * MIB, 32 * MIB, 8));
-    assert!(!s.l2c_only_to_mfu && s.quarter_cap && s.rebuild_enabled);
+    assert!(s.features.quarter_cap && s.rebuild_enabled);
     // Parameters the release does not have are errors.
     let bad = L2arcTunables { l2arc_mfuonly: Some(1), ..Default::default() };
     assert!(bad.resolve(ZfsRelease::V0_8, 0).is_err());

@@ -1,0 +1,132 @@
+//! The attached cache device as the ARC keeps it: the device, the index of the blocks on
+//! it reachable from memory, the resolved settings, and the counters of what it holds.
+//!
+//! Memory: a block on the device costs one 16-byte ring entry (in 4096-entry chunks that
+//! are recycled) plus its share of the index (`index.rs`): 4 bytes per block of
+//! the dataset when the index is the dense array (about 21.5 bytes per L2 block in
+//! experiment 1, where the device holds 72% of the dataset's blocks), or a 12-byte slot
+//! 55 to 70% full in the hashed table (33 to 38 bytes per block once the device is full);
+//! an L2-only block has no ARC slab header. A block also in the
+//! ARC only sets `F_L2` in its slab header.
+
+use super::device::{L2Ent, L2arcDeviceState};
+use super::index::{L2Index, L2Loc, SEQ_MASK};
+use super::{L2arcSettings, L2arcTunables};
+use crate::config::{CacheProperty, PrefetchRead};
+
+/// The bits of sequence number `seq` that index slots and headers keep.
+#[inline]
+pub(super) fn seq_bits(seq: u64) -> u32 {
+    seq as u32 & SEQ_MASK
+}
+
+/// The attached cache device and its bookkeeping.
+pub(crate) struct L2 {
+    pub s: L2arcSettings,
+    /// The module parameters `s` was resolved from, and the point-release level.
+    pub tunables: L2arcTunables,
+    pub patch: u16,
+    pub dev: Box<L2arcDeviceState>,
+    /// Block key -> ring sequence number (low 32 bits) of its live entry, its psize and
+    /// the prefetch flag of its in-memory header (which the ring entry has as written).
+    pub index: L2Index,
+    pub secondarycache: CacheProperty,
+    /// Headers only on L2 (arc_l2c_only), each HDR_L2ONLY_SIZE in l2_hdr_size.
+    pub l2only: u64,
+    /// arcstat_l2_lsize / arcstat_l2_psize.
+    pub lsize_sum: u64,
+    pub psize_sum: u64,
+    /// l2_log_blk_count / l2_log_blk_asize.
+    pub lb_count: u64,
+    pub lb_asize: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<L2Ent>() == 16);
+
+impl L2 {
+    /// Sequence number of the live entry of `key`.
+    pub(crate) fn find(&self, key: u64) -> Option<u64> {
+        self.index.get(key).map(|l| self.seq(l.seq))
+    }
+
+    /// Starts bringing the index slot of `key` into the CPU caches.
+    #[inline]
+    pub(crate) fn prefetch(&self, key: u64) {
+        self.index.prefetch(key);
+    }
+
+    /// What the index holds of `key`.
+    pub(crate) fn locate(&self, key: u64) -> Option<L2Loc> {
+        self.index.get(key)
+    }
+
+    /// The full sequence number of an entry from its [`SEQ_MASK`] bits (the ring never
+    /// holds 2^31 entries: at most one per sector, and larger devices are refused).
+    #[inline]
+    pub(crate) fn seq(&self, low: u32) -> u64 {
+        let head = self.dev.ring.head;
+        head + (low.wrapping_sub(head as u32) & SEQ_MASK) as u64
+    }
+
+    /// Indexes ring entry `seq`; its header's prefetch flag is the entry's as written.
+    pub(super) fn index_insert(&mut self, seq: u64) {
+        let e = self.dev.ring.get(seq);
+        let loc = L2Loc { seq: seq_bits(seq), prefetch: e.prefetch() };
+        self.index.insert(e.key, loc);
+    }
+
+    /// Indexes the data entries from `from` to the ring's tail (one feed's writes): their
+    /// home slots are prefetched first, all at once, then inserted.
+    pub(super) fn index_feed(&mut self, from: u64) {
+        let ring = &self.dev.ring;
+        let live = |s: &u64| !ring.get(*s).is_log();
+        let n = (from..ring.tail).filter(live).count();
+        self.index.reserve(n);
+        for s in (from..ring.tail).filter(live) {
+            self.index.prefetch(ring.get(s).key);
+        }
+        for seq in from..self.dev.ring.tail {
+            if !self.dev.ring.get(seq).is_log() {
+                self.index_insert(seq);
+            }
+        }
+    }
+
+    pub(super) fn index_remove(&mut self, key: u64, seq: u64) {
+        let l = self.index.remove(key).expect("indexed L2 entry");
+        debug_assert_eq!(l.seq, seq_bits(seq), "the index points at the live entry");
+    }
+
+    /// arc_hdr_l2hdr_destroy: the entry loses its in-memory header; space and sizes return.
+    pub(super) fn kill(&mut self, seq: u64) {
+        let e = *self.dev.ring.get(seq);
+        debug_assert!(!e.is_dead() && !e.is_log());
+        self.index_remove(e.key, seq);
+        self.lsize_sum -= e.lsize() as u64;
+        self.psize_sum -= e.psize() as u64;
+        self.dev.alloc -= self.dev.asize(e.psize() as u64);
+        self.dev.ring.get_mut(seq).set_dead(true);
+    }
+
+    /// Blocks on the device reachable from memory.
+    pub(crate) fn blocks(&self) -> usize {
+        self.index.len()
+    }
+
+    /// May a read of a header with this prefetch state use the L2 copy?
+    pub(super) fn read_ok(&self, hdr_prefetch: bool, read_prefetch: bool) -> bool {
+        match self.s.features.prefetch_read {
+            PrefetchRead::HeaderFlag => !(self.s.noprefetch && hdr_prefetch),
+            PrefetchRead::ReadFlag => !(self.s.noprefetch && read_prefetch),
+            PrefetchRead::Always => true,
+        }
+    }
+
+    pub(super) fn l2cacheable(&self, meta: bool) -> bool {
+        match self.secondarycache {
+            CacheProperty::All => true,
+            CacheProperty::Metadata => meta,
+            CacheProperty::None => false,
+        }
+    }
+}

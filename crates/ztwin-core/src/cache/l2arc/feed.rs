@@ -1,0 +1,295 @@
+//! The feed: one pass of `l2arc_feed_thread()`: `l2arc_hdr_limit_reached()`,
+//! `l2arc_write_size()`, `l2arc_evict()` of the region ahead of the write hand, then
+//! `l2arc_write_buffers()`, which walks the ARC's lists from their cold ends (hot ends
+//! while the ARC is not warm) and writes eligible buffers to the device, and
+//! `l2arc_write_interval()`. Theory (the feed, `l2arc_write_eligible()`, `l2arc_evict()`,
+//! header limit, `l2arc_mfuonly`, persistent L2ARC, the 2.2.3 and 2.2.7 changes),
+//! sources and simplifications: [`crate::cache::l2arc`]; what changed when: the release's
+//! [`crate::config::L2arcFeatures`].
+//!
+//! These methods are the ARC's ([`Arc`]): the feed walks its lists and marks its headers.
+
+use super::attached::seq_bits;
+use super::device::L2Ent;
+use super::{L2Feed, LOG_BLK_SIZE};
+use crate::cache::arc::slab::{list_index, State, F_L2, F_L2CACHE, F_L2PF, F_PREFETCH, NIL};
+use crate::cache::arc::{Arc, T_DATA, T_META};
+use crate::sim::time::{Nanos, MS, SEC};
+
+/// Ring entries ahead of the one being evicted whose lookups are prefetched.
+const EVICT_LOOKAHEAD: u64 = 16;
+
+impl Arc {
+    /// l2arc_hdr_limit_reached (2.1+; memory pressure is not modelled).
+    pub(super) fn l2_hdr_limit_reached(&self) -> bool {
+        let l2 = self.l2.as_ref().expect("device");
+        let s = self.l2_hdr_size();
+        let Some(pct) = l2.s.meta_percent else { return false };
+        let base = if self.arc_warm { self.c } else { self.c_max };
+        (l2.s.features.hdr_limit_meta_limit && s > self.meta_limit * 3 / 4) || s > base * pct / 100
+    }
+
+    /// l2arc_write_size.
+    fn l2_write_size(&self) -> u64 {
+        let l2 = self.l2.as_ref().expect("device");
+        let (s, dev) = (&l2.s, &l2.dev);
+        let boost = if self.arc_warm { 0 } else { s.write_boost };
+        let mut size = s.write_max + boost;
+        if !s.features.evict_rerun {
+            // 0.8 has no check; keep the ring sane on tiny devices (see l2arc_evict 0.8).
+            return size.min(dev.capacity / 2);
+        }
+        size += dev.log_blk_overhead(size);
+        let len = dev.capacity;
+        if s.features.quarter_cap {
+            size = dev.asize(size.min(len / 4));
+        } else if size > len {
+            // 2.1 .. 2.2.2: both tunables reset to the default (the model does not persist
+            // the reset across feeds).
+            let dw = s.features.write_default;
+            size = dw + if self.arc_warm { 0 } else { dw };
+            size += dev.log_blk_overhead(size);
+            size = size.min(len);
+        }
+        size
+    }
+
+    /// One pass of the L2ARC feed thread at `now`: l2arc_write_size, l2arc_evict,
+    /// l2arc_write_buffers, l2arc_write_interval. The driver charges `asize_written` bytes
+    /// of writes to the cache device and calls again at `next_feed_at`.
+    pub fn l2arc_feed(&mut self, now: Nanos) -> L2Feed {
+        if self.l2.is_none() {
+            return L2Feed { next_feed_at: now + SEC, ..Default::default() };
+        }
+        if self.l2_hdr_limit_reached() {
+            self.st.l2_abort_lowmem += 1;
+            return L2Feed { next_feed_at: now + SEC, ..Default::default() };
+        }
+        self.st.l2_feeds += 1;
+        let size = self.l2_write_size();
+        self.l2_evict(size);
+        let mut feed = self.l2_write_buffers(size);
+        feed.target = size;
+        feed.fed = true;
+        let s = &self.l2.as_ref().expect("device").s;
+        let interval = if s.feed_again && feed.asize_written > size / 2 {
+            s.feed_min_ms * MS
+        } else {
+            s.feed_secs * SEC
+        };
+        feed.next_feed_at = now + interval;
+        feed
+    }
+
+    /// Evicts the entry at the front of the ring.
+    fn l2_evict_front(&mut self) {
+        let l2 = self.l2.as_mut().expect("device");
+        let seq = l2.dev.ring.head;
+        let e = *l2.dev.ring.get(seq);
+        // The ring is evicted in order: the index and header-table slots of an entry a
+        // little ahead start coming into the CPU caches (changes nothing).
+        let ahead = seq + EVICT_LOOKAHEAD;
+        if ahead < l2.dev.ring.tail {
+            let k = l2.dev.ring.get(ahead).key;
+            l2.prefetch(k);
+            self.slab.prefetch(k);
+        }
+        if !e.is_dead() {
+            if e.is_log() {
+                l2.lb_count -= 1;
+                l2.lb_asize -= e.psize() as u64;
+                l2.dev.alloc -= e.psize() as u64;
+            } else {
+                l2.kill(seq);
+                match self.slab.find(e.key) {
+                    Some(i) => {
+                        self.st.l2_evict_l1cached += 1;
+                        self.slab.hdrs[i as usize].flags &= !(F_L2 | F_L2PF);
+                        self.slab.l2_eligibility_changed(i);
+                    }
+                    None => l2.l2only -= 1,
+                }
+            }
+        }
+        self.l2.as_mut().expect("device").dev.ring.pop_front();
+    }
+
+    /// Evicts ring entries with addresses in [hand, taddr).
+    fn l2_evict_range(&mut self, taddr: u64) {
+        loop {
+            let l2 = self.l2.as_ref().expect("device");
+            let Some(e) = l2.dev.ring.front() else { break };
+            let a = (e.daddr() as u64) << l2.dev.ashift;
+            if a >= taddr || a < l2.dev.hand {
+                break;
+            }
+            self.l2_evict_front();
+        }
+    }
+
+    /// l2arc_evict(dev, distance, B_FALSE), per release.
+    fn l2_evict(&mut self, distance: u64) {
+        let l2 = self.l2.as_mut().expect("device");
+        let end = l2.dev.capacity;
+        if !l2.s.features.evict_rerun {
+            if l2.dev.first {
+                return;
+            }
+            let taddr =
+                if l2.dev.hand >= end.saturating_sub(2 * distance) { end } else { l2.dev.hand + distance };
+            self.l2_evict_range(taddr);
+            return;
+        }
+        loop {
+            let l2 = self.l2.as_mut().expect("device");
+            let rerun = l2.dev.hand + distance > end;
+            let taddr = if rerun { end } else { l2.dev.hand + distance };
+            if !l2.dev.first {
+                l2.dev.evict = l2.dev.evict.max(taddr);
+                let ev = l2.dev.evict;
+                self.l2_evict_range(ev);
+            }
+            if !rerun {
+                break;
+            }
+            let l2 = self.l2.as_mut().expect("device");
+            l2.dev.hand = 0;
+            l2.dev.evict = 0;
+            l2.dev.first = false;
+        }
+    }
+
+    /// l2arc_write_buffers: four passes over the ARC lists.
+    fn l2_write_buffers(&mut self, target: u64) -> L2Feed {
+        let mut feed = L2Feed::default();
+        let (f, mfuonly, headroom_mult, hboost) = {
+            let s = &self.l2.as_ref().expect("device").s;
+            (s.features, s.mfuonly, s.headroom, s.headroom_boost)
+        };
+        // A headroom of 0 scans whole lists with the persistent L2ARC's feed (0.8 writes
+        // nothing).
+        let headroom_limits = !f.persistent || headroom_mult != 0;
+        let from_head = !self.arc_warm;
+        let mut headroom = target * headroom_mult;
+        if self.compressed {
+            headroom = headroom * hboost / 100;
+        }
+        // The persistent L2ARC reserves room for the pending log block in every fit check.
+        let lb_reserve = if f.persistent { LOG_BLK_SIZE } else { 0 };
+        let first_seq = self.l2.as_ref().expect("device").dev.ring.tail;
+        let mut write_asize = 0u64;
+        let mut write_psize = 0u64;
+        let mut full = false;
+        let passes = [(State::Mfu, T_META), (State::Mru, T_META), (State::Mfu, T_DATA), (State::Mru, T_DATA)];
+        for (pass, &(state, meta)) in passes.iter().enumerate() {
+            if (mfuonly == 1 && (pass == 1 || pass == 3)) || (mfuonly > 1 && pass == 3) {
+                continue;
+            }
+            let li = list_index(state, meta);
+            let mut passed = 0u64;
+            let mut cur = if from_head { self.slab.lists[li].head } else { self.slab.lists[li].tail };
+            // Scans from the tail resume after the run they left ineligible (see L2Run).
+            let memo = self.l2run_memo && !from_head;
+            if memo && self.slab.l2run[li].count > 0 {
+                let r = self.slab.l2run[li];
+                passed = r.bytes;
+                if headroom_limits && passed > headroom {
+                    // The scan would stop inside the run, having written nothing.
+                    continue;
+                }
+                cur = self.slab.hdrs[r.last as usize].prev;
+                #[cfg(test)]
+                {
+                    self.l2run_resumed += 1;
+                }
+            }
+            while cur != NIL {
+                let h = self.slab.hdrs[cur as usize];
+                let nxt = if from_head { h.next } else { h.prev };
+                passed += h.lsize as u64;
+                if headroom_limits && passed > headroom {
+                    break;
+                }
+                if h.flags & F_L2 != 0 || h.flags & F_L2CACHE == 0 {
+                    if memo {
+                        self.slab.join_l2run(cur);
+                    }
+                    cur = nxt;
+                    continue;
+                }
+                let l2 = self.l2.as_mut().expect("device");
+                let psize = h.psize as u64;
+                let asize = l2.dev.asize(psize);
+                if write_asize + asize + lb_reserve > target {
+                    full = true;
+                    break;
+                }
+                let daddr = l2.dev.hand;
+                debug_assert!(daddr + asize <= l2.dev.capacity, "L2 write past the end of the device");
+                let prefetch = h.flags & F_PREFETCH != 0;
+                let seq = l2.dev.ring.push(L2Ent::block(
+                    h.key,
+                    (daddr >> l2.dev.ashift) as u32,
+                    h.lsize,
+                    h.psize,
+                    prefetch,
+                ));
+                l2.lsize_sum += h.lsize as u64;
+                l2.psize_sum += psize;
+                l2.dev.alloc += asize;
+                l2.dev.hand += asize;
+                write_asize += asize;
+                write_psize += psize;
+                feed.buffers += 1;
+                let hm = &mut self.slab.hdrs[cur as usize];
+                hm.flags = (hm.flags & !F_L2PF) | F_L2 | if prefetch { F_L2PF } else { 0 };
+                hm.l2seq = seq_bits(seq);
+                if memo {
+                    self.slab.join_l2run(cur);
+                }
+                let l2 = self.l2.as_mut().expect("device");
+                if l2.dev.log_entries > 0 {
+                    l2.dev.log_ent_idx += 1;
+                    if l2.dev.log_ent_idx == l2.dev.log_entries {
+                        // l2arc_log_blk_commit: the log block follows its payload.
+                        let lb = l2.dev.log_blk_asize();
+                        let daddr = l2.dev.hand;
+                        l2.dev.ring.push(L2Ent::log_block(
+                            (daddr >> l2.dev.ashift) as u32,
+                            l2.dev.log_entries as u32,
+                            lb as u32,
+                        ));
+                        l2.dev.hand += lb;
+                        l2.dev.alloc += lb;
+                        l2.dev.log_ent_idx = 0;
+                        l2.lb_count += 1;
+                        l2.lb_asize += lb;
+                        write_asize += lb;
+                        feed.log_blocks += 1;
+                        self.st.l2_log_blk_writes += 1;
+                        self.st.l2_write_bytes += lb;
+                    }
+                }
+                cur = nxt;
+            }
+            if full {
+                break;
+            }
+        }
+        self.l2.as_mut().expect("device").index_feed(first_seq);
+        if feed.buffers > 0 {
+            self.st.l2_writes_sent += 1;
+            self.st.l2_writes_done += 1;
+            self.st.l2_write_bytes += write_psize;
+        }
+        let l2 = self.l2.as_mut().expect("device");
+        if !f.evict_rerun && l2.dev.hand >= l2.dev.capacity.saturating_sub(target) {
+            // 0.8: bump the hand to the start when approaching the end.
+            l2.dev.hand = 0;
+            l2.dev.first = false;
+        }
+        feed.bytes_written = write_psize;
+        feed.asize_written = write_asize;
+        feed
+    }
+}
