@@ -1,4 +1,4 @@
-"""The resolved variants match the core's VariantConfig exactly (crates/ztwin-core/src/config/mod.rs).
+"""The resolved variants match the core's VariantConfig exactly (crates/ztwin-core/src/config/).
 
 The Rust structs are parsed from the source, so a field added, renamed or removed on
 either side fails here before it fails at run time (serde deny_unknown_fields)."""
@@ -14,13 +14,13 @@ import pytest
 from conftest import ROOT
 from ztwin import SimulationError, load_scenario, resolve
 
-CONFIG_RS = ROOT / "crates" / "ztwin-core" / "src" / "config" / "mod.rs"
+CONFIG_DIR = ROOT / "crates" / "ztwin-core" / "src" / "config"
 L2ARC_RS = ROOT / "crates" / "ztwin-core" / "src" / "cache" / "l2arc" / "mod.rs"
 SCENARIO_FILES = sorted((ROOT / "python" / "ztwin" / "scenarios").glob("*.toml")) + sorted((ROOT / "scenarios").glob("*.toml"))
 
 
 def _rust_items():
-    src = CONFIG_RS.read_text() + "\n" + L2ARC_RS.read_text()
+    src = "\n".join(p.read_text() for p in sorted(CONFIG_DIR.glob("*.rs"))) + "\n" + L2ARC_RS.read_text()
     structs, enums = {}, {}
     for m in re.finditer(r"((?:#\[[^\]]*\]\s*)*)pub (struct|enum) (\w+) \{(.*?)\n\}", src, re.S):
         attrs, kind, name, body = m.groups()
