@@ -160,6 +160,17 @@ pub struct ArcFeatures {
     /// from 2.1.7, d9de079a4b ("Fix arc_p aggressive increase"; the model's 2.1 is 2.1.16).
     /// 2.2 has no arc_p.
     pub p_growth_guard: bool,
+    /// Eviction happens on each allocation (`arc_get_data_buf` → `arc_evict(..., recycle)`):
+    /// a buffer going to MRU (or anonymous) takes the MFU tail if `arc_p > anon + mru`,
+    /// else the MRU tail; one going to MFU takes the MRU tail if `arc_c - arc_p > mfu`, else
+    /// the MFU tail (each only if that list holds enough of the buffer's type), and
+    /// `arc_adjust` runs once a second. Without it the allocation only wakes the eviction
+    /// thread, whose `arc_adjust` evicts MRU down to `arc_p` first, then MFU, comparing
+    /// MRU plus `arc_meta_used` with `arc_p` and taking the older type first. Until
+    /// ca0bf58d65 ("Illumos 5497 - lock contention on arcs_mtx", ZoL 0.6.5). The victims
+    /// differ: 0.6 recycles the buffer's own type, judges on the sizes before the buffer
+    /// joins its list, and leaves `arc_meta_used` out of the MRU test.
+    pub evicts_on_allocation: bool,
     /// Struct sizes.
     pub sizes: ArcStructSizes,
 }
@@ -308,6 +319,7 @@ const ARC_0_8: ArcFeatures = ArcFeatures {
     arc_max_lowers_c_min: false,
     meta_limit_pct: 75,
     p_growth_guard: false,
+    evicts_on_allocation: false,
     sizes: ArcStructSizes { hdr_full: 328, dmu_buf_impl: 312, dnode: 912, arc_buf: 80 },
 };
 
@@ -355,6 +367,7 @@ impl ZfsFeatures {
                 arc: ArcFeatures {
                     compressed_arc: false,
                     meta_limit_pct: 25,
+                    evicts_on_allocation: true,
                     sizes: ArcStructSizes { hdr_full: 288, arc_buf: 136, ..ARC_0_8.sizes },
                     ..ARC_0_8
                 },
@@ -426,6 +439,7 @@ impl ZfsFeatures {
                     arc_max_lowers_c_min: true,
                     meta_limit_pct: 75,
                     p_growth_guard: true,
+                    evicts_on_allocation: false,
                     sizes: ArcStructSizes { hdr_full: 240, dmu_buf_impl: 376, dnode: 984, arc_buf: 32 },
                 },
                 l2arc: L2arcFeatures {

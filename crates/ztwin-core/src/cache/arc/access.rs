@@ -133,6 +133,9 @@ impl Arc {
         let meta = hm.is_meta();
         self.slab.unlink(i);
         self.enter(i, to);
+        if self.f.evicts_on_allocation {
+            self.allocated = Some((to, meta, bytes));
+        }
         self.count(false, pf, meta);
         if !flags.prefetch {
             // arc_read_done: the demand buffer's add_reference clears the flag.

@@ -28,11 +28,11 @@
 //!    times with the stale `meta_used` it was given, as in the source (so one pass can
 //!    evict far more than the excess); the model stops restarting once a data pass and a
 //!    metadata pass both evict nothing, which cannot change the outcome.
-//! 10. 0.6 evicts on each allocation (`arc_get_data_buf`: an MRU or anonymous insert takes
-//!     the MFU tail if `arc_p > anon + mru`, else the MRU tail; an MFU insert takes the MRU
-//!     tail if `arc_c - arc_p > mfu`, else the MFU tail) and its `arc_adjust()` runs once a
-//!     second; the model uses 0.8's `arc_adjust()` after each insert, which evicts MRU down
-//!     to `arc_p` first and then MFU: the same victim whenever the ARC is full.
+//! 10. 0.6 evicts on each allocation (`arc_get_data_buf`, see
+//!     `ArcFeatures::evicts_on_allocation` and `Arc::evict_on_allocation`) and its
+//!     `arc_adjust()` runs once a second; the model keeps the ARC at `arc_c` on each
+//!     allocation (0.6 lets it pass by one buffer), trims the ghost lists after each, and
+//!     runs 0.8's `arc_adjust()` at once when the chosen list could not give enough.
 
 use super::limits::TWO_MAXBLOCKS;
 use super::slab::{list_index, State, NIL};
@@ -180,7 +180,12 @@ impl Arc {
         let asize = self.size() as i64;
         let ameta = self.meta_used();
         self.adjust_state_08(State::Mfu, asize - c, ameta, now);
-        // Ghosts: mru + mru_ghost <= c, mru_ghost + mfu_ghost <= c.
+        self.adjust_ghosts_08(now);
+    }
+
+    /// arc_adjust's ghost lists: mru + mru_ghost <= c, mru_ghost + mfu_ghost <= c.
+    pub(super) fn adjust_ghosts_08(&mut self, now: Nanos) {
+        let c = self.c as i64;
         let target = self.ssize(State::Mru) as i64 + self.sbytes(State::MruGhost) as i64 - c;
         let b = self.evict_impl(State::MruGhost, T_DATA, target, now);
         self.evict_impl(State::MruGhost, T_META, target - b as i64, now);

@@ -43,12 +43,48 @@ impl Arc {
     /// arc_get_data_impl's wake-up of arc_adjust / arc_evict: eviction runs (at once, see
     /// simplification 2) when the allocation leaves `size > c`.
     pub(super) fn evict_if_over(&mut self, now: Nanos) {
+        if let Some((to, meta, bytes)) = self.allocated.take() {
+            self.evict_on_allocation(to, meta, bytes, now);
+        }
         if self.size() > self.c {
             match self.f.adaptation {
                 ArcAdaptation::MetaBalance => self.evict_22(now),
                 ArcAdaptation::ArcP => self.adjust_08(now),
             }
         }
+    }
+
+    /// 0.6 `arc_get_data_buf` for a buffer of `bytes` (metadata if `meta`) that went to
+    /// `to`: when the ARC is full (`arc_evict_needed`: over `arc_c`, or metadata at its
+    /// limit), evict as much of that type from the list the arc_p rule picks (see
+    /// [`ArcFeatures::evicts_on_allocation`]), judged on the sizes before the buffer was
+    /// added; then the ghost lists are trimmed as `arc_adjust` does each second. If that
+    /// list could not give enough, the ARC stays over `arc_c` and the caller's
+    /// `arc_adjust` (run at once here, once a second in 0.6) evicts the rest.
+    fn evict_on_allocation(&mut self, to: State, meta: bool, bytes: u64, now: Nanos) {
+        if self.size() <= self.c && !(meta && self.meta_used() >= self.meta_limit) {
+            return;
+        }
+        let before = |a: &Arc, s: State| a.ssize(s).saturating_sub(if s == to { bytes } else { 0 });
+        let victim = match to {
+            State::Mfu => {
+                let mfu_space = self.c.saturating_sub(self.p);
+                if self.lbytes(State::Mru, meta) >= bytes && mfu_space > before(self, State::Mfu) {
+                    State::Mru
+                } else {
+                    State::Mfu
+                }
+            }
+            State::Mru | State::Uncached | State::MruGhost | State::MfuGhost | State::L2cOnly | State::Free => {
+                if self.lbytes(State::Mfu, meta) >= bytes && self.p > before(self, State::Mru) {
+                    State::Mfu
+                } else {
+                    State::Mru
+                }
+            }
+        };
+        self.evict_impl(victim, meta, bytes as i64, now);
+        self.adjust_ghosts_08(now);
     }
 
     /// arc_evict_state for one list: evicts from the tail until `bytes` (state bytes) are

@@ -120,6 +120,9 @@ pub struct Arc {
     /// 0.6: blocks whose header was evicted or destroyed while an unheld dbuf had its
     /// buffer (F2_USER): the eviction callbacks the dbuf layer runs.
     user_evicts: Vec<BlockKey>,
+    /// 0.6: the buffer just allocated (its state, type and bytes), whose allocation
+    /// evicts ([`ArcFeatures::evicts_on_allocation`]).
+    allocated: Option<(State, bool, u64)>,
     pub(in crate::cache) st: ArcStats,
     /// The cache device, if any.
     pub(in crate::cache) l2: Option<Box<L2>>,
@@ -179,6 +182,7 @@ impl Arc {
             uncompressed_size: 0,
             consumers: bufs::Consumers::new(&f.sizes),
             user_evicts: Vec::new(),
+            allocated: None,
             st: ArcStats::default(),
             l2: None,
             arc_warm: false,
@@ -497,6 +501,9 @@ impl Arc {
         }
         let uncached = flags.uncacheable && self.f.uncached_state;
         self.enter(i, if uncached { State::Uncached } else { State::Mru });
+        if self.f.evicts_on_allocation {
+            self.allocated = Some((State::Mru, meta, bytes));
+        }
         if demand {
             self.count(false, flags.prefetch, meta);
         }

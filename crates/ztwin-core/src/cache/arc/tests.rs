@@ -306,6 +306,43 @@ fn mru_ghost_hit_grows_p_08() {
     check_invariants(&a);
 }
 
+/// 0.6 evicts on the allocation, from the list the arc_p rule picks with the sizes before
+/// the new buffer (`p > anon + mru`: the MFU tail); 0.8's arc_adjust compares MRU plus
+/// arc_meta_used (headers included) with arc_p, so with arc_p between the two it evicts
+/// the MRU tail.
+#[test]
+fn an_allocation_in_06_evicts_from_the_list_arc_p_picks() {
+    for (release, victim) in [(ZfsRelease::V0_6, State::Mfu), (ZfsRelease::V0_8, State::Mru)] {
+        let mut a = Arc::new(&params(release, 4 * GIB, 256 * MIB));
+        a.c = a.c_max;
+        let mut t = 0;
+        // Blocks 0..4000 become MFU, then 4000.. fill the rest of the ARC as MRU.
+        for i in 0..4000 {
+            a.read(k(i), data(16384, 16384), DEMAND, t);
+            a.read(k(i), data(16384, 16384), DEMAND, t + 100 * MS);
+            t += MS;
+        }
+        t += 200 * MS;
+        let mut i = 4000;
+        while a.size() + 16384 <= a.c {
+            a.read(k(i), data(16384, 16384), DEMAND, t);
+            i += 1;
+            t += MS;
+        }
+        let (mru0, mfu0) = (a.ssize(State::Mru), a.ssize(State::Mfu));
+        assert!(mfu0 > 0 && mru0 > 0 && a.meta_used() > 16384);
+        a.p = mru0 + 16384;
+        a.read(k(i), data(16384, 16384), DEMAND, t);
+        let (mru1, mfu1) = (a.ssize(State::Mru), a.ssize(State::Mfu));
+        match victim {
+            State::Mfu => assert!(mfu1 < mfu0 && mru1 > mru0, "{release:?}: MFU {mfu0} -> {mfu1}, MRU {mru0} -> {mru1}"),
+            _ => assert!(mfu1 == mfu0 && mru1 == mru0, "{release:?}: MFU {mfu0} -> {mfu1}, MRU {mru0} -> {mru1}"),
+        }
+        assert!(a.size() <= a.c);
+        check_invariants(&a);
+    }
+}
+
 #[test]
 fn mfu_ghost_hit_shrinks_p_08() {
     let mut a = Arc::new(&params(ZfsRelease::V2_1, 4 * GIB, 256 * MIB));
