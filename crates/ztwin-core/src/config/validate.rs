@@ -2,8 +2,8 @@
 //! between the parts of a variant, sizes that fit the machine.
 
 use super::{
-    BcacheConfig, DatabaseConfig, DatasetConfig, FioPhase, FsConfig, InnodbConfig, MachineConfig,
-    PhaseConfig, SysbenchDataset, SysbenchWorkload, VariantConfig, VdevConfig, WorkloadConfig, ZfsRelease,
+    ArcAdaptation, BcacheConfig, DatabaseConfig, DatasetConfig, FioPhase, FsConfig, InnodbConfig,
+    MachineConfig, PhaseConfig, SysbenchDataset, SysbenchWorkload, VariantConfig, VdevConfig, WorkloadConfig,
 };
 use crate::error::{Error, Result};
 use crate::sim::time::SEC;
@@ -257,8 +257,9 @@ impl VariantConfig {
                         ),
                     ));
                 }
-                match z.release {
-                    ZfsRelease::V2_2 => {
+                // The tunables of the release's ARC generation (arc_p's, or 2.2's balance).
+                match z.release.features().arc.adaptation {
+                    ArcAdaptation::MetaBalance => {
                         ensure(
                             a.zfs_arc_meta_limit == 0,
                             "filesystem.arc.zfs_arc_meta_limit",
@@ -270,7 +271,7 @@ impl VariantConfig {
                             "does not exist in release 2.2 (removed by PR #14359)",
                         )?;
                     }
-                    ZfsRelease::V0_6 | ZfsRelease::V0_8 | ZfsRelease::V2_1 => ensure(
+                    ArcAdaptation::ArcP => ensure(
                         a.zfs_arc_meta_balance == 0,
                         "filesystem.arc.zfs_arc_meta_balance",
                         "exists only from release 2.2",

@@ -155,7 +155,7 @@ impl<'a> Sim<'a> {
                     meta_flags,
                     Zfetch::new(zfetch, nfiles),
                     zfs_costs,
-                    z.release == ZfsRelease::V2_2,
+                    features.arc.iohits(),
                     writes,
                     threads,
                 )))

@@ -39,7 +39,6 @@ use crate::cache::bcache::{Bcache, BcacheParams, BcacheStats};
 use crate::cache::l2arc::{L2arcConfig, L2arcDeviceConfig, L2arcParams};
 use crate::config::{
     CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, PhaseConfig, VariantConfig, WorkloadConfig,
-    ZfsRelease,
 };
 use crate::db::innodb::btree::{TableLayout, MAX_DEPTH};
 use crate::db::innodb::buffer_pool::{BufferPool, PageKey};

@@ -2,6 +2,7 @@
 //! iostat and arcstats terms.
 
 use super::*;
+use crate::config::ArcAdaptation;
 
 impl Sim<'_> {
     pub(super) fn snapshot(&self, time: Nanos) -> Snapshot {
@@ -84,7 +85,7 @@ impl Sim<'_> {
         if let (Some(x), Some(y)) = (&a.arc, &b.arc) {
             s.set("arc_hits", (y.hits - x.hits) as f64);
             s.set("arc_misses", (y.misses - x.misses) as f64);
-            if matches!(&self.cfg.filesystem, FsConfig::Zfs(z) if z.release == ZfsRelease::V2_2) {
+            if matches!(&self.cfg.filesystem, FsConfig::Zfs(z) if z.release.features().arc.iohits()) {
                 s.set("arc_iohits", (y.iohits - x.iohits) as f64);
             }
             s.set("arc_demand_data_hits", (y.demand_data_hits - x.demand_data_hits) as f64);
@@ -136,7 +137,7 @@ impl Sim<'_> {
         let (Some(x), Some(y), FsConfig::Zfs(z)) = (&a.arc, &b.arc, &self.cfg.filesystem) else {
             return None;
         };
-        Some(arc_window(x, y, z.release))
+        Some(arc_window(x, y, z.release.features().arc.adaptation))
     }
 
     /// The summary of a workload phase's measured window.
@@ -301,9 +302,10 @@ impl Sim<'_> {
     }
 }
 
-/// Only the arcstats the modelled release has are reported (0.8/2.1: p and the
-/// arc_meta_* limits; 2.2: meta, pd, pm and the uncached state).
-fn arc_window(a: &ArcStats, b: &ArcStats, release: ZfsRelease) -> Value {
+/// Only the arcstats the modelled release has are reported: those of its ARC's generation
+/// (arc_p's, 0.6 to 2.1: p and the arc_meta_* limits; the 2.2 balance: meta, pd, pm,
+/// the uncached state and the iohits).
+fn arc_window(a: &ArcStats, b: &ArcStats, adaptation: ArcAdaptation) -> Value {
     let mut m = Map::new();
     macro_rules! counters {
         ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(b.$f - a.$f)); )* };
@@ -353,11 +355,11 @@ fn arc_window(a: &ArcStats, b: &ArcStats, release: ZfsRelease) -> Value {
         mfu_data,
         mfu_metadata
     );
-    match release {
-        ZfsRelease::V0_6 | ZfsRelease::V0_8 | ZfsRelease::V2_1 => {
+    match adaptation {
+        ArcAdaptation::ArcP => {
             sizes!(p, arc_meta_used, arc_meta_limit, arc_meta_min, arc_meta_max);
         }
-        ZfsRelease::V2_2 => {
+        ArcAdaptation::MetaBalance => {
             counters!(
                 uncached_hits,
                 iohits,

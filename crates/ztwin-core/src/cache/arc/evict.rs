@@ -75,7 +75,12 @@ impl Arc {
                     State::Mfu
                 }
             }
-            State::Mru | State::Uncached | State::MruGhost | State::MfuGhost | State::L2cOnly | State::Free => {
+            State::Mru
+            | State::Uncached
+            | State::MruGhost
+            | State::MfuGhost
+            | State::L2cOnly
+            | State::Free => {
                 if self.lbytes(State::Mfu, meta) >= bytes && self.p > before(self, State::Mru) {
                     State::Mfu
                 } else {

@@ -335,8 +335,13 @@ fn an_allocation_in_06_evicts_from_the_list_arc_p_picks() {
         a.read(k(i), data(16384, 16384), DEMAND, t);
         let (mru1, mfu1) = (a.ssize(State::Mru), a.ssize(State::Mfu));
         match victim {
-            State::Mfu => assert!(mfu1 < mfu0 && mru1 > mru0, "{release:?}: MFU {mfu0} -> {mfu1}, MRU {mru0} -> {mru1}"),
-            _ => assert!(mfu1 == mfu0 && mru1 == mru0, "{release:?}: MFU {mfu0} -> {mfu1}, MRU {mru0} -> {mru1}"),
+            State::Mfu => {
+                assert!(mfu1 < mfu0 && mru1 > mru0, "{release:?}: MFU {mfu0} -> {mfu1}, MRU {mru0} -> {mru1}")
+            }
+            _ => assert!(
+                mfu1 == mfu0 && mru1 == mru0,
+                "{release:?}: MFU {mfu0} -> {mfu1}, MRU {mru0} -> {mru1}"
+            ),
         }
         assert!(a.size() <= a.c);
         check_invariants(&a);

@@ -36,7 +36,7 @@ use std::collections::VecDeque;
 use serde_json::{json, Value};
 
 use crate::cache::arc::BlockKey;
-use crate::config::{VariantConfig, ZfsConfig, ZfsRelease};
+use crate::config::{VariantConfig, ZfsConfig};
 use crate::dev::device::{Device, Op};
 use crate::fs::zfs::layer::{ReadStep, Zfs, ZfsRead};
 use crate::fs::zfs::pool::{Pool, VDEV_LABEL_START_SIZE};
@@ -112,7 +112,7 @@ impl WritePath {
     pub fn new(cfg: &VariantConfig, z: &ZfsConfig, pool: &Pool) -> WritePath {
         // 0.6's write throttle (the 2012 one, before the dirty-data throttle of 0.6.3) is
         // not modelled: 0.8's stands in for it.
-        let sync_on_total = matches!(z.release, ZfsRelease::V0_6 | ZfsRelease::V0_8);
+        let sync_on_total = z.release.features().sync_on_total;
         let params = WriteParams::new(&z.txg, cfg.machine.ram_bytes, sync_on_total);
         let n = cfg.devices.len();
         let mut leaves = Vec::new();
