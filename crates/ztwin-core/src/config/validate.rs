@@ -22,12 +22,26 @@ pub const MAX_SIMULATED_NS: u64 = 30 * 86_400 * SEC;
 /// Most rows a run's series may have.
 pub const MAX_SERIES_ROWS: u64 = 1_000_000;
 
+/// The most vCPUs a machine may have.
+pub const MAX_VCPUS: u32 = 4096;
+/// The most requests a device may serve at once (an NVMe device's queues times their depth
+/// is far beyond what any device serves in parallel).
+pub const MAX_PARALLELISM: u32 = 65536;
+/// The most RAM a machine may have: 64 TiB.
+pub const MAX_RAM_BYTES: u64 = 64 << 40;
+
 impl VariantConfig {
     /// Checks what serde cannot: ranges, cross references, sizes that fit the machine.
     pub fn validate(&self) -> Result<()> {
         let m = &self.machine;
-        ensure(m.vcpus >= 1, "machine.vcpus", "must be at least 1")?;
-        ensure(m.ram_bytes >= 64 << 20, "machine.ram_bytes", "must be at least 64 MiB")?;
+        // Bounded above so that what they size (the vCPUs' queues, every limit derived
+        // from RAM as a percentage) stays small and far from overflow.
+        ensure((1..=MAX_VCPUS).contains(&m.vcpus), "machine.vcpus", &format!("must be 1 to {MAX_VCPUS}"))?;
+        ensure(
+            (64 << 20..=MAX_RAM_BYTES).contains(&m.ram_bytes),
+            "machine.ram_bytes",
+            "must be from 64 MiB to 64 TiB",
+        )?;
         ensure(
             m.cpu.speed > 0.0 && m.cpu.speed.is_finite(),
             "machine.cpu.speed",
@@ -71,7 +85,12 @@ impl VariantConfig {
             if let Some(t) = d.throughput_limit_bytes_per_sec {
                 ensure(t > 0.0 && t.is_finite(), &at("throughput_limit"), "must be a positive number")?;
             }
-            ensure(d.parallelism >= 1, &at("parallelism"), "must be at least 1")?;
+            // Each parallel slot is a queue entry of the device model.
+            ensure(
+                (1..=MAX_PARALLELISM).contains(&d.parallelism),
+                &at("parallelism"),
+                &format!("must be 1 to {MAX_PARALLELISM}"),
+            )?;
             ensure(d.transfer_bytes_per_sec > 0.0, &at("transfer_bytes_per_sec"), "must be positive")?;
             for (name, ns) in
                 [("read_latency_ns", d.read_latency_ns), ("write_latency_ns", d.write_latency_ns)]
