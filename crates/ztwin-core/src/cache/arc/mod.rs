@@ -18,7 +18,7 @@
 //! - `limits.rs`: `arc_c_min`, `arc_c_max`, initial `arc_c` / `arc_p`, `arc_meta_limit`
 //!   ([`ArcLimits`]), and the tunables;
 //! - `stats.rs`: arcstats ([`ArcStats`]) and how reads are counted;
-//! - `access.rs`: `arc_access()` per [`ArcAccessRules`](crate::config::ArcAccessRules)
+//! - `access.rs`: `arc_access()` per [`ArcAccessRules`]
 //!   (0.6 .. 2.1, 2.2) and the uncached state;
 //! - `arc_p.rs`: the 0.6 .. 2.1 adaptation (`arc_p`, `arc_adapt`, `arc_adjust`);
 //! - `meta_balance.rs`: the 2.2 adaptation (`arc_meta` / `arc_pd` / `arc_pm`,
@@ -90,8 +90,8 @@ pub struct Arc {
     /// The release (the L2ARC resolves its point-release features from it when a device
     /// is attached; the ARC itself reads only `f`).
     pub(in crate::cache) release: ZfsRelease,
-    /// What the release does.
-    pub(in crate::cache) f: ArcFeatures,
+    /// HDR_FULL_SIZE (`f.sizes.hdr_full`), read by every `size()`.
+    hdr_full: u64,
     /// Compressed ARC in force (`zfs_compressed_arc_enabled` and the release has it).
     pub(in crate::cache) compressed: bool,
     pub(in crate::cache) slab: Slab,
@@ -146,6 +146,8 @@ pub struct Arc {
     /// Windows that expired out of order and were passed again from their records.
     #[cfg(test)]
     skip_memo_rescanned: u64,
+    /// What the release does.
+    pub(in crate::cache) f: ArcFeatures,
 }
 
 /// List type: data.
@@ -162,6 +164,7 @@ impl Arc {
         Arc {
             release: params.release,
             f,
+            hdr_full: f.sizes.hdr_full,
             compressed: params.tunables.zfs_compressed_arc_enabled && f.compressed_arc,
             slab: Slab::new(),
             c: l.c,
@@ -212,7 +215,7 @@ impl Arc {
     }
 
     fn hdr_size(&self) -> u64 {
-        self.slab.len() as u64 * self.f.sizes.hdr_full
+        self.slab.len() as u64 * self.hdr_full
     }
 
     /// arc_meta_used (0.8/2.1): everything but data (the headers' data buffers and the
