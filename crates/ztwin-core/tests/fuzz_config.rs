@@ -42,8 +42,20 @@ fn at<'a>(v: &'a mut Value, path: &[String]) -> &'a mut Value {
     })
 }
 
-const ADVERSARIAL: [u64; 12] =
-    [0, 1, 2, 3, 255, 4096, u32::MAX as u64, u32::MAX as u64 + 1, (1 << 53) + 1, i64::MAX as u64, u64::MAX - 1, u64::MAX];
+const ADVERSARIAL: [u64; 12] = [
+    0,
+    1,
+    2,
+    3,
+    255,
+    4096,
+    u32::MAX as u64,
+    u32::MAX as u64 + 1,
+    (1 << 53) + 1,
+    i64::MAX as u64,
+    u64::MAX - 1,
+    u64::MAX,
+];
 
 fn mutate(base: &Value, picks: &[(usize, usize, bool)]) -> Value {
     let mut v = base.clone();

@@ -92,9 +92,29 @@ pub struct Device {
 
 impl Device {
     /// Builds the device; `seed` drives its service-time draws. A rotational device's
-    /// configuration must have passed `VariantConfig::validate` (its mechanics are checked
-    /// there); an invalid one here panics.
+    /// configuration must have passed [`Device::check`] (its mechanics); an invalid one
+    /// here panics.
     pub fn new(cfg: &DeviceConfig, seed: u64) -> Self {
+        Self::build(cfg, seed)
+    }
+
+    /// The device's own rules (a rotating disk's mechanics, see `disk`): errors name
+    /// `FIELD` as `at(FIELD)` gives it.
+    pub fn check(cfg: &DeviceConfig, at: impl Fn(&str) -> String) -> crate::error::Result<()> {
+        if let Some(r) = &cfg.rotational {
+            DiskMechanics::new(r, cfg.capacity_bytes.unwrap_or(0), cfg.transfer_bytes_per_sec).map_err(
+                |e| match e {
+                    crate::error::Error::Config { field, message } => {
+                        crate::error::Error::config(at(&format!("rotational.{field}")), message)
+                    }
+                    other => other,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    fn build(cfg: &DeviceConfig, seed: u64) -> Self {
         let lognormal = |median: u64| {
             (cfg.latency_sigma > 0.0)
                 .then(|| LogNormal::new((median.max(1) as f64).ln(), cfg.latency_sigma).ok())
@@ -119,7 +139,7 @@ impl Device {
             rng: Pcg64Mcg::seed_from_u64(seed),
             disk: cfg.rotational.as_ref().map(|r| {
                 let m = DiskMechanics::new(r, cfg.capacity_bytes.unwrap_or(0), cfg.transfer_bytes_per_sec)
-                    .expect("rotational device validated by VariantConfig::validate");
+                    .expect("rotational device checked by Device::check");
                 Disk::new(m)
             }),
             capacity: cfg.capacity_bytes.unwrap_or(0),

@@ -1,6 +1,7 @@
 //! Building the stack of one variant: devices, database, filesystem and caches.
 
 use super::*;
+use crate::cache::arc::ArcLimits;
 use crate::db::innodb::ibd_records;
 use crate::fs::zfs::content::{FileBlocks, CLASS_HOLE, CLASS_MEAN_RATIO};
 use crate::fs::zfs::zfetch::ZfetchParams;
@@ -26,6 +27,9 @@ impl<'a> Sim<'a> {
                 .position(|d| d.name == name)
                 .ok_or_else(|| Error::config(field, format!("names unknown device '{name}'")))
         };
+        for (i, d) in cfg.devices.iter().enumerate() {
+            Device::check(d, |f| format!("devices[{i}] ({}).{f}", d.name))?;
+        }
         let mut devices: Vec<Device> = cfg
             .devices
             .iter()
@@ -60,7 +64,25 @@ impl<'a> Sim<'a> {
                 (0..wl.threads).map(|t| SysbenchGen::for_thread(cfg.seed, t, wl, ds)).collect(),
             ),
             // One client per in-flight slot of the busiest phase (at least one for cat).
-            (WorkloadConfig::Fio(f), _) => (fio::max_slots(cfg, f).max(1), Vec::new()),
+            (WorkloadConfig::Fio(f), _) => {
+                // fio's own job rules (the workload model's): the files, then each phase's jobs.
+                if let DatasetConfig::Files(files) = &cfg.dataset {
+                    crate::workload::fio::validate(f, files, &cfg.filesystem)?;
+                }
+                for (k, p) in cfg.phases.iter().enumerate() {
+                    if let PhaseConfig::Fio(ph) = p {
+                        crate::workload::fio::validate_phase(f, ph, &format!("phases[{k}].jobs"))?;
+                    }
+                }
+                if cfg.phases.is_empty() {
+                    let all = crate::config::FioPhase {
+                        name: "fio".into(),
+                        jobs: (0..f.jobs.len() as u32).collect(),
+                    };
+                    crate::workload::fio::validate_phase(f, &all, "workload.jobs")?;
+                }
+                (fio::max_slots(cfg, f).max(1), Vec::new())
+            }
             (WorkloadConfig::Sysbench(_), DatasetConfig::Files(_)) => {
                 return Err(Error::config("workload", "a sysbench workload needs a sysbench dataset"))
             }
@@ -178,6 +200,18 @@ impl<'a> Sim<'a> {
                     None => None,
                     Some(b) => {
                         let cache_device = device_index(&b.cache_device, "filesystem.bcache.cache_device")?;
+                        let capacity = cfg.devices[cache_device].capacity_bytes.unwrap_or(0);
+                        // The model's own limit: its bucket index.
+                        let nbuckets = capacity / b.bucket_size;
+                        if nbuckets >= crate::cache::bcache::MAX_BUCKETS {
+                            return Err(Error::config(
+                                "filesystem.bcache.bucket_size",
+                                format!(
+                                    "gives {nbuckets} buckets; the model indexes at most {} (use larger buckets)",
+                                    crate::cache::bcache::MAX_BUCKETS - 1
+                                ),
+                            ));
+                        }
                         let unit = bcache_unit(cfg, &fs, read_unit, b.bucket_size);
                         let cache = Bcache::new(&BcacheParams {
                             config: b,
@@ -274,11 +308,9 @@ pub(super) fn new_arc(
     cache_device: Option<usize>,
     layout: &ZfsLayout,
 ) -> Result<Arc> {
-    let mut arc = Arc::new(&ArcParams {
-        release: z.release,
-        ram_bytes: cfg.machine.ram_bytes,
-        tunables: z.arc.clone(),
-    });
+    let params = ArcParams { release: z.release, ram_bytes: cfg.machine.ram_bytes, tunables: z.arc.clone() };
+    ArcLimits::check_tunables(&params)?;
+    let mut arc = Arc::new(&params);
     // The database or fio keeps its files open: each holds its dnode, bonus buffer and
     // dnode block in the ARC.
     arc.set_open_files(layout.nfiles() as u64, 0);

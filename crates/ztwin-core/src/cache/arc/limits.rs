@@ -31,6 +31,7 @@
 //!    `c` never shrinks (no `arc_shrink`, no `arc_reap`).
 
 use super::ArcParams;
+use crate::error::{Error, Result};
 
 /// 32 MiB: 2 << SPA_MAXBLOCKSHIFT, the floor of c_min and the growth window of arc_adapt.
 pub(super) const TWO_MAXBLOCKS: u64 = 2 << 24;
@@ -98,5 +99,35 @@ impl ArcLimits {
             meta_limit = limit;
         }
         ArcLimits { c_min, c_max, c, p, meta_limit, meta_min }
+    }
+}
+
+impl ArcLimits {
+    /// The tunables as the release applies them: OpenZFS ignores out-of-range ones without
+    /// a word (`arc_tuning_update`); the model refuses them instead, saying what the
+    /// release would have done. Errors name `filesystem.arc.NAME`.
+    pub fn check_tunables(params: &ArcParams) -> Result<()> {
+        let a = &params.tunables;
+        let limits = ArcLimits::from_params(params);
+        let release = params.release.name();
+        if a.zfs_arc_max != 0 && limits.c_max != a.zfs_arc_max {
+            return Err(Error::config(
+                "filesystem.arc.zfs_arc_max",
+                format!(
+                    "release {release} ignores zfs_arc_max = {} bytes here (it must exceed arc_c_min = {} bytes, the default max(RAM/32, 32 MiB), in 0.8; be at least 64 MiB and below RAM in every release); arc_c_max would stay {} bytes",
+                    a.zfs_arc_max, limits.c_min, limits.c_max
+                ),
+            ));
+        }
+        if a.zfs_arc_min != 0 && limits.c_min != a.zfs_arc_min {
+            return Err(Error::config(
+                "filesystem.arc.zfs_arc_min",
+                format!(
+                    "release {release} ignores zfs_arc_min = {} bytes here (it must be at least 32 MiB and at most arc_c_max = {} bytes)",
+                    a.zfs_arc_min, limits.c_max
+                ),
+            ));
+        }
+        Ok(())
     }
 }
