@@ -42,8 +42,13 @@ impl<'a> Sim<'a> {
                 let table = TableLayout::sysbench(ds.table_size, db.innodb_page_size);
                 let files = vec![table.file_size(); ds.tables as usize];
                 let exists = vec![true; files.len()];
-                let db = Db { bp: BufferPool::new(db), table, page_size: db.innodb_page_size };
-                (Some(db), files, exists, ds.compress_ratio, CLASS_MEAN_RATIO)
+                (
+                    Some(Database::innodb(db, ds.table_size)),
+                    files,
+                    exists,
+                    ds.compress_ratio,
+                    CLASS_MEAN_RATIO,
+                )
             }
             (None, DatasetConfig::Files(f)) => {
                 let files: Vec<u64> = f.files.iter().map(|f| f.size).collect();
@@ -89,7 +94,7 @@ impl<'a> Sim<'a> {
         };
         // The smallest read a file sees (bcache's unit): an InnoDB page, or fio's smallest block.
         let read_unit = match (&db, &cfg.workload) {
-            (Some(d), _) => d.page_size,
+            (Some(d), _) => d.page_size(),
             (None, WorkloadConfig::Fio(f)) => {
                 f.jobs.iter().map(|j| j.bs_read.min(j.bs_write)).min().unwrap_or(4096)
             }
@@ -100,8 +105,12 @@ impl<'a> Sim<'a> {
                 let mut compression =
                     CompressionModel::new(z.compression, compress_ratio.unwrap_or(1.0), z.ashift, cfg.seed)?
                         .for_record_size(z.recordsize);
-                if let (None, Some(d), Some(DatabaseConfig::Innodb(idb)), DatasetConfig::Sysbench(ds)) =
-                    (compress_ratio, &db, &cfg.database, &cfg.dataset)
+                if let (
+                    None,
+                    Some(Database::Innodb(d)),
+                    Some(DatabaseConfig::Innodb(idb)),
+                    DatasetConfig::Sysbench(ds),
+                ) = (compress_ratio, &db, &cfg.database, &cfg.dataset)
                 {
                     // The records' stored sizes follow from the pages prepare wrote.
                     if z.compression != crate::config::Compression::Off {

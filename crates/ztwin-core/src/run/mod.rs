@@ -41,7 +41,8 @@ use crate::config::{
     CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, PhaseConfig, VariantConfig, WorkloadConfig,
 };
 use crate::db::innodb::btree::{TableLayout, MAX_DEPTH};
-use crate::db::innodb::buffer_pool::{BufferPool, PageKey};
+use crate::db::innodb::buffer_pool::PageKey;
+use crate::db::Database;
 use crate::dev::cpu::Cpus;
 use crate::dev::device::{Device, DeviceCounters, Op};
 use crate::error::{Error, Result};
@@ -58,7 +59,7 @@ use crate::sim::small_map::SmallMap;
 use crate::sim::time::{Nanos, SEC};
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::series::Series;
-use crate::workload::sysbench::{Index, Statement, SysbenchGen};
+use crate::workload::sysbench::{Statement, SysbenchGen};
 
 /// Where a client is in its statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,13 +156,6 @@ enum FileRead {
     Extent(ExtentRead),
 }
 
-/// The database above the filesystem: InnoDB's buffer pool and the tables' page layout.
-struct Db {
-    bp: BufferPool,
-    table: TableLayout,
-    page_size: u32,
-}
-
 /// Counters that the window and the intervals difference.
 #[derive(Debug, Clone, Default)]
 struct Snapshot {
@@ -206,7 +200,7 @@ struct Sim<'a> {
     cpus: Cpus,
     devices: Vec<Device>,
     /// None for a fio workload.
-    db: Option<Db>,
+    db: Option<Database>,
     /// Size of each data file (object `k + 1` is file `k`): the tables, or fio's files.
     files: Vec<u64>,
     /// Whether each file exists yet (fio creates its files; tables always exist).

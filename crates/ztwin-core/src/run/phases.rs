@@ -41,7 +41,7 @@ impl Sim<'_> {
     /// when the machine is ready again, and what happened to bcache.
     pub(super) fn restart(&mut self, vm_moved: bool) -> Result<(Nanos, Option<Value>)> {
         if let (Some(d), Some(DatabaseConfig::Innodb(db))) = (&mut self.db, &self.cfg.database) {
-            d.bp = BufferPool::new(db);
+            d.restart(db);
         }
         let mut ready = self.clock;
         if let Fs::Extent(x) = &mut self.fs {

@@ -176,7 +176,7 @@ impl Sim<'_> {
                 "buffer_pool_hit_ratio": if req > 0 { Some(1.0 - reads as f64 / req as f64) } else { None },
                 "pages_read": reads,
                 "read_requests": req,
-                "buffer_pool_pages": db.bp.capacity(),
+                "buffer_pool_pages": db.cache_pages(),
             });
         }
         if let Some(arc) = self.arc_window_of(a, b) {

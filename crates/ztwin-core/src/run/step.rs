@@ -7,12 +7,9 @@ impl Sim<'_> {
     /// Sets the path of lookup `c.lookup` of the client's statement.
     pub(super) fn start_lookup(&self, i: usize, c: &mut Client) {
         let l = self.stmts[i].lookups[c.lookup];
-        let table = &self.db.as_ref().expect("sysbench statements need the database").table;
+        let db = self.db.as_ref().expect("sysbench statements need the database");
         c.space = l.table;
-        c.path_len = match l.index {
-            Index::Clustered => table.clustered_path(l.key, &mut c.path),
-            Index::Secondary => table.secondary_path(l.key, &mut c.path),
-        };
+        c.path_len = db.page_path(&l, &mut c.path);
         c.path_pos = 0;
     }
 
@@ -22,10 +19,7 @@ impl Sim<'_> {
         let Some(db) = self.db.as_ref() else { return };
         let mut path = [0u64; MAX_DEPTH];
         for l in &stmt.lookups[..stmt.n] {
-            let len = match l.index {
-                Index::Clustered => db.table.clustered_path(l.key, &mut path),
-                Index::Secondary => db.table.secondary_path(l.key, &mut path),
-            };
+            let len = db.page_path(l, &mut path);
             for &page in &path[..len] {
                 f(PageKey::new(l.table, page));
             }
@@ -35,14 +29,14 @@ impl Sim<'_> {
     /// Prefetches the buffer pool table slots of the pages of client `i`'s next statement.
     fn prefetch_slots(&self, i: usize) {
         let Some(db) = self.db.as_ref() else { return };
-        self.for_each_page(&self.next_stmts[i], |k| db.bp.prefetch(k));
+        self.for_each_page(&self.next_stmts[i], |k| db.prefetch(k));
     }
 
     /// Prefetches the LRU nodes of the cached pages of client `i`'s statement (their
     /// slots, prefetched by [`Sim::prefetch_slots`], say where they are).
     fn prefetch_nodes(&self, i: usize) {
         let Some(db) = self.db.as_ref() else { return };
-        self.for_each_page(&self.stmts[i], |k| db.bp.prefetch_node(k));
+        self.for_each_page(&self.stmts[i], |k| db.prefetch_node(k));
     }
 
     /// Steps client `i` at `now` until it must wait; schedules its next event.
@@ -139,7 +133,7 @@ impl Sim<'_> {
                     }
                     self.bp_requests += 1;
                     let db = self.db.as_mut().expect("sysbench statements need the database");
-                    if db.bp.access(key, now) {
+                    if db.access(key, now) {
                         c.path_pos += 1;
                         continue;
                     }
@@ -147,10 +141,8 @@ impl Sim<'_> {
                     self.bp_inflight.insert(key.0, 0);
                     // buf_page_init_for_read: the page takes its frame and its place in
                     // the LRU list before the read is issued.
-                    db.bp.insert_for_read(key);
+                    (c.read_offset, c.read_len) = db.insert_for_read(key, c.page);
                     c.cpu_pending += self.costs.syscall;
-                    c.read_offset = c.page * db.page_size as u64;
-                    c.read_len = db.page_size;
                     self.zfs_prefetch_read(c);
                     c.state = State::ReadStart;
                 }
@@ -365,7 +357,7 @@ impl Sim<'_> {
             Mode::Workload { .. } => {}
         }
         let key = PageKey::new(c.space, c.page);
-        self.db.as_mut().expect("sysbench pages need the database").bp.first_access(key, now);
+        self.db.as_mut().expect("sysbench pages need the database").read_done(key, now);
         let waiters = self.bp_inflight.remove(key.0).unwrap_or(0);
         if waiters > 0 {
             self.wake(Wait::Page(key.0), now);
