@@ -9,6 +9,10 @@
 //! What a release does is read from its features ([`crate::config::ArcFeatures`], resolved
 //! once when the ARC is built): the model never compares releases.
 //!
+//! Sources: `module/zfs/arc.c` (`arc_read()`, `arc_write_done()`, `arc_hdr_alloc()`,
+//! `arc_change_state()`, `arc_hdr_destroy()`) at zfs-0.6.1, zfs-0.8.6, zfs-2.1.16 and
+//! zfs-2.2.0 .. zfs-2.2.11; each module below names the functions it models.
+//!
 //! # Modules (one mechanism each; read in this order)
 //!
 //! - this file: the [`Arc`], the read ([`Arc::access`]: hit, ghost hit, new block or
@@ -18,8 +22,8 @@
 //! - `limits.rs`: `arc_c_min`, `arc_c_max`, initial `arc_c` / `arc_p`, `arc_meta_limit`
 //!   ([`ArcLimits`]), and the tunables;
 //! - `stats.rs`: arcstats ([`ArcStats`]) and how reads are counted;
-//! - `access.rs`: `arc_access()` per [`ArcAccessRules`]
-//!   (0.6 .. 2.1, 2.2) and the uncached state;
+//! - `access.rs`: `arc_access()` per [`ArcAccessRules`] (0.6 .. 2.1, 2.2) and the uncached
+//!   state;
 //! - `arc_p.rs`: the 0.6 .. 2.1 adaptation (`arc_p`, `arc_adapt`, `arc_adjust`);
 //! - `meta_balance.rs`: the 2.2 adaptation (`arc_meta` / `arc_pd` / `arc_pm`,
 //!   `arc_evict`);

@@ -1,8 +1,14 @@
 //! The ARC's vocabulary: a block's identity and what its block pointer says, how it is
 //! read, what a read returns, and what the ARC is built from.
 //!
-//! Headers, their states and flags are the slab's (`slab.rs`); what a release does is
-//! [`crate::config::ArcFeatures`], resolved once from [`ArcParams::release`].
+//! Sources: `include/sys/arc.h` (`arc_buf_contents_t`, `arc_flags_t`: ARC_FLAG_PREFETCH)
+//! and the block pointer's sizes (`include/sys/spa.h`, BP_GET_LSIZE / BP_GET_PSIZE). One
+//! departure: OpenZFS keys a header by (spa, DVA, birth txg); the model by the block's
+//! place in one dataset ([`BlockKey`]: object, level, block id), so a rewritten block's
+//! new version takes the old one's key ([`super::Arc::write_done`] destroys the old
+//! header first). Headers, their states and flags are the slab's (`slab.rs`); what a
+//! release does is [`crate::config::ArcFeatures`], resolved once from
+//! [`ArcParams::release`].
 
 use crate::config::{ArcFeatures, ArcTunables, ZfsRelease};
 
