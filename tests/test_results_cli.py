@@ -200,6 +200,20 @@ def test_validate_and_run_refuse_what_the_core_refuses_before_any_variant_runs(w
     assert ran == []  # the zfs variant comes first but did not run
 
 
+def test_core_errors_are_typed_with_their_parts(write_toml):
+    """The core's refusal is a ScenarioError naming the key (located in its variant); a
+    simulation failure carries its component and simulated time."""
+    from ztwin.exceptions import SimulationError
+
+    fsync = write_toml(MINI.replace('database = { innodb_flush_method = "O_DIRECT" }', ""), "fsync.toml")
+    with pytest.raises(ztwin.ScenarioError) as e:
+        ztwin.check_variants(ztwin.load_scenario(fsync))
+    assert e.value.field == "variants.ext4.database.innodb_flush_method"
+    assert e.value.errors()[0]["loc"] == ("variants", "ext4", "database", "innodb_flush_method")
+    s = SimulationError.from_core("pool.vdev0", 5, "no device answers")
+    assert (s.component, s.time_ns) == ("pool.vdev0", 5) and str(s) == "pool.vdev0 at t=5 ns: no device answers"
+
+
 def test_cli_geometry_experiment1_tree():
     """Experiment 1's table file: 145447 16K records, 16K indirect blocks -> a 4-level tree."""
     size = str(145447 * 16384)

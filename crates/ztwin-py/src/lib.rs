@@ -14,17 +14,19 @@ use ztwin_core::Error;
 #[global_allocator]
 static ALLOC: ztwin_core::sim::mem_hint::HugePageAlloc = ztwin_core::sim::mem_hint::HugePageAlloc;
 
+/// The core's error as the typed Python exception, its parts as attributes
+/// (`ScenarioError.field`; `SimulationError.component`, `.time_ns`).
 fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
-    let class = match err {
-        Error::Config { .. } => "ScenarioError",
-        Error::Simulation { .. } => "SimulationError",
-    };
     let message = err.to_string();
-    match py
-        .import("ztwin.exceptions")
-        .and_then(|m| m.getattr(class))
-        .and_then(|cls| cls.call1((message.clone(),)))
-    {
+    let exc = py.import("ztwin.exceptions").and_then(|m| match &err {
+        Error::Config { field, message } => {
+            m.getattr("ScenarioError")?.call_method1("from_core", (field.as_str(), message.as_str()))
+        }
+        Error::Simulation { component, time_ns, message } => m
+            .getattr("SimulationError")?
+            .call_method1("from_core", (component.as_str(), *time_ns, message.as_str())),
+    });
+    match exc {
         Ok(exc) => PyErr::from_value(exc),
         Err(_) => PyRuntimeError::new_err(message),
     }
