@@ -542,6 +542,38 @@ fn stack_pass(spec: &Spec, max_size: Option<u64>) -> Result<StackOutcome> {
     Ok(StackOutcome { requests: n, sampled: s, sd: max_size.map(|_| sd), unique })
 }
 
+/// LRU at up to this many sizes is simulated directly, one job per size, as the other
+/// policies are; more sizes (a curve) take the stack-distance pass, which answers every
+/// size at once but costs several times one LRU simulation and memory per request.
+const DIRECT_LRU_SIZES: usize = 4;
+/// ... and up to this many entries each (a direct LRU allocates its capacity up front; the
+/// stack-distance pass grows with what the trace touches).
+const DIRECT_LRU_MAX_ENTRIES: u64 = 1 << 20;
+
+/// The pass that only counts: requests, sampled requests, unique (sampled) ids. Its memory
+/// grows with the unique ids, not with the trace's length.
+fn count_pass(spec: &Spec) -> Result<StackOutcome> {
+    let mut r = spec.open()?;
+    let (mut n, mut s) = (0u64, 0u64);
+    let mut ids: hashbrown::HashSet<u64> = hashbrown::HashSet::new();
+    let mut batch = vec![Request::default(); BATCH];
+    while n < spec.max_requests {
+        let want = (spec.max_requests - n).min(BATCH as u64) as usize;
+        let k = r.next_batch(&mut batch[..want])?;
+        if k == 0 {
+            break;
+        }
+        n += k as u64;
+        for q in &batch[..k] {
+            if sampled(q.id, spec.threshold) {
+                s += 1;
+                ids.insert(q.id);
+            }
+        }
+    }
+    Ok(StackOutcome { requests: n, sampled: s, sd: None, unique: ids.len() as u64 })
+}
+
 /// Replays a trace as `spec` says.
 pub fn replay(spec: &ReplaySpec) -> Result<ReplayResult> {
     let t0 = Instant::now();
@@ -592,13 +624,16 @@ pub fn replay(spec: &ReplaySpec) -> Result<ReplayResult> {
         }
     }
     let want_lru = spec.policies.contains(&Policy::Lru);
+    let lru_curve = want_lru
+        && (spec.sizes.len() > DIRECT_LRU_SIZES || spec.sizes.iter().any(|&z| z > DIRECT_LRU_MAX_ENTRIES));
     let max_size = spec.sizes.iter().copied().max().unwrap_or(1);
-    // Job 0: the stack-distance pass (counts requests and unique; LRU's curve). Then one
-    // job per (policy, size) for the others.
+    // Job 0: the counting pass (requests, unique), which for an LRU curve is the
+    // stack-distance pass. Then one job per (policy, size) for the others (LRU too, at a
+    // few sizes).
     let jobs: Vec<(Policy, u64)> = spec
         .policies
         .iter()
-        .filter(|&&p| p != Policy::Lru)
+        .filter(|&&p| p != Policy::Lru || !lru_curve)
         .flat_map(|&p| spec.sizes.iter().map(move |&z| (p, z)))
         .collect();
     let next = AtomicUsize::new(0);
@@ -613,7 +648,7 @@ pub fn replay(spec: &ReplaySpec) -> Result<ReplayResult> {
             sc.spawn(|| loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 if k == 0 {
-                    let r = stack_pass(&s, want_lru.then_some(max_size));
+                    let r = if lru_curve { stack_pass(&s, Some(max_size)) } else { count_pass(&s) };
                     *stack.lock().unwrap() = Some(r);
                 } else if k <= jobs.len() {
                     let (p, z) = jobs[k - 1];
@@ -642,7 +677,7 @@ pub fn replay(spec: &ReplaySpec) -> Result<ReplayResult> {
     let mut oi = 0;
     for &p in &spec.policies {
         for &z in &spec.sizes {
-            let (hits_s, n_s, target) = if p == Policy::Lru {
+            let (hits_s, n_s, target) = if p == Policy::Lru && lru_curve {
                 let sd = st.sd.as_ref().expect("lru pass");
                 let zs = if sampling { ((z as f64 * s.rate).round() as u64).max(1) } else { z };
                 (sd.hits(zs), st.sampled, None)
