@@ -4,12 +4,14 @@
 //! database workloads. No Python here: the `ztwin` package drives this crate through
 //! `ztwin-py`.
 //!
-//! Modules mirror the I/O stack, top to bottom. One sysbench point select, followed down:
+//! Modules mirror the I/O stack, top to bottom, one layer each. One sysbench point select,
+//! followed down and back up (the driver's step is `run::step`):
 //!
 //! 1. [`workload`] draws the row id as sysbench does (`workload::rand`) and makes the
 //!    statement's plan: which index, which keys (`workload::sysbench`).
-//! 2. [`db::innodb`] maps the key to the B+tree path of pages (`btree`) and looks each page
-//!    up in the buffer pool (`buffer_pool`); a missing page is a read of the data file at
+//! 2. [`db`] (the layer: [`db::Database`]) maps the key to the B+tree path of pages
+//!    (`db::innodb::btree`) and looks each page up in the buffer pool
+//!    (`db::innodb::buffer_pool`); a missing page is a read of the data file at
 //!    `page_no * innodb_page_size`.
 //! 3. [`fs`] turns the file read into block reads: the ZFS layer (`fs::zfs::layer`) walks
 //!    the block-pointer tree from the dnode down (`fs::zfs::geometry`, `fs::zfs::read_path`),
@@ -21,6 +23,13 @@
 //!    parallelism; [`dev::cpu`] queues the CPU work on the vCPUs.
 //! 6. [`sim`] orders all of it on one integer-nanosecond clock; [`stats`] counts it in
 //!    the terms users read (arcstats names, latency percentiles, per-interval series).
+//!
+//! On the way back up: the device's completion wakes the client (`run::events`), the
+//! filesystem layer's read step returns `Done` (the ZFS layer copies the chunk out and
+//! releases its dbufs), the database takes the page into its buffer pool
+//! (`Database::read_done`), and the statement goes on to its next page or finishes.
+//! [`config`] is data only (it imports no model); [`support`] holds the generic maps and
+//! memory hints the models share.
 //!
 //! [`run`] wires one resolved [`config::VariantConfig`] into that stack and runs it: it
 //! keeps the clients, the CPUs and the typed event queue (`run::events`: clients, prefetch
@@ -37,6 +46,7 @@ pub mod replay;
 pub mod run;
 pub mod sim;
 pub mod stats;
+pub mod support;
 pub mod workload;
 
 pub use error::{Error, Result};

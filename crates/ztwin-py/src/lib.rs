@@ -10,9 +10,9 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use ztwin_core::Error;
 
-/// Large simulator tables ask for transparent huge pages (see `ztwin_core::sim::mem_hint`).
+/// Large simulator tables ask for transparent huge pages (see `ztwin_core::support::mem_hint`).
 #[global_allocator]
-static ALLOC: ztwin_core::sim::mem_hint::HugePageAlloc = ztwin_core::sim::mem_hint::HugePageAlloc;
+static ALLOC: ztwin_core::support::mem_hint::HugePageAlloc = ztwin_core::support::mem_hint::HugePageAlloc;
 
 /// The core's error as the typed Python exception, its parts as attributes
 /// (`ScenarioError.field`; `SimulationError.component`, `.time_ns`).
@@ -106,7 +106,7 @@ fn trace_format(py: Python<'_>, path: String) -> PyResult<String> {
 
 /// Version of the core crate.
 /// Mean wall nanoseconds of one dependent random read over `bytes` of memory (see
-/// ztwin_core::sim::mem_probe), `reads` times.
+/// ztwin_core::support::mem_probe), `reads` times.
 #[pyfunction]
 fn memory_read_ns(py: Python<'_>, bytes: usize, reads: u64) -> PyResult<f64> {
     if !(128..=(1usize << 36)).contains(&bytes) || reads == 0 {
@@ -114,7 +114,7 @@ fn memory_read_ns(py: Python<'_>, bytes: usize, reads: u64) -> PyResult<f64> {
             "memory_read_ns: bytes must be 128 B to 64 GiB and reads at least 1",
         ));
     }
-    Ok(py.detach(|| ztwin_core::sim::mem_probe::random_read_ns(bytes, reads)))
+    Ok(py.detach(|| ztwin_core::support::mem_probe::random_read_ns(bytes, reads)))
 }
 
 #[pyfunction]

@@ -17,7 +17,7 @@ use hashbrown::HashTable;
 pub(crate) const NIL: u32 = u32::MAX;
 
 /// splitmix64 finalizer: a fast, well-mixed hash of the id.
-pub(crate) use crate::sim::key_table::hash_key as hash_id;
+pub(crate) use crate::support::key_table::hash_key as hash_id;
 
 #[derive(Clone, Copy)]
 struct Node {

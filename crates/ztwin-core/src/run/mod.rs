@@ -55,10 +55,10 @@ use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
 use crate::fs::zfs::write_path::{WritePath, WriteStep, ZfsWrite};
 use crate::fs::zfs::zfetch::{Zfetch, ZfetchStats};
-use crate::sim::small_map::SmallMap;
 use crate::sim::time::{Nanos, SEC};
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::series::Series;
+use crate::support::small_map::SmallMap;
 use crate::workload::sysbench::{Statement, SysbenchGen};
 
 /// Where a client is in its statement.

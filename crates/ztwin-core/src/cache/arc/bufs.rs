@@ -284,7 +284,7 @@ impl Arc {
     #[inline]
     pub fn prefetch_hdr(&self, hdr: u32) {
         if let Some(h) = self.slab.hdrs.get(hdr as usize) {
-            crate::sim::mem_hint::prefetch(h);
+            crate::support::mem_hint::prefetch(h);
         }
     }
 

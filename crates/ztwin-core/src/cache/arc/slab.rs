@@ -4,8 +4,8 @@
 //! CPU time has run, see `run`). Nothing here allocates once the slab and table have reached the
 //! largest header count of the run (slots are recycled through a free list).
 
-use crate::sim::key_table::KeyTable;
-use crate::sim::mem_hint::prefetch;
+use crate::support::key_table::KeyTable;
+use crate::support::mem_hint::prefetch;
 
 /// End of list / no slot.
 pub(crate) const NIL: u32 = u32::MAX;

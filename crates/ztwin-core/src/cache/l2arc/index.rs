@@ -18,8 +18,8 @@
 //! The dense array cannot hold the one packed value it uses for "absent", nor keys outside
 //! the space: those few go to the hashed table beside it, which stays empty otherwise.
 
-use crate::sim::key_table::{KeyTable, EMPTY};
-use crate::sim::mem_hint::prefetch;
+use crate::support::key_table::{KeyTable, EMPTY};
+use crate::support::mem_hint::prefetch;
 
 /// The bits of a ring sequence number an index slot (and an ARC header's `l2seq`) keeps:
 /// a ring holds at most one entry per sector of the device, and attaching a device of

@@ -79,15 +79,15 @@
 //!    the measurements above).
 //!
 //! Memory: a 24-byte slab node per cached page, a 4-byte free-slot entry per frame, and a
-//! [`KeyTable`] of slab indices sized once for the pool (12-byte slots, 65% full: about 18
+//! `KeyTable` of slab indices sized once for the pool (12-byte slots, 65% full: about 18
 //! bytes per page), 46 bytes per page. The table's slot of a page follows from its key,
 //! so the driver prefetches the slots of a statement's pages before it runs them. No
 //! allocation after construction.
 
 use crate::config::{InnodbConfig, InnodbServer};
-use crate::sim::key_table::KeyTable;
-use crate::sim::mem_hint::prefetch;
 use crate::sim::time::{Nanos, MS};
+use crate::support::key_table::KeyTable;
+use crate::support::mem_hint::prefetch;
 
 /// A page of a tablespace, (space_id, page_no) packed in a u64 by [`PageKey::new`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

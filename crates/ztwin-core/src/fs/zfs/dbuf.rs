@@ -50,7 +50,7 @@
 
 use crate::cache::arc::BlockKey;
 use crate::config::ZfsFeatures;
-use crate::sim::small_map::SmallMap;
+use crate::support::small_map::SmallMap;
 
 const NIL: u32 = u32::MAX;
 

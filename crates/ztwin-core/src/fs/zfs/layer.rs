@@ -39,8 +39,8 @@ use crate::fs::zfs::read_path::ZfsLayout;
 use crate::fs::zfs::write_path::WritePath;
 use crate::fs::zfs::zfetch::{Pending, Request, Zfetch};
 pub use crate::fs::ReadStep;
-use crate::sim::small_map::SmallMap;
 use crate::sim::time::Nanos;
+use crate::support::small_map::SmallMap;
 
 pub use super::prefetch::PrefetchRead;
 
@@ -593,7 +593,7 @@ pub(super) fn settle_dbufs(arc: &mut Arc, dbufs: &mut DbufLayer, layout: &ZfsLay
         }
     }
     // The next release will most likely destroy the cache's tail: its header is far from
-    // anything recent (see sim::mem_hint).
+    // anything recent (see support::mem_hint).
     // Its header then goes back to its evictable list and, in a full ARC, is evicted at
     // once: the L2 index slot that eviction updates is cold too.
     if let Some((key, hdr)) = dbufs.next_victim() {

@@ -408,7 +408,7 @@ impl Zfetch {
         if let Some(d) = self.files.get(object as usize) {
             for &s in &d.recent {
                 if let Some(zs) = self.slab.get(s as usize) {
-                    crate::sim::mem_hint::prefetch(zs);
+                    crate::support::mem_hint::prefetch(zs);
                 }
             }
         }
