@@ -214,6 +214,25 @@ def test_core_errors_are_typed_with_their_parts(write_toml):
     assert (s.component, s.time_ns) == ("pool.vdev0", 5) and str(s) == "pool.vdev0 at t=5 ns: no device answers"
 
 
+@pytest.mark.parametrize(
+    "change, field, fragment",
+    [
+        ('[filesystem.arc]', "variants.zfs.filesystem.compression", "zstd exists from release 2.0"),
+        ('zfs_arc_max = "256MiB"', "variants.zfs.filesystem.arc.zfs_arc_max", "does not model memory pressure"),
+    ],
+)
+def test_core_checks_the_new_user_missed(change, field, fragment, write_toml):
+    """zstd on a release before 2.0; an ARC and a buffer pool that cannot both fit in RAM."""
+    text = MINI
+    if "compression" in field:
+        text = text.replace('[filesystem.arc]', 'release = "0.8"\ncompression = "zstd"\n[filesystem.arc]')
+    else:
+        text = text.replace('zfs_arc_max = "256MiB"', 'zfs_arc_max = "3GiB"') + '[database]\ninnodb_buffer_pool_size = "3GiB"\n'
+    with pytest.raises(ztwin.ScenarioError) as e:
+        ztwin.check_variants(ztwin.load_scenario(write_toml(text)), ["zfs"])
+    assert e.value.field == field and fragment in str(e.value), str(e.value)
+
+
 def test_cli_geometry_experiment1_tree():
     """Experiment 1's table file: 145447 16K records, 16K indirect blocks -> a 4-level tree."""
     size = str(145447 * 16384)

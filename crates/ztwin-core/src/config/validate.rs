@@ -2,8 +2,8 @@
 //! between the parts of a variant, sizes that fit the machine.
 
 use super::{
-    ArcAdaptation, BcacheConfig, DatabaseConfig, DatasetConfig, FsConfig, InnodbConfig, MachineConfig,
-    PhaseConfig, SysbenchDataset, SysbenchWorkload, VariantConfig, VdevConfig, WorkloadConfig,
+    ArcAdaptation, BcacheConfig, Compression, DatabaseConfig, DatasetConfig, FsConfig, InnodbConfig,
+    MachineConfig, PhaseConfig, SysbenchDataset, SysbenchWorkload, VariantConfig, VdevConfig, WorkloadConfig,
 };
 use crate::error::{Error, Result};
 use crate::sim::time::SEC;
@@ -218,6 +218,15 @@ impl VariantConfig {
                         && (4096..=128 << 10).contains(&z.indirect_block_size),
                     "filesystem.indirect_block_size",
                     "must be a power of two from 4 KiB to 128 KiB",
+                )?;
+                let features = z.release.features();
+                ensure(
+                    z.compression != Compression::Zstd || features.zstd,
+                    "filesystem.compression",
+                    &format!(
+                        "zstd exists from release 2.0 (10b3c7f5e4); release {} has lz4, lzjb and gzip",
+                        z.release.name()
+                    ),
                 )?;
                 let a = &z.arc;
                 if a.zfs_arc_max != 0 {

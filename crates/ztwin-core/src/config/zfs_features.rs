@@ -51,6 +51,8 @@ pub struct ZfsFeatures {
     /// 0.6's write throttle (the 2012 one, before the dirty-data throttle of 0.6.3) is not
     /// modelled: 0.8's stands in for it.
     pub sync_on_total: bool,
+    /// compression=zstd exists: from 2.0.0, 10b3c7f5e4 ("Add zstd support to zfs").
+    pub zstd: bool,
     /// The ARC.
     pub arc: ArcFeatures,
     /// The L2ARC (point-release dependent in 2.2).
@@ -364,6 +366,7 @@ impl ZfsFeatures {
                 abd: false,
                 l2arc_modelled: false,
                 sync_on_total: true,
+                zstd: false,
                 arc: ArcFeatures {
                     compressed_arc: false,
                     meta_limit_pct: 25,
@@ -383,6 +386,7 @@ impl ZfsFeatures {
                 abd: true,
                 l2arc_modelled: true,
                 sync_on_total: true,
+                zstd: false,
                 arc: ARC_0_8,
                 l2arc: L2ARC_0_8,
                 zfetch: ZFETCH_0_8,
@@ -395,6 +399,7 @@ impl ZfsFeatures {
                 abd: true,
                 l2arc_modelled: true,
                 sync_on_total: false,
+                zstd: true,
                 arc: ArcFeatures {
                     c_max_floor_c_min: true,
                     c_starts_at_min: true,
@@ -429,6 +434,7 @@ impl ZfsFeatures {
                 abd: true,
                 l2arc_modelled: true,
                 sync_on_total: false,
+                zstd: true,
                 arc: ArcFeatures {
                     access: ArcAccessRules::WasPrefetch,
                     adaptation: ArcAdaptation::MetaBalance,

@@ -237,6 +237,21 @@ impl<'a> Sim<'a> {
                 Fs::Extent(Box::new(ExtentLayer { fs, bcache, device_io: costs.device_io }))
             }
         };
+        // The ARC and the buffer pool share the machine's memory. The twin models no memory
+        // pressure (arc_reclaim, the page cache), so a pair that cannot fit is refused.
+        if let (Fs::Zfs(z), Some(DatabaseConfig::Innodb(idb))) = (&fs, &cfg.database) {
+            let c_max = z.arc.stats().c_max;
+            let ram = cfg.machine.ram_bytes;
+            if c_max.saturating_add(idb.innodb_buffer_pool_size) > ram {
+                return Err(Error::config(
+                    "filesystem.arc.zfs_arc_max",
+                    format!(
+                        "the ARC may grow to {c_max} bytes (arc_c_max) and the buffer pool takes {} bytes: together more than the machine's {ram} bytes of RAM, and the twin does not model memory pressure; set zfs_arc_max to at most RAM minus innodb_buffer_pool_size",
+                        idb.innodb_buffer_pool_size
+                    ),
+                ));
+            }
+        }
         let fs_has_cache = matches!(&fs, Fs::Zfs(z) if z.cache_device.is_some());
         let stmts: Vec<Statement> = (0..gens.len()).map(|_| Statement::default()).collect();
         let client = Client {
