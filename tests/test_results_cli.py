@@ -70,6 +70,21 @@ def test_run_api_calls_core_per_variant(fake_run_variant, write_toml):
         ztwin.run(write_toml(MINI), variants=["nope"])
 
 
+def test_arcstat_rows_of_the_window_by_default_and_a_limit():
+    n = 100
+    series = {
+        "time_s": [float(i + 1) for i in range(n)],
+        "measured": [1.0 if i >= 60 else 0.0 for i in range(n)],
+        **{k: [1.0] * n for k in ("arc_hits", "arc_misses", "arc_demand_data_misses", "arc_demand_metadata_misses", "arc_size", "arc_c")},
+    }
+    doc = {"series": series}
+    assert len(arcstat_lines(doc)) == 1 + n
+    window = arcstat_lines(doc, rows="window")
+    assert len(window) == 1 + 40 and window[1].split()[0] == "61.0"
+    short = arcstat_lines(doc, rows="window", limit=10)
+    assert len(short) == 1 + 10 + 1 and "30 intervals not shown" in short[6]
+
+
 def test_arcstat_lines(fake_core_result):
     lines = arcstat_lines(fake_core_result)
     assert lines[0].split() == ["time", "read", "miss", "miss%", "dmis", "dm%", "mmis", "mm%", "arcsz", "c"]

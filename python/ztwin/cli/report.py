@@ -19,8 +19,13 @@ def _gib(x: Optional[float]) -> str:
     return "-" if x is None else f"{x / 2**30:.2f}"
 
 
-def arcstat_lines(doc: dict[str, Any]) -> list[str]:
+def arcstat_lines(doc: dict[str, Any], rows: str = "all", limit: Optional[int] = None) -> list[str]:
     """arcstat-style rows (0.8 default columns, without the prefetch ones) from a variant's series.
+
+    ``rows="window"`` keeps the intervals of the measured window (the series' ``measured``
+    column), ``"all"`` every interval from the start of the warm-up. With ``limit``, a
+    longer list keeps its first and last ``limit // 2`` rows around a line saying how many
+    were left out.
 
     Each row covers the report interval ending at ``time`` (simulated seconds). ``read`` =
     ARC accesses/s (hits + misses, and 2.2's iohits), ``miss`` misses/s, ``dmis`` demand data misses/s,
@@ -36,9 +41,12 @@ def arcstat_lines(doc: dict[str, Any]) -> list[str]:
     hdr = f"{'time':>8} {'read':>8} {'miss':>7} {'miss%':>5} {'dmis':>7} {'dm%':>5} {'mmis':>7} {'mm%':>5} {'arcsz':>7} {'c':>7}"
     out = [hdr]
     prev = 0.0
+    measured = s.get("measured")
     for i, ts in enumerate(t):
         dt = (ts - prev) if ts > prev else 1.0
         prev = ts
+        if rows == "window" and measured is not None and not measured[i]:
+            continue
         hits, miss = s["arc_hits"][i], s["arc_misses"][i]
         dmis, mmis = s["arc_demand_data_misses"][i], s["arc_demand_metadata_misses"][i]
         read = hits + miss + (s["arc_iohits"][i] if "arc_iohits" in s else 0)
@@ -47,6 +55,10 @@ def arcstat_lines(doc: dict[str, Any]) -> list[str]:
             f"{ts:8.1f} {_abbr(read / dt):>8} {_abbr(miss / dt):>7} {share(miss)} {_abbr(dmis / dt):>7} {share(dmis)} "
             f"{_abbr(mmis / dt):>7} {share(mmis)} {_abbr(s['arc_size'][i], 1024):>7} {_abbr(s['arc_c'][i], 1024):>7}"
         )
+    if limit is not None and len(out) - 1 > limit:
+        half = max(1, limit // 2)
+        left_out = len(out) - 1 - 2 * half
+        out = out[: 1 + half] + [f"{'...':>8} ({left_out} intervals not shown; --arcstat all shows every one)"] + out[-half:]
     return out
 
 

@@ -25,12 +25,15 @@ def run_cmd(
     duration: Optional[str] = typer.Option(None, "--duration", help="Override run.duration (e.g. '60s')."),
     warmup: Optional[str] = typer.Option(None, "--warmup", help="Override run.warmup (e.g. '0s')."),
     report_interval: Optional[str] = typer.Option(None, "--report-interval", help="Override run.report_interval (e.g. '10s')."),
+    arcstat: str = typer.Option("window", "--arcstat", help="arcstat rows to print: 'window' (the measured window, at most 24 rows), 'all' (every interval from the warm-up on), 'none'."),
 ) -> None:
     """Run a scenario's variants and print what happened (simulated)."""
     from .. import load_scenario
     from .. import run as run_scenario
     from ..scenario import DEFAULT_SCENARIO
 
+    if arcstat not in ("window", "all", "none"):
+        raise ScenarioError(f"--arcstat: {arcstat!r}; one of window, all, none")
     overrides: dict[str, Any] = {}
     if seed is not None:
         overrides["seed"] = seed
@@ -76,8 +79,8 @@ def run_cmd(
         return
     out = _stdout()
     out.print(f"[bold]{escape(sc.name)}[/] ({escape(sc.source)}) - simulated by ztwin; numbers are model outputs, not measurements")
-    for name in names:
-        lines = arcstat_lines(result.variant(name))
+    for name in names if arcstat != "none" else []:
+        lines = arcstat_lines(result.variant(name), rows=arcstat, limit=24 if arcstat == "window" else None)
         if lines:
             ri = sc.variants[name]["run"]["report_interval_ns"] / 1e9
             out.print(
