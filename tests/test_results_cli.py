@@ -54,7 +54,7 @@ def test_result_summary_series_json(fake_core_result, tmp_path):
     df = r.series
     assert df.columns[0] == "variant" and df.height == 6
     assert df.filter(pl.col("variant") == "xfs")["arc_hits"].null_count() == 3
-    assert json.loads(r.to_json()) == s
+    assert json.loads(r.to_json()) == {"schema_version": ztwin.results.SCHEMA_VERSION, **s}
     path = r.to_csv(tmp_path / "out")
     back = pl.read_csv(path)
     assert back.height == 6 and back.columns == df.columns
@@ -109,10 +109,26 @@ def test_arcstat_reads_count_22_iohits(fake_core_result):
 # CLI
 
 
+def test_summary_frame_one_row_per_variant_and_phase(fake_core_result):
+    doc = dict(fake_core_result)
+    doc["phases"] = [
+        {"name": "warm", "type": "cat", "start_s": 0.0, "end_s": 5.0, "bytes_read": 10, "arc": {"hits": 3, "misses": 1}},
+        {"name": "bench", "type": "workload", "start_s": 5.0, "end_s": 65.0, "qps": 100.5, "arc": {"hits": 7, "misses": 2}, "latency_ms": {"p95": 1.5}},
+    ]
+    xfs = {k: v for k, v in fake_core_result.items() if k != "arc"}
+    df = Result("s", {"zfs": doc, "xfs": xfs}).summary_frame()
+    assert df.columns[:3] == ["variant", "phase", "type"]
+    assert df.height == 3 and df["variant"].to_list() == ["zfs", "zfs", "xfs"]
+    assert df["phase"].to_list()[:2] == ["warm", "bench"]
+    assert df["arc_hits"].to_list()[:2] == [3, 7] and df.schema["arc_hits"] == pl.Int64
+    assert df["latency_ms_p95"].to_list()[1] == 1.5 and df["bytes_read"].to_list()[1] is None
+
+
 def test_cli_run_json_is_one_document(fake_run_variant, write_toml):
     r = runner.invoke(app, ["run", str(write_toml(MINI)), "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)  # nothing else on stdout
+    assert doc["schema_version"] == 1
     assert doc["scenario"] == "mini" and list(doc["variants"]) == ["zfs", "ext4"]
     assert set(doc["variants"]["zfs"]) == {"qps", "tps", "queries", "window_s", "latency_ms", "cpu_utilization", "devices", "innodb", "arc"}
     assert "arc" not in doc["variants"]["ext4"]

@@ -14,6 +14,14 @@ The core answers each variant with one JSON object (see ``ztwin_core::run``)::
 :attr:`Result.summary` is ``{"scenario": NAME, "variants": {VARIANT: that object without
 "series"}}``; :attr:`Result.series` is one long polars frame with a ``variant`` column
 first, then the series columns (columns a variant lacks, e.g. ``arc_*`` for XFS, are null).
+:meth:`Result.summary_frame` is the summaries as data: one row per variant and phase.
+
+Units of the series' columns: ``time_s`` is the end of the interval (simulated seconds);
+``qps``, ``*_iops``, ``*_mbps`` (MB/s, 10^6 bytes) and ``fio_iops`` are rates per second
+over the interval; ``arc_hits``, ``arc_misses``, ``arc_demand_*`` and the other ``arc_``
+counters are counts per interval; ``arc_size`` and ``arc_c`` are bytes at the interval's
+end; ``*_utilization`` and ``cpu_utilization`` are fractions (0..1); latency columns are
+milliseconds over the interval's statements (or fio I/Os).
 """
 
 from __future__ import annotations
@@ -25,7 +33,21 @@ from typing import Any, Mapping, Optional, Union
 
 import polars as pl
 
-__all__ = ["Result"]
+__all__ = ["Result", "SCHEMA_VERSION"]
+
+#: Version of the JSON ``ztwin run --json`` prints (``schema_version``): raised when a key
+#: changes meaning or goes; new keys do not raise it.
+SCHEMA_VERSION = 1
+
+
+def _flatten(doc: Mapping[str, Any], prefix: str, out: dict[str, Any]) -> None:
+    """Nested dicts as ``a_b_c`` columns; lists (per-job details, the series) left out."""
+    for k, v in doc.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            _flatten(v, f"{name}_", out)
+        elif isinstance(v, (bool, int, float, str)) or v is None:
+            out[name] = v
 
 
 class Result:
@@ -74,9 +96,28 @@ class Result:
             return pl.DataFrame({"variant": []}, schema={"variant": pl.String})
         return pl.concat(frames, how="diagonal_relaxed")
 
+    def summary_frame(self) -> pl.DataFrame:
+        """The summaries as data: one row per variant and phase (``variant``, ``phase``,
+        ``type``, ``start_s``, ``end_s``, then every figure of the phase, nested names joined
+        by ``_``: ``qps``, ``latency_ms_p95``, ``arc_hits``, ``arc_demand_data_misses``,
+        ``devices_NAME_read_iops``, ``fio_read_iops``, ...; arcstats keep their names under
+        ``arc_``). Counts are integers, ratios and rates floats, flags booleans; a figure a
+        phase lacks is null. A run without phases gives one row per variant (phase null)."""
+        rows = []
+        for name, doc in self._docs.items():
+            phases = doc.get("phases") or [{k: v for k, v in doc.items() if k != "series"}]
+            for p in phases:
+                row: dict[str, Any] = {"variant": name, "phase": p.get("name"), "type": p.get("type")}
+                _flatten({k: v for k, v in p.items() if k not in ("name", "type")}, "", row)
+                rows.append(row)
+        if not rows:
+            return pl.DataFrame({"variant": []}, schema={"variant": pl.String})
+        return pl.from_dicts(rows, infer_schema_length=None)
+
     def to_json(self, indent: Optional[int] = 2) -> str:
-        """The summary as one JSON document (what ``ztwin run --json`` prints)."""
-        return json.dumps(self.summary, indent=indent)
+        """The summary as one JSON document (what ``ztwin run --json`` prints), with its
+        ``schema_version`` first."""
+        return json.dumps({"schema_version": SCHEMA_VERSION, **self.summary}, indent=indent)
 
     def to_csv(self, directory: Union[str, Path]) -> Path:
         """Writes the series as one long CSV, ``DIR/<scenario>.series.csv``; returns its path.
