@@ -264,6 +264,19 @@ def test_core_checks_the_new_user_missed(change, field, fragment, write_toml):
     assert e.value.field == field and fragment in str(e.value), str(e.value)
 
 
+@pytest.mark.parametrize(
+    "cpu, field",
+    [("speed = 1e300", "machine.cpu.speed"), ("statement_ns = 0", "machine.cpu.statement_ns"), ("syscall_ns = 0", "machine.cpu.syscall_ns")],
+)
+def test_time_that_cannot_advance_is_refused_not_hung(cpu, field, write_toml):
+    """A statement or a system call that costs no simulated time would keep a client
+    issuing at one instant forever: refused before the run."""
+    text = MINI.replace('[devices.vd]', f'[machine.cpu]\n{cpu}\n[devices.vd]')
+    with pytest.raises(ztwin.ScenarioError) as e:
+        ztwin.check_variants(ztwin.load_scenario(write_toml(text)), ["zfs"])
+    assert e.value.field == f"variants.zfs.{field}", str(e.value)
+
+
 def test_cli_geometry_experiment1_tree():
     """Experiment 1's table file: 145447 16K records, 16K indirect blocks -> a 4-level tree."""
     size = str(145447 * 16384)

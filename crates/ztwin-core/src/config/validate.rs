@@ -39,9 +39,9 @@ impl VariantConfig {
             "must be from 64 MiB to 64 TiB",
         )?;
         ensure(
-            m.cpu.speed > 0.0 && m.cpu.speed.is_finite(),
+            m.cpu.speed > 0.0 && m.cpu.speed <= 1000.0,
             "machine.cpu.speed",
-            "must be a positive number",
+            "must be a positive number, at most 1000 (times the reference core)",
         )?;
         // Bounds that keep every sum of simulated nanoseconds far from u64 overflow: a
         // cost of more than a second per unit of work, or a copy slower than 1 MB/s, is
@@ -60,6 +60,15 @@ impl VariantConfig {
                 ns as f64 / c.speed <= SEC_F,
                 &format!("machine.cpu.{name}"),
                 "must be at most 1 s of CPU per unit of work (after dividing by speed)",
+            )?;
+        }
+        // A request that costs no time would let simulated time stand still: every
+        // statement and every system call takes at least a nanosecond.
+        for (name, ns) in [("statement_ns", c.statement_ns), ("syscall_ns", c.syscall_ns)] {
+            ensure(
+                (ns as f64 / c.speed).round() >= 1.0,
+                &format!("machine.cpu.{name}"),
+                "must be at least 1 ns after dividing by speed (simulated time must advance)",
             )?;
         }
         for (name, bps) in [
