@@ -504,15 +504,11 @@ struct StackOutcome {
     unique: u64,
 }
 
-fn stack_pass(spec: &Spec, max_size: Option<u64>) -> Result<StackOutcome> {
+/// Reads the trace's requests (up to `max_requests`) and hands each sampled one to `f`;
+/// returns the number of requests read.
+fn for_each_sampled(spec: &Spec, mut f: impl FnMut(&Request) -> Result<()>) -> Result<u64> {
     let mut r = spec.open()?;
     let mut n = 0u64;
-    let mut s = 0u64;
-    let mut sd = StackDistances::new(max_size.unwrap_or(0));
-    let max_sampled = max_size.map(|m| ((m as f64 * spec.rate).ceil() as u64).max(1));
-    if let Some(m) = max_sampled {
-        sd = StackDistances::new(m);
-    }
     let mut batch = vec![Request::default(); BATCH];
     while n < spec.max_requests {
         let want = (spec.max_requests - n).min(BATCH as u64) as usize;
@@ -523,21 +519,35 @@ fn stack_pass(spec: &Spec, max_size: Option<u64>) -> Result<StackOutcome> {
         n += k as u64;
         for q in &batch[..k] {
             if sampled(q.id, spec.threshold) {
-                if s == StackDistances::MAX_REQUESTS {
-                    return Err(Error::config(
-                        "trace",
-                        format!(
-                            "more than {} requests for the LRU curve's stack-distance pass: \
-                             replay fewer (--max-requests) or sample them (--shards)",
-                            StackDistances::MAX_REQUESTS
-                        ),
-                    ));
-                }
-                s += 1;
-                sd.access(q.id);
+                f(q)?;
             }
         }
     }
+    Ok(n)
+}
+
+fn stack_pass(spec: &Spec, max_size: Option<u64>) -> Result<StackOutcome> {
+    let mut s = 0u64;
+    let mut sd = StackDistances::new(max_size.unwrap_or(0));
+    let max_sampled = max_size.map(|m| ((m as f64 * spec.rate).ceil() as u64).max(1));
+    if let Some(m) = max_sampled {
+        sd = StackDistances::new(m);
+    }
+    let n = for_each_sampled(spec, |q| {
+        if s == StackDistances::MAX_REQUESTS {
+            return Err(Error::config(
+                "trace",
+                format!(
+                    "more than {} requests for the LRU curve's stack-distance pass: \
+                     replay fewer (--max-requests) or sample them (--shards)",
+                    StackDistances::MAX_REQUESTS
+                ),
+            ));
+        }
+        s += 1;
+        sd.access(q.id);
+        Ok(())
+    })?;
     let unique = sd.unique();
     Ok(StackOutcome { requests: n, sampled: s, sd: max_size.map(|_| sd), unique })
 }
@@ -553,24 +563,13 @@ const DIRECT_LRU_MAX_ENTRIES: u64 = 1 << 20;
 /// The pass that only counts: requests, sampled requests, unique (sampled) ids. Its memory
 /// grows with the unique ids, not with the trace's length.
 fn count_pass(spec: &Spec) -> Result<StackOutcome> {
-    let mut r = spec.open()?;
-    let (mut n, mut s) = (0u64, 0u64);
+    let mut s = 0u64;
     let mut ids: hashbrown::HashSet<u64> = hashbrown::HashSet::new();
-    let mut batch = vec![Request::default(); BATCH];
-    while n < spec.max_requests {
-        let want = (spec.max_requests - n).min(BATCH as u64) as usize;
-        let k = r.next_batch(&mut batch[..want])?;
-        if k == 0 {
-            break;
-        }
-        n += k as u64;
-        for q in &batch[..k] {
-            if sampled(q.id, spec.threshold) {
-                s += 1;
-                ids.insert(q.id);
-            }
-        }
-    }
+    let n = for_each_sampled(spec, |q| {
+        s += 1;
+        ids.insert(q.id);
+        Ok(())
+    })?;
     Ok(StackOutcome { requests: n, sampled: s, sd: None, unique: ids.len() as u64 })
 }
 

@@ -314,14 +314,13 @@ impl VariantConfig {
                 validate_innodb(db, m)?;
                 validate_sysbench(w, ds)?;
             }
-            WorkloadConfig::Fio(f) => {
+            WorkloadConfig::Fio(_) => {
                 let (Some(_), None) = (files, &self.database) else {
                     return Err(Error::config(
                         "workload",
                         "a fio workload needs a files dataset and no database (fio reads the files itself)",
                     ));
                 };
-                let _ = f; // fio's own job rules are the workload model's (`workload::fio`).
             }
         }
         let r = &self.run;

@@ -58,6 +58,14 @@ impl ExtentFs {
     }
 }
 
+/// The device a bcache I/O goes to: the cache device, or the backing one.
+fn route(t: Target, backing: usize, cache: usize) -> usize {
+    match t {
+        Target::Cache => cache,
+        Target::Backing => backing,
+    }
+}
+
 /// XFS or ext4 on its device, with bcache between them if present.
 pub struct ExtentLayer {
     /// The filesystem's block mapping.
@@ -117,7 +125,7 @@ impl ExtentLayer {
                 Some((b, cache)) => {
                     let (backing, cache) = (fs.device, *cache);
                     let res = b.read(task, fs.device_offset(r.file, start), bytes, now, |t, op, n| {
-                        devices[if t == Target::Cache { cache } else { backing }].submit(now, op, n)
+                        devices[route(t, backing, cache)].submit(now, op, n)
                     });
                     *cpu += *device_io * u64::from(res.ios);
                     (r.insert_offset, r.insert_len) = res.insert.unwrap_or((0, 0));
@@ -130,7 +138,7 @@ impl ExtentLayer {
             let Some((b, cache)) = bcache else { unreachable!("an insert only with bcache") };
             let (backing, cache) = (fs.device, *cache);
             let res = b.insert(task, r.insert_offset, r.insert_len, now, |t, op, n| {
-                devices[if t == Target::Cache { cache } else { backing }].submit(now, op, n)
+                devices[route(t, backing, cache)].submit(now, op, n)
             });
             *cpu += *device_io * u64::from(res.ios);
             r.insert_len = 0;
@@ -161,7 +169,7 @@ impl ExtentLayer {
             Some((b, cache)) => {
                 let (backing, cache) = (fs.device, *cache);
                 let res = b.write(task, fs.device_offset(file, start), bytes, false, now, |t, op, n| {
-                    devices[if t == Target::Cache { cache } else { backing }].submit(now, op, n)
+                    devices[route(t, backing, cache)].submit(now, op, n)
                 });
                 *cpu += *device_io * u64::from(res.ios);
                 res.done

@@ -15,11 +15,6 @@ impl<'a> Sim<'a> {
             page_access: scaled(c.page_access_ns, c.speed),
             syscall: scaled(c.syscall_ns, c.speed),
             device_io: scaled(c.device_io_ns, c.speed),
-            zfs_block: scaled(c.zfs_block_ns, c.speed),
-            zio: scaled(c.zio_ns, c.speed),
-            memcpy_ns_per_byte: SEC as f64 / c.memcpy_bytes_per_sec as f64 / c.speed,
-            checksum_ns_per_byte: SEC as f64 / c.checksum_bytes_per_sec as f64 / c.speed,
-            decompress_ns_per_byte: SEC as f64 / c.decompress_bytes_per_sec as f64 / c.speed,
         };
         let device_index = |name: &str, field: &str| {
             cfg.devices
@@ -165,12 +160,12 @@ impl<'a> Sim<'a> {
                 let nfiles = layout.nfiles() as usize;
                 let features = z.release.features();
                 let zfs_costs = ZfsCosts {
-                    zfs_block: costs.zfs_block,
+                    zfs_block: scaled(c.zfs_block_ns, c.speed),
                     device_io: costs.device_io,
-                    zio: costs.zio,
-                    memcpy_ns_per_byte: costs.memcpy_ns_per_byte,
-                    checksum_ns_per_byte: costs.checksum_ns_per_byte,
-                    decompress_ns_per_byte: costs.decompress_ns_per_byte,
+                    zio: scaled(c.zio_ns, c.speed),
+                    memcpy_ns_per_byte: SEC as f64 / c.memcpy_bytes_per_sec as f64 / c.speed,
+                    checksum_ns_per_byte: SEC as f64 / c.checksum_bytes_per_sec as f64 / c.speed,
+                    decompress_ns_per_byte: SEC as f64 / c.decompress_bytes_per_sec as f64 / c.speed,
                     // A release without compressed ARC or ABD behaves as with them disabled.
                     compressed_arc: z.arc.zfs_compressed_arc_enabled && features.compressed_arc,
                     abd_scatter: features.abd && z.arc.zfs_abd_scatter_enabled.unwrap_or(true),

@@ -134,11 +134,6 @@ struct Costs {
     page_access: Nanos,
     syscall: Nanos,
     device_io: Nanos,
-    zfs_block: Nanos,
-    zio: Nanos,
-    memcpy_ns_per_byte: f64,
-    checksum_ns_per_byte: f64,
-    decompress_ns_per_byte: f64,
 }
 
 /// The filesystem under the database or fio: a layer the driver calls.

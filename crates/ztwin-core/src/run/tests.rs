@@ -241,7 +241,7 @@ fn compressed_arc_hits_pay_decompression_uncompressed_arc_hits_do_not() {
         let Fs::Zfs(z) = &sim.fs else { unreachable!() };
         let arc = &z.arc;
         let busy = sim.cpus.busy_ns_at(c.run.warmup_ns + c.run.duration_ns);
-        (arc.stats(), busy as f64 / sim.statements as f64, sim.statements as f64, sim.costs)
+        (arc.stats(), busy as f64 / sim.statements as f64, sim.statements as f64, z.costs)
     };
     let (st_on, cpu_on, n_on, costs) = run(&cfg);
     let (st_off, cpu_off, n_off, _) = run(&off);

@@ -100,25 +100,12 @@ impl Arc {
         self.adapt(bytes, Some(h.state), h.is_meta());
         // arc_access sees the flag left from the header's previous life, refcount 0.
         let stale_prefetch = h.flags & F_PREFETCH != 0;
-        let to = match h.state {
-            State::MruGhost => {
-                self.st.mru_ghost_hits += 1;
-                if stale_prefetch {
-                    State::Mru
-                } else {
-                    State::Mfu
-                }
-            }
-            State::MfuGhost => {
-                self.st.mfu_ghost_hits += 1;
-                if stale_prefetch {
-                    State::Mru
-                } else {
-                    State::Mfu
-                }
-            }
+        match h.state {
+            State::MruGhost => self.st.mru_ghost_hits += 1,
+            State::MfuGhost => self.st.mfu_ghost_hits += 1,
             _ => unreachable!(),
-        };
+        }
+        let to = if stale_prefetch { State::Mru } else { State::Mfu };
         let hm = &mut self.slab.hdrs[i as usize];
         hm.access = now;
         if flags.prefetch {

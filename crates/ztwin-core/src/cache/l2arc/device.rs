@@ -147,15 +147,19 @@ impl Ring {
                 let c = self.chunks.pop_front().expect("chunk");
                 self.spare.push(c);
             }
-            if self.head == self.tail {
-                // Empty: restart at a chunk boundary so the first chunk is reused.
-                while let Some(c) = self.chunks.pop_front() {
-                    self.spare.push(c);
-                }
-                let next = self.tail.div_ceil(CHUNK as u64) * CHUNK as u64;
-                self.head = next;
-                self.tail = next;
+            self.restart_if_empty();
+        }
+    }
+
+    /// Empty: restart at a chunk boundary so the first chunk is reused.
+    fn restart_if_empty(&mut self) {
+        if self.head == self.tail {
+            while let Some(c) = self.chunks.pop_front() {
+                self.spare.push(c);
             }
+            let next = self.tail.div_ceil(CHUNK as u64) * CHUNK as u64;
+            self.head = next;
+            self.tail = next;
         }
     }
     /// Drops entries from the back down to sequence `to` (exclusive end).
@@ -167,14 +171,7 @@ impl Ring {
             let c = self.chunks.pop_back().expect("chunk");
             self.spare.push(c);
         }
-        if self.head == self.tail {
-            while let Some(c) = self.chunks.pop_front() {
-                self.spare.push(c);
-            }
-            let next = self.tail.div_ceil(CHUNK as u64) * CHUNK as u64;
-            self.head = next;
-            self.tail = next;
-        }
+        self.restart_if_empty();
     }
     /// Bytes of simulator memory held (entries and spare chunks).
     pub(crate) fn heap_bytes(&self) -> usize {
