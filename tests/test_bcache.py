@@ -15,6 +15,7 @@ BASE = {
     "devices": {"ebs": {"preset": "aws-gp2", "size": "100GiB"}, "nvme": {"preset": "nvme-local"}},
     "filesystem": {"type": "xfs", "device": "ebs", "bcache": {"cache_device": "nvme"}},
     "database": {"innodb_flush_method": "O_DIRECT"},
+    "dataset": {"type": "sysbench"},
     "workload": {"type": "sysbench", "test": "oltp_point_select"},
 }
 
@@ -49,7 +50,7 @@ def test_ext4_takes_bcache_too_and_sizes_parse():
 @pytest.mark.parametrize(
     "change, loc, fragment",
     [
-        ({"cache_device": "ssd"}, "filesystem.bcache.cache_device", "names no device"),
+        ({"cache_device": "ssd"}, "filesystem.bcache.cache_device", "names unknown device"),
         ({"cache_device": "ebs"}, "filesystem.bcache.cache_device", "must differ from filesystem.device"),
         ({"bucket_size": "96K"}, "filesystem.bcache.bucket_size", "power of two from 4K to 16M"),
         ({"bucket_size": "1G"}, "filesystem.bcache.bucket_size", "power of two from 4K to 16M"),

@@ -123,7 +123,8 @@ def test_every_filesystem_and_preset_matches_variant_config():
                 if "mirror" in str(fs):
                     devs |= {"e": {"preset": dev, "size": "100GiB"}, "e2": {"preset": "ram-slog"}}
                 d = {"name": "t", "machine": {"preset": machine}, "devices": devs,
-                     "filesystem": fs, "workload": {"test": "select_random_points"}}
+                     "filesystem": fs, "workload": {"test": "select_random_points"},
+                     "database": {"innodb_flush_method": "O_DIRECT"}, "dataset": {}}
                 for cfg in resolve(d).values():
                     check(cfg, "VariantConfig", f"{machine}/{dev}/{fs['type']}")
 

@@ -53,7 +53,7 @@ def test_the_sas_preset_is_a_rotational_disk():
 @pytest.mark.parametrize(
     "change, loc, fragment",
     [
-        ({"filesystem": {"vdevs": [{"mirror": ["d1", "dx"]}]}}, "filesystem.vdevs[0]", "names no device 'dx'"),
+        ({"filesystem": {"vdevs": [{"mirror": ["d1", "dx"]}]}}, "filesystem.vdevs[0]", "names unknown device 'dx'"),
         ({"filesystem": {"vdevs": [{"mirror": ["d1", "d2"]}, "d2"]}}, "filesystem.vdevs[1]", "device 'd2' is used twice"),
         ({"filesystem": {"vdevs": [{"mirror": ["d1"]}]}}, "filesystem.vdevs[0]", "a mirror needs at least two devices"),
         ({"filesystem": {"vdevs": [{"raidz": ["d1", "d2"]}]}}, "filesystem.vdevs[0]", 'a mirror of device names ({mirror = ["d1", "d2"]})'),

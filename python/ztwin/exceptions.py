@@ -2,7 +2,50 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
+
+# The core's config names that differ from the scenario's keys (units in the core's
+# names; the scenario takes "4K", "10ms").
+_CORE_KEYS = {
+    "ram_bytes": "ram",
+    "capacity_bytes": "size",
+    "throughput_limit_bytes_per_sec": "throughput_limit",
+    "read_latency_ns": "read_latency",
+    "write_latency_ns": "write_latency",
+    "transfer_bytes_per_sec": "transfer_rate",
+    "track_to_track_seek_ns": "track_to_track_seek",
+    "average_seek_ns": "average_seek",
+    "full_stroke_seek_ns": "full_stroke_seek",
+    "write_settle_ns": "write_settle",
+    "outer_rate_bytes_per_sec": "media_rate_outer",
+    "inner_rate_bytes_per_sec": "media_rate_inner",
+    "readahead_bytes": "readahead",
+    "innodb_old_blocks_time_ns": "innodb_old_blocks_time",
+    "warmup_ns": "warmup",
+    "duration_ns": "duration",
+    "report_interval_ns": "report_interval",
+}
+
+
+def user_key(field: str) -> tuple[Any, ...]:
+    """The scenario key of a core config path: ``devices[2] (ebs).capacity_bytes`` is
+    ``("devices", "ebs", "size")``, ``filesystem.vdevs[0]`` is ``("filesystem", "vdevs", 0)``."""
+    if not field:
+        return ()
+    m = re.fullmatch(r"devices\[\d+\] \(([^)]*)\)\.?(.*)", field)
+    if m:
+        # A disk's mechanics are a sub-table in the core, keys of the device in the scenario.
+        return ("devices", m.group(1)) + user_key(re.sub(r"^rotational\.", "", m.group(2)))
+    loc: list[Any] = []
+    for part in field.split("."):
+        m = re.fullmatch(r"([^\[]+)((?:\[\d+\])*)", part)
+        if not m:
+            loc.append(part)
+            continue
+        loc.append(_CORE_KEYS.get(m.group(1), m.group(1)))
+        loc.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
+    return tuple(loc)
 
 
 class ZtwinError(Exception):
@@ -31,9 +74,11 @@ class ScenarioError(ZtwinError, ValueError):
 
     @classmethod
     def from_core(cls, field: str, message: str) -> "ScenarioError":
-        """The core's refusal of ``field`` (dotted, as the scenario's keys), with its message."""
-        loc = tuple(field.split(".")) if field else ()
-        return cls(f"{field}: {message}" if field else message, errors=[{"loc": loc, "loc_str": field, "msg": message, "input": None, "type": "core"}])
+        """The core's refusal of ``field`` (its config's path), with its message; the
+        field is named as the scenario's key (see :func:`user_key`)."""
+        loc = user_key(field)
+        key = ".".join(map(str, loc))
+        return cls(f"{key}: {message}" if key else message, errors=[{"loc": loc, "loc_str": key, "msg": message, "input": None, "type": "core"}])
 
     def errors(self) -> list[dict[str, Any]]:
         """One dict per problem: ``loc``, ``loc_str``, ``msg``, ``input``, ``type``."""

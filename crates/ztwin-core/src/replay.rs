@@ -308,7 +308,7 @@ pub fn zfs_arc_params(bytes: u64, release: ZfsRelease) -> Result<ArcParams> {
     let params = ArcParams {
         release,
         ram_bytes: bytes.saturating_mul(4),
-        tunables: ArcTunables { zfs_arc_max: bytes, zfs_compressed_arc_enabled: true, ..Default::default() },
+        tunables: ArcTunables { zfs_arc_max: bytes, ..Default::default() },
     };
     let l = ArcLimits::from_params(&params);
     if l.c_max != bytes {

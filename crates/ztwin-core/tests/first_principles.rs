@@ -42,7 +42,6 @@ fn zfs(arc_max: u64, arc_min: u64) -> FsConfig {
         arc: ArcTunables {
             zfs_arc_max: arc_max,
             zfs_arc_min: arc_min,
-            zfs_compressed_arc_enabled: true,
             ..Default::default()
         },
         release_patch: 11,

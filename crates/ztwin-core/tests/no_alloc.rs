@@ -93,7 +93,7 @@ fn zfs_loop_allocates_nothing_per_request() {
         indirect_block_size: 131072,
         compression: Compression::Lz4,
         primarycache: CacheProperty::All,
-        arc: ArcTunables { zfs_arc_max: 128 << 20, zfs_compressed_arc_enabled: true, ..Default::default() },
+        arc: ArcTunables { zfs_arc_max: 128 << 20, ..Default::default() },
         release_patch: 11,
         cache: vec![],
         secondarycache: CacheProperty::All,

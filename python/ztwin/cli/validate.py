@@ -14,9 +14,8 @@ from .common import _handle_errors, _stderr, app
 def validate_cmd(scenario: Path = typer.Argument(..., help="Scenario TOML.")) -> None:
     """Validate a scenario as a run would (the core builds every variant's stack without
     running it) and print its resolved variants as JSON (what the core receives)."""
-    from .. import check_variants, load_scenario
+    from .. import load_scenario
 
-    sc = load_scenario(scenario)
-    check_variants(sc)
+    sc = load_scenario(scenario)  # the core's checks included
     typer.echo(sc.to_json())
     _stderr().print(f"[green]ok:[/] {escape(sc.source)}: {len(sc.variants)} variant(s): {escape(', '.join(sc.variant_names))}")

@@ -4,7 +4,8 @@
 :func:`resolve` returns the resolved variants, one dict per variant with exactly the keys
 of the core's ``VariantConfig``. A file must be UTF-8 TOML. Every variant is the base
 with its overrides merged in (:mod:`.merge`), validated (:mod:`.schema`) and resolved
-(:mod:`.resolution`); an error of the base is reported once, naming the variants it
+(:mod:`.resolution`) and checked by the core, which builds the variant's stack without
+running it (one validation: every rule on values is the core's); an error of the base is reported once, naming the variants it
 occurs in when not all; an error of a value a variant set is reported under
 ``variants.NAME``. Without ``[variants]`` there is one variant, named ``base``.
 """
@@ -21,7 +22,7 @@ from typing import Any, Optional, Union
 from pydantic import ValidationError
 
 from ..exceptions import ScenarioError
-from .errors import _Err, _pydantic_errors, _raise
+from .errors import _Err, _get, _pydantic_errors, _raise
 from .merge import _merge, _set_by_variant
 from .resolution import _resolve_variant
 from .schema import _VARIANT_KEYS, VariantSpec
@@ -87,7 +88,9 @@ def _validate(raw: dict[str, Any], source: str, overrides: Optional[dict[str, An
         else:
             out, found = _resolve_variant(name, vname, spec, merged, base_dir)
             if out is not None:
-                resolved[vname] = out
+                found = _core_check(out, merged)
+                if not found:
+                    resolved[vname] = out
         for e in found:
             if variants_raw and _set_by_variant(raw, over, replaced, e.loc):
                 var_errs.append(_Err(("variants", vname) + e.loc, e.msg, e.input, e.type))
@@ -103,6 +106,19 @@ def _validate(raw: dict[str, Any], source: str, overrides: Optional[dict[str, An
     if errs:
         _raise(source, errs)
     return Scenario(name=name, source=source, description=raw.get("description", ""), raw=raw | {"variants": variants_raw}, variants=resolved)
+
+
+def _core_check(variant: dict[str, Any], merged: dict[str, Any]) -> list[_Err]:
+    """The core's rules, by building the variant's whole stack without running it (every
+    layer checks its own config: the ARC's limits, the pool's space, the release's
+    features). The core stops at the first problem; it is named by the scenario's key."""
+    from .. import _core
+
+    try:
+        _core.check_variant(json.dumps(variant))
+    except ScenarioError as e:
+        return [_Err(err["loc"], err["msg"], _get(merged, err["loc"]), "core") for err in e.errors()]
+    return []
 
 
 def load_scenario(src: Union[str, Path, dict[str, Any], None] = None, *, overrides: Optional[dict[str, Any]] = None) -> Scenario:

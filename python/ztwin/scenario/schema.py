@@ -123,7 +123,9 @@ class ArcSpec(_Model):
     zfs_arc_meta_limit: Size = Field(0, description="zfs(4) zfs_arc_meta_limit (0.6 to 2.1); 0 = 75% of arc_c_max (0.6: 25%).")
     zfs_arc_meta_min: Size = Field(0, description="zfs(4) zfs_arc_meta_min (0.8, 2.1); 0 = 16 MiB.")
     zfs_arc_meta_balance: int = Field(0, ge=0, description="zfs(4) zfs_arc_meta_balance (2.2+); 0 = 500.")
-    zfs_compressed_arc_enabled: ModuleBool = Field(True, description="zfs(4) zfs_compressed_arc_enabled; 1 since 0.7.0.")
+    zfs_compressed_arc_enabled: Optional[ModuleBool] = Field(
+        None, description="zfs(4) zfs_compressed_arc_enabled (0.7+): unset = 1, the default since 0.7.0."
+    )
     zfs_abd_scatter_enabled: Optional[ModuleBool] = Field(
         None,
         description="zfs(4) zfs_abd_scatter_enabled (Linux, 0.7+): 1 (default) keeps ARC buffers of 1536 bytes or more"

@@ -63,7 +63,7 @@ pub fn test_variant() -> VariantConfig {
             primarycache: CacheProperty::All,
             arc: ArcTunables {
                 zfs_arc_max: 128 << 20,
-                zfs_compressed_arc_enabled: true,
+                zfs_compressed_arc_enabled: None,
                 ..Default::default()
             },
             release_patch: 11,

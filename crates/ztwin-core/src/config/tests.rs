@@ -76,3 +76,67 @@ fn absurd_but_valid_devices_run() {
     let r = run_variant(&cfg).unwrap();
     assert_eq!(r.summary["queries"], 0);
 }
+
+fn zfs(c: &mut VariantConfig) -> &mut ZfsConfig {
+    let FsConfig::Zfs(z) = &mut c.filesystem else { unreachable!() };
+    z
+}
+
+/// What a release does not have, it refuses by the key the user wrote (the feature
+/// table decides, not a release comparison).
+#[test]
+fn features_a_release_lacks_are_refused() {
+    // zfs_max_recordsize's default: 128K in 0.6, 1M in 0.8 and 2.1, 16M from 2.2.
+    rejected("filesystem.recordsize", |c| {
+        zfs(c).release = ZfsRelease::V0_6;
+        zfs(c).recordsize = 256 << 10;
+    });
+    rejected("filesystem.recordsize", |c| zfs(c).recordsize = 2 << 20);
+    let mut ok = test_variant();
+    zfs(&mut ok).release = ZfsRelease::V2_2;
+    zfs(&mut ok).recordsize = 2 << 20;
+    ok.validate().unwrap();
+    rejected("filesystem.arc.zfs_compressed_arc_enabled", |c| {
+        zfs(c).release = ZfsRelease::V0_6;
+        zfs(c).arc.zfs_compressed_arc_enabled = Some(true);
+    });
+    rejected("filesystem.arc.zfs_abd_scatter_enabled", |c| {
+        zfs(c).release = ZfsRelease::V0_6;
+        zfs(c).arc.zfs_abd_scatter_enabled = Some(true);
+    });
+    // Set to 0 they are what 0.6 has anyway.
+    let mut off = test_variant();
+    zfs(&mut off).release = ZfsRelease::V0_6;
+    zfs(&mut off).arc.zfs_compressed_arc_enabled = Some(false);
+    off.validate().unwrap();
+    rejected("filesystem.arc.zfs_arc_meta_limit", |c| zfs(c).arc.zfs_arc_meta_limit = 256 << 20);
+}
+
+/// Rules that were written twice (in Python and here) live here only.
+#[test]
+fn cross_table_rules_are_the_cores() {
+    rejected("capacity_bytes", |c| {
+        let mut l2 = c.devices[0].clone();
+        l2.name = "l2".into();
+        c.devices.push(l2);
+        zfs(c).cache = vec!["l2".into()];
+    });
+    rejected("filesystem.cache", |c| zfs(c).cache = vec!["nope".into()]);
+}
+
+/// A dataset larger than its device is refused when the stack is built: on a one-device
+/// solid-state pool (estimated from the mean stored size), on a mirror (laid out), and
+/// on XFS/ext4 (the files side by side).
+#[test]
+fn a_dataset_larger_than_its_device_is_refused() {
+    // 4 tables of 200k rows at 1.28:1 are about 130 MiB stored.
+    let small = |c: &mut VariantConfig| c.devices[0].capacity_bytes = Some(64 << 20);
+    let mut fits = test_variant();
+    fits.devices[0].capacity_bytes = Some(1 << 30);
+    crate::run::check_variant(&fits).unwrap();
+    rejected("filesystem.vdevs[0]", small);
+    rejected("filesystem.device", |c| {
+        small(c);
+        c.filesystem = FsConfig::Xfs(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
+    });
+}

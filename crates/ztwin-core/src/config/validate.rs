@@ -138,7 +138,7 @@ impl VariantConfig {
                             VdevConfig::Disk(_) => {}
                         }
                         for d in v.devices() {
-                            ensure(has(d), &at, &format!("names unknown device '{d}'"))?;
+                            ensure(has(d), &at, &self.unknown_device(d))?;
                             ensure(
                                 !used.contains(&d.as_str()),
                                 &at,
@@ -148,12 +148,17 @@ impl VariantConfig {
                         }
                     }
                 }
+                let mut sized = Vec::new();
                 for c in &z.cache {
+                    let Some((i, dev)) = self.devices.iter().enumerate().find(|(_, d)| &d.name == c) else {
+                        return Err(Error::config("filesystem.cache", self.unknown_device(c)));
+                    };
                     ensure(
                         !used.contains(&c.as_str()),
                         "filesystem.cache",
                         &format!("device '{c}' is already a data or log vdev"),
                     )?;
+                    sized.push((i, dev));
                 }
                 ensure(
                     z.cache.is_empty() || z.release.features().l2arc_modelled,
@@ -163,6 +168,13 @@ impl VariantConfig {
                         z.release.name()
                     ),
                 )?;
+                for (i, dev) in sized {
+                    ensure(
+                        dev.capacity_bytes.is_some(),
+                        &format!("devices[{i}] ({}).capacity_bytes", dev.name),
+                        "a cache device needs a size (the L2ARC's capacity)",
+                    )?;
+                }
                 let p = &z.pool;
                 ensure(
                     p.metaslab_aliquot == 0 || (4096..=1 << 30).contains(&p.metaslab_aliquot),
@@ -237,6 +249,35 @@ impl VariantConfig {
                         z.release.name()
                     ),
                 )?;
+                ensure(
+                    z.recordsize <= features.max_recordsize,
+                    "filesystem.recordsize",
+                    &format!(
+                        "release {} allows at most {} (the default of zfs_max_recordsize)",
+                        z.release.name(),
+                        if features.max_recordsize >= 1 << 20 {
+                            format!("{}M", features.max_recordsize >> 20)
+                        } else {
+                            format!("{}K", features.max_recordsize >> 10)
+                        }
+                    ),
+                )?;
+                ensure(
+                    features.compressed_arc || z.arc.zfs_compressed_arc_enabled != Some(true),
+                    "filesystem.arc.zfs_compressed_arc_enabled",
+                    &format!(
+                        "release {} has no compressed ARC (added in 0.7.0, d3c2ae1c08): leave it out or set it to 0",
+                        z.release.name()
+                    ),
+                )?;
+                ensure(
+                    features.abd || z.arc.zfs_abd_scatter_enabled != Some(true),
+                    "filesystem.arc.zfs_abd_scatter_enabled",
+                    &format!(
+                        "release {} has no ABD (added in 0.7.0, 7657defc48): leave it out or set it to 0",
+                        z.release.name()
+                    ),
+                )?;
                 let a = &z.arc;
                 if a.zfs_arc_max != 0 {
                     ensure(
@@ -247,7 +288,7 @@ impl VariantConfig {
                     ensure(
                         a.zfs_arc_max < m.ram_bytes,
                         "filesystem.arc.zfs_arc_max",
-                        "must be less than the machine's RAM",
+                        &format!("must be less than the machine's RAM ({})", gib(m.ram_bytes)),
                     )?;
                 }
                 if a.zfs_arc_min != 0 && a.zfs_arc_max != 0 {
@@ -263,23 +304,30 @@ impl VariantConfig {
                         ensure(
                             a.zfs_arc_meta_limit == 0,
                             "filesystem.arc.zfs_arc_meta_limit",
-                            "does not exist in release 2.2 (removed by PR #14359)",
+                            "does not exist in release 2.2 (removed by PR #14359); 2.2 tunes metadata with zfs_arc_meta_balance",
                         )?;
                         ensure(
                             a.zfs_arc_meta_min == 0,
                             "filesystem.arc.zfs_arc_meta_min",
-                            "does not exist in release 2.2 (removed by PR #14359)",
+                            "does not exist in release 2.2 (removed by PR #14359); 2.2 tunes metadata with zfs_arc_meta_balance",
                         )?;
                     }
-                    ArcAdaptation::ArcP => ensure(
-                        a.zfs_arc_meta_balance == 0,
-                        "filesystem.arc.zfs_arc_meta_balance",
-                        "exists only from release 2.2",
-                    )?,
+                    ArcAdaptation::ArcP => {
+                        ensure(
+                            a.zfs_arc_meta_balance == 0,
+                            "filesystem.arc.zfs_arc_meta_balance",
+                            "exists only from release 2.2 (0.8 and 2.1 use zfs_arc_meta_limit and zfs_arc_meta_min)",
+                        )?;
+                        ensure(
+                            a.zfs_arc_max == 0 || a.zfs_arc_meta_limit <= a.zfs_arc_max,
+                            "filesystem.arc.zfs_arc_meta_limit",
+                            "must not exceed zfs_arc_max",
+                        )?;
+                    }
                 }
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
-                ensure(has(&x.device), "filesystem.device", &format!("names unknown device '{}'", x.device))?;
+                ensure(has(&x.device), "filesystem.device", &self.unknown_device(&x.device))?;
                 ensure(
                     x.block_size.is_power_of_two() && (512..=65536).contains(&x.block_size),
                     "filesystem.block_size",
@@ -419,7 +467,7 @@ fn validate_innodb(db: &InnodbConfig, m: &MachineConfig) -> Result<()> {
     ensure(
         db.innodb_buffer_pool_size <= m.ram_bytes,
         "database.innodb_buffer_pool_size",
-        "must not exceed the machine's RAM",
+        &format!("must not exceed the machine's RAM ({})", gib(m.ram_bytes)),
     )?;
     ensure(
         db.innodb_buffer_pool_size / u64::from(db.innodb_page_size) <= 1 << 30,
@@ -471,13 +519,24 @@ fn validate_sysbench(w: &SysbenchWorkload, ds: &SysbenchDataset) -> Result<()> {
     Ok(())
 }
 
+/// Bytes as the scenario writes sizes ("15.25 GiB").
+fn gib(bytes: u64) -> String {
+    format!("{} GiB", (bytes as f64 / (1u64 << 30) as f64 * 100.0).round() / 100.0)
+}
+
 impl VariantConfig {
+    /// The message for a device name that is not one of the scenario's.
+    fn unknown_device(&self, name: &str) -> String {
+        let names: Vec<&str> = self.devices.iter().map(|d| d.name.as_str()).collect();
+        format!("names unknown device '{name}'; devices of this scenario: {}", names.join(", "))
+    }
+
     fn validate_bcache(&self, b: &BcacheConfig, backing: &str) -> Result<()> {
         let f = |name: &str| format!("filesystem.bcache.{name}");
         let Some(dev) = self.devices.iter().find(|d| d.name == b.cache_device) else {
             return Err(Error::config(
                 f("cache_device"),
-                format!("names unknown device '{}'", b.cache_device),
+                self.unknown_device(&b.cache_device),
             ));
         };
         ensure(
@@ -486,9 +545,10 @@ impl VariantConfig {
             "must differ from filesystem.device (the backing device)",
         )?;
         let Some(capacity) = dev.capacity_bytes else {
+            let i = self.devices.iter().position(|d| d.name == dev.name).unwrap_or(0);
             return Err(Error::config(
-                f("cache_device"),
-                format!("device '{}' needs a size (the cache's capacity)", dev.name),
+                format!("devices[{i}] ({}).capacity_bytes", dev.name),
+                "a bcache cache device needs a size (the cache's capacity)",
             ));
         };
         ensure(

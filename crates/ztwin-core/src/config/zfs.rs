@@ -239,8 +239,10 @@ pub struct ArcTunables {
     pub zfs_arc_meta_min: u64,
     /// zfs_arc_meta_balance (2.2+; 0 = 500).
     pub zfs_arc_meta_balance: u64,
-    /// zfs_compressed_arc_enabled (default true since 0.7.0).
-    pub zfs_compressed_arc_enabled: bool,
+    /// zfs_compressed_arc_enabled (0.7+; None = 1, the default since 0.7.0). A release
+    /// without compressed ARC refuses it set to 1.
+    #[serde(default)]
+    pub zfs_compressed_arc_enabled: Option<bool>,
     /// zfs_abd_scatter_enabled (Linux, 0.7+; None = 1): ARC buffers of
     /// `zfs_abd_scatter_min_size` (1536 B) or more are scatter lists, so a dbuf never
     /// shares them (see `cache::arc::dbuf_copy_bytes`); 0 makes every buffer linear, as

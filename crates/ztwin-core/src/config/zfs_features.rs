@@ -53,6 +53,11 @@ pub struct ZfsFeatures {
     pub sync_on_total: bool,
     /// compression=zstd exists: from 2.0.0, 10b3c7f5e4 ("Add zstd support to zfs").
     pub zstd: bool,
+    /// The largest recordsize a dataset takes, the default of `zfs_max_recordsize`: 128 KiB
+    /// (SPA_MAXBLOCKSIZE) before large blocks (f1512ee61e, "Illumos 5027 - zfs large block
+    /// support", 0.6.5); 1 MiB from then; 16 MiB from 2.2.0 (f2330bd156, "Default
+    /// zfs_max_recordsize to 16M").
+    pub max_recordsize: u32,
     /// The ARC.
     pub arc: ArcFeatures,
     /// The L2ARC (point-release dependent in 2.2).
@@ -367,6 +372,7 @@ impl ZfsFeatures {
                 l2arc_modelled: false,
                 sync_on_total: true,
                 zstd: false,
+                max_recordsize: 128 << 10,
                 arc: ArcFeatures {
                     compressed_arc: false,
                     meta_limit_pct: 25,
@@ -387,6 +393,7 @@ impl ZfsFeatures {
                 l2arc_modelled: true,
                 sync_on_total: true,
                 zstd: false,
+                max_recordsize: 1 << 20,
                 arc: ARC_0_8,
                 l2arc: L2ARC_0_8,
                 zfetch: ZFETCH_0_8,
@@ -400,6 +407,7 @@ impl ZfsFeatures {
                 l2arc_modelled: true,
                 sync_on_total: false,
                 zstd: true,
+                max_recordsize: 1 << 20,
                 arc: ArcFeatures {
                     c_max_floor_c_min: true,
                     c_starts_at_min: true,
@@ -435,6 +443,7 @@ impl ZfsFeatures {
                 l2arc_modelled: true,
                 sync_on_total: false,
                 zstd: true,
+                max_recordsize: 16 << 20,
                 arc: ArcFeatures {
                     access: ArcAccessRules::WasPrefetch,
                     adaptation: ArcAdaptation::MetaBalance,

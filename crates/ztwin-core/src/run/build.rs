@@ -167,7 +167,7 @@ impl<'a> Sim<'a> {
                     checksum_ns_per_byte: SEC as f64 / c.checksum_bytes_per_sec as f64 / c.speed,
                     decompress_ns_per_byte: SEC as f64 / c.decompress_bytes_per_sec as f64 / c.speed,
                     // A release without compressed ARC or ABD behaves as with them disabled.
-                    compressed_arc: z.arc.zfs_compressed_arc_enabled && features.compressed_arc,
+                    compressed_arc: z.arc.zfs_compressed_arc_enabled.unwrap_or(true) && features.compressed_arc,
                     abd_scatter: features.abd && z.arc.zfs_abd_scatter_enabled.unwrap_or(true),
                 };
                 let writes = WritePath::new(cfg, z, &pool);
@@ -200,6 +200,20 @@ impl<'a> Sim<'a> {
                     // fio files of several sizes each get a slot of the largest.
                     file_size: files.iter().copied().max().unwrap_or(0),
                 };
+                // The files side by side from the device's start (extent.rs, simplification 3).
+                let (end, dev) = (fs.device_offset(files.len() as u32, 0), &cfg.devices[fs.device]);
+                if let Some(capacity) = dev.capacity_bytes.filter(|&c| end > c) {
+                    return Err(Error::config(
+                        "filesystem.device",
+                        format!(
+                            "the dataset does not fit: its {} files take {:.1} GiB, more than the {:.1} GiB of device '{}'",
+                            files.len(),
+                            end as f64 / (1u64 << 30) as f64,
+                            capacity as f64 / (1u64 << 30) as f64,
+                            dev.name
+                        ),
+                    ));
+                }
                 let bcache = match &x.bcache {
                     None => None,
                     Some(b) => {

@@ -235,7 +235,7 @@ fn compressed_arc_hits_pay_decompression_uncompressed_arc_hits_do_not() {
     let mut off = cfg.clone();
     let FsConfig::Zfs(zo) = &mut off.filesystem else { unreachable!() };
     zo.arc.zfs_arc_max = 1 << 30;
-    zo.arc.zfs_compressed_arc_enabled = false;
+    zo.arc.zfs_compressed_arc_enabled = Some(false);
     let run = |c: &VariantConfig| {
         let sim = simulate(c);
         let Fs::Zfs(z) = &sim.fs else { unreachable!() };

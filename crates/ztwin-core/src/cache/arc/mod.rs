@@ -169,7 +169,7 @@ impl Arc {
             release: params.release,
             f,
             hdr_full: f.sizes.hdr_full,
-            compressed: params.tunables.zfs_compressed_arc_enabled && f.compressed_arc,
+            compressed: params.tunables.zfs_compressed_arc_enabled.unwrap_or(true) && f.compressed_arc,
             slab: Slab::new(),
             c: l.c,
             c_min: l.c_min,

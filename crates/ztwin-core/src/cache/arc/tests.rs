@@ -26,7 +26,7 @@ fn params(release: ZfsRelease, ram: u64, arc_max: u64) -> ArcParams {
         ram_bytes: ram,
         tunables: ArcTunables {
             zfs_arc_max: arc_max,
-            zfs_compressed_arc_enabled: true,
+            zfs_compressed_arc_enabled: None,
             ..Default::default()
         },
     }
@@ -483,7 +483,7 @@ fn compressed_sizes_counted() {
     assert_eq!(s.hdr_size, 2 * 240);
     assert_eq!(s.size, 12288 + 480);
     let mut p = params(ZfsRelease::V2_2, 4 * GIB, 256 * MIB);
-    p.tunables.zfs_compressed_arc_enabled = false;
+    p.tunables.zfs_compressed_arc_enabled = Some(false);
     let mut a = Arc::new(&p);
     a.read(k(1), data(16384, 8192), DEMAND, 0);
     assert_eq!(a.stats().data_size, 16384);

@@ -20,7 +20,7 @@ fn arc(release: ZfsRelease, arc_max: u64) -> Arc {
         ram_bytes: 2 * GIB,
         tunables: ArcTunables {
             zfs_arc_max: arc_max,
-            zfs_compressed_arc_enabled: true,
+            zfs_compressed_arc_enabled: None,
             ..Default::default()
         },
     })
@@ -545,7 +545,7 @@ fn run_memo(rel: ZfsRelease, patch: u16, ops: &[Op], memo: bool) -> (Arc, Vec<Ar
         tunables: ArcTunables {
             zfs_arc_max: 64 * MIB,
             zfs_arc_min: 32 * MIB,
-            zfs_compressed_arc_enabled: true,
+            zfs_compressed_arc_enabled: None,
             ..Default::default()
         },
     });
@@ -635,7 +635,7 @@ fn small_08(c_max: u64, meta_limit: u64) -> Arc {
         tunables: ArcTunables {
             zfs_arc_max: c_max,
             zfs_arc_meta_limit: meta_limit,
-            zfs_compressed_arc_enabled: true,
+            zfs_compressed_arc_enabled: None,
             ..Default::default()
         },
     });
@@ -741,7 +741,7 @@ fn l2arc_meta_percent_keeps_data_cacheable_21() {
         ram_bytes: GIB,
         tunables: ArcTunables {
             zfs_arc_max: 64 * MIB,
-            zfs_compressed_arc_enabled: true,
+            zfs_compressed_arc_enabled: None,
             ..Default::default()
         },
     });

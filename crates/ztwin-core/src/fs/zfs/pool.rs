@@ -298,6 +298,7 @@ impl Pool {
             let (m, r) = Self::allocate(z, devices, &vdevs, layout, files)?;
             (Some(m), Some(r))
         } else {
+            Self::check_fits(devices, &vdevs[0], &layout, files, z.recordsize)?;
             (None, None)
         };
         Ok(Pool {
@@ -310,6 +311,49 @@ impl Pool {
             sector,
             rng: Pcg64Mcg::seed_from_u64(seed ^ 0x706f_6f6c_5f64_7661),
         })
+    }
+
+    /// A one-device solid-state pool lays nothing out (positions are not modelled), so
+    /// whether the dataset fits is estimated: each file's records at the compressor's mean
+    /// stored size rounded to the sector, and its indirect blocks twice
+    /// (redundant_metadata=all), at their stored size, against the device less its labels.
+    fn check_fits(
+        devices: &[DeviceConfig],
+        vdev: &TopVdev,
+        layout: &ZfsLayout,
+        files: u32,
+        recordsize: u32,
+    ) -> Result<()> {
+        let Some(capacity) = vdev.children.iter().map(|&c| devices[c].capacity_bytes).min().flatten() else {
+            return Ok(());
+        };
+        let space = capacity.saturating_sub(VDEV_LABEL_START_SIZE + VDEV_LABEL_END_SIZE);
+        let ratio = layout.compression.mean_stored_ratio(recordsize).max(1.0);
+        const GIB: f64 = (1u64 << 30) as f64;
+        let mut used = 0u64;
+        for object in 1..=files {
+            let g = layout.geometry(object);
+            let lsize = g.data_block_size();
+            let record = layout.compression.asize(((f64::from(lsize) / ratio) as u32).max(1));
+            used = used.saturating_add(g.blocks_at(0).saturating_mul(u64::from(record)));
+            for level in 1..g.nlevels() {
+                let indirect = u64::from(layout.compression.asize(layout.psize_at(object, level, 0)));
+                used = used.saturating_add(g.blocks_at(level).saturating_mul(2 * indirect));
+            }
+        }
+        if used > space {
+            let name = &devices[vdev.children[0]].name;
+            return Err(Error::config(
+                "filesystem.vdevs[0]",
+                format!(
+                    "the dataset does not fit: its {files} files take about {:.1} GiB on the pool (at \
+                     the compressor's mean ratio {ratio:.2}), more than the {:.1} GiB device '{name}' holds",
+                    used as f64 / GIB,
+                    space as f64 / GIB
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Replays the writes of every file through the rotor (see the module docs).
