@@ -31,15 +31,27 @@ impl Sim<'_> {
         }
     }
 
-    /// Emits the series rows of every report boundary up to `t`.
-    pub(super) fn report_until(&mut self, rec: &mut Recorder, t: Nanos) {
+    /// Emits the series rows of every report boundary up to `t`, and tells the observer
+    /// (if any) the last boundary reached; [`Error::Stopped`] if it asked to stop. Per
+    /// event, when no boundary is due, this is one comparison.
+    #[inline]
+    pub(super) fn report_until(&mut self, rec: &mut Recorder, t: Nanos) -> Result<()> {
+        let mut emitted = false;
         // Bounded: a device that never answers (saturated clocks) must not mean endless rows.
         while t >= rec.next_report && (rec.series.rows() as u64) < crate::config::MAX_SERIES_ROWS {
             let now = self.snapshot(rec.next_report);
             self.emit_row(&mut rec.series, &rec.prev, &now);
             rec.prev = now;
             rec.next_report += self.cfg.run.report_interval_ns;
+            emitted = true;
         }
+        if emitted {
+            if let Some(o) = &mut rec.observer {
+                o.observe(rec.prev.time, self.phase_index);
+                return o.check();
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn emit_row(&mut self, s: &mut Series, a: &Snapshot, b: &Snapshot) {
