@@ -337,6 +337,9 @@ def test_a_window_without_finished_queries_reports_no_latency(tmp_path):
     assert r.exit_code == 0, r.stderr
     v = json.loads(r.stdout)["variants"]["slow"]
     assert v["queries"] == 0 and set(v["latency_ms"].values()) == {None}
+    # Nor has any interval of the series.
+    series = ztwin.run(p).series
+    assert series["qps"].to_list() == [0.0, 0.0] and series["latency_p50_ms"].null_count() == 2
     r = runner.invoke(app, ["run", str(p)])
     assert r.exit_code == 0 and "latency p50 (ms)" in r.stdout
     line = next(x for x in r.stdout.splitlines() if "latency p50 (ms)" in x)

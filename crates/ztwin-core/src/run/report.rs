@@ -59,18 +59,20 @@ impl Sim<'_> {
         s.set("time_s", b.time as f64 / SEC as f64);
         s.set("phase", self.phase_index as f64);
         s.set("measured", if self.measuring { 1.0 } else { 0.0 });
+        // An interval in which nothing completed has no latency (null), not 0 ms.
+        let q = |h: &LatencyHistogram, x: f64| if h.count() == 0 { f64::NAN } else { h.quantile_ms(x) };
         if self.db.is_some() {
             s.set("qps", (b.statements - a.statements) as f64 / dt);
-            s.set("latency_p50_ms", self.interval_hist.quantile_ms(0.50));
-            s.set("latency_p95_ms", self.interval_hist.quantile_ms(0.95));
-            s.set("latency_p99_ms", self.interval_hist.quantile_ms(0.99));
+            s.set("latency_p50_ms", q(&self.interval_hist, 0.50));
+            s.set("latency_p95_ms", q(&self.interval_hist, 0.95));
+            s.set("latency_p99_ms", q(&self.interval_hist, 0.99));
         } else {
             // fio: I/Os completed in the interval (all jobs), and their completion latency.
             s.set("fio_iops", (b.fio_ios - a.fio_ios) as f64 / dt);
             s.set("fio_mbps", (b.fio_bytes - a.fio_bytes) as f64 / 1e6 / dt);
-            s.set("clat_p50_ms", self.interval_hist.quantile_ms(0.50));
-            s.set("clat_p95_ms", self.interval_hist.quantile_ms(0.95));
-            s.set("clat_p99_ms", self.interval_hist.quantile_ms(0.99));
+            s.set("clat_p50_ms", q(&self.interval_hist, 0.50));
+            s.set("clat_p95_ms", q(&self.interval_hist, 0.95));
+            s.set("clat_p99_ms", q(&self.interval_hist, 0.99));
         }
         self.interval_hist.reset();
         let vcpus = self.cpus.vcpus() as f64;

@@ -337,3 +337,18 @@ fn the_total_is_known_when_every_phase_has_a_length() {
     assert_eq!(progress::total_ns(&cfg.effective_phases()), None);
     assert_eq!(progress::total_ns(&cfg.phases[1..]), Some(SEC));
 }
+
+/// An interval in which no statement finished (here: the cat phase's) has no latency:
+/// NaN in the series (null in its JSON), not 0 ms; intervals with statements have one.
+#[test]
+fn intervals_without_queries_have_no_latency() {
+    let mut cfg = test_variant();
+    cat_then_bench(&mut cfg);
+    let r = run_variant(&cfg).unwrap();
+    let qps = r.series.column("qps").unwrap();
+    let p50 = r.series.column("latency_p50_ms").unwrap();
+    assert!(qps.contains(&0.0) && qps.iter().any(|&q| q > 0.0), "{qps:?}");
+    for (q, l) in qps.iter().zip(p50) {
+        assert_eq!(*q == 0.0, l.is_nan(), "qps {q} p50 {l}");
+    }
+}
