@@ -191,7 +191,7 @@ def test_cli_simulation_error_exit_2(write_toml, monkeypatch):
 
     monkeypatch.setattr(_core, "run_variant", fail)
     r = runner.invoke(app, ["run", str(write_toml(MINI)), "--json"])
-    assert r.exit_code == 2 and "simulation error: mini.zfs at t=5 ns: arc exploded" in r.stderr
+    assert r.exit_code == 2 and r.stderr.startswith("run error: the simulation failed: mini.zfs at t=5 ns: arc exploded")
 
 
 def test_cli_unexpected_error_is_not_a_traceback(write_toml, monkeypatch):
@@ -344,3 +344,33 @@ def test_a_window_without_finished_queries_reports_no_latency(tmp_path):
     assert r.exit_code == 0 and "latency p50 (ms)" in r.stdout
     line = next(x for x in r.stdout.splitlines() if "latency p50 (ms)" in x)
     assert "-" in line.split("│")[2] and "0.00" not in line
+
+
+@pytest.mark.parametrize(
+    "args, prefix",
+    [
+        (["run", "/nonexistent.toml"], "run error: "),
+        (["run", "{mini}", "--duration", "soon"], "run error: --duration"),
+        (["validate", "/nonexistent.toml"], "validate error: "),
+        (["geometry"], "geometry error: give --file-size"),
+        (["reproduce", "99"], "reproduce error: "),
+        (["replay", "/nonexistent.lis"], "replay error: /nonexistent.lis: no such trace file"),
+    ],
+)
+def test_errors_are_prefixed_by_their_command(args, prefix, write_toml):
+    """One rule: the command's own name ("replay error:", not "scenario error:")."""
+    mini = write_toml(MINI)
+    r = runner.invoke(app, [a.format(mini=mini) for a in args])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(prefix), r.stderr
+    assert "scenario error" not in r.stderr and "simulation error" not in r.stderr
+
+
+def test_every_command_takes_the_one_rule():
+    """Every command goes through the same error handling, its prefix its own name."""
+    from ztwin.cli.common import _command_name
+
+    for cmd in app.registered_commands:
+        fn = cmd.callback
+        assert hasattr(fn, "__wrapped__"), f"{cmd.name} is not wrapped by _handle_errors"
+        assert _command_name(fn.__wrapped__) == cmd.name

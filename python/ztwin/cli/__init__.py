@@ -8,9 +8,10 @@
 ``ztwin replay TRACE ...``   trace replay: hits and miss-ratio curves of lru, arc, zfs-arc
 ``ztwin bench-replay``       ztwin's lru and arc against libCacheSim's, requests per second
 
-Errors of the scenario or the simulation print one red message on stderr and exit with
-status 2; nothing else is ever shown as a traceback (set ``ZTWIN_DEBUG=1`` to see one).
-With ``--json`` the only thing on stdout is one JSON document.
+Errors of the scenario or the simulation print one red message on stderr, prefixed by
+the command ("run error: ..."), and exit with status 2; nothing else is ever shown as a
+traceback (set ``ZTWIN_DEBUG=1`` to see one). With ``--json`` the only thing on stdout is
+one JSON document.
 
 One module per command (``bench-replay`` lives with ``replay``); :mod:`.report` has the
 tables ``ztwin run`` prints and :mod:`.common` what every command shares: the app, the
