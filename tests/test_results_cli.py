@@ -186,7 +186,7 @@ def test_cli_errors_exit_2_with_message(args, fragment, write_toml):
 def test_cli_simulation_error_exit_2(write_toml, monkeypatch):
     from ztwin import _core
 
-    def fail(_):
+    def fail(*_):
         raise ztwin.SimulationError("mini.zfs at t=5 ns: arc exploded")
 
     monkeypatch.setattr(_core, "run_variant", fail)
@@ -200,7 +200,7 @@ def test_cli_unexpected_error_is_not_a_traceback(write_toml, monkeypatch):
     class PanicException(BaseException):  # what pyo3 raises on a Rust panic
         pass
 
-    def panic(_):
+    def panic(*_):
         raise PanicException("index out of bounds")
 
     monkeypatch.setattr(_core, "run_variant", panic)
@@ -222,7 +222,7 @@ def test_validate_and_run_refuse_what_the_core_refuses_before_any_variant_runs(w
     from ztwin import _core
 
     ran = []
-    monkeypatch.setattr(_core, "run_variant", lambda cfg: ran.append(cfg) or "{}")
+    monkeypatch.setattr(_core, "run_variant", lambda cfg, *_: ran.append(cfg) or "{}")
     fsync = write_toml(MINI.replace('database = { innodb_flush_method = "O_DIRECT" }', ""), "fsync.toml")
     for args in (["validate", str(fsync)], ["run", str(fsync), "--json"]):
         r = runner.invoke(app, args)

@@ -3,8 +3,9 @@ errors, and number formats.
 
 A ztwin error (of the scenario, the simulation, a trace) prints one red message on stderr
 and exits with status 2 (``EXIT_USER``); anything else is reported as an internal error
-with status 3 (``EXIT_INTERNAL``), never as a traceback unless ``ZTWIN_DEBUG=1``. One rule names
-every error: the command's own name, as typed ("run error: ...", "replay error:
+with status 3 (``EXIT_INTERNAL``), never as a traceback unless ``ZTWIN_DEBUG=1``; Ctrl-C
+says "<command> interrupted" and exits with 130 (``EXIT_INTERRUPTED``). One rule
+names every error: the command's own name, as typed ("run error: ...", "replay error:
 ...", "bench-replay error: ..."); what went wrong is in the message (a simulation failure
 says "the simulation failed").
 """
@@ -33,6 +34,8 @@ app = typer.Typer(
 
 EXIT_USER = 2
 EXIT_INTERNAL = 3
+#: Ctrl-C, as a shell reports a process killed by SIGINT (128 + 2).
+EXIT_INTERRUPTED = 130
 
 
 def _stdout() -> Console:
@@ -53,8 +56,12 @@ def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+        except (typer.Exit, typer.Abort, SystemExit):
             raise
+        except KeyboardInterrupt:
+            # Ctrl-C stops a run within a fraction of a second (the core checks for it).
+            _stderr().print(f"[bold red]{escape(_command_name(fn))} interrupted[/]")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
         except ZtwinError as e:
             what = f"the simulation failed: {e}" if isinstance(e, SimulationError) else str(e)
             _stderr().print(f"[bold red]{escape(_command_name(fn))} error:[/] [red]{escape(what)}[/]")

@@ -1,4 +1,5 @@
-"""``ztwin run``: run a scenario's variants and print the report (or the summary as JSON)."""
+"""``ztwin run``: run a scenario's variants and print the report (or the summary as JSON),
+with the run's progress on stderr (see :mod:`.progress`)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from typing import Any, Optional
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .. import units
 from ..exceptions import ScenarioError
 from .common import _handle_errors, _stderr, _stdout, app
+from .progress import BarProgress, PlainProgress
 from .report import arcstat_lines, fio_lines, fio_runs_table, phases_table, summary_table
 
 @app.command("run")
@@ -26,6 +27,7 @@ def run_cmd(
     warmup: Optional[str] = typer.Option(None, "--warmup", help="Override run.warmup (e.g. '0s')."),
     report_interval: Optional[str] = typer.Option(None, "--report-interval", help="Override run.report_interval (e.g. '10s')."),
     arcstat: str = typer.Option("window", "--arcstat", help="arcstat rows to print: 'window' (the measured window, at most 24 rows), 'all' (every interval from the warm-up on), 'none'."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Show no progress on stderr."),
 ) -> None:
     """Run a scenario's variants and print what happened (simulated)."""
     from .. import load_scenario
@@ -57,20 +59,14 @@ def run_cmd(
 
     names = select_variants(sc, variant)
     err = _stderr()
-    if json_out:
+    # Progress goes to stderr only: a bar on a terminal, plain lines into a pipe.
+    if quiet:
         result = run_scenario(sc, names)
+    elif err.is_terminal:
+        with BarProgress(err, sc.name) as bar:
+            result = run_scenario(sc, names, on_variant=bar.on_variant, on_progress=bar)
     else:
-        with Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} variants"),
-            TimeElapsedColumn(), console=err, transient=True,
-        ) as progress:
-            task = progress.add_task(f"{sc.name}", total=len(names))
-
-            def on_variant(name: str, i: int, total: int) -> None:
-                progress.update(task, completed=i, description=f"{sc.name}: {name}")
-
-            result = run_scenario(sc, names, on_variant=on_variant)
-            progress.update(task, completed=len(names))
+        result = run_scenario(sc, names, on_progress=PlainProgress(lambda line: typer.echo(line, err=True)))
     if csv_dir is not None:
         path = result.to_csv(csv_dir)
         err.print(f"series written to {escape(str(path))}")
