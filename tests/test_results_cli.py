@@ -346,6 +346,28 @@ def test_a_window_without_finished_queries_reports_no_latency(tmp_path):
     assert "-" in line.split("│")[2] and "0.00" not in line
 
 
+def test_summary_only_prints_the_summary_tables_alone(fake_run_variant):
+    full = runner.invoke(app, ["run"])
+    only = runner.invoke(app, ["run", "--summary-only", "--arcstat", "all"])
+    assert full.exit_code == 0 and only.exit_code == 0, only.output
+    assert "arcstat-style" in full.stdout and "arcstat-style" not in only.stdout
+    assert "    time     read" not in only.stdout
+    assert "throughput (queries/s)" in only.stdout and "model outputs, not measurements" in only.stdout
+    assert only.stdout.lstrip().startswith("exp1-arc-sizing: Summary of the measured window")
+
+
+def test_summary_only_leaves_out_the_fio_report_of_each_run():
+    """A fio variant: the summary and phase tables, not fio's report of each run."""
+    from conftest import ROOT
+
+    args = ["run", str(ROOT / "scenarios" / "exp3-fio-compression.toml"), "--variant", "as-laid-out", "--quiet"]
+    full, only = runner.invoke(app, args), runner.invoke(app, [*args, "--summary-only"])
+    assert full.exit_code == 0 and only.exit_code == 0, only.output
+    assert "fio, variant" in full.stdout and "IOPS=" in full.stdout and "ARC per run" in full.stdout
+    assert "fio read IOPS" in only.stdout and "Phases" in only.stdout
+    assert "fio, variant" not in only.stdout and "ARC per run" not in only.stdout and "IOPS=" not in only.stdout
+
+
 @pytest.mark.parametrize(
     "args, prefix",
     [

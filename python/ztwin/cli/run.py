@@ -27,6 +27,7 @@ def run_cmd(
     warmup: Optional[str] = typer.Option(None, "--warmup", help="Override run.warmup (e.g. '0s')."),
     report_interval: Optional[str] = typer.Option(None, "--report-interval", help="Override run.report_interval (e.g. '10s')."),
     arcstat: str = typer.Option("window", "--arcstat", help="arcstat rows to print: 'window' (the measured window, at most 24 rows), 'all' (every interval from the warm-up on), 'none'."),
+    summary_only: bool = typer.Option(False, "--summary-only", help="Print only the summary table(s): no arcstat rows, no fio report per run."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Show no progress on stderr."),
 ) -> None:
     """Run a scenario's variants and print what happened (simulated)."""
@@ -74,7 +75,10 @@ def run_cmd(
         typer.echo(result.to_json())
         return
     out = _stdout()
-    out.print(f"[bold]{escape(sc.name)}[/] ({escape(sc.source)}) - simulated by ztwin; numbers are model outputs, not measurements")
+    if summary_only:
+        arcstat = "none"
+    else:
+        out.print(f"[bold]{escape(sc.name)}[/] ({escape(sc.source)}) - simulated by ztwin; numbers are model outputs, not measurements")
     for name in names if arcstat != "none" else []:
         lines = arcstat_lines(result.variant(name), rows=arcstat, limit=24 if arcstat == "window" else None)
         if lines:
@@ -86,12 +90,16 @@ def run_cmd(
             for line in lines:
                 out.print(escape(line))
     title, table = summary_table(result.summary, result.configs)
-    out.print(f"\n[bold]{escape(title)}[/]")
+    if summary_only:
+        # The table alone still says what its numbers are.
+        out.print(f"[bold]{escape(sc.name)}: {escape(title)}[/] - simulated by ztwin; model outputs, not measurements")
+    else:
+        out.print(f"\n[bold]{escape(title)}[/]")
     out.print(table)
     phases = phases_table(result.summary)
     if phases is not None:
         out.print(phases)
-    for name in names:
+    for name in names if not summary_only else []:
         doc = result.summary["variants"][name]
         fio_phases = [p for p in doc.get("phases", []) if p.get("type") == "fio"]
         if not fio_phases:
