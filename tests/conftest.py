@@ -32,7 +32,7 @@ def fake_run_variant(monkeypatch, fake_core_result):
 
     calls = []
 
-    def run_variant(config_json: str) -> str:
+    def run_variant(config_json: str, *progress_args: object) -> str:
         cfg = json.loads(config_json)
         calls.append(cfg)
         doc = copy.deepcopy(fake_core_result)

@@ -190,12 +190,12 @@ def test_cli_errors_exit_2_with_message(args, fragment, write_toml):
 def test_cli_simulation_error_exit_2(write_toml, monkeypatch):
     from ztwin import _core
 
-    def fail(_):
+    def fail(*_):
         raise ztwin.SimulationError("mini.zfs at t=5 ns: arc exploded")
 
     monkeypatch.setattr(_core, "run_variant", fail)
     r = runner.invoke(app, ["run", str(write_toml(MINI)), "--json"])
-    assert r.exit_code == 2 and "simulation error: mini.zfs at t=5 ns: arc exploded" in r.stderr
+    assert r.exit_code == 2 and r.stderr.startswith("run error: the simulation failed: mini.zfs at t=5 ns: arc exploded")
 
 
 def test_cli_unexpected_error_is_not_a_traceback(write_toml, monkeypatch):
@@ -204,7 +204,7 @@ def test_cli_unexpected_error_is_not_a_traceback(write_toml, monkeypatch):
     class PanicException(BaseException):  # what pyo3 raises on a Rust panic
         pass
 
-    def panic(_):
+    def panic(*_):
         raise PanicException("index out of bounds")
 
     monkeypatch.setattr(_core, "run_variant", panic)
@@ -226,7 +226,7 @@ def test_validate_and_run_refuse_what_the_core_refuses_before_any_variant_runs(w
     from ztwin import _core
 
     ran = []
-    monkeypatch.setattr(_core, "run_variant", lambda cfg: ran.append(cfg) or "{}")
+    monkeypatch.setattr(_core, "run_variant", lambda cfg, *_: ran.append(cfg) or "{}")
     fsync = write_toml(MINI.replace('database = { innodb_flush_method = "O_DIRECT" }', ""), "fsync.toml")
     for args in (["validate", str(fsync)], ["run", str(fsync), "--json"]):
         r = runner.invoke(app, args)
@@ -343,7 +343,62 @@ def test_a_window_without_finished_queries_reports_no_latency(tmp_path):
     assert r.exit_code == 0, r.stderr
     v = json.loads(r.stdout)["variants"]["slow"]
     assert v["queries"] == 0 and set(v["latency_ms"].values()) == {None}
+    # Nor has any interval of the series.
+    series = ztwin.run(p).series
+    assert series["qps"].to_list() == [0.0, 0.0] and series["latency_p50_ms"].null_count() == 2
     r = runner.invoke(app, ["run", str(p)])
     assert r.exit_code == 0 and "latency p50 (ms)" in r.stdout
     line = next(x for x in r.stdout.splitlines() if "latency p50 (ms)" in x)
     assert "-" in line.split("│")[2] and "0.00" not in line
+
+
+def test_summary_only_prints_the_summary_tables_alone(fake_run_variant):
+    full = runner.invoke(app, ["run"])
+    only = runner.invoke(app, ["run", "--summary-only", "--arcstat", "all"])
+    assert full.exit_code == 0 and only.exit_code == 0, only.output
+    assert "arcstat-style" in full.stdout and "arcstat-style" not in only.stdout
+    assert "    time     read" not in only.stdout
+    assert "throughput (queries/s)" in only.stdout and "model outputs, not measurements" in only.stdout
+    assert only.stdout.lstrip().startswith("exp1-arc-sizing: Summary of the measured window")
+
+
+def test_summary_only_leaves_out_the_fio_report_of_each_run():
+    """A fio variant: the summary and phase tables, not fio's report of each run."""
+    from conftest import ROOT
+
+    args = ["run", str(ROOT / "scenarios" / "exp3-fio-compression.toml"), "--variant", "as-laid-out", "--quiet"]
+    full, only = runner.invoke(app, args), runner.invoke(app, [*args, "--summary-only"])
+    assert full.exit_code == 0 and only.exit_code == 0, only.output
+    assert "fio, variant" in full.stdout and "IOPS=" in full.stdout and "ARC per run" in full.stdout
+    assert "fio read IOPS" in only.stdout and "Phases" in only.stdout
+    assert "fio, variant" not in only.stdout and "ARC per run" not in only.stdout and "IOPS=" not in only.stdout
+
+
+@pytest.mark.parametrize(
+    "args, prefix",
+    [
+        (["run", "/nonexistent.toml"], "run error: "),
+        (["run", "{mini}", "--duration", "soon"], "run error: --duration"),
+        (["validate", "/nonexistent.toml"], "validate error: "),
+        (["geometry"], "geometry error: give --file-size"),
+        (["reproduce", "99"], "reproduce error: "),
+        (["replay", "/nonexistent.lis"], "replay error: /nonexistent.lis: no such trace file"),
+    ],
+)
+def test_errors_are_prefixed_by_their_command(args, prefix, write_toml):
+    """One rule: the command's own name ("replay error:", not "scenario error:")."""
+    mini = write_toml(MINI)
+    r = runner.invoke(app, [a.format(mini=mini) for a in args])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(prefix), r.stderr
+    assert "scenario error" not in r.stderr and "simulation error" not in r.stderr
+
+
+def test_every_command_takes_the_one_rule():
+    """Every command goes through the same error handling, its prefix its own name."""
+    from ztwin.cli.common import _command_name
+
+    for cmd in app.registered_commands:
+        fn = cmd.callback
+        assert hasattr(fn, "__wrapped__"), f"{cmd.name} is not wrapped by _handle_errors"
+        assert _command_name(fn.__wrapped__) == cmd.name

@@ -11,10 +11,12 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Union
 
 from .exceptions import ScenarioError, SimulationError, ZtwinError
+from .progress import Progress
 from .results import Result
 from .scenario import DEFAULT_SCENARIO, Scenario, load_scenario, resolve
 
@@ -27,6 +29,7 @@ __all__ = [
     "resolve",
     "Scenario",
     "Result",
+    "Progress",
     "ZtwinError",
     "ScenarioError",
     "SimulationError",
@@ -81,13 +84,24 @@ def check_variants(scenario: Scenario, names: Optional[Iterable[str]] = None) ->
             raise _core_rejection(scenario, name, e) from None
 
 
-def run_variant(scenario: Scenario, name: str) -> str:
-    """Runs one resolved variant through the core; returns the core's JSON answer."""
+def run_variant(
+    scenario: Scenario,
+    name: str,
+    progress: Optional[Callable[[int, Optional[int], int, int, bool], object]] = None,
+    every_s: float = 0.2,
+) -> str:
+    """Runs one resolved variant through the core; returns the core's JSON answer.
+
+    ``progress(simulated_ns, total_ns, phase, phases, finished)`` is the core's own
+    callback (see :func:`run` for the friendlier :class:`Progress`).
+    """
     from . import _core
 
-    cfg = scenario.variants[name]
+    cfg = json.dumps(scenario.variants[name])
     try:
-        return _core.run_variant(json.dumps(cfg))
+        if progress is None:
+            return _core.run_variant(cfg)
+        return _core.run_variant(cfg, progress, every_s)
     except ScenarioError as e:
         raise _core_rejection(scenario, name, e) from None
 
@@ -97,11 +111,18 @@ def run(
     variants: Optional[Iterable[str]] = None,
     *,
     on_variant: Optional[Callable[[str, int, int], None]] = None,
+    on_progress: Optional[Callable[[Progress], None]] = None,
+    progress_every_s: float = 0.2,
 ) -> Result:
     """Runs a scenario (path, dict, loaded :class:`Scenario`, or None for the default).
 
     ``variants`` limits the run to those names. ``on_variant(name, index, total)`` is
-    called before each variant runs (the CLI's progress bar uses it).
+    called before each variant runs. ``on_progress(p)`` is called while a variant runs
+    with a :class:`Progress` (simulated time reached, the total when known, phase, wall
+    time), at most once per report interval of simulated time and once per
+    ``progress_every_s`` of wall time, and once when the variant ends (``p.finished``);
+    it only observes (the result is the same without it), and an exception it raises
+    stops the run. Ctrl-C stops a run within about ``progress_every_s`` either way.
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     names = select_variants(sc, variants)
@@ -111,5 +132,21 @@ def run(
     for i, name in enumerate(names):
         if on_variant is not None:
             on_variant(name, i, len(names))
-        answers[name] = run_variant(sc, name)
+        callback = None
+        if on_progress is not None:
+            callback = _progress_callback(on_progress, sc.name, name, i, len(names), time.monotonic())
+        answers[name] = run_variant(sc, name, callback, progress_every_s)
     return Result.from_core(sc.name, answers, {n: sc.variants[n] for n in names})
+
+
+def _progress_callback(
+    on_progress: Callable[[Progress], None], scenario: str, name: str, index: int, variants: int, started: float
+) -> Callable[[int, Optional[int], int, int, bool], None]:
+    """The core's progress callback for one variant, handing ``on_progress`` a :class:`Progress`."""
+
+    def callback(simulated_ns: int, total_ns: Optional[int], phase: int, phases: int, finished: bool) -> None:
+        on_progress(
+            Progress(scenario, name, index, variants, simulated_ns, total_ns, phase, phases, finished, time.monotonic() - started)
+        )
+
+    return callback

@@ -1,7 +1,21 @@
 """Stubs of the compiled core (crates/ztwin-py). JSON text in, JSON text out."""
 
-def run_variant(config_json: str) -> str:
+from typing import Callable
+
+def run_variant(
+    config_json: str,
+    progress: Callable[[int, int | None, int, int, bool], object] | None = None,
+    every_s: float = 0.2,
+) -> str:
     """Runs one resolved variant (JSON of the core's ``VariantConfig``); returns the result as JSON.
+
+    The GIL is released during the run. At most every ``every_s`` seconds of wall time
+    (and at most once per report interval of simulated time) the run checks for signals
+    and calls ``progress(simulated_ns, total_ns, phase, phases, finished)`` (``total_ns``
+    None when a phase ends when its work is done), and once more at the end with
+    ``finished`` True. An exception there (KeyboardInterrupt from Ctrl-C, or one the
+    callback raises) stops the run and is raised. The result is the same with or without
+    a callback.
 
     Raises ``ztwin.exceptions.ScenarioError`` when the core rejects the configuration and
     ``ztwin.exceptions.SimulationError`` when the simulation fails.

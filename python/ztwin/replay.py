@@ -170,7 +170,7 @@ def plot(result: ReplayResult, path: Union[str, Path]) -> Path:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ScenarioError("plotting needs matplotlib: pip install 'ztwin[plot]'") from None
+        raise ScenarioError("plotting needs matplotlib: pip install \".[plot]\" in the ztwin checkout (or pip install matplotlib)") from None
     p = Path(path)
     if p.suffix.lower() not in (".png", ".svg"):
         raise ScenarioError(f"--plot: {p}: the file must end in .png or .svg")

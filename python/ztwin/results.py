@@ -21,7 +21,9 @@ Units of the series' columns: ``time_s`` is the end of the interval (simulated s
 over the interval; ``arc_hits``, ``arc_misses``, ``arc_demand_*`` and the other ``arc_``
 counters are counts per interval; ``arc_size`` and ``arc_c`` are bytes at the interval's
 end; ``*_utilization`` and ``cpu_utilization`` are fractions (0..1); latency columns are
-milliseconds over the interval's statements (or fio I/Os).
+milliseconds over the interval's statements (or fio I/Os), null in an interval in which
+none completed. Likewise a summary's ``latency_ms`` (or a fio direction's ``clat_ms``)
+is all null when no query (no I/O) completed in its window: qps 0 has no latency.
 """
 
 from __future__ import annotations

@@ -24,6 +24,12 @@ pub enum Error {
         /// What happened.
         message: String,
     },
+    /// The run's observer asked it to stop (see `run::progress`): no result.
+    #[error("run stopped at t={time_ns} ns")]
+    Stopped {
+        /// Simulated time the run had reached.
+        time_ns: u64,
+    },
 }
 
 impl Error {

@@ -4,7 +4,8 @@
 //! cross as columns inside that document, never one Python object per event). Core
 //! configuration errors become `ztwin.ScenarioError`, simulation failures
 //! `ztwin.SimulationError`; both are defined in `python/ztwin/exceptions.py`. The GIL is
-//! released while the core runs.
+//! released while the core runs; a run takes it back only to check for signals (Ctrl-C)
+//! and to call its progress callback, a few times a second at most.
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -25,6 +26,8 @@ fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
         Error::Simulation { component, time_ns, message } => m
             .getattr("SimulationError")?
             .call_method1("from_core", (component.as_str(), *time_ns, message.as_str())),
+        // `run_variant` raises what stopped the run; the core stops only when asked to.
+        Error::Stopped { .. } => Err(PyRuntimeError::new_err(message.clone())),
     });
     match exc {
         Ok(exc) => PyErr::from_value(exc),
@@ -33,9 +36,50 @@ fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
 }
 
 /// Runs one resolved variant (JSON of `VariantConfig`) and returns the result as JSON.
+///
+/// Every `every_s` seconds of wall time at most (and at most once per report interval of
+/// simulated time) the run checks for signals and calls `progress(simulated_ns,
+/// total_ns, phase, phases, finished)` if given; once more at the end with `finished`
+/// true. An exception there (KeyboardInterrupt from Ctrl-C, or one the callback raises)
+/// stops the run and is raised. The callback only observes: the result is the same.
 #[pyfunction]
-fn run_variant(py: Python<'_>, config_json: String) -> PyResult<String> {
-    py.detach(|| ztwin_core::run::run_variant_json(&config_json)).map_err(|e| to_py_err(py, e))
+#[pyo3(signature = (config_json, progress=None, every_s=0.2))]
+fn run_variant(
+    py: Python<'_>,
+    config_json: String,
+    progress: Option<Py<PyAny>>,
+    every_s: f64,
+) -> PyResult<String> {
+    let every = std::time::Duration::try_from_secs_f64(every_s).map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err("every_s must be a number of seconds, 0 or more")
+    })?;
+    let mut raised: Option<PyErr> = None;
+    let out = py.detach(|| {
+        let mut observe = |p: ztwin_core::run::Progress| -> bool {
+            Python::attach(|py| {
+                let called = py.check_signals().and_then(|()| match &progress {
+                    Some(f) => {
+                        f.call1(py, (p.simulated_ns, p.total_ns, p.phase, p.phases, p.finished)).map(drop)
+                    }
+                    None => Ok(()),
+                });
+                match called {
+                    Ok(()) => true,
+                    Err(e) => {
+                        raised.get_or_insert(e);
+                        false
+                    }
+                }
+            })
+        };
+        ztwin_core::run::run_variant_json_observed(&config_json, every, &mut observe)
+    });
+    match (out, raised) {
+        // The last call (finished) cannot stop the run: what it raised is raised after it.
+        (_, Some(e)) => Err(e),
+        (Ok(doc), None) => Ok(doc),
+        (Err(e), None) => Err(to_py_err(py, e)),
+    }
 }
 
 /// Checks one resolved variant as a run would (the stack is built, not run); raises the

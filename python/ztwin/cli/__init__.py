@@ -8,18 +8,19 @@
 ``ztwin replay TRACE ...``   trace replay: hits and miss-ratio curves of lru, arc, zfs-arc
 ``ztwin bench-replay``       ztwin's lru and arc against libCacheSim's, requests per second
 
-Errors of the scenario or the simulation print one red message on stderr and exit with
-status 2; nothing else is ever shown as a traceback (set ``ZTWIN_DEBUG=1`` to see one).
-With ``--json`` the only thing on stdout is one JSON document.
+Errors of the scenario or the simulation print one red message on stderr, prefixed by
+the command ("run error: ..."), and exit with status 2; nothing else is ever shown as a
+traceback (set ``ZTWIN_DEBUG=1`` to see one). With ``--json`` the only thing on stdout is
+one JSON document; progress goes to stderr.
 
 One module per command (``bench-replay`` lives with ``replay``); :mod:`.report` has the
-tables ``ztwin run`` prints and :mod:`.common` what every command shares: the app, the
-consoles, the error handling and number formats.
+tables ``ztwin run`` prints, :mod:`.progress` its progress display, and :mod:`.common`
+what every command shares: the app, the consoles, the error handling and number formats.
 """
 
 from __future__ import annotations
 
-from .common import EXIT_INTERNAL, EXIT_USER, app
+from .common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USER, app
 from .report import arcstat_lines, fio_lines, fio_runs_table, phases_table, summary_table
 
 # Importing a command's module registers it; ``ztwin --help`` lists the commands in this order.
@@ -37,6 +38,7 @@ __all__ = [
     "main",
     "EXIT_USER",
     "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
     "arcstat_lines",
     "fio_lines",
     "fio_runs_table",

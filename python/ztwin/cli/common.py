@@ -3,7 +3,11 @@ errors, and number formats.
 
 A ztwin error (of the scenario, the simulation, a trace) prints one red message on stderr
 and exits with status 2 (``EXIT_USER``); anything else is reported as an internal error
-with status 3 (``EXIT_INTERNAL``), never as a traceback unless ``ZTWIN_DEBUG=1``.
+with status 3 (``EXIT_INTERNAL``), never as a traceback unless ``ZTWIN_DEBUG=1``; Ctrl-C
+says "<command> interrupted" and exits with 130 (``EXIT_INTERRUPTED``). One rule
+names every error: the command's own name, as typed ("run error: ...", "replay error:
+...", "bench-replay error: ..."); what went wrong is in the message (a simulation failure
+says "the simulation failed").
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ import os
 import sys
 from typing import Any, Callable, Optional
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from .. import units
-from ..exceptions import ScenarioError, ZtwinError
+from ..exceptions import ScenarioError, SimulationError, ZtwinError
 
 app = typer.Typer(
     add_completion=False,
@@ -29,6 +34,8 @@ app = typer.Typer(
 
 EXIT_USER = 2
 EXIT_INTERNAL = 3
+#: Ctrl-C, as a shell reports a process killed by SIGINT (128 + 2).
+EXIT_INTERRUPTED = 130
 
 
 def _stdout() -> Console:
@@ -42,9 +49,6 @@ def _stderr() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-_USER_ERROR_KIND = {"replay_cmd": "replay error", "bench_replay_cmd": "replay error", "geometry_cmd": "geometry error"}
-
-
 def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Turns ztwin errors into a red message and exit 2; anything else into exit 3."""
 
@@ -52,14 +56,15 @@ def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+        except (typer.Exit, typer.Abort, SystemExit):
             raise
+        except KeyboardInterrupt:
+            # Ctrl-C stops a run within a fraction of a second (the core checks for it).
+            _stderr().print(f"[bold red]{escape(_command_name(fn))} interrupted[/]")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
         except ZtwinError as e:
-            # One prefix per command: replay and geometry take no scenario.
-            kind = _USER_ERROR_KIND.get(fn.__name__) or (
-                "scenario error" if isinstance(e, ScenarioError) else "simulation error"
-            )
-            _stderr().print(f"[bold red]{kind}:[/] [red]{escape(str(e))}[/]")
+            what = f"the simulation failed: {e}" if isinstance(e, SimulationError) else str(e)
+            _stderr().print(f"[bold red]{escape(_command_name(fn))} error:[/] [red]{escape(what)}[/]")
             raise typer.Exit(EXIT_USER) from None
         except BaseException as e:  # noqa: BLE001 - includes pyo3's PanicException
             if os.environ.get("ZTWIN_DEBUG"):
@@ -72,6 +77,14 @@ def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             raise typer.Exit(EXIT_INTERNAL) from None
 
     return wrapper
+
+
+def _command_name(fn: Callable[..., Any]) -> str:
+    """The running command's name as typed (``bench-replay``), else the function's (``bench_replay_cmd``)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.info_name:
+        return ctx.info_name
+    return fn.__name__.removesuffix("_cmd").replace("_", "-")
 
 
 def _num(x: Optional[float], fmt: str = ",.0f") -> str:

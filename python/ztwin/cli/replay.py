@@ -28,7 +28,7 @@ def replay_cmd(
     release: Optional[str] = typer.Option(None, "--release", help="OpenZFS release of zfs-arc: 0.6, 0.8, 2.1, 2.2 (default)."),
     shards: Optional[float] = typer.Option(None, "--shards", help="SHARDS spatial sampling rate in (0, 1], e.g. 0.01."),
     max_requests: Optional[int] = typer.Option(None, "--max-requests", min=1, help="Replay only the first N requests."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Write the miss-ratio curves to this PNG or SVG."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Write the miss-ratio curves to this PNG or SVG (needs matplotlib: pip install \".[plot]\")."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document on stdout."),
 ) -> None:
     """Replay a block trace through cache policies: hits, misses, hit ratio, miss-ratio curves."""

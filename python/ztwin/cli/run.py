@@ -1,4 +1,5 @@
-"""``ztwin run``: run a scenario's variants and print the report (or the summary as JSON)."""
+"""``ztwin run``: run a scenario's variants and print the report (or the summary as JSON),
+with the run's progress on stderr (see :mod:`.progress`)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from typing import Any, Optional
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .. import units
 from ..exceptions import ScenarioError
 from .common import _handle_errors, _stderr, _stdout, app
+from .progress import BarProgress, PlainProgress
 from .report import arcstat_lines, fio_lines, fio_runs_table, phases_table, summary_table
 
 @app.command("run")
@@ -26,6 +27,8 @@ def run_cmd(
     warmup: Optional[str] = typer.Option(None, "--warmup", help="Override run.warmup (e.g. '0s')."),
     report_interval: Optional[str] = typer.Option(None, "--report-interval", help="Override run.report_interval (e.g. '10s')."),
     arcstat: str = typer.Option("window", "--arcstat", help="arcstat rows to print: 'window' (the measured window, at most 24 rows), 'all' (every interval from the warm-up on), 'none'."),
+    summary_only: bool = typer.Option(False, "--summary-only", help="Print only the summary table(s): no arcstat rows, no fio report per run."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Show no progress on stderr."),
 ) -> None:
     """Run a scenario's variants and print what happened (simulated)."""
     from .. import load_scenario
@@ -57,20 +60,14 @@ def run_cmd(
 
     names = select_variants(sc, variant)
     err = _stderr()
-    if json_out:
+    # Progress goes to stderr only: a bar on a terminal, plain lines into a pipe.
+    if quiet:
         result = run_scenario(sc, names)
+    elif err.is_terminal:
+        with BarProgress(err, sc.name) as bar:
+            result = run_scenario(sc, names, on_variant=bar.on_variant, on_progress=bar)
     else:
-        with Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} variants"),
-            TimeElapsedColumn(), console=err, transient=True,
-        ) as progress:
-            task = progress.add_task(f"{sc.name}", total=len(names))
-
-            def on_variant(name: str, i: int, total: int) -> None:
-                progress.update(task, completed=i, description=f"{sc.name}: {name}")
-
-            result = run_scenario(sc, names, on_variant=on_variant)
-            progress.update(task, completed=len(names))
+        result = run_scenario(sc, names, on_progress=PlainProgress(lambda line: typer.echo(line, err=True)))
     if csv_dir is not None:
         path = result.to_csv(csv_dir)
         err.print(f"series written to {escape(str(path))}")
@@ -78,7 +75,10 @@ def run_cmd(
         typer.echo(result.to_json())
         return
     out = _stdout()
-    out.print(f"[bold]{escape(sc.name)}[/] ({escape(sc.source)}) - simulated by ztwin; numbers are model outputs, not measurements")
+    if summary_only:
+        arcstat = "none"
+    else:
+        out.print(f"[bold]{escape(sc.name)}[/] ({escape(sc.source)}) - simulated by ztwin; numbers are model outputs, not measurements")
     for name in names if arcstat != "none" else []:
         lines = arcstat_lines(result.variant(name), rows=arcstat, limit=24 if arcstat == "window" else None)
         if lines:
@@ -90,12 +90,16 @@ def run_cmd(
             for line in lines:
                 out.print(escape(line))
     title, table = summary_table(result.summary, result.configs)
-    out.print(f"\n[bold]{escape(title)}[/]")
+    if summary_only:
+        # The table alone still says what its numbers are.
+        out.print(f"[bold]{escape(sc.name)}: {escape(title)}[/] - simulated by ztwin; model outputs, not measurements")
+    else:
+        out.print(f"\n[bold]{escape(title)}[/]")
     out.print(table)
     phases = phases_table(result.summary)
     if phases is not None:
         out.print(phases)
-    for name in names:
+    for name in names if not summary_only else []:
         doc = result.summary["variants"][name]
         fio_phases = [p for p in doc.get("phases", []) if p.get("type") == "fio"]
         if not fio_phases:

@@ -46,12 +46,17 @@ impl DirStats {
             "io_bytes": self.bytes,
             "iops": self.ios as f64 / secs,
             "bw_mbps": self.bytes as f64 / 1e6 / secs,
-            "clat_ms": {
-                "p50": self.hist.quantile_ms(0.50),
-                "p95": self.hist.quantile_ms(0.95),
-                "p99": self.hist.quantile_ms(0.99),
-                "max": self.hist.max_ms(),
-                "mean": self.hist.mean_ms(),
+            // No I/O completed: no latency (null), not 0 ms.
+            "clat_ms": if self.ios == 0 {
+                json!({ "p50": null, "p95": null, "p99": null, "max": null, "mean": null })
+            } else {
+                json!({
+                    "p50": self.hist.quantile_ms(0.50),
+                    "p95": self.hist.quantile_ms(0.95),
+                    "p99": self.hist.quantile_ms(0.99),
+                    "max": self.hist.max_ms(),
+                    "mean": self.hist.mean_ms(),
+                })
             },
         })
     }

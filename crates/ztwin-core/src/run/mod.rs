@@ -169,11 +169,12 @@ struct Snapshot {
     zfetch: Option<ZfetchStats>,
 }
 
-/// The series being recorded across phases.
-struct Recorder {
+/// The series being recorded across phases, and the run's observer.
+struct Recorder<'p> {
     series: Series,
     prev: Snapshot,
     next_report: Nanos,
+    observer: Option<progress::Observer<'p>>,
 }
 
 fn secs(t: Nanos) -> f64 {
@@ -261,15 +262,31 @@ mod build;
 mod events;
 mod fio;
 mod phases;
+pub mod progress;
 mod report;
 mod step;
 
 use events::{Event, Schedule};
+pub use progress::Progress;
 
 /// Runs one resolved, validated variant.
 pub fn run_variant(cfg: &VariantConfig) -> Result<VariantResult> {
     cfg.validate()?;
-    Sim::new(cfg)?.run()
+    Sim::new(cfg)?.run(None)
+}
+
+/// [`run_variant`] telling `observer` how far it has come, at most once per report
+/// interval of simulated time and once per `every` of wall time, then once at the end
+/// (see [`progress`]). The result is the same as without an observer; the observer's
+/// answer `false` stops the run with [`Error::Stopped`].
+pub fn run_variant_observed(
+    cfg: &VariantConfig,
+    every: std::time::Duration,
+    observer: &mut dyn FnMut(Progress) -> bool,
+) -> Result<VariantResult> {
+    cfg.validate()?;
+    let observer = progress::Observer::new(observer, every, &cfg.effective_phases());
+    Sim::new(cfg)?.run(Some(observer))
 }
 
 /// Checks one resolved variant as a run would, without running it: the config's
@@ -298,7 +315,21 @@ pub fn check_variant_json(config_json: &str) -> Result<()> {
 /// interval's end). Each entry of "phases" carries its own "arc" and "zfetch" (cat phases too).
 pub fn run_variant_json(config_json: &str) -> Result<String> {
     let cfg = VariantConfig::from_json(config_json)?;
-    let r = run_variant(&cfg)?;
+    result_json(run_variant(&cfg)?)
+}
+
+/// [`run_variant_json`] with an observer (see [`run_variant_observed`]).
+pub fn run_variant_json_observed(
+    config_json: &str,
+    every: std::time::Duration,
+    observer: &mut dyn FnMut(Progress) -> bool,
+) -> Result<String> {
+    let cfg = VariantConfig::from_json(config_json)?;
+    result_json(run_variant_observed(&cfg, every, observer)?)
+}
+
+/// A variant's result as the JSON document of [`run_variant_json`].
+fn result_json(r: VariantResult) -> Result<String> {
     let mut doc = r.summary;
     doc["series"] = serde_json::to_value(&r.series).map_err(|e| Error::Simulation {
         component: "stats.series".into(),

@@ -88,12 +88,13 @@ impl Sim<'_> {
 
     /// Processes events until none is left (clients stop issuing at the phase's end and
     /// finish what they started), emitting series rows on the way. Returns the snapshots
-    /// taken at `window` (start, end) if given.
+    /// taken at `window` (start, end) if given; [`Error::Stopped`] if the observer stopped
+    /// the run.
     pub(super) fn drain(
         &mut self,
         rec: &mut Recorder,
         window: Option<(Nanos, Nanos)>,
-    ) -> Option<(Snapshot, Snapshot)> {
+    ) -> Result<Option<(Snapshot, Snapshot)>> {
         let mut start_snap = None;
         let mut end_snap = None;
         // A workload phase reports up to its window's end; the drain after it is not an interval.
@@ -124,7 +125,7 @@ impl Sim<'_> {
                 self.abandon_in_progress();
                 break;
             }
-            self.report_until(rec, t.min(report_limit));
+            self.report_until(rec, t.min(report_limit))?;
             if let Some((ws, we)) = window {
                 if start_snap.is_none() && t >= ws {
                     self.window_hist.reset();
@@ -140,13 +141,13 @@ impl Sim<'_> {
             self.clock = t;
             self.dispatch(event, t);
         }
-        let (ws, we) = window?;
+        let Some((ws, we)) = window else { return Ok(None) };
         let start = start_snap.unwrap_or_else(|| self.snapshot(ws));
         // Nanos::MAX: no end (a fio phase ends when its jobs do).
         let end =
             end_snap.unwrap_or_else(|| self.snapshot(if we == Nanos::MAX { self.clock.max(ws) } else { we }));
         self.measuring = false;
-        Some((start, end))
+        Ok(Some((start, end)))
     }
 
     /// One pass of the l2arc_feed_thread: the ARC picks what to write, the cache device
@@ -253,11 +254,13 @@ impl Sim<'_> {
         self.waits.fill(Wait::None);
     }
 
-    pub(super) fn run(mut self) -> Result<VariantResult> {
+    /// Runs every phase, telling `observer` (if any) how far the clock has come.
+    pub(super) fn run(mut self, observer: Option<progress::Observer<'_>>) -> Result<VariantResult> {
         let mut rec = Recorder {
             series: Series::default(),
             prev: self.snapshot(0),
             next_report: self.cfg.run.report_interval_ns,
+            observer,
         };
         let threads = self.clients.len();
         let mut phases = Vec::new();
@@ -275,7 +278,7 @@ impl Sim<'_> {
                     let before = self.snapshot(start);
                     while let Some(t) = self.write_next_at() {
                         let t = t.max(self.clock);
-                        self.report_until(&mut rec, t);
+                        self.report_until(&mut rec, t)?;
                         self.clock = t;
                         self.write_event(t);
                     }
@@ -343,7 +346,7 @@ impl Sim<'_> {
                         self.clients[i].state = State::Start;
                         self.queue.at(start, Event::Client(i));
                     }
-                    let (a, b) = self.drain(&mut rec, Some(window)).expect("a window was given");
+                    let (a, b) = self.drain(&mut rec, Some(window))?.expect("a window was given");
                     let mut doc = self.window_summary(&a, &b, w.warmup_ns);
                     main = doc.clone();
                     doc["name"] = json!(w.name);
@@ -359,7 +362,7 @@ impl Sim<'_> {
                     let w0 = self.txgs_synced();
                     let laid_out = self.fio_start(ph, index, start)?;
                     let from = self.fio.as_ref().map_or(start, |r| r.from);
-                    let (a, _) = self.drain(&mut rec, Some((from, Nanos::MAX))).expect("a window was given");
+                    let (a, _) = self.drain(&mut rec, Some((from, Nanos::MAX)))?.expect("a window was given");
                     self.measuring = false;
                     let b = self.snapshot(self.clock.max(from));
                     let (fio, _) = self.fio_results();
@@ -409,7 +412,7 @@ impl Sim<'_> {
                     let a = self.snapshot(start);
                     self.clients[0].state = State::Start;
                     self.queue.at(start, Event::Client(0));
-                    self.drain(&mut rec, None);
+                    self.drain(&mut rec, None)?;
                     let b = self.snapshot(self.clock);
                     let elapsed = (b.time - a.time).max(1) as f64 / SEC as f64;
                     let bytes = self.cat_bytes - bytes0;
@@ -442,7 +445,7 @@ impl Sim<'_> {
         }
         let end = self.clock;
         if rec.prev.time < series_end {
-            self.report_until(&mut rec, series_end);
+            self.report_until(&mut rec, series_end)?;
             if rec.prev.time < series_end && (rec.series.rows() as u64) < crate::config::MAX_SERIES_ROWS {
                 let now = self.snapshot(series_end);
                 self.emit_row(&mut rec.series, &rec.prev, &now);
@@ -466,6 +469,9 @@ impl Sim<'_> {
             // The simulator's own memory for the cache device's blocks (ring and index).
             main["engine"]["l2arc_blocks"] = json!(arc.l2arc_blocks());
             main["engine"]["l2arc_heap_bytes"] = json!(arc.l2arc_heap_bytes());
+        }
+        if let Some(o) = &mut rec.observer {
+            o.finish(end);
         }
         Ok(VariantResult { summary: main, series: rec.series })
     }

@@ -31,15 +31,27 @@ impl Sim<'_> {
         }
     }
 
-    /// Emits the series rows of every report boundary up to `t`.
-    pub(super) fn report_until(&mut self, rec: &mut Recorder, t: Nanos) {
+    /// Emits the series rows of every report boundary up to `t`, and tells the observer
+    /// (if any) the last boundary reached; [`Error::Stopped`] if it asked to stop. Per
+    /// event, when no boundary is due, this is one comparison.
+    #[inline]
+    pub(super) fn report_until(&mut self, rec: &mut Recorder, t: Nanos) -> Result<()> {
+        let mut emitted = false;
         // Bounded: a device that never answers (saturated clocks) must not mean endless rows.
         while t >= rec.next_report && (rec.series.rows() as u64) < crate::config::MAX_SERIES_ROWS {
             let now = self.snapshot(rec.next_report);
             self.emit_row(&mut rec.series, &rec.prev, &now);
             rec.prev = now;
             rec.next_report += self.cfg.run.report_interval_ns;
+            emitted = true;
         }
+        if emitted {
+            if let Some(o) = &mut rec.observer {
+                o.observe(rec.prev.time, self.phase_index);
+                return o.check();
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn emit_row(&mut self, s: &mut Series, a: &Snapshot, b: &Snapshot) {
@@ -47,18 +59,20 @@ impl Sim<'_> {
         s.set("time_s", b.time as f64 / SEC as f64);
         s.set("phase", self.phase_index as f64);
         s.set("measured", if self.measuring { 1.0 } else { 0.0 });
+        // An interval in which nothing completed has no latency (null), not 0 ms.
+        let q = |h: &LatencyHistogram, x: f64| if h.count() == 0 { f64::NAN } else { h.quantile_ms(x) };
         if self.db.is_some() {
             s.set("qps", (b.statements - a.statements) as f64 / dt);
-            s.set("latency_p50_ms", self.interval_hist.quantile_ms(0.50));
-            s.set("latency_p95_ms", self.interval_hist.quantile_ms(0.95));
-            s.set("latency_p99_ms", self.interval_hist.quantile_ms(0.99));
+            s.set("latency_p50_ms", q(&self.interval_hist, 0.50));
+            s.set("latency_p95_ms", q(&self.interval_hist, 0.95));
+            s.set("latency_p99_ms", q(&self.interval_hist, 0.99));
         } else {
             // fio: I/Os completed in the interval (all jobs), and their completion latency.
             s.set("fio_iops", (b.fio_ios - a.fio_ios) as f64 / dt);
             s.set("fio_mbps", (b.fio_bytes - a.fio_bytes) as f64 / 1e6 / dt);
-            s.set("clat_p50_ms", self.interval_hist.quantile_ms(0.50));
-            s.set("clat_p95_ms", self.interval_hist.quantile_ms(0.95));
-            s.set("clat_p99_ms", self.interval_hist.quantile_ms(0.99));
+            s.set("clat_p50_ms", q(&self.interval_hist, 0.50));
+            s.set("clat_p95_ms", q(&self.interval_hist, 0.95));
+            s.set("clat_p99_ms", q(&self.interval_hist, 0.99));
         }
         self.interval_hist.reset();
         let vcpus = self.cpus.vcpus() as f64;

@@ -168,7 +168,7 @@ fn l2arc_noprefetch_keeps_blocks_joined_in_flight_off_the_cache_device() {
             z.release = release;
             z.release_patch = patch;
             z.zfetch.zfs_prefetch_disable = Some(!prefetch);
-            let sim = Sim::new(&cfg).unwrap().run().unwrap();
+            let sim = Sim::new(&cfg).unwrap().run(None).unwrap();
             let cat = &sim.summary["phases"][0];
             num(cat, &["devices", "l2", "write_mbps"]) * (num(cat, &["end_s"]) - num(cat, &["start_s"]))
         };
@@ -197,7 +197,7 @@ fn a_tune_phase_sets_l2arc_parameters_between_phases() {
         cfg
     };
     let written = |cfg: &VariantConfig| {
-        let r = Sim::new(cfg).unwrap().run().unwrap().summary;
+        let r = Sim::new(cfg).unwrap().run(None).unwrap().summary;
         let cat = r["phases"].as_array().unwrap().iter().find(|p| p["type"] == "cat").unwrap().clone();
         (num(&cat, &["devices", "l2", "write_mbps"]), r)
     };
@@ -218,7 +218,7 @@ fn a_tune_phase_sets_l2arc_parameters_between_phases() {
     let mut lacks = variant(true, Some(L2arcTunables { l2arc_mfuonly: Some(1), ..Default::default() }));
     let FsConfig::Zfs(z) = &mut lacks.filesystem else { unreachable!() };
     z.release = ZfsRelease::V0_8;
-    let e = Sim::new(&lacks).and_then(|s| s.run()).map(|_| ()).unwrap_err().to_string();
+    let e = Sim::new(&lacks).and_then(|s| s.run(None)).map(|_| ()).unwrap_err().to_string();
     assert!(e.starts_with("phases[0].l2arc.l2arc_mfuonly: ") && e.contains("0.8"), "{e}");
 }
 
@@ -268,4 +268,87 @@ fn l2arc_tunable_errors_name_the_key_as_written() {
     z.l2arc.l2arc_mfuonly = Some(1);
     let e = Sim::new(&cfg).map(|_| ()).unwrap_err().to_string();
     assert!(e.starts_with("filesystem.l2arc.l2arc_mfuonly: ") && e.contains("0.8"), "{e}");
+}
+
+/// The observer sees the simulated clock at the report boundaries, rising, then the end;
+/// the result is the same byte for byte as without an observer (it only looks).
+#[test]
+fn an_observer_sees_the_clock_rise_and_changes_nothing() {
+    let mut cfg = test_variant();
+    cat_then_bench(&mut cfg);
+    cfg.phases.push(PhaseConfig::Workload(crate::config::WorkloadPhase {
+        name: "again".into(),
+        warmup_ns: SEC,
+        duration_ns: 2 * SEC,
+    }));
+    for cfg in [test_variant(), cfg] {
+        let mut seen = Vec::new();
+        let mut cb = |p: Progress| {
+            seen.push(p);
+            true
+        };
+        let observed = run_variant_observed(&cfg, std::time::Duration::ZERO, &mut cb).unwrap();
+        let plain = run_variant(&cfg).unwrap();
+        assert_eq!(observed.summary.to_string(), plain.summary.to_string());
+        assert_eq!(
+            serde_json::to_string(&observed.series).unwrap(),
+            serde_json::to_string(&plain.series).unwrap()
+        );
+        let phases = cfg.effective_phases().len();
+        assert!(seen.len() >= 4, "{seen:?}");
+        let (last, during) = seen.split_last().unwrap();
+        assert!(last.finished && during.iter().all(|p| !p.finished));
+        assert!(seen.windows(2).all(|w| w[0].simulated_ns < w[1].simulated_ns), "{seen:?}");
+        assert!(seen.windows(2).all(|w| w[0].phase <= w[1].phase), "{seen:?}");
+        assert!(seen.iter().all(|p| p.phases == phases && p.phase < phases));
+        assert!(during.iter().all(|p| p.simulated_ns % cfg.run.report_interval_ns == 0));
+        assert_eq!(last.simulated_ns, (num(&plain.summary, &["engine", "simulated_s"]) * 1e9).round() as u64);
+        if phases == 1 {
+            // One workload phase: 2 s of warm-up and 4 s measured.
+            assert_eq!(last.total_ns, Some(6 * SEC));
+        } else {
+            // A cat phase ends when its reads are done: no total.
+            assert_eq!(last.total_ns, None);
+            assert_eq!(last.phase, phases - 1);
+        }
+    }
+}
+
+/// An observer answering `false` stops the run: no result, an error saying when.
+#[test]
+fn an_observer_can_stop_the_run() {
+    let cfg = test_variant();
+    let mut calls = 0;
+    let mut cb = |p: Progress| {
+        calls += 1;
+        p.simulated_ns < 3 * SEC
+    };
+    let e = run_variant_observed(&cfg, std::time::Duration::ZERO, &mut cb).unwrap_err();
+    assert_eq!(e, Error::Stopped { time_ns: 3 * SEC });
+    assert_eq!(calls, 3);
+}
+
+/// The total of the phases is known only when each has a set length.
+#[test]
+fn the_total_is_known_when_every_phase_has_a_length() {
+    let mut cfg = test_variant();
+    assert_eq!(progress::total_ns(&cfg.effective_phases()), Some(6 * SEC));
+    cat_then_bench(&mut cfg);
+    assert_eq!(progress::total_ns(&cfg.effective_phases()), None);
+    assert_eq!(progress::total_ns(&cfg.phases[1..]), Some(SEC));
+}
+
+/// An interval in which no statement finished (here: the cat phase's) has no latency:
+/// NaN in the series (null in its JSON), not 0 ms; intervals with statements have one.
+#[test]
+fn intervals_without_queries_have_no_latency() {
+    let mut cfg = test_variant();
+    cat_then_bench(&mut cfg);
+    let r = run_variant(&cfg).unwrap();
+    let qps = r.series.column("qps").unwrap();
+    let p50 = r.series.column("latency_p50_ms").unwrap();
+    assert!(qps.contains(&0.0) && qps.iter().any(|&q| q > 0.0), "{qps:?}");
+    for (q, l) in qps.iter().zip(p50) {
+        assert_eq!(*q == 0.0, l.is_nan(), "qps {q} p50 {l}");
+    }
 }

@@ -293,3 +293,15 @@ fn a_randwrite_into_uncached_records_is_bound_by_the_reads() {
         "{iops} IOPS: the writes back take at most as long as the reads"
     );
 }
+
+/// A write-only fio phase reports its (empty) read side without latencies: null, not 0 ms.
+#[test]
+fn a_direction_without_ios_has_no_latency() {
+    let s = run(&seq_write(4, 0));
+    let f = &s["phases"][0]["fio"];
+    assert_eq!(f["read"]["ios"], 0);
+    for k in ["p50", "p95", "p99", "max", "mean"] {
+        assert!(f["read"]["clat_ms"][k].is_null(), "{f:#}");
+        assert!(f["write"]["clat_ms"][k].as_f64().unwrap() > 0.0, "{f:#}");
+    }
+}
