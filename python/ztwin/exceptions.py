@@ -21,6 +21,7 @@ _CORE_KEYS = {
     "outer_rate_bytes_per_sec": "media_rate_outer",
     "inner_rate_bytes_per_sec": "media_rate_inner",
     "readahead_bytes": "readahead",
+    "flush_latency_ns": "flush_latency",
     "innodb_old_blocks_time_ns": "innodb_old_blocks_time",
     "warmup_ns": "warmup",
     "duration_ns": "duration",

@@ -108,6 +108,7 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
         "capacity_bytes": values["size"],
         "ephemeral": bool(values["ephemeral"]),
         "rotational": rotational,
+        "flush_latency_ns": values["flush_latency"] or 0,
     }
 
 

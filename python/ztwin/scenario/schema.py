@@ -102,6 +102,10 @@ class DeviceSpec(_Model):
     media_rate_outer: Optional[Rate] = Field(None, gt=0, description="Sustained media rate at the outer edge (LBA 0).")
     media_rate_inner: Optional[Rate] = Field(None, gt=0, description="Sustained media rate at the inner edge.")
     readahead: Optional[Size] = Field(None, description="Bytes the drive reads ahead after a read; default 0.")
+    flush_latency: Optional[Duration] = Field(
+        None, description="Service time of a cache flush (what the ZFS intent log sends after its writes); "
+        "0 = no volatile write cache (power-loss-protected flash, a write cache off or battery-backed): the flush is free."
+    )
 
 
 ROTATIONAL_KEYS = ("track_to_track_seek", "average_seek", "full_stroke_seek", "write_settle", "media_rate_outer",

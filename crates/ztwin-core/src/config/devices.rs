@@ -32,6 +32,11 @@ pub struct DeviceConfig {
     /// A spinning disk: its mechanics replace the log-normal service time (the latencies
     /// above become the controller's command overhead); None = solid state or virtual.
     pub rotational: Option<RotationalConfig>,
+    /// Service time of a cache flush (SYNCHRONIZE CACHE, FLUSH, an NVMe Flush; what
+    /// `zio_flush` sends), ns. 0: the device has no volatile write cache (power-loss
+    /// protection, or the write cache off), so the block layer completes the flush at once.
+    #[serde(default)]
+    pub flush_latency_ns: u64,
 }
 
 /// Mechanics of a rotational disk (see `dev::disk`); values from the drive's data sheet.

@@ -49,6 +49,7 @@ pub fn test_variant() -> VariantConfig {
             capacity_bytes: None,
             ephemeral: false,
             rotational: None,
+            flush_latency_ns: 0,
         }],
         filesystem: FsConfig::Zfs(ZfsConfig {
             release: ZfsRelease::V0_8,

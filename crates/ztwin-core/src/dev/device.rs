@@ -19,11 +19,23 @@
 //! zone's media rate; its latency draw is the controller's command overhead. That needs the
 //! byte offset of each I/O: [`Device::submit_at`]. Solid-state devices ignore the offset.
 //!
+//! A cache flush ([`Device::flush`], what `zio_flush` sends down as a REQ_PREFLUSH bio)
+//! costs `flush_latency`: a device with a volatile write cache takes a service slot for
+//! that long (FIFO behind what is queued, so on a one-slot disk it waits for every
+//! request before it, as a SATA FLUSH CACHE drains the queue); it passes no throttle (a
+//! hypervisor's and EBS's I/O limits count reads and writes). A device with no volatile
+//! cache (`flush_latency` 0: power-loss-protected flash, a RAM device, a disk with its
+//! write cache off or behind a battery-backed controller) has the flush completed by the
+//! block layer at once (Linux drops PREFLUSH for a queue without QUEUE_FLAG_WC). Flushes
+//! are counted either way: they are what ZFS asked for. A rotational device's writes are
+//! served at the platter (its mechanics), so its flush finds nothing of theirs to destage.
+//!
 //! Simplifications: 1. the throttle is a leaky bucket with no burst credit (gp2's burst
 //! bucket is not modelled; scenarios say "no burst"); 2. reads and writes share one cap,
 //! as EBS counts them; 3. a request's completion time is fixed when it is submitted, which
 //! is exact for FIFO service because submissions arrive in time order; 4. an I/O submitted
-//! without an offset ([`Device::submit`]) to a rotational device lands at a random offset.
+//! without an offset ([`Device::submit`]) to a rotational device lands at a random offset;
+//! 5. a flush's cost does not depend on how much the cache holds.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -60,6 +72,8 @@ pub struct DeviceCounters {
     pub write_bytes: u64,
     /// Time with at least one request outstanding, ns.
     pub busy_ns: Nanos,
+    /// Cache flushes asked for.
+    pub flushes: u64,
 }
 
 /// A simulated block device.
@@ -88,6 +102,8 @@ pub struct Device {
     tracks_queue: bool,
     /// Byte just past the last I/O submitted (vdev_queue's vq_last_offset).
     last_offset: u64,
+    /// Service time of a cache flush (0: no volatile write cache).
+    flush_ns: Nanos,
 }
 
 impl Device {
@@ -146,6 +162,7 @@ impl Device {
             inflight: BinaryHeap::new(),
             tracks_queue: false,
             last_offset: 0,
+            flush_ns: cfg.flush_latency_ns,
         }
     }
 
@@ -249,6 +266,34 @@ impl Device {
         done
     }
 
+    /// A cache flush at `now` (calls in nondecreasing `now`, with the submissions); returns
+    /// its completion time (see the module docs).
+    pub fn flush(&mut self, now: Nanos) -> Nanos {
+        self.counters.flushes += 1;
+        if self.flush_ns == 0 {
+            return now;
+        }
+        let mut slot = self.slots.peek_mut().expect("parallelism >= 1");
+        let Reverse(slot_free) = *slot;
+        let done = slot_free.max(now).saturating_add(self.flush_ns);
+        *slot = Reverse(done);
+        drop(slot);
+        if self.tracks_queue {
+            while self.inflight.peek().is_some_and(|&Reverse(t)| t <= now) {
+                self.inflight.pop();
+            }
+            self.inflight.push(Reverse(done));
+        }
+        if now >= self.busy_until {
+            self.counters.busy_ns = self.counters.busy_ns.saturating_add(done - now);
+            self.busy_until = done;
+        } else if done > self.busy_until {
+            self.counters.busy_ns = self.counters.busy_ns.saturating_add(done - self.busy_until);
+            self.busy_until = done;
+        }
+        done
+    }
+
     /// Counters so far (busy time counts intervals up to their planned completion).
     pub fn counters(&self) -> DeviceCounters {
         self.counters
@@ -283,6 +328,7 @@ mod tests {
             capacity_bytes: None,
             ephemeral: false,
             rotational: None,
+            flush_latency_ns: 0,
         }
     }
 
@@ -355,6 +401,25 @@ mod tests {
         assert!(d.counters_at(10).busy_ns <= 10);
     }
 
+    /// A flush takes a service slot for flush_latency behind what is queued; without a
+    /// volatile cache it completes at once. Both count, neither passes the throttle.
+    #[test]
+    fn a_flush_waits_behind_queued_requests_and_is_free_without_a_write_cache() {
+        let mut c = cfg(Some(1000.0), 1);
+        c.flush_latency_ns = 2 * MS;
+        let mut d = Device::new(&c, 1);
+        let w = d.submit(0, Op::Write, 0);
+        assert_eq!(w, 500 * US);
+        assert_eq!(d.flush(100 * US), 500 * US + 2 * MS, "one slot: behind the write");
+        // The next write is admitted 1 ms after the first (the flush took no admission).
+        assert_eq!(d.submit(0, Op::Write, 0), 500 * US + 2 * MS + 500 * US);
+        assert_eq!(d.counters().flushes, 1);
+        assert_eq!(d.counters().writes, 2);
+        let mut d = Device::new(&cfg(None, 4), 1);
+        assert_eq!(d.flush(7 * MS), 7 * MS);
+        assert_eq!((d.counters().flushes, d.counters().busy_ns), (1, 0));
+    }
+
     #[test]
     fn lognormal_latency_has_the_configured_median() {
         let mut c = cfg(None, 1_000_000);
@@ -390,6 +455,7 @@ mod rotational_tests {
                 capacity_bytes: Some(CAP),
                 ephemeral: false,
                 rotational: Some(sas_7200()),
+                flush_latency_ns: 0,
             },
             1,
         )

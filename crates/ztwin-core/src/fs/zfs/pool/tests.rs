@@ -32,6 +32,7 @@ fn hdd(name: &str) -> DeviceConfig {
         capacity_bytes: Some(TB),
         ephemeral: false,
         rotational: Some(sas_7200()),
+        flush_latency_ns: 0,
     }
 }
 
