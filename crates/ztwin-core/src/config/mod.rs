@@ -61,8 +61,8 @@ pub use zfs::{
     TxgTunables, VdevConfig, ZfetchTunables, ZfsConfig, ZfsRelease,
 };
 pub use zfs_features::{
-    ArcAccessRules, ArcAdaptation, ArcFeatures, ArcStructSizes, L2arcFeatures, MgAliquot, PoolFeatures,
-    PrefetchRead, ZfetchFeatures, ZfsFeatures,
+    ArcAccessRules, ArcAdaptation, ArcFeatures, ArcStructSizes, EarlyIssue, L2arcFeatures, LwbSizing,
+    MgAliquot, PoolFeatures, PrefetchRead, ZfetchFeatures, ZfsFeatures, ZilFeatures,
 };
 
 #[cfg(test)]

@@ -12,9 +12,10 @@
 //! is a new row, and every `match` on the enums here is exhaustive, so the compiler shows
 //! each place that must handle a new variant.
 //!
-//! What depends on the point release: the L2ARC (2.2.1, 2.2.3, 2.2.6, 2.2.7) and the
-//! prefetcher (2.1.6, 2.1.10, 2.2.4). The ARC, dbuf, pool and txg rows are the release's
-//! (0.8 is modelled as 0.8.6, 2.1 as 2.1.16, 2.2 as 2.2.0 .. 2.2.11), whatever the patch.
+//! What depends on the point release: the L2ARC (2.2.1, 2.2.3, 2.2.6, 2.2.7), the
+//! prefetcher (2.1.6, 2.1.10, 2.2.4) and the intent log (2.1.10, 2.2.1, 2.2.3, 2.2.4). The
+//! ARC, dbuf, pool and txg rows are the release's (0.8 is modelled as 0.8.6, 2.1 as
+//! 2.1.16, 2.2 as 2.2.0 .. 2.2.11), whatever the patch.
 
 use super::ZfsRelease;
 
@@ -66,6 +67,8 @@ pub struct ZfsFeatures {
     pub zfetch: ZfetchFeatures,
     /// Allocation across top-level vdevs.
     pub pool: PoolFeatures,
+    /// The intent log (point-release dependent in 2.1 and 2.2).
+    pub zil: ZilFeatures,
 }
 
 /// How `arc_read()` / `arc_access()` treat a read (the ARC's state transitions).
@@ -314,6 +317,94 @@ pub struct PoolFeatures {
     pub mg_aliquot: MgAliquot,
 }
 
+/// How the size of the next log block is chosen when one is issued (module/zfs/zil.c).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LwbSizing {
+    /// `zil_block_buckets`: the smallest bucket holding the log bytes committed since the
+    /// last commit that found the ZIL idle (`zl_cur_used`) plus the block's chain header,
+    /// then the largest of the last 16 choices (`ZIL_PREV_BLKS`). With `split_128k` a
+    /// bucket of 132 KiB gives 68 KiB blocks (a 128 KiB record as two halves, 0.8.6 and
+    /// 2.1); removed by 1e1d748cae ("ZIL: Remove 128K into 2x68K LWB split
+    /// optimization", 2.2.3).
+    Buckets {
+        /// The 128K-to-2x68K bucket.
+        split_128k: bool,
+    },
+    /// Bursts (`zil_lwb_plan`, `zil_lwb_predict`): what is left of the commit's burst, or
+    /// a prediction from the last 8 bursts (`ZIL_BURSTS`), rounded up to 4 KiB.
+    /// 25ea8ce94b ("ZIL: Improve next log block size prediction", 2.2.4).
+    Bursts,
+}
+
+/// When a commit writes its open log block at once instead of waiting
+/// `zfs_commit_timeout_pct` of the last block's latency for more records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EarlyIssue {
+    /// Never: the block goes out when it is full or when the waiter times out (0.8,
+    /// 2.1.0 .. 2.1.9).
+    Never,
+    /// When no block was open or in flight (`first`) and the wait would be shorter than
+    /// `zil_min_commit_timeout` (5 us) or the block is 7/8 full. 0f740a4f1d ("Introduce
+    /// minimal ZIL block commit delay", 2.2.0; in 2.1.10).
+    MinCommitTimeout,
+    /// When the workload is single-threaded (`zl_parallel` is 0: no commit found an open
+    /// block during the last 8 bursts). 7ea8331009 ("ZIL: Detect single-threaded
+    /// workloads", 2.2.4).
+    SingleThreaded,
+}
+
+/// The intent log's row (module/zfs/zil.c, zfs_log.c, zio.c `zio_alloc_zil`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZilFeatures {
+    /// The twin models this release's ZIL. 0.6's (the 2012 illumos zil.c, before the
+    /// commit waiters of OpenZFS 8585) is not: sync writes are refused there.
+    pub modelled: bool,
+    /// The next block's size.
+    pub sizing: LwbSizing,
+    /// Lone commits that skip the wait.
+    pub early_issue: EarlyIssue,
+    /// `zl_last_lwb_latency` is averaged: new = (old * (2^k - 1) + latest) / 2^k; 0 keeps
+    /// the latest (0.8, 2.1.0 .. 2.1.9), 2 from 2.1.10 (with 0f740a4f1d's backport), 3 from
+    /// 2.2.0.
+    pub latency_shift: u8,
+    /// `zfs_commit_timeout_pct` default: 5, 10 from 2.2.4 (with 7ea8331009).
+    pub commit_timeout_pct: u32,
+    /// `zil_slog_bulk` default: 768 KiB, 64 MiB from 2.2.1 (6d693e20a2, "Large sync
+    /// writes perform worse with slog").
+    pub slog_bulk: u64,
+    /// `zil_maxcopied` (the largest WR_COPIED record, and `zil_max_waste_space` is a 16th
+    /// of a block's room instead of an 8th): 7680 from 2.2.0 (9be8ddfb3c, "ZIL: Reduce
+    /// maximum size of WR_COPIED to 7.5K"); None: half a maximal block's room.
+    pub maxcopied: Option<u32>,
+    /// 2.2's issue pipeline (df8c9f351d, "ZIL: Second attempt to reduce scope of
+    /// zl_issuer_lock", and 62677576a7, 2.2.0): a record's data is fetched (copied, or its
+    /// block written by dmu_sync) when its block is issued, not when it is assigned; a
+    /// block without waiters defers its flushes only to a next block already issued.
+    pub issue_pipeline: bool,
+    /// The zil_itx_metaslab_{normal,slog}_* counters count a block by its own class
+    /// (f63811f072, 2.2.0); before, by the class of the next block allocated when it is
+    /// issued. The `_write` and `_alloc` counters: b6fbe61fa6 (2.2.0).
+    pub metaslab_stats_own_block: bool,
+    /// The embedded log metaslab (`spa_embedded_log_class`): without a SLOG, log blocks go
+    /// to one metaslab set aside per vdev of more than `zfs_embedded_slog_min_ms` (64)
+    /// metaslabs. aa755b3549 ("Set aside a metaslab for ZIL blocks", 2.1.0).
+    pub embedded_log: bool,
+}
+
+/// 0.8.6's ZIL (OpenZFS 8585's commit waiters; zil_maxblocksize from 0.8.3).
+const ZIL_0_8: ZilFeatures = ZilFeatures {
+    modelled: true,
+    sizing: LwbSizing::Buckets { split_128k: true },
+    early_issue: EarlyIssue::Never,
+    latency_shift: 0,
+    commit_timeout_pct: 5,
+    slog_bulk: 768 << 10,
+    maxcopied: None,
+    issue_pipeline: false,
+    metaslab_stats_own_block: false,
+    embedded_log: false,
+};
+
 /// The rows of the 2016-2020 ARC (0.8 and 2.1): the same code but for 2.0's and 2.1's
 /// limits and headers.
 const ARC_0_8: ArcFeatures = ArcFeatures {
@@ -384,6 +475,8 @@ impl ZfsFeatures {
                 l2arc: L2ARC_0_8,
                 zfetch: ZFETCH_0_8,
                 pool: POOL_0_8,
+                // Not modelled (refused by the ZIL's parameters): 0.8's row stands in.
+                zil: ZilFeatures { modelled: false, ..ZIL_0_8 },
             },
             ZfsRelease::V0_8 => ZfsFeatures {
                 dbuf_cache: true,
@@ -398,6 +491,7 @@ impl ZfsFeatures {
                 l2arc: L2ARC_0_8,
                 zfetch: ZFETCH_0_8,
                 pool: POOL_0_8,
+                zil: ZIL_0_8,
             },
             ZfsRelease::V2_1 => ZfsFeatures {
                 dbuf_cache: true,
@@ -434,6 +528,12 @@ impl ZfsFeatures {
                     ..ZFETCH_0_8
                 },
                 pool: POOL_0_8,
+                zil: ZilFeatures {
+                    early_issue: if patch >= 10 { EarlyIssue::MinCommitTimeout } else { EarlyIssue::Never },
+                    latency_shift: if patch >= 10 { 2 } else { 0 },
+                    embedded_log: true,
+                    ..ZIL_0_8
+                },
             },
             ZfsRelease::V2_2 => ZfsFeatures {
                 dbuf_cache: true,
@@ -479,6 +579,22 @@ impl ZfsFeatures {
                     reorder: patch >= 4,
                 },
                 pool: PoolFeatures { metaslab_aliquot: 1 << 20, mg_aliquot: MgAliquot::DataDisks },
+                zil: ZilFeatures {
+                    modelled: true,
+                    sizing: if patch >= 4 {
+                        LwbSizing::Bursts
+                    } else {
+                        LwbSizing::Buckets { split_128k: patch < 3 }
+                    },
+                    early_issue: if patch >= 4 { EarlyIssue::SingleThreaded } else { EarlyIssue::MinCommitTimeout },
+                    latency_shift: 3,
+                    commit_timeout_pct: if patch >= 4 { 10 } else { 5 },
+                    slog_bulk: if patch >= 1 { 64 << 20 } else { 768 << 10 },
+                    maxcopied: Some(7680),
+                    issue_pipeline: true,
+                    metaslab_stats_own_block: true,
+                    embedded_log: true,
+                },
             },
         }
     }
@@ -486,7 +602,7 @@ impl ZfsFeatures {
 
 impl ZfsRelease {
     /// The release's row at point release 0. Only its release-level features (all but
-    /// `l2arc` and `zfetch`) are the same at every point release: read those from here,
+    /// `l2arc`, `zfetch` and `zil`) are the same at every point release: read those from here,
     /// and the rest from [`ZfsFeatures::resolve`] with the patch.
     pub fn features(self) -> ZfsFeatures {
         ZfsFeatures::resolve(self, 0)
@@ -546,6 +662,27 @@ mod tests {
         assert!(!at(ZfsRelease::V2_1, 5).byte_distances && at(ZfsRelease::V2_1, 6).byte_distances);
         assert!(!at(ZfsRelease::V2_1, 9).io_active_limit && at(ZfsRelease::V2_1, 10).io_active_limit);
         assert!(!at(ZfsRelease::V2_2, 3).reorder && at(ZfsRelease::V2_2, 4).reorder);
+    }
+
+    /// The ZIL's point-release changes, each where the tag's zil.c has it.
+    #[test]
+    fn the_zil_changes_with_the_patch() {
+        let at = |r, p| ZfsFeatures::resolve(r, p).zil;
+        assert!(!at(ZfsRelease::V0_6, 0).modelled);
+        assert_eq!(at(ZfsRelease::V0_8, 0), ZIL_0_8);
+        assert_eq!((at(ZfsRelease::V2_1, 9).early_issue, at(ZfsRelease::V2_1, 9).latency_shift), (EarlyIssue::Never, 0));
+        assert_eq!(at(ZfsRelease::V2_1, 10).early_issue, EarlyIssue::MinCommitTimeout);
+        assert!(!at(ZfsRelease::V0_8, 0).embedded_log && at(ZfsRelease::V2_1, 0).embedded_log);
+        let z = |p| at(ZfsRelease::V2_2, p);
+        assert_eq!((z(0).slog_bulk, z(1).slog_bulk), (768 << 10, 64 << 20));
+        assert_eq!(z(2).sizing, LwbSizing::Buckets { split_128k: true });
+        assert_eq!(z(3).sizing, LwbSizing::Buckets { split_128k: false });
+        assert_eq!((z(4).sizing, z(4).early_issue), (LwbSizing::Bursts, EarlyIssue::SingleThreaded));
+        assert_eq!((z(3).commit_timeout_pct, z(4).commit_timeout_pct), (5, 10));
+        for r in [ZfsRelease::V0_8, ZfsRelease::V2_1] {
+            assert!(at(r, 16).maxcopied.is_none() && !at(r, 16).issue_pipeline);
+        }
+        assert!(z(0).maxcopied == Some(7680) && z(0).issue_pipeline && z(0).metaslab_stats_own_block);
     }
 
     #[test]
