@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -227,7 +228,15 @@ def test_a_fio_scenario_resolves_to_the_core_config():
     ({"run": {"duration": "60s"}}, "run.duration", "does not apply to fio"),
     ({"phases": [{"type": "fio", "jobs": ["nosuch"]}]}, "phases[0].jobs", "no job named 'nosuch'"),
     ({"phases": [{"type": "restart"}]}, "phases", "needs at least one fio phase"),
-    ({"workload": {"type": "fio", "jobs": "[j]\nsize=1m\nrw=write\nend_fsync=1\n"}}, "workload.jobs", "synchronous writes"),
+    ({"workload": {"type": "fio", "jobs": "[j]\nsize=1m\nrw=write\nwrite_barrier=4\n"}}, "workload.jobs", "'write_barrier' is not modelled"),
+    ({"filesystem": {"type": "xfs", "device": "disk"}, "workload": {"type": "fio", "jobs": "[j]\nfilename=/x/f\nsize=1m\nrw=write\ndirect=1\nend_fsync=1\n"},
+      "phases": []}, "workload.jobs", "modelled on ZFS only"),
+    ({"filesystem": {"type": "ext4", "device": "disk"}, "workload": {"type": "fio", "jobs": "[j]\nfilename=/x/f\nsize=1m\nrw=write\ndirect=1\nsync=1\n"},
+      "phases": []}, "workload.jobs", "jbd2"),
+    ({"workload": {"type": "fio", "fio_version": "3.20", "jobs": "[j]\nfilename=/x/f\nsize=1m\nrw=write\nsync=dsync\n"}, "phases": []},
+     "workload.jobs", "before 3.24"),
+    ({"filesystem": {"type": "zfs", "release": "0.6", "vdevs": ["disk"]}, "workload": {"type": "fio", "jobs": "[j]\nfilename=/x/f\nsize=1m\nrw=write\nfsync=1\n"},
+      "phases": []}, "filesystem.release", "intent log of release 0.6"),
     ({"phases": [{"type": "workload"}]}, "phases[0].type", "not workload"),
     ({"filesystem": {"type": "xfs", "device": "disk"}}, "workload.jobs", "direct=0"),
     ({"workload": {"type": "fio", "jobs": "[j]\nsize=1m\nbogus=1\n"}}, "workload.jobs", "'bogus'"),
@@ -240,6 +249,74 @@ def test_fio_scenario_errors_name_the_field(change, where, message):
         ztwin.resolve(with_(**change))
     text = str(e.value)
     assert where in text and message in text, text
+
+
+def test_sync_options_parse_as_fio_reads_them():
+    j = jobs_of("[a]\nsize=1m\nrw=write\nfsync=32\n[b]\nsize=1m\nrw=randwrite\nfdatasync=4\nsync\nend_fsync\n"
+                "[c]\nsize=1m\nrw=write\nsync=dsync\nfsync_on_close=1\n[d]\nsize=1m\nrw=write\nsync=0\n")
+    pick = lambda job: (job["fsync"], job["fdatasync"], job["sync"], job["end_fsync"], job["fsync_on_close"])  # noqa: E731
+    assert [pick(x) for x in j] == [(32, 0, "none", False, False), (0, 4, "sync", True, False),
+                                   (0, 0, "dsync", False, True), (0, 0, "none", False, False)]
+    for text, word in [("sync=1", "sync"), ("sync=sync", "sync"), ("sync=none", "none"), ("sync=DSYNC", "dsync")]:
+        assert jobs_of(f"[j]\nsize=1m\n{text}\n")[0]["sync"] == word
+    old = lambda text: resolve_jobs(parse_job_file(f"[j]\nsize=1m\n{text}\n", "t.fio"), [], "t.fio", (3, 20)).jobs[0]["sync"]  # noqa: E731
+    assert old("sync=1") == "sync" and old("sync=0") == "none"
+    for text, pattern in [("sync=always", "allowed: none or 0"), ("fsync=-1", "out of range"), ("end_fsync=yes", "1 or 0"),
+                          ("sync_file_range=write:8", "not modelled")]:
+        with pytest.raises(FioError, match=pattern):
+            resolved(f"[j]\nsize=1m\n{text}\n")
+    with pytest.raises(FioError, match="before 3.24"):
+        resolve_jobs(parse_job_file("[j]\nsize=1m\nsync=sync\n", "t.fio"), [], "t.fio", (3, 23))
+
+
+SYNC_BASE = with_(
+    devices={"disk": {"preset": "virtio-throttled", "iops_limit": 3000}},
+    workload={"type": "fio", "jobs": """
+[w]
+filename=/tank/f
+size=16m
+rw=randwrite
+bs=16k
+io_size=2m
+sync=1
+[f]
+filename=/tank/g
+size=16m
+rw=randwrite
+bs=16k
+io_size=2m
+fsync=8
+"""},
+    phases=[{"type": "fio", "jobs": ["w"]}, {"type": "fio", "name": "fsync", "jobs": ["f"]}],
+)
+
+
+def test_sync_writes_and_fsyncs_report_the_log_and_the_flushes():
+    r = ztwin.run(SYNC_BASE)
+    doc = r.summary["variants"]["base"]
+    w, f = doc["phases"]
+    assert w["fio"]["write"]["ios"] == 128
+    assert w["zil"]["zil_commit_count"] == 128 and w["zil"]["zil_itx_count"] >= 128
+    # O_SYNC writes wait for the log block's write and its flush (500us on this preset).
+    assert w["fio"]["write"]["clat_ms"]["p50"] >= 0.2 + 0.5
+    assert w["devices"]["disk"]["flushes_per_sec"] > 0
+    assert f["fio"]["sync"]["ios"] == 15 and f["zil"]["zil_commit_count"] == 15
+    assert f["fio"]["write"]["clat_ms"]["p50"] < 0.2, "the writes themselves do not wait for the disk"
+    row = r.summary_frame().filter(pl.col("phase") == "fsync").row(0, named=True)
+    assert row["zil_zil_commit_count"] == 15 and row["fio_sync_ios"] == 15
+    assert row["devices_disk_flushes_per_sec"] > 0
+
+
+def test_the_cli_prints_fio_sync_lines(tmp_path):
+    import tomli_w
+    from typer.testing import CliRunner
+
+    from ztwin.cli import app
+
+    path = tmp_path / "s.toml"
+    path.write_text(tomli_w.dumps(SYNC_BASE))
+    out = CliRunner().invoke(app, ["run", str(path)], env={"COLUMNS": "200"}).output
+    assert "fsync/fdatasync/sync_file_range:" in out and "sync percentiles (msec): 50.00th=[" in out, out
 
 
 def test_sysbench_phases_and_fio_phases_do_not_mix():

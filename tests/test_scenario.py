@@ -291,6 +291,15 @@ def test_unknown_key_lists_allowed_keys_of_the_right_filesystem(load_file):
         ({"seed": -1}, "seed", "greater than or equal to 0"),
         ({"name": ""}, "name", "at least 1 character"),
         ({"variants": [1]}, "variants", "must be a table"),
+        ({"filesystem": dict(BASE["filesystem"], sync="sometimes")}, "filesystem.sync", "must be 'standard', 'always' or 'disabled'"),
+        ({"filesystem": dict(BASE["filesystem"], logbias="fast")}, "filesystem.logbias", "must be 'latency' or 'throughput'"),
+        ({"filesystem": dict(BASE["filesystem"], zil={"zil_slog_bulks": 1})}, "filesystem.zil.zil_slog_bulks", "unknown key"),
+        ({"filesystem": dict(BASE["filesystem"], zil={"zfs_commit_timeout_pct": 5000})}, "filesystem.zil.zfs_commit_timeout_pct", "less than or equal to 1000"),
+        ({"filesystem": dict(BASE["filesystem"], zil={"zil_maxblocksize": "6K"})}, "filesystem.zil.zil_maxblocksize", "multiple of 4 KiB"),
+        ({"filesystem": dict(BASE["filesystem"], zil={"zil_min_commit_timeout": "5us"})}, "filesystem.zil.zil_min_commit_timeout", "2.1.10 to 2.2.3"),
+        ({"filesystem": dict(BASE["filesystem"], zil={"zil_maxcopied": "8K"})}, "filesystem.zil.zil_maxcopied", "from release 2.2.0"),
+        ({"filesystem": dict(BASE["filesystem"], release="0.6", sync="always")}, "filesystem.release", "not modelled"),
+        ({"devices": {"ebs": {"preset": "aws-gp2", "size": "1000GiB", "flush_latency": "soon"}}}, "devices.ebs.flush_latency", "cannot read 'soon'"),
     ],
 )
 def test_rejection(load_file, change, loc, fragment):
@@ -397,6 +406,24 @@ def test_gp3_defaults_and_provisioning():
     d = base(devices={"ebs": {"preset": "aws-gp3", "size": "100GiB", "iops_limit": 16000, "throughput_limit": "1000MiB/s"}})
     dev = next(iter(resolve(d).values()))["devices"][0]
     assert dev["iops_limit"] == 16000 and dev["throughput_limit_bytes_per_sec"] == 1000 * MiB
+
+
+def test_sync_logbias_zil_and_flush_latency_resolve(load_file):
+    fs = dict(BASE["filesystem"], release="2.2", sync="always", logbias="throughput",
+              zil={"zfs_immediate_write_sz": "64K", "zil_slog_bulk": "1M", "zil_maxcopied": "4K"})
+    sc = load_file(base(filesystem=fs, devices={"ebs": {"preset": "aws-gp2", "size": "1000GiB", "flush_latency": "2ms"}}))
+    cfg = sc.variants["base"]
+    z = cfg["filesystem"]
+    assert (z["sync"], z["logbias"]) == ("always", "throughput")
+    assert z["zil"] == {"zfs_immediate_write_sz": 65536, "zil_slog_bulk": 1 << 20, "zfs_commit_timeout_pct": None,
+                        "zil_maxblocksize": None, "zil_min_commit_timeout": None, "zil_maxcopied": 4096}
+    assert cfg["devices"][0]["flush_latency_ns"] == 2_000_000
+    d = load_file(base()).variants["base"]
+    assert (d["filesystem"]["sync"], d["filesystem"]["logbias"]) == ("standard", "latency")
+    assert d["devices"][0]["flush_latency_ns"] == 0, "aws-gp2: no volatile write cache"
+    # 2.1.10+ has zil_min_commit_timeout.
+    fs21 = dict(BASE["filesystem"], release="2.1", zil={"zil_min_commit_timeout": "10us"})
+    assert load_file(base(filesystem=fs21)).variants["base"]["filesystem"]["zil"]["zil_min_commit_timeout"] == 10_000
 
 
 def test_innodb_old_blocks_time_bare_integer_is_ms():

@@ -32,6 +32,12 @@ core's ``FioJob`` (``ztwin_core::config``), and the files the jobs use into the
 - ``io_size`` (alias ``io_limit``) defaults to ``size``; ``rwmixwrite`` sets
   ``rwmixread`` to 100 minus it; ``buffered`` is ``direct``'s inverse; ``bs`` takes a
   read and a write size (``bs=4k,8k``).
+- Syncs (``options.c``): ``fsync=N`` / ``fdatasync=N`` (an fsync after every N writes
+  issued), ``sync`` (``none``/``0``, ``sync``/``1`` for O_SYNC, ``dsync`` for O_DSYNC;
+  the words need fio 3.24 or later, eb9f8d7f: before, ``sync`` was a boolean),
+  ``end_fsync`` and ``fsync_on_close`` (booleans). The core models them on ZFS (its
+  intent log); on XFS and ext4 they are refused (their journals are not modelled).
+  ``write_barrier`` and ``sync_file_range`` are refused.
 
 Every option not in :data:`OPTIONS` is an error naming the option, the job and the file.
 Options accepted without effect on the model say why in :data:`NO_EFFECT`.
@@ -326,6 +332,16 @@ def _format(v: str) -> str:
     return v
 
 
+def _sync(value: Optional[str], job: dict[str, Any]) -> str:
+    v = "1" if value is None else value.strip().lower()
+    words = {"none": "none", "0": "none", "sync": "sync", "1": "sync", "dsync": "dsync"}
+    if v not in words:
+        raise FioError(f"{v!r}: allowed: none or 0, sync or 1 (O_SYNC), dsync (O_DSYNC)")
+    if v in ("none", "sync", "dsync") and job["fio_version"] < (3, 24):
+        raise FioError(f"sync={v}: fio before 3.24 takes sync=0 or 1 (a boolean; the words came with eb9f8d7f)")
+    return words[v]
+
+
 def _kb_base(value: Optional[str], job: dict[str, Any]) -> int:
     v = _int(_need(value), 0, 1 << 20)
     if v not in (1000, 1024):
@@ -373,6 +389,11 @@ OPTIONS: dict[str, Callable[[Optional[str], dict[str, Any]], None]] = {
     "zero_buffers": _buffers("zero_buffers", _bool),
     "scramble_buffers": _buffers("scramble_buffers", _bool),
     "kb_base": _set("kb_base", _kb_base),
+    "fsync": _set("fsync", lambda v, j: _int(_need(v), 0, 2**32 - 1)),
+    "fdatasync": _set("fdatasync", lambda v, j: _int(_need(v), 0, 2**32 - 1)),
+    "sync": _set("sync", _sync),
+    "end_fsync": _set("end_fsync", lambda v, j: _bool(v)),
+    "fsync_on_close": _set("fsync_on_close", lambda v, j: _bool(v)),
 }
 
 
@@ -397,8 +418,9 @@ for _k in NO_EFFECT:
     OPTIONS.setdefault(_k, lambda v, j: None)
 
 
-def _defaults() -> dict[str, Any]:
+def _defaults(fio_version: tuple[int, int] = (3, 36)) -> dict[str, Any]:
     return {
+        "fio_version": fio_version,
         "kb_base": 1024,
         "rw": "read",
         "rwmixread": 50,
@@ -429,11 +451,19 @@ def _defaults() -> dict[str, Any]:
         "randseed": FIO_RANDSEED,
         "group_reporting": False,
         "buffers": {},
+        "fsync": 0,
+        "fdatasync": 0,
+        "sync": "none",
+        "end_fsync": False,
+        "fsync_on_close": False,
     }
 
 
-# Options that make writes synchronous or flush them: refused by name (the ZIL is not modelled).
-SYNC_OPTIONS = ("fsync", "fdatasync", "end_fsync", "fsync_on_close", "sync", "write_barrier", "sync_file_range")
+# Ways to flush that are not modelled: refused by name.
+SYNC_OPTIONS = ("write_barrier", "sync_file_range")
+
+#: Options that commit what a job writes (modelled on ZFS only).
+COMMIT_OPTIONS = ("fsync", "fdatasync", "sync", "end_fsync", "fsync_on_close")
 
 
 def _apply(job: dict[str, Any], sec: Section, origin: str, job_name: str) -> None:
@@ -443,8 +473,8 @@ def _apply(job: dict[str, Any], sec: Section, origin: str, job_name: str) -> Non
         handler = OPTIONS.get(key)
         if handler is None and key in SYNC_OPTIONS:
             raise FioError(
-                f"{where}: job [{job_name}]: option {key!r}: synchronous writes (fsync, O_SYNC, the ZFS "
-                "intent log) are not modelled yet; writes are asynchronous (fio's default sync=0, no fsync)"
+                f"{where}: job [{job_name}]: option {key!r} is not modelled; fsync=N, fdatasync=N, sync, "
+                "end_fsync and fsync_on_close are (on ZFS)"
             )
         if handler is None:
             raise FioError(
@@ -470,9 +500,11 @@ class ResolvedFio:
     job_names: list[str]
 
 
-def resolve_jobs(file_sections: list[Section], cmd_sections: list[Section], origin: str) -> ResolvedFio:
-    """Applies globals and options in fio's order; returns the core's jobs and files."""
-    glob = _defaults()
+def resolve_jobs(file_sections: list[Section], cmd_sections: list[Section], origin: str,
+                 fio_version: tuple[int, int] = (3, 36)) -> ResolvedFio:
+    """Applies globals and options in fio's order (fio release ``fio_version``, major and
+    minor); returns the core's jobs and files."""
+    glob = _defaults(fio_version)
     cmd_global = [s for s in cmd_sections if s.is_global]
     for s in cmd_global:
         _apply(glob, s, origin, "global")
@@ -568,6 +600,11 @@ def resolve_jobs(file_sections: list[Section], cmd_sections: list[Section], orig
             "randseed": j["randseed"],
             "group_reporting": j["group_reporting"],
             "buffers": buffers,
+            "fsync": j["fsync"],
+            "fdatasync": j["fdatasync"],
+            "sync": j["sync"],
+            "end_fsync": j["end_fsync"],
+            "fsync_on_close": j["fsync_on_close"],
         })
         if j["time_based"] and not j["runtime_ns"]:
             raise FioError(f"{at}: time_based needs a runtime")
@@ -585,8 +622,22 @@ def job_reads(job: dict[str, Any]) -> bool:
     return job["rw"] in ("read", "randread") or (job["rw"] in ("rw", "randrw") and job["rwmixread"] > 0)
 
 
-def load(job_file: Optional[str], inline: Optional[str], options: Optional[list[str] | str], base_dir: Path) -> ResolvedFio:
-    """Reads the job file (relative to ``base_dir``) or inline text and the options."""
+def job_commits(job: dict[str, Any]) -> bool:
+    """True if a resolved job commits what it writes (fsync, fdatasync, O_SYNC, end fsync)."""
+    return job_writes(job) and bool(job["fsync"] or job["fdatasync"] or job["sync"] != "none"
+                                    or job["end_fsync"] or job["fsync_on_close"])
+
+
+def version_tuple(version: str) -> tuple[int, int]:
+    """(major, minor) of a fio release string ("3.36", "fio-2.0.14")."""
+    m = re.fullmatch(r"(?:fio-)?(\d+)\.(\d+)(?:\.\d+)?", version.strip())
+    return (int(m.group(1)), int(m.group(2))) if m else (3, 36)
+
+
+def load(job_file: Optional[str], inline: Optional[str], options: Optional[list[str] | str], base_dir: Path,
+         fio_version: str = DEFAULT_FIO_VERSION) -> ResolvedFio:
+    """Reads the job file (relative to ``base_dir``) or inline text and the options, as
+    fio release ``fio_version`` reads them."""
     file_sections: list[Section] = []
     origin = "options"
     if job_file is not None:
@@ -607,4 +658,4 @@ def load(job_file: Optional[str], inline: Optional[str], options: Optional[list[
         origin = "workload.jobs"
         file_sections = parse_job_file(inline, origin)
     cmd = parse_command_line(options, "workload.options") if options else []
-    return resolve_jobs(file_sections, cmd, origin)
+    return resolve_jobs(file_sections, cmd, origin, version_tuple(fio_version))

@@ -5,10 +5,14 @@ The core answers each variant with one JSON object (see ``ztwin_core::run``)::
     {"qps", "tps", "queries", "window_s",
      "latency_ms": {"p50", "p95", "p99", "max"},
      "cpu_utilization",
-     "devices": {NAME: {"read_iops", "write_iops", "read_mbps", "write_mbps", "utilization"}},
+     "devices": {NAME: {"read_iops", "write_iops", "read_mbps", "write_mbps", "utilization",
+                        "flushes_per_sec" (where the intent log runs)}},
      "innodb": {"buffer_pool_hit_ratio", "pages_read"},
      "arc": {arcstats names: "hits", "misses", "demand_data_misses", ..., "size", "c"},  # ZFS only
      "zfetch": {zfetchstats names of the release: "hits", "misses", "max_streams", ...},  # ZFS only
+     "zil": {/proc/spl/kstat/zfs/zil names of the release: "zil_commit_count",
+             "zil_itx_indirect_count", ..., "zil_itx_metaslab_slog_bytes", then the model's
+             "lwb_writes", "dmu_sync_writes", "flushes", ...},  # ZFS with fsync/O_SYNC/sync=always
      "series": {"time_s": [...], "qps": [...], "latency_p95_ms": [...], "arc_hits": [...], ...}}
 
 :attr:`Result.summary` is ``{"scenario": NAME, "variants": {VARIANT: that object without
@@ -102,8 +106,9 @@ class Result:
         """The summaries as data: one row per variant and phase (``variant``, ``phase``,
         ``type``, ``start_s``, ``end_s``, then every figure of the phase, nested names joined
         by ``_``: ``qps``, ``latency_ms_p95``, ``arc_hits``, ``arc_demand_data_misses``,
-        ``devices_NAME_read_iops``, ``fio_read_iops``, ...; arcstats keep their names under
-        ``arc_``). Counts are integers, ratios and rates floats, flags booleans; a figure a
+        ``devices_NAME_read_iops``, ``devices_NAME_flushes_per_sec``, ``fio_read_iops``,
+        ``fio_sync_lat_ms_p99``, ...; arcstats keep their names under ``arc_``, the zil
+        kstats under ``zil_``: ``zil_zil_commit_count``). Counts are integers, ratios and rates floats, flags booleans; a figure a
         phase lacks is null. A run without phases gives one row per variant (phase null)."""
         rows = []
         for name, doc in self._docs.items():

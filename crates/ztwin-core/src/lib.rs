@@ -31,10 +31,16 @@
 //! [`config`] is data only (it imports no model); [`support`] holds the generic maps and
 //! memory hints the models share.
 //!
+//! A write goes down the same way into the filesystem's write path: on ZFS
+//! (`fs::zfs::write_path`) each record is dirtied in the open txg, which the txg sync
+//! writes later, and logged for the intent log (`fs::zfs::zil`); an fsync or a
+//! synchronous write commits that log, writing log blocks (to the SLOG when there is one)
+//! and flushing the devices written, and returns when they are stable.
+//!
 //! [`run`] wires one resolved [`config::VariantConfig`] into that stack and runs it: it
 //! keeps the clients, the CPUs and the typed event queue (`run::events`: clients, prefetch
-//! reads, the L2ARC feed and the txg sync), and each request goes down the layers and
-//! comes back up.
+//! reads, the L2ARC feed, the txg sync and the intent log), and each request goes down the
+//! layers and comes back up.
 
 pub mod cache;
 pub mod config;

@@ -50,6 +50,9 @@ fn zfs(arc_max: u64, arc_min: u64) -> FsConfig {
         l2arc: Default::default(),
         arc_warm_at_first_eviction: false,
         zfetch: Default::default(),
+        sync: Default::default(),
+        logbias: Default::default(),
+        zil: Default::default(),
     })
 }
 

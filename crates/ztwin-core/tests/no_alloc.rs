@@ -100,6 +100,9 @@ fn zfs_loop_allocates_nothing_per_request() {
         l2arc: Default::default(),
         arc_warm_at_first_eviction: false,
         zfetch: Default::default(),
+        sync: Default::default(),
+        logbias: Default::default(),
+        zil: Default::default(),
     }));
 }
 

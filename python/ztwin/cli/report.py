@@ -72,7 +72,8 @@ def _fio_num(x: float) -> str:
 
 def fio_lines(phase: dict[str, Any]) -> list[str]:
     """One fio phase as fio prints a job (or a group with group_reporting): IOPS,
-    bandwidth in MiB/s and MB/s with the bytes and runtime, clat percentiles."""
+    bandwidth in MiB/s and MB/s with the bytes and runtime, clat percentiles; fio 3.x's
+    fsync/fdatasync lines when the job synced."""
     out = []
     f = phase.get("fio") or {}
     if not phase.get("timing_modelled", True):
@@ -94,6 +95,12 @@ def fio_lines(phase: dict[str, Any]) -> list[str]:
             out.append(f"  {d}: IOPS={_fio_num(st['iops'])}, BW={bws}({units.human_size(st['io_bytes'])}/{ms:.0f}msec)")
             c = st["clat_ms"]
             out.append(f"    clat percentiles (msec): 50.00th=[{c['p50']:.3g}], 95.00th=[{c['p95']:.3g}], 99.00th=[{c['p99']:.3g}]")
+        sy = job.get("sync")
+        if sy and sy.get("ios"):
+            lat = sy["lat_ms"]
+            out.append("  fsync/fdatasync/sync_file_range:")
+            out.append(f"    sync (msec): max={lat['max']:.3g}, avg={lat['mean']:.3g}, ios={sy['ios']}")
+            out.append(f"    sync percentiles (msec): 50.00th=[{lat['p50']:.3g}], 95.00th=[{lat['p95']:.3g}], 99.00th=[{lat['p99']:.3g}]")
     return out
 
 

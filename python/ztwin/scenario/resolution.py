@@ -29,6 +29,7 @@ from .schema import (
     WorkloadPhaseSpec,
     ZfetchSpec,
     ZfsSpec,
+    ZilSpec,
 )
 
 
@@ -55,6 +56,9 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "l2arc": {f: getattr(fs.l2arc, f) for f in L2arcSpec.model_fields},
             "arc_warm_at_first_eviction": fs.arc_warm_at_first_eviction,
             "zfetch": {f: getattr(fs.zfetch, f) for f in ZfetchSpec.model_fields},
+            "sync": fs.sync,
+            "logbias": fs.logbias,
+            "zil": {f: getattr(fs.zil, f) for f in ZilSpec.model_fields},
         }
     else:
         fs_out = {"type": fs.type, "device": fs.device, "block_size": fs.block_size, "bcache": None}
@@ -78,7 +82,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             err(("workload",), "a fio workload needs job_file, jobs (inline) or options")
         else:
             try:
-                fio_res = fiomod.load(w.job_file, w.jobs, w.options, base_dir)
+                fio_res = fiomod.load(w.job_file, w.jobs, w.options, base_dir, w.fio_version)
             except fiomod.FioError as e:
                 where = "job_file" if w.job_file is not None else ("jobs" if w.jobs is not None else "options")
                 err(("workload", where), str(e))
@@ -87,6 +91,10 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
                 if not job["direct"]:
                     err(("workload", "job_file" if w.job_file else "jobs"),
                         f"job [{job['name']}]: direct=0 (buffered I/O through the Linux page cache) is not modelled on {fs.type}; set direct=1")
+                if fiomod.job_commits(job):
+                    err(("workload", "job_file" if w.job_file else "jobs"),
+                        f"job [{job['name']}]: fsync, fdatasync, sync, end_fsync and fsync_on_close are modelled on ZFS only "
+                        f"(its intent log); {fs.type}'s journal ({'jbd2' if fs.type == 'ext4' else 'the XFS log'}) is not modelled yet")
         dataset_out = {"type": "files", "files": fio_res.files} if fio_res is not None else None
         workload_out = {"type": "fio", "fio_version": w.fio_version, "jobs": fio_res.jobs if fio_res else []}
     else:

@@ -224,6 +224,18 @@ class ZfetchSpec(_Model):
     zfetch_array_rd_sz: Optional[Size] = Field(None, description="0.8, 2.1: larger reads are not prefetched for: 1 MiB.")
 
 
+class ZilSpec(_Model):
+    """``[filesystem.zil]``: intent-log module parameters named as in zfs(4); unset = the release's default
+    (module/zfs/zil.c of the release). A parameter the release does not have is an error."""
+
+    zfs_immediate_write_sz: Optional[Size] = Field(None, description="Without a SLOG, sync writes of at least this much per record are logged indirect: 32K.")
+    zil_slog_bulk: Optional[Size] = Field(None, description="Log bytes per commit burst written to a SLOG at sync priority: 768K (0.8 to 2.2.0), 64M (2.2.1+).")
+    zfs_commit_timeout_pct: Optional[int] = Field(None, ge=0, le=1000, description="Percent of the last log block's latency a commit waits for more records: 5 (10 from 2.2.4).")
+    zil_maxblocksize: Optional[U32Size] = Field(None, description="Largest log block: 128K (a multiple of 4K, 4K to 16M).")
+    zil_min_commit_timeout: Optional[Duration] = Field(None, description="2.1.10 to 2.2.3: a lone commit whose wait would be shorter writes at once: 5us.")
+    zil_maxcopied: Optional[U32Size] = Field(None, description="2.2.0+: the largest sync write copied into its log record: 7680.")
+
+
 class ZfsSpec(_Model):
     """``[filesystem] type = "zfs"``: a pool striped over ``vdevs`` and one dataset."""
 
@@ -232,7 +244,7 @@ class ZfsSpec(_Model):
     vdevs: list[Vdev] = Field(
         min_length=1, description='Top-level vdevs striped in the pool: device names (of [devices.*]) or mirrors, {mirror = ["d1", "d2"]}.'
     )
-    log: list[Vdev] = Field(default_factory=list, description="Log vdevs (SLOG): device names or mirrors; validated and kept, not modelled yet.")
+    log: list[Vdev] = Field(default_factory=list, description="Log vdevs (SLOG): device names or mirrors; the intent log's blocks go there.")
     pool: PoolSpec = Field(default_factory=PoolSpec)
     txg: TxgSpec = Field(default_factory=TxgSpec)
     ashift: Ashift = Field(
@@ -261,6 +273,14 @@ class ZfsSpec(_Model):
         "not modelled; true makes it turn at the first ARC eviction instead.",
     )
     zfetch: ZfetchSpec = Field(default_factory=ZfetchSpec)
+    sync: Literal["standard", "always", "disabled"] = Field(
+        "standard", description="zfs sync: standard (fsync and O_SYNC writes commit the intent log), always (every write and read does), "
+        "disabled (nothing does; fsync returns at once)."
+    )
+    logbias: Literal["latency", "throughput"] = Field(
+        "latency", description="zfs logbias: throughput writes every sync write's data to the pool (indirect log records)."
+    )
+    zil: ZilSpec = Field(default_factory=ZilSpec)
 
 
 BucketSize = Annotated[Size, _check(lambda n: _pow2(n) and 4096 <= n <= 16 * MiB, "bucket_size",

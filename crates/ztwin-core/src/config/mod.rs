@@ -53,12 +53,12 @@ pub use test_support::{test_fio_variant, test_variant};
 pub use validate::{MAX_SERIES_ROWS, MAX_SIMULATED_NS};
 pub use variant::{RunConfig, VariantConfig};
 pub use workload::{
-    FioBuffers, FioDistribution, FioFileService, FioJob, FioRw, FioWorkload, RandType, SysbenchTest,
+    FioBuffers, FioDistribution, FioFileService, FioJob, FioRw, FioSync, FioWorkload, RandType, SysbenchTest,
     SysbenchWorkload, WorkloadConfig,
 };
 pub use zfs::{
-    ArcTunables, CacheProperty, Compression, L2arcTunables, MirrorReadPolicy, MirrorVdev, PoolTunables,
-    TxgTunables, VdevConfig, ZfetchTunables, ZfsConfig, ZfsRelease,
+    ArcTunables, CacheProperty, Compression, L2arcTunables, Logbias, MirrorReadPolicy, MirrorVdev,
+    PoolTunables, SyncProperty, TxgTunables, VdevConfig, ZfetchTunables, ZfsConfig, ZfsRelease, ZilTunables,
 };
 pub use zfs_features::{
     ArcAccessRules, ArcAdaptation, ArcFeatures, ArcStructSizes, EarlyIssue, L2arcFeatures, LwbSizing,

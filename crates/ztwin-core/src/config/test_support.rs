@@ -73,6 +73,9 @@ pub fn test_variant() -> VariantConfig {
             l2arc: Default::default(),
             arc_warm_at_first_eviction: false,
             zfetch: Default::default(),
+            sync: Default::default(),
+            logbias: Default::default(),
+            zil: Default::default(),
         }),
         database: Some(DatabaseConfig::Innodb(InnodbConfig {
             innodb_buffer_pool_size: 16 << 20,
@@ -149,6 +152,11 @@ pub fn test_fio_variant() -> VariantConfig {
         randseed: 0xb189_9bed,
         group_reporting: true,
         buffers: FioBuffers::default(),
+        fsync: 0,
+        fdatasync: 0,
+        sync: Default::default(),
+        end_fsync: false,
+        fsync_on_close: false,
     };
     let mut rand = job("randread", FioRw::Randread, 16384);
     rand.numjobs = 4;

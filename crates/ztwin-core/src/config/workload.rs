@@ -57,6 +57,19 @@ pub enum FioDistribution {
     Normal,
 }
 
+/// fio `sync` (fio-3.24+ spellings; before, a boolean: 1 is `sync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FioSync {
+    /// none / 0: plain writes.
+    #[default]
+    None,
+    /// sync / 1: files opened O_SYNC.
+    Sync,
+    /// dsync: files opened O_DSYNC.
+    Dsync,
+}
+
 /// fio `file_service_type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -127,6 +140,21 @@ pub struct FioJob {
     pub group_reporting: bool,
     /// The buffer options (what writes and layouts put in the files).
     pub buffers: FioBuffers,
+    /// fsync: an fsync(2) after every this many writes issued (0: none).
+    #[serde(default)]
+    pub fsync: u32,
+    /// fdatasync: an fdatasync(2) after every this many writes issued (0: none).
+    #[serde(default)]
+    pub fdatasync: u32,
+    /// sync: the files are opened O_SYNC or O_DSYNC.
+    #[serde(default)]
+    pub sync: FioSync,
+    /// end_fsync: fsync(2) every file of the clone when its I/O is done.
+    #[serde(default)]
+    pub end_fsync: bool,
+    /// fsync_on_close: fsync(2) each file when it is closed (at the clone's end here).
+    #[serde(default)]
+    pub fsync_on_close: bool,
 }
 
 /// fio's buffer options; None = not given (fio_option_is_set matters to fio).

@@ -1,5 +1,5 @@
 //! A ZFS pool and dataset: the release, vdevs, dataset properties and module parameters
-//! (ARC, L2ARC, zfetch, txg and write throttle, allocation and mirrors).
+//! (ARC, L2ARC, zfetch, txg and write throttle, the intent log, allocation and mirrors).
 
 use serde::{Deserialize, Serialize};
 
@@ -62,6 +62,55 @@ pub enum CacheProperty {
     Metadata,
     /// Cache nothing.
     None,
+}
+
+/// The dataset's `sync` property (zfs(8)): when writes reach the intent log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncProperty {
+    /// O_SYNC / O_DSYNC writes and fsync commit the log (the default).
+    #[default]
+    Standard,
+    /// Every write (and every read) commits the log before it returns.
+    Always,
+    /// Nothing commits the log: fsync returns at once, O_SYNC writes are plain writes.
+    Disabled,
+}
+
+/// The dataset's `logbias` property (zfs(8)): how sync writes use the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Logbias {
+    /// Small sync writes are copied into log blocks (on the SLOG when there is one).
+    #[default]
+    Latency,
+    /// Every sync write's data goes to the main pool (WR_INDIRECT); the log holds a block
+    /// pointer.
+    Throughput,
+}
+
+/// Intent-log module parameters, named as in zfs(4); None = the release's default (see
+/// `fs::zfs::zil`, which also refuses one the release lacks).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ZilTunables {
+    /// zfs_immediate_write_sz, bytes: without a SLOG, a sync write of at least this many
+    /// bytes (per record) is logged WR_INDIRECT: 32768.
+    pub zfs_immediate_write_sz: Option<u64>,
+    /// zil_slog_bulk, bytes: log bytes per commit burst written to a SLOG at sync
+    /// priority, the rest at async priority: 768 KiB, 64 MiB from 2.2.1.
+    pub zil_slog_bulk: Option<u64>,
+    /// zfs_commit_timeout_pct, percent of the last log block's latency a commit waits for
+    /// more records before it writes an open log block: 5, 10 from 2.2.4.
+    pub zfs_commit_timeout_pct: Option<u32>,
+    /// zil_maxblocksize, bytes: the largest log block: 131072.
+    pub zil_maxblocksize: Option<u32>,
+    /// zil_min_commit_timeout, ns (2.1.10 to 2.2.3): a lone commit whose wait would be
+    /// shorter writes its log block at once: 5000.
+    pub zil_min_commit_timeout: Option<u64>,
+    /// zil_maxcopied, bytes (2.2.0+): the largest sync write copied into its log record
+    /// (WR_COPIED): 7680.
+    pub zil_maxcopied: Option<u32>,
 }
 
 /// A top-level vdev: one device by name, or an n-way mirror (`{"mirror": ["d1", "d2"]}`).
@@ -188,7 +237,7 @@ pub struct ZfsConfig {
     pub release: ZfsRelease,
     /// Top-level vdevs the pool stripes across: single devices or mirrors.
     pub vdevs: Vec<VdevConfig>,
-    /// Separate intent-log vdevs (SLOG); validated and kept, not used by the model yet.
+    /// Separate intent-log vdevs (SLOG): the ZIL's blocks go there first (`fs::zfs::zil`).
     pub log: Vec<VdevConfig>,
     /// Allocation and mirror tunables.
     pub pool: PoolTunables,
@@ -222,6 +271,15 @@ pub struct ZfsConfig {
     pub arc_warm_at_first_eviction: bool,
     /// Predictive prefetch (zfetch) module parameters.
     pub zfetch: ZfetchTunables,
+    /// Dataset sync property (default standard).
+    #[serde(default)]
+    pub sync: SyncProperty,
+    /// Dataset logbias property (default latency).
+    #[serde(default)]
+    pub logbias: Logbias,
+    /// Intent-log (ZIL) module parameters.
+    #[serde(default)]
+    pub zil: ZilTunables,
 }
 
 /// ARC module parameters, named as in zfs(4). Zero means "the release's default", as

@@ -5,6 +5,7 @@ use crate::cache::arc::ArcLimits;
 use crate::db::innodb::ibd_records;
 use crate::fs::zfs::content::{FileBlocks, CLASS_HOLE, CLASS_MEAN_RATIO};
 use crate::fs::zfs::zfetch::ZfetchParams;
+use crate::fs::zfs::zil::{self, Zil, ZilParams};
 
 impl<'a> Sim<'a> {
     pub(super) fn new(cfg: &'a VariantConfig) -> Result<Self> {
@@ -171,7 +172,18 @@ impl<'a> Sim<'a> {
                     abd_scatter: features.abd && z.arc.zfs_abd_scatter_enabled.unwrap_or(true),
                 };
                 let writes = WritePath::new(cfg, z, &pool);
-                Fs::Zfs(Box::new(Zfs::new(
+                // The intent log's parameters are checked whether or not it is built.
+                let zil_params = ZilParams::resolve(z)?;
+                if zil::wanted(cfg) && !zil_params.features.modelled {
+                    return Err(Error::config(
+                        "filesystem.release",
+                        format!(
+                            "the intent log of release {} (the 2012 illumos zil.c) is not modelled: fsync, O_SYNC writes and sync=always need release 0.8 or later",
+                            z.release.name()
+                        ),
+                    ));
+                }
+                let mut zfs = Box::new(Zfs::new(
                     arc,
                     DbufLayer::new(&features),
                     cache_device,
@@ -184,7 +196,12 @@ impl<'a> Sim<'a> {
                     features.arc.iohits(),
                     writes,
                     threads,
-                )))
+                ));
+                if zil::wanted(cfg) {
+                    let zil = Zil::new(z, &cfg.devices, &mut zfs.pool, threads, nfiles as u32)?;
+                    zfs.attach_zil(zil);
+                }
+                Fs::Zfs(zfs)
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
                 if matches!(&cfg.database, Some(DatabaseConfig::Innodb(db)) if db.innodb_flush_method != "O_DIRECT")
@@ -281,6 +298,10 @@ impl<'a> Sim<'a> {
             w_offset: 0,
             w_len: 0,
             zwrite: ZfsWrite::IDLE,
+            fsync: Fsync::None,
+            o_sync: false,
+            read_committed: false,
+            after_commit: State::Start,
         };
 
         if threads > events::MAX_CLIENTS {
@@ -329,6 +350,7 @@ impl<'a> Sim<'a> {
             phase_index: 0,
             next_feed,
             sync_wake: None,
+            zil_wake: None,
             events: 0,
         })
     }

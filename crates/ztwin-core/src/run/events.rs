@@ -3,15 +3,17 @@
 //! Every actor of the run is an event target, as every actor of the real system is a
 //! thread: a client (a sysbench thread, one in-flight slot of a fio job, the `cat`
 //! process), a prefetch read in flight (`dbuf_prefetch_impl`'s chain, see `prefetch`),
-//! and the background threads: the `l2arc_feed_thread` and the txg sync with its vdev
-//! queues (`txg_sync_thread` → `spa_sync`, see `zfs_write`). Room is left for the ZIL's
-//! writers and InnoDB's page cleaners.
+//! and the background threads: the `l2arc_feed_thread`, the txg sync with its vdev
+//! queues (`txg_sync_thread` → `spa_sync`, see `zfs_write`) and the intent log's zio
+//! completions (a log block's write done, its flushes done, a commit waiter's timeout;
+//! see `fs::zfs::zil`). Room is left for InnoDB's page cleaners.
 //!
 //! At one instant the background threads act before the requests of that instant, the
 //! feed before the sync (the queue's rank; the order the driver has always used), and
 //! requests keep their first-in first-out order. A run lasts while requests are pending:
 //! the background threads' own wake-ups do not keep it going (their threads sleep forever
-//! in the real system too), except that writers throttled on dirty data wait for the sync.
+//! in the real system too), except that writers throttled on dirty data wait for the sync
+//! and committers for the intent log.
 //!
 //! A background thread's wake-up is a hint: the model that owns the thread says when it
 //! is next due (`Sim::next_feed`, `WritePath::next_at`), and a wake-up that no longer
@@ -31,12 +33,15 @@ pub(super) enum Event {
     L2arcFeed,
     /// The txg sync (and the vdev queues' write completions) has something due.
     TxgSync,
+    /// The intent log has something due.
+    Zil,
 }
 
 /// Targets below this are clients; prefetches are tagged above it.
 const PREFETCH_TAG: u32 = 1 << 30;
 const FEED: u32 = 1 << 31;
 const SYNC: u32 = FEED + 1;
+const ZIL: u32 = FEED + 2;
 
 /// The most clients a run may have (their events carry their index below the tags).
 pub(super) const MAX_CLIENTS: usize = PREFETCH_TAG as usize;
@@ -54,6 +59,7 @@ impl Event {
             }
             Event::L2arcFeed => FEED,
             Event::TxgSync => SYNC,
+            Event::Zil => ZIL,
         }
     }
 
@@ -61,6 +67,7 @@ impl Event {
         match target {
             FEED => Event::L2arcFeed,
             SYNC => Event::TxgSync,
+            ZIL => Event::Zil,
             t if t >= PREFETCH_TAG => Event::Prefetch(t & (PREFETCH_TAG - 1)),
             t => Event::Client(t as usize),
         }
@@ -71,6 +78,7 @@ impl Event {
         match self {
             Event::L2arcFeed => 0,
             Event::TxgSync => 1,
+            Event::Zil => 2,
             Event::Client(_) | Event::Prefetch(_) => u8::MAX,
         }
     }
@@ -134,6 +142,7 @@ mod tests {
             Event::Prefetch(7),
             Event::L2arcFeed,
             Event::TxgSync,
+            Event::Zil,
         ] {
             assert_eq!(Event::decode(e.encode()), e);
         }
@@ -143,12 +152,16 @@ mod tests {
     fn background_threads_act_first_at_an_instant_and_do_not_count_as_requests() {
         let mut s = Schedule::default();
         s.at(5, Event::Client(1));
+        s.at(5, Event::Zil);
         s.at(5, Event::TxgSync);
         s.at(5, Event::Prefetch(2));
         s.at(5, Event::L2arcFeed);
         assert_eq!(s.requests(), 2);
         let order: Vec<_> = std::iter::from_fn(|| s.pop()).map(|e| e.1).collect();
-        assert_eq!(order, [Event::L2arcFeed, Event::TxgSync, Event::Client(1), Event::Prefetch(2)]);
+        assert_eq!(
+            order,
+            [Event::L2arcFeed, Event::TxgSync, Event::Zil, Event::Client(1), Event::Prefetch(2)]
+        );
         assert_eq!(s.requests(), 0);
     }
 }

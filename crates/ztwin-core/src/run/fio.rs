@@ -6,7 +6,15 @@
 //! file together). Each clone has `inflight` clients (`workload::fio::inflight`); a
 //! client asks the clone for an I/O, reads it through the filesystem's read path like
 //! any other file read (the ZFS walk through dbufs and the ARC, or one device read on
-//! XFS/ext4 with O_DIRECT), records its completion latency and asks again. fio's `clat`
+//! XFS/ext4 with O_DIRECT), records its completion latency and asks again.
+//!
+//! Syncs (ZFS only): an fsync the clone asks for (`fsync=N`, `fdatasync=N`) is an I/O of
+//! its own, a `zil_commit` of its file, reported apart as fio 3.x does ("sync": its
+//! count and latency percentiles, not in the read or write figures); a write of a job with
+//! `sync` (O_SYNC/O_DSYNC) returns after its commit, so its clat includes it. With
+//! `end_fsync` or `fsync_on_close` the last of a clone's slots to finish fsyncs each of the
+//! clone's files in turn (fio's `fio_file_fsync`, not an I/O in its statistics); the
+//! job's runtime includes them. fio's `clat`
 //! of a synchronous engine is the whole pread: from the I/O's start (before the system
 //! call's CPU) to its completion. A clone stops issuing at its `runtime` (after
 //! `ramp_time`) or when its stream ends; statistics count completions after the ramp.
@@ -15,7 +23,8 @@
 //! write on XFS/ext4); a write's clat is the whole pwrite, throttle delays and
 //! read-modify-write reads included. With `rw`/`randrw` each I/O's direction is drawn by
 //! the clone (`rwmixread`), and each direction is reported apart. Dirty data a phase
-//! leaves is synced in the background of the next phase, as after fio without end_fsync.
+//! leaves is synced in the background of the next phase (with end_fsync its log is
+//! committed first).
 //!
 //! Files a read job needs that do not exist yet are laid out first, as fio does at job
 //! setup (`extend_file`): that changes what the files hold (`workload::fio::buffers`,
@@ -62,11 +71,28 @@ impl DirStats {
     }
 }
 
+impl DirStats {
+    /// fio 3.x's "sync" entry (fsync/fdatasync): how many, and their latency.
+    fn sync_json(&self) -> Value {
+        json!({
+            "ios": self.ios,
+            "lat_ms": {
+                "p50": self.hist.quantile_ms(0.50),
+                "p95": self.hist.quantile_ms(0.95),
+                "p99": self.hist.quantile_ms(0.99),
+                "max": self.hist.max_ms(),
+                "mean": self.hist.mean_ms(),
+            },
+        })
+    }
+}
+
 /// One line of fio's report: a clone, or a job's clones together with group_reporting.
 struct Group {
     name: String,
     jobs: u32,
-    dirs: [DirStats; 2],
+    /// Reads, writes, syncs.
+    dirs: [DirStats; 3],
     /// When its statistics start (the phase start plus the ramp) and its last completion.
     from: Nanos,
     last: Nanos,
@@ -81,6 +107,15 @@ struct CloneRun {
     ramp_done: bool,
     /// ZFS: the content class its writes leave in a record (from a sample of its buffers).
     write_class: u8,
+    /// Its files are open O_SYNC / O_DSYNC.
+    o_sync: bool,
+    /// end_fsync or fsync_on_close: the files to fsync when its I/O is done.
+    end_fsync: bool,
+    files: Vec<u32>,
+    /// Its slots still issuing; its end fsyncs under way and the next file to fsync.
+    slots_left: u32,
+    ending: bool,
+    end_next: usize,
 }
 
 /// The state of the fio phase running.
@@ -89,10 +124,16 @@ pub(super) struct FioPhaseRun {
     /// The clone of each client slot (u32::MAX: unused this phase).
     client_clone: Vec<u32>,
     groups: Vec<Group>,
-    totals: [DirStats; 2],
+    totals: [DirStats; 3],
     /// Statistics start: the phase start plus the longest ramp.
     pub(super) from: Nanos,
     last: Nanos,
+}
+
+impl FioPhaseRun {
+    fn clone_of(&self, i: usize) -> Option<&CloneRun> {
+        self.clones.get(*self.client_clone.get(i)? as usize)
+    }
 }
 
 /// Most client slots any fio phase needs.
@@ -125,23 +166,51 @@ impl Sim<'_> {
         }
     }
 
-    /// The next I/O of client `i`'s clone, None when the clone is done for this phase.
-    pub(super) fn fio_next(&mut self, i: usize, now: Nanos) -> Option<FioIo> {
+    /// The next I/O of client `i`'s clone, None when the clone is done for this phase;
+    /// `(io, true)` is an end fsync.
+    pub(super) fn fio_next(&mut self, i: usize, now: Nanos) -> Option<(FioIo, bool)> {
         let run = self.fio.as_mut()?;
         let k = *run.client_clone.get(i)?;
         let cl = run.clones.get_mut(k as usize)?;
-        if now >= cl.issue_until {
-            return None;
+        if !cl.ending {
+            let io = if now >= cl.issue_until {
+                None
+            } else {
+                if !cl.ramp_done && now >= cl.ramp_end {
+                    cl.ramp_done = true;
+                    cl.gen.ramp_over();
+                }
+                cl.gen.next_io()
+            };
+            if io.is_some() {
+                return io.map(|io| (io, false));
+            }
+            cl.slots_left -= 1;
+            if cl.slots_left > 0 || !cl.end_fsync {
+                return None;
+            }
+            // backend.c, after the last I/O: fsync every file (end_fsync, fsync_on_close).
+            cl.ending = true;
         }
-        if !cl.ramp_done && now >= cl.ramp_end {
-            cl.ramp_done = true;
-            cl.gen.ramp_over();
-        }
-        cl.gen.next_io()
+        let file = *cl.files.get(cl.end_next)?;
+        cl.end_next += 1;
+        Some((FioIo { file, offset: 0, len: 0, write: false, sync: true }, true))
+    }
+
+    /// Whether client `i`'s clone opened its files O_SYNC / O_DSYNC.
+    pub(super) fn fio_o_sync(&self, i: usize) -> bool {
+        self.fio
+            .as_ref()
+            .and_then(|run| run.clone_of(i))
+            .is_some_and(|cl| cl.o_sync)
     }
 
     /// Client `i`'s I/O completed at `now`.
     pub(super) fn fio_done(&mut self, i: usize, c: &Client, now: Nanos) {
+        if c.fsync != Fsync::None {
+            self.fio_sync_done(i, c, now);
+            return;
+        }
         let (dir, len) = if c.write { (1, c.w_len) } else { (0, c.read_len) };
         self.fio_ios += 1;
         self.fio_bytes += u64::from(len);
@@ -158,6 +227,27 @@ impl Sim<'_> {
             d.ios += 1;
             d.bytes += u64::from(len);
             d.hist.record(clat);
+        }
+        g.last = g.last.max(now);
+        run.last = run.last.max(now);
+    }
+
+    /// Client `i`'s fsync completed at `now`: a sync I/O in fio's statistics, or an end
+    /// fsync, which only moves the job's end.
+    fn fio_sync_done(&mut self, i: usize, c: &Client, now: Nanos) {
+        let Some(run) = self.fio.as_mut() else { return };
+        let k = run.client_clone[i] as usize;
+        let cl = &run.clones[k];
+        if now < cl.ramp_end {
+            return;
+        }
+        let g = &mut run.groups[cl.group];
+        if c.fsync == Fsync::Io {
+            let lat = now - c.started;
+            for d in [&mut g.dirs[2], &mut run.totals[2]] {
+                d.ios += 1;
+                d.hist.record(lat);
+            }
         }
         g.last = g.last.max(now);
         run.last = run.last.max(now);
@@ -327,7 +417,7 @@ impl Sim<'_> {
                     groups.push(Group {
                         name: job.name.clone(),
                         jobs: if job.group_reporting { job.numjobs } else { 1 },
-                        dirs: [DirStats::new(), DirStats::new()],
+                        dirs: [DirStats::new(), DirStats::new(), DirStats::new()],
                         from: ramp_end,
                         last: ramp_end,
                     });
@@ -349,6 +439,12 @@ impl Sim<'_> {
                     ramp_end,
                     ramp_done: job.ramp_time_ns == 0,
                     write_class,
+                    o_sync: job.sync != crate::config::FioSync::None,
+                    end_fsync: wf::writes(&job) && (job.end_fsync || job.fsync_on_close),
+                    files: job.clone_files[clone].clone(),
+                    slots_left: depth as u32,
+                    ending: false,
+                    end_next: 0,
                 });
                 for _ in 0..depth {
                     client_clone[slot] = k;
@@ -362,7 +458,7 @@ impl Sim<'_> {
             clones,
             client_clone,
             groups,
-            totals: [DirStats::new(), DirStats::new()],
+            totals: [DirStats::new(), DirStats::new(), DirStats::new()],
             from: start + longest_ramp,
             last: start + longest_ramp,
         }));
@@ -377,12 +473,15 @@ impl Sim<'_> {
     /// The results of the fio phase that ran: fio's totals, one entry per report line.
     pub(super) fn fio_results(&mut self) -> (Value, Nanos) {
         let Some(run) = self.fio.take() else { return (Value::Null, 0) };
-        let dirs = |d: &[DirStats; 2], runtime: Nanos| {
+        let dirs = |d: &[DirStats; 3], runtime: Nanos| {
             let mut m = Map::new();
             for (k, name) in ["read", "write"].iter().enumerate() {
                 if d[k].ios > 0 || k == 0 {
                     m.insert((*name).into(), d[k].json(runtime));
                 }
+            }
+            if d[2].ios > 0 {
+                m.insert("sync".into(), d[2].sync_json());
             }
             Value::Object(m)
         };

@@ -29,7 +29,14 @@
 //! fio writes take the filesystem layer's write path (ZFS, `fs::zfs::write_path`: the
 //! throttle, read-modify-write through the read path, dirty records synced by txgs in the
 //! background, the sync a thread woken on the queue; XFS/ext4: one O_DIRECT device write,
-//! through bcache if present).
+//! through bcache if present). On ZFS an fsync, the end of an O_SYNC write, and (with
+//! `sync=always`) every write and read commit the intent log (`fs::zfs::zil`): the client
+//! waits in `Commit` until the log releases it, woken by the log's own events.
+//!
+//! ```text
+//!  ... ─► Commit (CPU so far runs; zil_commit) ─┬─ returns at once ──────► after_commit
+//!                                               └─ waits ─► CommitWait ─► after_commit
+//! ```
 
 use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
@@ -53,7 +60,8 @@ use crate::fs::zfs::geometry::FileGeometry;
 use crate::fs::zfs::layer::{ReadStep, Zfs, ZfsCosts, ZfsRead};
 use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
-use crate::fs::zfs::write_path::{WritePath, WriteStep, ZfsWrite};
+use crate::fs::zfs::write_path::{CommitStep, WritePath, WriteStep, ZfsWrite};
+use crate::fs::zfs::zil::ZilStats;
 use crate::fs::zfs::zfetch::{Zfetch, ZfetchStats};
 use crate::sim::time::{Nanos, SEC};
 use crate::stats::histogram::LatencyHistogram;
@@ -74,8 +82,13 @@ enum State {
     WriteStart,
     /// ZFS: in the layer's write path (`Client::zwrite`).
     ZfsWrite,
-    /// XFS/ext4: the write's device I/O completed.
+    /// XFS/ext4: the write's device I/O completed; ZFS: its commit, or an fsync's.
     WriteDone,
+    /// ZFS: a `zil_commit` of file `space` starts (after the CPU so far); then
+    /// `Client::after_commit`.
+    Commit,
+    /// ZFS: waiting for the intent log to release the commit.
+    CommitWait,
     Finish,
     Blocked,
     /// Nothing more to issue in this phase.
@@ -124,6 +137,24 @@ struct Client {
     w_len: u32,
     /// ZFS: the write in the layer's write path.
     zwrite: ZfsWrite,
+    /// The request is an fsync (fio's, or an end fsync) instead of a read or a write.
+    fsync: Fsync,
+    /// The write's file is open O_SYNC / O_DSYNC.
+    o_sync: bool,
+    /// The read's commit (`sync=always`) is done.
+    read_committed: bool,
+    /// Where a commit goes on when it is done.
+    after_commit: State,
+}
+
+/// Whether a client's request is an fsync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fsync {
+    None,
+    /// fio's fsync/fdatasync I/O (`DDIR_SYNC`).
+    Io,
+    /// An end fsync (end_fsync, fsync_on_close).
+    End,
 }
 
 /// CPU costs in simulated ns on this machine's vCPUs (reference costs / speed).
@@ -167,6 +198,7 @@ struct Snapshot {
     arc: Option<ArcStats>,
     bcache: Option<BcacheStats>,
     zfetch: Option<ZfetchStats>,
+    zil: Option<ZilStats>,
 }
 
 /// The series being recorded across phases, and the run's observer.
@@ -244,6 +276,8 @@ struct Sim<'a> {
     next_feed: Option<Nanos>,
     /// The earliest wake-up of the txg sync on the queue (see `events`).
     sync_wake: Option<Nanos>,
+    /// The earliest wake-up of the intent log on the queue.
+    zil_wake: Option<Nanos>,
     events: u64,
 }
 
@@ -348,3 +382,6 @@ mod tests;
 
 #[cfg(test)]
 mod write_tests;
+
+#[cfg(test)]
+mod zil_tests;

@@ -101,20 +101,29 @@ impl Sim<'_> {
         let report_limit = window.map_or(Nanos::MAX, |w| w.1);
         // The sync may have run outside the loop (a flush before a restart).
         self.schedule_sync();
+        self.schedule_zil();
         loop {
             if self.queue.requests() == 0 {
-                // Writers waiting for dirty data to drop wait on the sync's writes.
-                match self.write_next_at() {
-                    Some(w) if matches!(&self.fs, Fs::Zfs(z) if z.writers_throttled()) => {
-                        self.write_event(w);
-                        self.schedule_sync();
-                        continue;
-                    }
-                    _ => break,
+                // Writers waiting for dirty data to drop wait on the sync's writes, and
+                // committers on the intent log's.
+                let (throttled, committing) = match &self.fs {
+                    Fs::Zfs(z) => (z.writers_throttled(), z.zil_waiting()),
+                    Fs::Extent(_) => (false, false),
+                };
+                let sync = self.write_next_at().filter(|_| throttled || committing);
+                let zil = self.zil_next_at().filter(|_| committing);
+                match (sync, zil) {
+                    (Some(w), Some(z)) if z < w => self.zil_event(z),
+                    (Some(w), _) => self.write_event(w),
+                    (None, Some(z)) => self.zil_event(z),
+                    (None, None) => break,
                 }
+                self.schedule_sync();
+                self.schedule_zil();
+                continue;
             }
             let (t, event) = self.queue.pop().expect("a request is pending");
-            if let Event::L2arcFeed | Event::TxgSync = event {
+            if let Event::L2arcFeed | Event::TxgSync | Event::Zil = event {
                 // A background thread: no clock of its own, no report row before it.
                 self.dispatch(event, t);
                 continue;
@@ -191,8 +200,17 @@ impl Sim<'_> {
                     self.write_event(t);
                 }
             }
+            Event::Zil => {
+                if self.zil_wake == Some(t) {
+                    self.zil_wake = None;
+                }
+                if self.zil_next_at().is_some_and(|n| n <= t) {
+                    self.zil_event(t);
+                }
+            }
         }
         self.schedule_sync();
+        self.schedule_zil();
     }
 
     /// Txgs the ZFS write path has synced so far (None on XFS/ext4).
@@ -227,6 +245,16 @@ impl Sim<'_> {
         }
     }
 
+    /// Puts the intent log's next due time on the queue, unless an earlier wake-up is there.
+    pub(super) fn schedule_zil(&mut self) {
+        if let Some(w) = self.zil_next_at() {
+            if self.zil_wake.is_none_or(|s| w < s) {
+                self.zil_wake = Some(w);
+                self.queue.at(w, Event::Zil);
+            }
+        }
+    }
+
     /// A data file's name for messages.
     pub(super) fn file_name(&self, k: usize) -> String {
         match &self.cfg.dataset {
@@ -244,10 +272,13 @@ impl Sim<'_> {
         }
         self.sync_wake = None;
         self.schedule_sync();
+        self.zil_wake = None;
         self.bp_inflight.clear();
         if let Fs::Zfs(z) = &mut self.fs {
             z.abandon_reads();
+            z.zil_abandon();
         }
+        self.schedule_zil();
         for c in &mut self.clients {
             c.state = State::Idle;
         }
@@ -281,6 +312,11 @@ impl Sim<'_> {
                         self.report_until(&mut rec, t)?;
                         self.clock = t;
                         self.write_event(t);
+                    }
+                    if let Fs::Zfs(z) = &mut self.fs {
+                        // The log's blocks in flight complete; its itxs go with the export.
+                        self.clock = z.zil_restart(self.clock, &mut self.devices);
+                        self.zil_wake = None;
                     }
                     let flushed = self.snapshot(self.clock);
                     let phase_start = start;
@@ -389,6 +425,9 @@ impl Sim<'_> {
                     }
                     if let Some(l2) = self.l2arc_window(&a, &b) {
                         doc["l2arc"] = l2;
+                    }
+                    if let Some(zil) = self.zil_window(&a, &b) {
+                        doc["zil"] = zil;
                     }
                     self.mode = Mode::Workload { issue_until: 0 };
                     self.clock = self.clock.max(start);

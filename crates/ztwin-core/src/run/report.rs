@@ -28,6 +28,10 @@ impl Sim<'_> {
                 Fs::Zfs(z) => Some(z.zfetch.stats()),
                 Fs::Extent(_) => None,
             },
+            zil: match &self.fs {
+                Fs::Zfs(z) => z.zil_stats(),
+                Fs::Extent(_) => None,
+            },
         }
     }
 
@@ -129,19 +133,22 @@ impl Sim<'_> {
     /// Devices over a window, as iostat would show them.
     pub(super) fn devices_window(&self, a: &Snapshot, b: &Snapshot) -> Value {
         let window_s = (b.time - a.time).max(1) as f64 / SEC as f64;
+        // Flushes are sent by the intent log only: shown where it exists.
+        let flushes = a.zil.is_some();
         let mut devices = Map::new();
         for (k, d) in self.devices.iter().enumerate() {
             let (x, y) = (&a.devices[k], &b.devices[k]);
-            devices.insert(
-                d.name().to_string(),
-                json!({
-                    "read_iops": (y.reads - x.reads) as f64 / window_s,
-                    "write_iops": (y.writes - x.writes) as f64 / window_s,
-                    "read_mbps": (y.read_bytes - x.read_bytes) as f64 / 1e6 / window_s,
-                    "write_mbps": (y.write_bytes - x.write_bytes) as f64 / 1e6 / window_s,
-                    "utilization": ((y.busy_ns - x.busy_ns) as f64 / SEC as f64 / window_s).min(1.0),
-                }),
-            );
+            let mut doc = json!({
+                "read_iops": (y.reads - x.reads) as f64 / window_s,
+                "write_iops": (y.writes - x.writes) as f64 / window_s,
+                "read_mbps": (y.read_bytes - x.read_bytes) as f64 / 1e6 / window_s,
+                "write_mbps": (y.write_bytes - x.write_bytes) as f64 / 1e6 / window_s,
+                "utilization": ((y.busy_ns - x.busy_ns) as f64 / SEC as f64 / window_s).min(1.0),
+            });
+            if flushes {
+                doc["flushes_per_sec"] = json!((y.flushes - x.flushes) as f64 / window_s);
+            }
+            devices.insert(d.name().to_string(), doc);
         }
         Value::Object(devices)
     }
@@ -198,6 +205,9 @@ impl Sim<'_> {
         }
         if let Some(zfetch) = self.zfetch_window(a, b) {
             out["zfetch"] = zfetch;
+        }
+        if let Some(zil) = self.zil_window(a, b) {
+            out["zil"] = zil;
         }
         if let (Fs::Zfs(zfs), FsConfig::Zfs(z)) = (&self.fs, &self.cfg.filesystem) {
             let layout = &zfs.layout;
@@ -259,6 +269,12 @@ impl Sim<'_> {
             json!({"bcache": all_hits as f64 / total, "backing": all_misses as f64 / total}),
         );
         Some(Value::Object(m))
+    }
+
+    /// `/proc/spl/kstat/zfs/zil` over a window, where the dataset has an intent log.
+    pub(super) fn zil_window(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
+        let (Fs::Zfs(z), Some(x), Some(y)) = (&self.fs, &a.zil, &b.zil) else { return None };
+        Some(z.zil_report(x, y))
     }
 
     /// zfetchstats over a window: the rows the release has, counters as differences and

@@ -29,7 +29,8 @@
 //! (interrupt, zio pipeline, checksum, decompression) is charged when it is issued and so
 //! joins the next burst.
 //!
-//! Writes, the txg sync and its vdev queues are this layer's too (`write_path`).
+//! Writes, the txg sync and its vdev queues are this layer's too (`write_path`), and so is
+//! the intent log that fsync and synchronous writes wait for (`zil`).
 
 use crate::cache::arc::{dbuf_copy_bytes, Arc, ArcAccess, BlockInfo, BlockKey, BufType, ReadFlags};
 use crate::dev::device::{Device, Op};

@@ -1,6 +1,6 @@
 //! OpenZFS: block-pointer tree geometry, compression, record contents, the read path
 //! (`layer`: the filesystem the driver calls; `prefetch`: dbuf_prefetch_impl), the write
-//! path's txgs and throttle.
+//! path's txgs and throttle, the intent log (`zil`).
 pub mod compression;
 pub mod compressors;
 pub mod content;
@@ -13,3 +13,4 @@ pub mod read_path;
 pub mod txg;
 pub mod write_path;
 pub mod zfetch;
+pub mod zil;

@@ -496,6 +496,30 @@ impl Pool {
         Some((d0, d1))
     }
 
+    /// `asize` bytes from the normal class's rotor, for no block of the dataset (a log
+    /// block, `zio_alloc_zil` without a SLOG or embedded log metaslab): the rotor moves as
+    /// for any allocation. None on a one-disk solid-state pool (positions not modelled).
+    pub fn alloc(&mut self, asize: u64) -> Option<Dva> {
+        let rotor = self.rotor.as_mut()?;
+        let mg = rotor.rotor;
+        Some(Dva { vdev: mg as u32, offset: rotor.alloc(mg, asize, false) })
+    }
+
+    /// A one-disk solid-state pool, where positions are not modelled.
+    pub fn is_plain(&self) -> bool {
+        self.map.is_none()
+    }
+
+    /// Number of top-level log (SLOG) vdevs.
+    pub fn nlog(&self) -> usize {
+        self.log.len()
+    }
+
+    /// Leaf devices of top-level log vdev `k`.
+    pub fn log_children(&self, k: usize) -> &[usize] {
+        &self.log[k].children
+    }
+
     /// Whether top-level vdev `k`'s leaves are rotational (aggregation limit).
     pub fn positional(&self, k: usize) -> bool {
         self.vdevs[k].positional

@@ -153,6 +153,11 @@ pub enum Assign {
     At(Nanos),
 }
 
+/// A record's charge in the open txg carries this bit once dmu_sync has written it for the
+/// intent log (`DR_OVERRIDDEN`): the sync then writes no data for it (charges are at most
+/// 16 MiB, so the bit is free).
+pub const OVERRIDDEN: u32 = 1 << 31;
+
 /// The pool's txgs: the open one's dirty records, the one syncing, and the throttle's state.
 #[derive(Debug)]
 pub struct Txgs {
@@ -231,6 +236,29 @@ impl Txgs {
         self.syncing
     }
 
+    /// Number of the open txg.
+    pub fn open_txg(&self) -> u64 {
+        self.open_txg
+    }
+
+    /// The last txg on disk (`spa_last_synced_txg`; 0 before the first).
+    pub fn last_synced(&self) -> u64 {
+        self.open_txg - 1 - u64::from(self.syncing.is_some())
+    }
+
+    /// dmu_sync of record `key` dirty in the open txg: marks it overridden (the sync will
+    /// not write its data). False if it is not dirty in the open txg or already
+    /// overridden (`EALREADY`).
+    pub fn override_record(&mut self, key: u64) -> bool {
+        match self.open.get_mut(&key) {
+            Some(v) if *v & OVERRIDDEN == 0 => {
+                *v |= OVERRIDDEN;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// dmu_tx_assign of a tx started at `tx_start`, at `now`.
     pub fn assign(&mut self, tx_start: Nanos, now: Nanos) -> Assign {
         let p = self.params;
@@ -254,7 +282,9 @@ impl Txgs {
     /// dbuf_dirty of record `key` (lsize `bytes`) at `now`: true if newly dirty in the
     /// open txg (its bytes are charged).
     pub fn dirty(&mut self, key: u64, bytes: u32, now: Nanos) -> bool {
-        if self.open.contains_key(&key) {
+        if let Some(v) = self.open.get_mut(&key) {
+            // Dirtied again after dmu_sync wrote it: dbuf_unoverride, the sync writes it.
+            *v &= !OVERRIDDEN;
             return false;
         }
         self.open.insert(key, bytes);
@@ -283,7 +313,8 @@ impl Txgs {
     }
 
     /// Quiesces the open txg and starts syncing it at `now`: its records (L0 keys and
-    /// charged bytes), sorted by key, go to `out`. Returns the txg number.
+    /// charged bytes, with [`OVERRIDDEN`] set on those dmu_sync wrote), sorted by key, go to
+    /// `out`. Returns the txg number.
     pub fn begin_sync(&mut self, now: Nanos, out: &mut Vec<(u64, u32)>) -> u64 {
         debug_assert!(self.syncing.is_none());
         out.clear();

@@ -23,13 +23,19 @@
 //! Mirrors write every child. Writes are aggregated per leaf and issued at most
 //! `vdev_queue_max_async_writes` at a time, so reads reach a disk between them.
 //!
+//! Each record a write dirties is logged for the intent log (`zfs_log_write`, see `zil`)
+//! when the variant can commit it; a commit ([`Zfs::commit`]) writes log blocks and, for
+//! WR_INDIRECT records, the records themselves (`dmu_sync`): such a record is written by
+//! the sync without its data (`DR_OVERRIDDEN`). A synced txg drops its itxs (`zil_clean`).
+//!
 //! Simplifications: 1. the meta-dnode's indirect blocks, the objset block, the MOS and the
 //! space maps are not written (a few blocks per txg); 2. a dirty record's dirty bytes come
 //! back as its writes complete, split evenly over a mirror's children; 3. quiescing takes
 //! no time; 4. full-record writes do not read the parent indirect blocks that dbuf_findbp
 //! holds (partial ones read the whole path); 5. the compression and checksum CPU of the
-//! sync (zio taskqs) is not charged to the vCPUs; 6. the ZIL is not modelled: fio's
-//! fsync/end_fsync/sync are refused where jobs are parsed.
+//! sync (zio taskqs) is not charged to the vCPUs; 6. the sync sends no cache flushes
+//! (`vdev_config_sync` flushes the vdevs written before and after the uberblocks): only
+//! the intent log's flushes are modelled.
 
 use std::collections::VecDeque;
 
@@ -40,7 +46,8 @@ use crate::config::{VariantConfig, ZfsConfig};
 use crate::dev::device::{Device, Op};
 use crate::fs::zfs::layer::{ReadStep, Zfs, ZfsRead};
 use crate::fs::zfs::pool::{Pool, VDEV_LABEL_START_SIZE};
-use crate::fs::zfs::txg::{aggregate, max_async_writes, Assign, LeafWrite, Txgs, WriteParams};
+use crate::fs::zfs::txg::{aggregate, max_async_writes, Assign, LeafWrite, Txgs, WriteParams, OVERRIDDEN};
+use crate::fs::zfs::zil::{Zil, ZilIo, ZilStats};
 use crate::sim::time::{Nanos, SEC};
 
 fn secs(t: Nanos) -> f64 {
@@ -67,6 +74,8 @@ pub struct TxgRecord {
     pub(crate) end: Nanos,
     /// Records synced and the dirty bytes they had been charged.
     pub(crate) records: u64,
+    /// Records the intent log's dmu_sync had written (no data write in the sync).
+    pub(crate) overridden_records: u64,
     pub(crate) dirty_bytes: u64,
     /// Allocated bytes of the records (their psize rounded to sectors), of the rewritten
     /// indirect blocks (both copies), of the dnode blocks, of the uberblocks (all leaves).
@@ -82,6 +91,8 @@ pub struct TxgRecord {
 /// The pool's write path state.
 pub struct WritePath {
     txgs: Txgs,
+    /// The intent log, when the variant can commit it (`zil::wanted`).
+    pub(super) zil: Option<Box<Zil>>,
     /// Per leaf device: writes waiting in the vdev queue, and those issued (completion,
     /// dirty bytes given back).
     pending: Vec<VecDeque<LeafWrite>>,
@@ -126,6 +137,7 @@ impl WritePath {
         }
         WritePath {
             txgs: Txgs::new(params, z.recordsize),
+            zil: None,
             pending: vec![VecDeque::new(); n],
             inflight: vec![Vec::new(); n],
             phase: SyncPhase::Idle,
@@ -186,6 +198,8 @@ pub struct ZfsWrite {
     tx_start: Nanos,
     rmw: bool,
     rmw_read: ZfsRead,
+    /// An O_SYNC/O_DSYNC write (its itxs are synchronous, WR_COPIED when small).
+    o_sync: bool,
 }
 
 impl ZfsWrite {
@@ -201,6 +215,7 @@ impl ZfsWrite {
         tx_start: 0,
         rmw: false,
         rmw_read: ZfsRead::IDLE,
+        o_sync: false,
     };
 }
 
@@ -218,10 +233,11 @@ pub enum WriteStep {
 
 impl Zfs {
     /// A write of bytes [offset, offset + len) of `object` whose data is of content class
-    /// `class` (see `content`), starting at `now`.
-    pub fn start_write(&self, object: u32, offset: u64, len: u32, class: u8, now: Nanos) -> ZfsWrite {
+    /// `class` (see `content`), starting at `now`; `o_sync`: the file is open O_SYNC or
+    /// O_DSYNC.
+    pub fn start_write(&self, object: u32, offset: u64, len: u32, class: u8, o_sync: bool, now: Nanos) -> ZfsWrite {
         let (first, last) = self.layout.records(object, offset, len);
-        ZfsWrite { object, offset, len, class, rec: first, last, tx_start: now, ..ZfsWrite::IDLE }
+        ZfsWrite { object, offset, len, class, rec: first, last, tx_start: now, o_sync, ..ZfsWrite::IDLE }
     }
 
     /// Steps write `w` of writer `slot` at `now` until it waits or is done; the CPU its
@@ -290,6 +306,10 @@ impl Zfs {
         }
         w.rmw = false;
         writes.txgs.dirty(key.0, rs as u32, now);
+        if let Some(zil) = &mut writes.zil {
+            // zfs_log_write of the chunk, in the open txg.
+            *cpu += zil.log_write(object, w.rec, chunk as u32, w.o_sync, writes.txgs.open_txg(), costs);
+        }
         layout.set_record(object, w.rec, w.class);
         let info = layout.block(object, w.rec, 0).1;
         // The dirty buffer is in memory from now on: reads find it (arc_write_done puts
@@ -343,6 +363,9 @@ impl Zfs {
         match w.phase {
             SyncPhase::Uberblock(done) if done <= now => {
                 w.txgs.sync_done(now);
+                if let Some(zil) = &mut w.zil {
+                    zil.clean(w.current.txg);
+                }
                 w.current.end = now;
                 w.log.push(w.current);
                 w.phase = SyncPhase::Idle;
@@ -367,14 +390,20 @@ impl Zfs {
         ancestors.clear();
         objects.clear();
         let scratch = std::mem::take(&mut w.scratch);
-        for &(k, charged) in &scratch {
+        for &(k, flagged) in &scratch {
             let key = BlockKey(k);
             let (object, blkid) = (key.object(), key.blkid());
+            let charged = flagged & !OVERRIDDEN;
             w.current.records += 1;
             w.current.dirty_bytes += u64::from(charged);
             let info = layout.block(object, blkid, 0).1;
             let asize = u64::from(layout.compression.asize(info.psize));
-            if asize == 0 {
+            if flagged & OVERRIDDEN != 0 {
+                // dmu_sync wrote it for the intent log (DR_OVERRIDDEN): the sync's write
+                // takes the block pointer as it is, no I/O; the charge comes back at once.
+                w.txgs.undirty(u64::from(charged));
+                w.current.overridden_records += 1;
+            } else if asize == 0 {
                 // A hole or embedded: nothing to write, the charge comes back at once.
                 w.txgs.undirty(u64::from(charged));
             } else {
@@ -467,6 +496,7 @@ impl Zfs {
     /// counters so far, and the dirty data left to sync.
     pub fn write_report(&self, from: usize) -> Value {
         let w = &self.writes;
+        let zil = w.zil.is_some();
         let synced = &w.log[from.min(w.log.len())..];
         let sum = |f: fn(&TxgRecord) -> u64| synced.iter().map(f).sum::<u64>();
         json!({
@@ -481,19 +511,26 @@ impl Zfs {
             "dirty_left_bytes": w.txgs.dirty_total(),
             "delayed_txs": w.txgs.delayed_txs,
             "dirty_over_max_waits": w.txgs.waited_txs,
-            "txgs": synced.iter().take(16).map(|t| json!({
-                "txg": t.txg,
-                "start_s": secs(t.start),
-                "end_s": secs(t.end),
-                "records": t.records,
-                "dirty_bytes": t.dirty_bytes,
-                "data_bytes": t.data_bytes,
-                "indirect_blocks": t.indirect_blocks,
-                "indirect_bytes": t.indirect_bytes,
-                "dnode_bytes": t.dnode_bytes,
-                "uberblock_bytes": t.uberblock_bytes,
-                "leaf_bytes": t.leaf_bytes,
-            })).collect::<Vec<_>>(),
+            "txgs": synced.iter().take(16).map(|t| {
+                let mut doc = json!({
+                    "txg": t.txg,
+                    "start_s": secs(t.start),
+                    "end_s": secs(t.end),
+                    "records": t.records,
+                    "dirty_bytes": t.dirty_bytes,
+                    "data_bytes": t.data_bytes,
+                    "indirect_blocks": t.indirect_blocks,
+                    "indirect_bytes": t.indirect_bytes,
+                    "dnode_bytes": t.dnode_bytes,
+                    "uberblock_bytes": t.uberblock_bytes,
+                    "leaf_bytes": t.leaf_bytes,
+                });
+                if zil {
+                    // Records whose data dmu_sync had written (no data write here).
+                    doc["overridden_records"] = json!(t.overridden_records);
+                }
+                doc
+            }).collect::<Vec<_>>(),
         })
     }
 
@@ -506,6 +543,122 @@ impl Zfs {
             self.sync_event(t, devices);
         }
         t
+    }
+}
+
+/// What a commit (`zil_commit`) ends with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitStep {
+    /// It returned at once.
+    Done,
+    /// The client waits until the log releases it ([`Zfs::take_zil_woken`]); then
+    /// [`Zfs::commit_finish`].
+    Wait,
+}
+
+impl Zfs {
+    /// Builds the dataset's intent log (see `zil::wanted`) for `slots` clients.
+    pub fn attach_zil(&mut self, zil: Zil) {
+        self.writes.zil = Some(Box::new(zil));
+    }
+
+    /// Splits the layer into what the log's operations touch.
+    fn zil_parts<'a>(&'a mut self, devices: &'a mut [Device]) -> Option<(&'a mut Zil, ZilIo<'a>)> {
+        let Zfs { writes, pool, layout, costs, .. } = self;
+        let WritePath { txgs, zil, .. } = writes;
+        let zil = zil.as_deref_mut()?;
+        let async_limit = max_async_writes(&txgs.params, txgs.dirty_total()) as usize;
+        Some((zil, ZilIo { txgs, pool, layout, devices, costs, async_limit }))
+    }
+
+    /// Whether the dataset has an intent log (the variant can commit it).
+    pub fn has_zil(&self) -> bool {
+        self.writes.zil.is_some()
+    }
+
+    /// `sync=always`: `zfs_read` commits the log of the file before reading it.
+    pub fn commits_reads(&self) -> bool {
+        self.writes.zil.as_ref().is_some_and(|z| z.params().sync == crate::config::SyncProperty::Always)
+    }
+
+    /// `zfs_write`'s commit: after an O_SYNC/O_DSYNC write, or any write with
+    /// `sync=always`.
+    pub fn commits_write(&self, o_sync: bool) -> bool {
+        self.writes.zil.as_ref().is_some_and(|z| o_sync || z.params().sync == crate::config::SyncProperty::Always)
+    }
+
+    /// `zil_commit` of `object` by client `slot` at `now` (an fsync, or the end of a
+    /// synchronous write); its CPU is added to `cpu`.
+    pub fn commit(&mut self, slot: usize, object: u32, now: Nanos, cpu: &mut Nanos, devices: &mut [Device]) -> CommitStep {
+        let Some((zil, mut io)) = self.zil_parts(devices) else { return CommitStep::Done };
+        if zil.commit(&mut io, slot, object, now, cpu) {
+            CommitStep::Done
+        } else {
+            CommitStep::Wait
+        }
+    }
+
+    /// Client `slot`'s commit is done (true) once the log released it.
+    pub fn commit_finish(&mut self, slot: usize) -> bool {
+        self.writes.zil.as_mut().is_none_or(|z| z.finish(slot))
+    }
+
+    /// When the intent log next has something to do, if ever.
+    pub fn zil_next_at(&self) -> Option<Nanos> {
+        self.writes.zil.as_ref().and_then(|z| z.next_at())
+    }
+
+    /// Whether clients wait for the intent log.
+    pub fn zil_waiting(&self) -> bool {
+        self.writes.zil.as_ref().is_some_and(|z| z.waiting())
+    }
+
+    /// Runs the intent log's events due at `now`.
+    pub fn zil_event(&mut self, now: Nanos, devices: &mut [Device]) {
+        if let Some((zil, mut io)) = self.zil_parts(devices) {
+            zil.event(&mut io, now);
+        }
+    }
+
+    /// The clients the intent log released since the last call.
+    pub fn take_zil_woken(&mut self) -> impl Iterator<Item = u32> + '_ {
+        self.writes.zil.as_mut().into_iter().flat_map(|z| z.take_woken())
+    }
+
+    /// The intent log's counters, if there is one.
+    pub fn zil_stats(&self) -> Option<ZilStats> {
+        self.writes.zil.as_ref().map(|z| z.stats())
+    }
+
+    /// The `/proc/spl/kstat/zfs/zil` rows of the release, over a window.
+    pub fn zil_report(&self, a: &ZilStats, b: &ZilStats) -> Value {
+        let write_alloc = self.writes.zil.as_ref().is_some_and(|z| z.params().features.metaslab_stats_own_block);
+        let mut m = serde_json::Map::new();
+        for (name, v) in b.rows(a, write_alloc) {
+            m.insert(name.into(), json!(v));
+        }
+        Value::Object(m)
+    }
+
+    /// Before a restart: the log's blocks in flight complete, then the log forgets its
+    /// itxs (the export synced every txg) and its waiters. Returns when it is quiet.
+    pub fn zil_restart(&mut self, from: Nanos, devices: &mut [Device]) -> Nanos {
+        let mut t = from;
+        while let Some(next) = self.zil_next_at() {
+            t = t.max(next);
+            self.zil_event(t, devices);
+        }
+        if let Some(z) = &mut self.writes.zil {
+            z.restart();
+        }
+        t
+    }
+
+    /// Forgets the log's waiters (the run abandons what never completes).
+    pub fn zil_abandon(&mut self) {
+        if let Some(z) = &mut self.writes.zil {
+            z.abandon();
+        }
     }
 }
 

@@ -30,6 +30,14 @@
 //!   reads the same blocks in the same order; without it they come from the system
 //!   (here: the scenario seed and the phase), different on every run.
 //!
+//! - Syncs (`io_u.c` `get_rw_ddir`, `should_fsync`): a writing job with `fsync=N` (or
+//!   `fdatasync=N`) issues an fsync of the file the next I/O would go to once N writes
+//!   have been issued since the start (or the ramp's end, `reset_all_stats`), and not
+//!   twice in a row (`last_was_sync`); it counts as an I/O on that file for
+//!   `file_service_type`. `sync=1` (or `sync`, `dsync`) opens the files O_SYNC / O_DSYNC;
+//!   `end_fsync` and `fsync_on_close` fsync every file of the clone when its I/O is done
+//!   (the driver does those).
+//!
 //! Writes go through the filesystem's write path in the driver (`crate::run`); what
 //! they leave in the files follows the job's buffer options ([`buffers`]).
 //!
@@ -93,6 +101,17 @@ pub fn writes(job: &FioJob) -> bool {
         FioRw::Write | FioRw::Randwrite => true,
         FioRw::Rw | FioRw::Randrw => job.rwmixread < 100,
     }
+}
+
+/// True if the job commits what it writes: it writes, and fsyncs (`fsync`, `fdatasync`,
+/// `end_fsync`, `fsync_on_close`) or opens its files O_SYNC/O_DSYNC (`sync`).
+pub fn syncs(job: &FioJob) -> bool {
+    writes(job)
+        && (job.fsync > 0
+            || job.fdatasync > 0
+            || job.sync != crate::config::FioSync::None
+            || job.end_fsync
+            || job.fsync_on_close)
 }
 
 fn random(rw: FioRw) -> bool {
@@ -203,6 +222,24 @@ pub fn validate(f: &FioWorkload, files: &FilesDataset, fs: &FsConfig) -> Result<
                 "randrw with different read and write block sizes is not modelled".into(),
             )?;
         }
+        if !matches!(fs, FsConfig::Zfs(_)) && syncs(job) {
+            let key = if job.sync != crate::config::FioSync::None {
+                "sync"
+            } else if job.fsync > 0 {
+                "fsync"
+            } else if job.fdatasync > 0 {
+                "fdatasync"
+            } else if job.end_fsync {
+                "end_fsync"
+            } else {
+                "fsync_on_close"
+            };
+            ensure(
+                false,
+                key,
+                "synchronous writes and fsync are modelled on ZFS only (its intent log); XFS's log and ext4's jbd2 journal are not modelled yet".into(),
+            )?;
+        }
         if let Some(p) = job.buffers.buffer_compress_percentage {
             ensure(p <= 100, "buffers.buffer_compress_percentage", "must be 0 to 100".into())?;
         }
@@ -254,6 +291,8 @@ pub struct FioIo {
     pub len: u32,
     /// A write (else a read).
     pub write: bool,
+    /// An fsync (or fdatasync) of `file` instead of a read or write (`DDIR_SYNC`).
+    pub sync: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -287,6 +326,12 @@ pub struct CloneGen {
     rng_mix: Pcg64Mcg,
     rng_file: Pcg64Mcg,
     rng_dist: Pcg64Mcg,
+    /// fsync / fdatasync every this many writes (0: none), of a writing job.
+    fsync_blocks: u32,
+    fdatasync_blocks: u32,
+    /// `io_issues[DDIR_WRITE]` and `last_was_sync`.
+    write_issues: u64,
+    last_was_sync: bool,
 }
 
 fn mix(a: u64, b: u64) -> u64 {
@@ -352,12 +397,25 @@ impl CloneGen {
             rng_mix: Pcg64Mcg::seed_from_u64(mix(seed, 2)),
             rng_file: Pcg64Mcg::seed_from_u64(mix(seed, 3)),
             rng_dist,
+            fsync_blocks: if writes(job) { job.fsync } else { 0 },
+            fdatasync_blocks: if writes(job) { job.fdatasync } else { 0 },
+            write_issues: 0,
+            last_was_sync: false,
         }
     }
 
-    /// The ramp is over: the byte count of the loop starts again (reset_all_stats).
+    /// The ramp is over: the byte count of the loop and the writes issued start again
+    /// (reset_all_stats).
     pub fn ramp_over(&mut self) {
         self.loop_bytes = 0;
+        self.write_issues = 0;
+    }
+
+    /// `get_rw_ddir`'s first question: time for an fsync or fdatasync?
+    fn sync_due(&self) -> bool {
+        let w = self.write_issues;
+        let every = |n: u32| n > 0 && w > 0 && w % u64::from(n) == 0;
+        !self.last_was_sync && (every(self.fsync_blocks) || every(self.fdatasync_blocks))
     }
 
     fn reset_file(f: &mut FileCursor) {
@@ -426,6 +484,12 @@ impl CloneGen {
                 }
                 self.loop_bytes = 0;
             }
+            if self.sync_due() {
+                self.last_was_sync = true;
+                self.pick_file();
+                self.ios_on_cur += 1;
+                return Some(FioIo { file: self.files[self.cur].file, offset: 0, len: 0, write: false, sync: true });
+            }
             let dir = self.direction();
             self.pick_file();
             let bs = self.bs[dir];
@@ -472,11 +536,14 @@ impl CloneGen {
             };
             self.ios_on_cur += 1;
             self.loop_bytes += u64::from(bs);
+            self.last_was_sync = false;
+            self.write_issues += dir as u64;
             return Some(FioIo {
                 file: f.file,
                 offset: self.offset + block * u64::from(bs),
                 len: bs,
                 write: dir == 1,
+                sync: false,
             });
         }
     }
@@ -520,6 +587,11 @@ pub(crate) fn test_job(rw: FioRw, file_range: u64, bs: u32) -> FioJob {
         randseed: FIO_RANDSEED,
         group_reporting: false,
         buffers: Default::default(),
+        fsync: 0,
+        fdatasync: 0,
+        sync: Default::default(),
+        end_fsync: false,
+        fsync_on_close: false,
     }
 }
 
@@ -653,6 +725,25 @@ mod tests {
         }
         g.ramp_over();
         assert_eq!(all(&mut g).len(), 100, "the loop's bytes count again after the ramp");
+    }
+
+    /// fsync=4: one sync after every 4 writes, never two in a row; a read job never
+    /// syncs; fdatasync counts the same way.
+    #[test]
+    fn fsync_every_n_writes() {
+        let mut job = test_job(FioRw::Write, 1 << 20, 4096);
+        job.fsync = 4;
+        let ios = all(&mut CloneGen::new(&job, 0, 1));
+        let syncs: Vec<usize> = ios.iter().enumerate().filter(|(_, io)| io.sync).map(|(k, _)| k).collect();
+        assert_eq!(ios.len(), 256 + 63, "a sync after writes 4, 8, ..., 252 (the 256th ends the job)");
+        assert_eq!(&syncs[..3], &[4, 9, 14]);
+        assert!(ios.windows(2).all(|w| !(w[0].sync && w[1].sync)));
+        job.fsync = 0;
+        job.fdatasync = 100;
+        let ios = all(&mut CloneGen::new(&job, 0, 1));
+        assert_eq!(ios.iter().filter(|io| io.sync).count(), 2);
+        job.rw = FioRw::Read;
+        assert!(all(&mut CloneGen::new(&job, 0, 1)).iter().all(|io| !io.sync));
     }
 
     #[test]
