@@ -228,3 +228,55 @@ fn fio_zfs_write_loop_allocates_nothing_per_request() {
         );
     }
 }
+
+/// Synchronous writes on ZFS (the intent log): twice the simulated time, the same
+/// allocations. The itx queues, the commit list, the log blocks (recycled), the leaf
+/// queues and the waiters are reused once grown. O_SYNC 16K writes by four writers with a
+/// SLOG; fsync every 8 writes with logbias=throughput (dmu_sync) without one.
+#[test]
+fn fio_zfs_sync_write_loop_allocates_nothing_per_request() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for case in 0..2 {
+        let run = |secs: u64| {
+            let mut c = test_fio_variant();
+            c.run.report_interval_ns = 10_000 * SEC;
+            c.devices[0].iops_limit = None;
+            c.devices[0].flush_latency_ns = 100 * US;
+            let FsConfig::Zfs(z) = &mut c.filesystem else { unreachable!() };
+            z.recordsize = 16 << 10;
+            if case == 0 {
+                let mut slog = c.devices[0].clone();
+                slog.name = "slog".into();
+                slog.write_latency_ns = 50 * US;
+                slog.capacity_bytes = Some(1 << 30);
+                c.devices.push(slog);
+                z.log = vec!["slog".into()];
+            } else {
+                z.logbias = Logbias::Throughput;
+            }
+            let WorkloadConfig::Fio(f) = &mut c.workload else { unreachable!() };
+            let j = &mut f.jobs[2];
+            j.rw = FioRw::Randwrite;
+            j.bs_write = 16 << 10;
+            j.bs_read = 16 << 10;
+            j.time_based = true;
+            j.runtime_ns = secs * SEC;
+            if case == 0 {
+                j.sync = FioSync::Sync;
+                j.numjobs = 4;
+                j.clone_files = vec![vec![0]; 4];
+            } else {
+                j.fsync = 8;
+            }
+            c.phases = vec![PhaseConfig::Fio(FioPhase { name: "w".into(), jobs: vec![2] })];
+            let before = ALLOCS.load(Ordering::Relaxed);
+            let r = run_variant(&c).unwrap();
+            (ALLOCS.load(Ordering::Relaxed) - before, r.summary["fio"]["write"]["ios"].as_u64().unwrap())
+        };
+        let (short, n_short) = run(20);
+        let (long, n_long) = run(40);
+        eprintln!("case {case}: allocations {short} for {n_short} writes, {long} for {n_long}");
+        assert!(n_long > n_short + 2_000, "case {case}: {n_short} {n_long}");
+        assert!(long <= short + 16, "case {case}: allocations {short} for {n_short} writes, {long} for {n_long}");
+    }
+}

@@ -1,5 +1,7 @@
 //! The intent log through the driver: fio's synchronous writes and fsyncs on ZFS.
 
+use proptest::prelude::*;
+
 use super::*;
 use crate::config::{test_fio_variant, FioJob, FioPhase, FioRw, FioSync, Logbias, SyncProperty, ZfsRelease};
 use crate::sim::time::{MS, US};
@@ -50,6 +52,7 @@ fn with_slog(c: &mut VariantConfig, write: Nanos, flush: Nanos) {
     slog.write_latency_ns = write;
     slog.flush_latency_ns = flush;
     slog.parallelism = 8;
+    slog.rotational = None;
     c.devices.push(slog);
     zfs(c).log = vec!["slog".into()];
 }
@@ -222,4 +225,111 @@ fn end_fsync_commits_what_the_job_left_and_counts_in_its_runtime() {
     assert!(rt >= rt0 + 0.003, "the fsync's log writes and flush are in the runtime: {rt} vs {rt0}");
     // 4 MiB of records in 128K log blocks: about 33 blocks, one flush (the last block's).
     assert_eq!(ph["zil"]["flushes"], 1);
+}
+
+/// Parallel writers share log blocks (group commit): with 8 O_SYNC writers a block takes
+/// the records of all 8 and one flush serves them all; a SLOG serves them at its own
+/// latency.
+#[test]
+fn parallel_sync_writers_share_blocks_and_flushes() {
+    for (r, p) in [(ZfsRelease::V0_8, 0), (ZfsRelease::V2_2, 2), (ZfsRelease::V2_2, 11)] {
+        for slog in [false, true] {
+            let mut c = sync_writer(r, p, 100, FioSync::Sync, 2 * MS, MS);
+            c.devices[0].parallelism = 8;
+            if slog {
+                with_slog(&mut c, 100 * US, 0);
+            }
+            let j = job(&mut c, 2);
+            j.numjobs = 8;
+            j.clone_files = vec![vec![0]; 8];
+            let s = run(&c);
+            let ph = &s["phases"][0];
+            assert_eq!(ph["fio"]["write"]["ios"], 800);
+            let zil = &ph["zil"];
+            assert_eq!(zil["zil_commit_count"], 800);
+            assert!(zil["flushes"].as_u64().unwrap() <= 800 / 4, "{r:?}.{p}: {zil}");
+            let p50 = f(&ph["fio"]["write"]["clat_ms"]["p50"]);
+            if slog {
+                assert!(p50 < 0.5, "{r:?}.{p}: {p50}");
+            } else {
+                assert!((3.0..3.5).contains(&p50), "{r:?}.{p}: {p50}");
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Whatever the release, pool, SLOG, properties and job, a run with synchronous writes
+    /// ends, every commit returns, and the counters agree with fio's.
+    #[test]
+    fn every_commit_returns(
+        release in 0..5usize,
+        mirror in any::<bool>(),
+        rotational in any::<bool>(),
+        slog in 0..3usize,
+        logbias in any::<bool>(),
+        sync_prop in 0..3usize,
+        numjobs in 1..5u32,
+        uring in any::<bool>(),
+        fsync in 0..4u32,
+        o_sync in 0..3usize,
+        end_fsync in any::<bool>(),
+        bs_shift in 12..18u32,
+        maxblk in 0..3usize,
+    ) {
+        let (r, p) = [(ZfsRelease::V0_8, 0), (ZfsRelease::V2_1, 5), (ZfsRelease::V2_1, 11), (ZfsRelease::V2_2, 2), (ZfsRelease::V2_2, 11)][release];
+        let mut c = sync_writer(r, p, 24, [FioSync::None, FioSync::Sync, FioSync::Dsync][o_sync], 300 * US, 100 * US);
+        c.devices[0].latency_sigma = 0.3;
+        if rotational {
+            c.devices[0].rotational = Some(crate::dev::disk::sas_7200());
+            c.devices[0].capacity_bytes = Some(1_000_204_886_016);
+            c.devices[0].write_latency_ns = 200 * US;
+            c.devices[0].read_latency_ns = 200 * US;
+        }
+        if mirror {
+            let mut d = c.devices[0].clone();
+            d.name = "disk2".into();
+            c.devices.push(d);
+            zfs(&mut c).vdevs = vec![crate::config::VdevConfig::Mirror(crate::config::MirrorVdev { mirror: vec!["disk".into(), "disk2".into()] })];
+        }
+        if slog > 0 {
+            with_slog(&mut c, 50 * US, 20 * US);
+            c.devices.last_mut().unwrap().capacity_bytes = Some(64 << 20);
+            if slog == 2 {
+                let mut d = c.devices.last().unwrap().clone();
+                d.name = "slog2".into();
+                c.devices.push(d);
+                zfs(&mut c).log = vec!["slog".into(), "slog2".into()];
+            }
+        }
+        let z = zfs(&mut c);
+        z.logbias = if logbias { Logbias::Throughput } else { Logbias::Latency };
+        z.sync = [SyncProperty::Standard, SyncProperty::Always, SyncProperty::Disabled][sync_prop];
+        z.zil.zil_maxblocksize = [None, Some(32768), Some(1 << 20)][maxblk];
+        let bs = 1u32 << bs_shift;
+        let j = job(&mut c, 2);
+        j.numjobs = numjobs;
+        j.clone_files = vec![vec![0]; numjobs as usize];
+        j.bs_write = bs;
+        j.bs_read = bs;
+        j.io_size = 24 * u64::from(bs);
+        j.fsync = fsync;
+        j.end_fsync = end_fsync;
+        if uring {
+            j.ioengine = "io_uring".into();
+            j.iodepth = 4;
+        }
+        let s = run(&c);
+        let ph = &s["phases"][0];
+        prop_assert_eq!(ph["fio"]["write"]["ios"].as_u64(), Some(24 * u64::from(numjobs)));
+        if let Some(zil) = ph.get("zil") {
+            let commits = zil["zil_commit_count"].as_u64().unwrap();
+            if sync_prop == 2 {
+                prop_assert_eq!(commits, 0);
+            }
+            prop_assert_eq!(zil["zil_commit_writer_count"].as_u64(), Some(commits));
+        }
+    }
 }

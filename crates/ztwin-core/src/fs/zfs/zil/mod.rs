@@ -1077,7 +1077,11 @@ impl Zil {
         if l.state != LwbState::Issued || l.write_done.is_some() || l.ios_pending > 0 {
             return;
         }
-        let dep = if l.write_dep { k.checked_sub(1).and_then(|j| self.lwbs[j].write_done) } else { Some(0) };
+        // A previous block no longer in the list is done (flushes and all).
+        let dep = match k.checked_sub(1) {
+            Some(j) if l.write_dep => self.lwbs[j].write_done,
+            _ => Some(0),
+        };
         if let Some(d) = dep {
             self.lwbs[k].write_done = Some(self.lwbs[k].io_done.max(d));
         }
@@ -1212,6 +1216,7 @@ impl Zil {
         // A block whose write is not yet known (its writes queued, or the previous
         // block's) is resolved at one of the times above.
         self.next = t;
+
     }
 }
 
