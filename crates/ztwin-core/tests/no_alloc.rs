@@ -277,6 +277,9 @@ fn fio_zfs_sync_write_loop_allocates_nothing_per_request() {
         let (long, n_long) = run(40);
         eprintln!("case {case}: allocations {short} for {n_short} writes, {long} for {n_long}");
         assert!(n_long > n_short + 2_000, "case {case}: {n_short} {n_long}");
-        assert!(long <= short + 16, "case {case}: allocations {short} for {n_short} writes, {long} for {n_long}");
+        assert!(
+            long <= short + 16,
+            "case {case}: allocations {short} for {n_short} writes, {long} for {n_long}"
+        );
     }
 }

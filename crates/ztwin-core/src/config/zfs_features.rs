@@ -586,7 +586,11 @@ impl ZfsFeatures {
                     } else {
                         LwbSizing::Buckets { split_128k: patch < 3 }
                     },
-                    early_issue: if patch >= 4 { EarlyIssue::SingleThreaded } else { EarlyIssue::MinCommitTimeout },
+                    early_issue: if patch >= 4 {
+                        EarlyIssue::SingleThreaded
+                    } else {
+                        EarlyIssue::MinCommitTimeout
+                    },
                     latency_shift: 3,
                     commit_timeout_pct: if patch >= 4 { 10 } else { 5 },
                     slog_bulk: if patch >= 1 { 64 << 20 } else { 768 << 10 },
@@ -670,7 +674,10 @@ mod tests {
         let at = |r, p| ZfsFeatures::resolve(r, p).zil;
         assert!(!at(ZfsRelease::V0_6, 0).modelled);
         assert_eq!(at(ZfsRelease::V0_8, 0), ZIL_0_8);
-        assert_eq!((at(ZfsRelease::V2_1, 9).early_issue, at(ZfsRelease::V2_1, 9).latency_shift), (EarlyIssue::Never, 0));
+        assert_eq!(
+            (at(ZfsRelease::V2_1, 9).early_issue, at(ZfsRelease::V2_1, 9).latency_shift),
+            (EarlyIssue::Never, 0)
+        );
         assert_eq!(at(ZfsRelease::V2_1, 10).early_issue, EarlyIssue::MinCommitTimeout);
         assert!(!at(ZfsRelease::V0_8, 0).embedded_log && at(ZfsRelease::V2_1, 0).embedded_log);
         let z = |p| at(ZfsRelease::V2_2, p);

@@ -168,7 +168,8 @@ impl<'a> Sim<'a> {
                     checksum_ns_per_byte: SEC as f64 / c.checksum_bytes_per_sec as f64 / c.speed,
                     decompress_ns_per_byte: SEC as f64 / c.decompress_bytes_per_sec as f64 / c.speed,
                     // A release without compressed ARC or ABD behaves as with them disabled.
-                    compressed_arc: z.arc.zfs_compressed_arc_enabled.unwrap_or(true) && features.compressed_arc,
+                    compressed_arc: z.arc.zfs_compressed_arc_enabled.unwrap_or(true)
+                        && features.compressed_arc,
                     abd_scatter: features.abd && z.arc.zfs_abd_scatter_enabled.unwrap_or(true),
                 };
                 let writes = WritePath::new(cfg, z, &pool);

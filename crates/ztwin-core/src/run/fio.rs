@@ -199,10 +199,7 @@ impl Sim<'_> {
 
     /// Whether client `i`'s clone opened its files O_SYNC / O_DSYNC.
     pub(super) fn fio_o_sync(&self, i: usize) -> bool {
-        self.fio
-            .as_ref()
-            .and_then(|run| run.clone_of(i))
-            .is_some_and(|cl| cl.o_sync)
+        self.fio.as_ref().and_then(|run| run.clone_of(i)).is_some_and(|cl| cl.o_sync)
     }
 
     /// Client `i`'s I/O completed at `now`.

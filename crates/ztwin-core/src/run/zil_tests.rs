@@ -23,7 +23,14 @@ fn zfs(c: &mut VariantConfig) -> &mut crate::config::ZfsConfig {
 /// One pool disk "disk" (no throttle, constant service `write` per write, `flush` per
 /// flush, one request at a time), recordsize 16K, and the "write" job (index 2) writing
 /// `n` random 16K blocks with `sync`, one at a time; release `release`.
-fn sync_writer(release: ZfsRelease, patch: u16, n: u64, sync: FioSync, write: Nanos, flush: Nanos) -> VariantConfig {
+fn sync_writer(
+    release: ZfsRelease,
+    patch: u16,
+    n: u64,
+    sync: FioSync,
+    write: Nanos,
+    flush: Nanos,
+) -> VariantConfig {
     let mut c = test_fio_variant();
     let d = &mut c.devices[0];
     d.iops_limit = None;
@@ -73,7 +80,9 @@ fn writes_on(phase: &Value, dev: &str) -> f64 {
 #[test]
 fn a_synchronous_writer_pays_a_write_and_a_flush_per_write() {
     let (w, fl) = (2 * MS, MS);
-    for (r, p) in [(ZfsRelease::V0_8, 0), (ZfsRelease::V2_1, 11), (ZfsRelease::V2_2, 2), (ZfsRelease::V2_2, 11)] {
+    for (r, p) in
+        [(ZfsRelease::V0_8, 0), (ZfsRelease::V2_1, 11), (ZfsRelease::V2_2, 2), (ZfsRelease::V2_2, 11)]
+    {
         for sync in [FioSync::Sync, FioSync::Dsync] {
             let s = run(&sync_writer(r, p, 200, sync, w, fl));
             let ph = &s["phases"][0];
@@ -87,7 +96,8 @@ fn a_synchronous_writer_pays_a_write_and_a_flush_per_write() {
             assert_eq!(zil["zil_commit_count"], 200);
             assert_eq!(zil["zil_itx_count"], 200);
             assert_eq!(zil["flushes"], 200, "one flush per commit (the waiter's block)");
-            let flushes = f(&ph["devices"]["disk"]["flushes_per_sec"]) * (f(&ph["end_s"]) - f(&ph["start_s"]));
+            let flushes =
+                f(&ph["devices"]["disk"]["flushes_per_sec"]) * (f(&ph["end_s"]) - f(&ph["start_s"]));
             assert_eq!(flushes.round(), 200.0);
             let timeouts = zil["commit_timeouts"].as_u64().unwrap();
             match (r, p) {
@@ -115,7 +125,10 @@ fn logbias_throughput_writes_the_data_to_the_pool_before_the_commit_returns() {
     zfs(&mut thr).logbias = Logbias::Throughput;
     for c in [&mut lat, &mut thr] {
         // A reboot after the phase syncs the txg (the export).
-        c.phases.push(PhaseConfig::Restart(crate::config::RestartPhase { name: "reboot".into(), vm_moved: false }));
+        c.phases.push(PhaseConfig::Restart(crate::config::RestartPhase {
+            name: "reboot".into(),
+            vm_moved: false,
+        }));
     }
     let (l, t) = (run(&lat), run(&thr));
     let (lz, tz) = (&l["phases"][0]["zil"], &t["phases"][0]["zil"]);

@@ -235,7 +235,15 @@ impl Zfs {
     /// A write of bytes [offset, offset + len) of `object` whose data is of content class
     /// `class` (see `content`), starting at `now`; `o_sync`: the file is open O_SYNC or
     /// O_DSYNC.
-    pub fn start_write(&self, object: u32, offset: u64, len: u32, class: u8, o_sync: bool, now: Nanos) -> ZfsWrite {
+    pub fn start_write(
+        &self,
+        object: u32,
+        offset: u64,
+        len: u32,
+        class: u8,
+        o_sync: bool,
+        now: Nanos,
+    ) -> ZfsWrite {
         let (first, last) = self.layout.records(object, offset, len);
         ZfsWrite { object, offset, len, class, rec: first, last, tx_start: now, o_sync, ..ZfsWrite::IDLE }
     }
@@ -584,12 +592,22 @@ impl Zfs {
     /// `zfs_write`'s commit: after an O_SYNC/O_DSYNC write, or any write with
     /// `sync=always`.
     pub fn commits_write(&self, o_sync: bool) -> bool {
-        self.writes.zil.as_ref().is_some_and(|z| o_sync || z.params().sync == crate::config::SyncProperty::Always)
+        self.writes
+            .zil
+            .as_ref()
+            .is_some_and(|z| o_sync || z.params().sync == crate::config::SyncProperty::Always)
     }
 
     /// `zil_commit` of `object` by client `slot` at `now` (an fsync, or the end of a
     /// synchronous write); its CPU is added to `cpu`.
-    pub fn commit(&mut self, slot: usize, object: u32, now: Nanos, cpu: &mut Nanos, devices: &mut [Device]) -> CommitStep {
+    pub fn commit(
+        &mut self,
+        slot: usize,
+        object: u32,
+        now: Nanos,
+        cpu: &mut Nanos,
+        devices: &mut [Device],
+    ) -> CommitStep {
         let Some((zil, mut io)) = self.zil_parts(devices) else { return CommitStep::Done };
         if zil.commit(&mut io, slot, object, now, cpu) {
             CommitStep::Done
@@ -632,7 +650,8 @@ impl Zfs {
 
     /// The `/proc/spl/kstat/zfs/zil` rows of the release, over a window.
     pub fn zil_report(&self, a: &ZilStats, b: &ZilStats) -> Value {
-        let write_alloc = self.writes.zil.as_ref().is_some_and(|z| z.params().features.metaslab_stats_own_block);
+        let write_alloc =
+            self.writes.zil.as_ref().is_some_and(|z| z.params().features.metaslab_stats_own_block);
         let mut m = serde_json::Map::new();
         for (name, v) in b.rows(a, write_alloc) {
             m.insert(name.into(), json!(v));

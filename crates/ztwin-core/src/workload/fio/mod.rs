@@ -414,7 +414,7 @@ impl CloneGen {
     /// `get_rw_ddir`'s first question: time for an fsync or fdatasync?
     fn sync_due(&self) -> bool {
         let w = self.write_issues;
-        let every = |n: u32| n > 0 && w > 0 && w % u64::from(n) == 0;
+        let every = |n: u32| n > 0 && w > 0 && w.is_multiple_of(u64::from(n));
         !self.last_was_sync && (every(self.fsync_blocks) || every(self.fdatasync_blocks))
     }
 
@@ -488,7 +488,13 @@ impl CloneGen {
                 self.last_was_sync = true;
                 self.pick_file();
                 self.ios_on_cur += 1;
-                return Some(FioIo { file: self.files[self.cur].file, offset: 0, len: 0, write: false, sync: true });
+                return Some(FioIo {
+                    file: self.files[self.cur].file,
+                    offset: 0,
+                    len: 0,
+                    write: false,
+                    sync: true,
+                });
             }
             let dir = self.direction();
             self.pick_file();

@@ -74,8 +74,8 @@ pub mod size;
 use std::collections::VecDeque;
 
 use crate::config::{
-    EarlyIssue, FsConfig, LwbSizing, Logbias, SyncProperty, VariantConfig, WorkloadConfig, ZfsConfig, ZfsFeatures,
-    ZilFeatures,
+    EarlyIssue, FsConfig, Logbias, LwbSizing, SyncProperty, VariantConfig, WorkloadConfig, ZfsConfig,
+    ZfsFeatures, ZilFeatures,
 };
 use crate::dev::device::{Device, Op};
 use crate::error::{Error, Result};
@@ -298,7 +298,14 @@ impl ZilStats {
         if write_alloc {
             v.extend(rows!(zil_itx_metaslab_slog_write, zil_itx_metaslab_slog_alloc));
         }
-        v.extend(rows!(lwb_writes, lwb_write_bytes, dmu_sync_writes, dmu_sync_bytes, commit_timeouts, flushes));
+        v.extend(rows!(
+            lwb_writes,
+            lwb_write_bytes,
+            dmu_sync_writes,
+            dmu_sync_bytes,
+            commit_timeouts,
+            flushes
+        ));
         v
     }
 }
@@ -385,7 +392,10 @@ struct Lwb {
 enum Waiter {
     Idle,
     /// Waiting for block `lwb`; `wakeup`: the timed wait's end while the block is open.
-    Waiting { lwb: u64, wakeup: Option<Nanos> },
+    Waiting {
+        lwb: u64,
+        wakeup: Option<Nanos>,
+    },
     Done,
 }
 
@@ -497,13 +507,15 @@ impl Zil {
     ) -> Result<Zil> {
         let p = ZilParams::resolve(z)?;
         let features = ZfsFeatures::resolve(z.release, z.release_patch);
-        let aliquot = if z.pool.metaslab_aliquot == 0 { features.pool.metaslab_aliquot } else { z.pool.metaslab_aliquot };
+        let aliquot = if z.pool.metaslab_aliquot == 0 {
+            features.pool.metaslab_aliquot
+        } else {
+            z.pool.metaslab_aliquot
+        };
         let space = |leaves: &[usize]| {
-            leaves
-                .iter()
-                .map(|&c| devices[c].capacity_bytes)
-                .collect::<Option<Vec<u64>>>()
-                .map(|c| c.into_iter().min().unwrap_or(0).saturating_sub(VDEV_LABEL_START_SIZE + VDEV_LABEL_END_SIZE))
+            leaves.iter().map(|&c| devices[c].capacity_bytes).collect::<Option<Vec<u64>>>().map(|c| {
+                c.into_iter().min().unwrap_or(0).saturating_sub(VDEV_LABEL_START_SIZE + VDEV_LABEL_END_SIZE)
+            })
         };
         let mut slog = Class { aliquot, ..Class::default() };
         for k in 0..pool.nlog() {
@@ -519,7 +531,12 @@ impl Zil {
                 let shift = metaslab_shift(asize);
                 if asize >> shift > EMBEDDED_SLOG_MIN_MS {
                     let top = if pool.is_plain() { Top::Plain } else { Top::Data(k) };
-                    embedded.regions.push(Region { top, base: VDEV_LABEL_START_SIZE, size: 1 << shift, cursor: 0 });
+                    embedded.regions.push(Region {
+                        top,
+                        base: VDEV_LABEL_START_SIZE,
+                        size: 1 << shift,
+                        cursor: 0,
+                    });
                 }
             }
         }
@@ -582,7 +599,15 @@ impl Zil {
     /// `zfs_log_write` for one record-sized chunk: `len` bytes of record `blkid` of
     /// `object`, dirtied in txg `txg` by an O_SYNC/O_DSYNC write when `o_sync`. Returns the
     /// CPU it costs (copying a WR_COPIED record's data).
-    pub fn log_write(&mut self, object: u32, blkid: u64, len: u32, o_sync: bool, txg: u64, costs: &ZfsCosts) -> Nanos {
+    pub fn log_write(
+        &mut self,
+        object: u32,
+        blkid: u64,
+        len: u32,
+        o_sync: bool,
+        txg: u64,
+        costs: &ZfsCosts,
+    ) -> Nanos {
         if self.p.sync == SyncProperty::Disabled {
             // The itxs are made but nothing ever commits them: not kept.
             return 0;
@@ -613,7 +638,7 @@ impl Zil {
     }
 
     /// The machine restarts (after an export that synced every txg): no itx, no waiter;
-    /// the blocks in flight complete first (see `drain_for_restart`).
+    /// the blocks in flight complete first (`Zfs::zil_restart`).
     pub fn restart(&mut self) {
         self.sync_itxs.clear();
         for q in &mut self.async_itxs {
@@ -706,7 +731,7 @@ impl Zil {
         }
     }
 
-    fn leaves<'p>(top: Top, pool: &'p Pool) -> &'p [usize] {
+    fn leaves(top: Top, pool: &Pool) -> &[usize] {
         match top {
             Top::Log(k) => pool.log_children(k),
             Top::Data(k) => pool.children(k),
@@ -716,7 +741,14 @@ impl Zil {
 
     /// `zil_commit(file)` by client `slot` at `now`; its CPU is added to `cpu`. True if it
     /// returns at once; else the client waits until [`Zil::take_woken`] releases it.
-    pub(crate) fn commit(&mut self, io: &mut ZilIo, slot: usize, object: u32, now: Nanos, cpu: &mut Nanos) -> bool {
+    pub(crate) fn commit(
+        &mut self,
+        io: &mut ZilIo,
+        slot: usize,
+        object: u32,
+        now: Nanos,
+        cpu: &mut Nanos,
+    ) -> bool {
         if self.p.sync == SyncProperty::Disabled {
             return true;
         }
@@ -794,7 +826,7 @@ impl Zil {
         let issue_now = match self.p.features.early_issue {
             EarlyIssue::Never => false,
             EarlyIssue::MinCommitTimeout => {
-                let sleep = self.last_latency * Nanos::from(self.p.commit_timeout_pct) / 100;
+                let sleep = self.last_latency.saturating_mul(Nanos::from(self.p.commit_timeout_pct)) / 100;
                 let l = &self.lwbs[tail];
                 first && (sleep < self.p.min_commit_timeout || l.sz - l.nused < l.sz / 8)
             }
@@ -819,7 +851,7 @@ impl Zil {
     fn wait(&mut self, slot: usize, id: u64, timed: bool, now: Nanos) {
         let wakeup = timed.then(|| {
             let pct = Nanos::from(self.p.commit_timeout_pct.max(1));
-            now + self.last_latency * pct / 100
+            now.saturating_add(self.last_latency.saturating_mul(pct) / 100)
         });
         if !matches!(self.waiters[slot], Waiter::Waiting { .. }) {
             self.nwaiting += 1;
@@ -851,7 +883,9 @@ impl Zil {
             let sp = self.lwbs[tail].sz - self.lwbs[tail].nused;
             let md = self.p.max_log_data;
             if reclen > sp
-                || (reclen + dlen > sp && sp < self.p.max_waste && (dlen % md == 0 || sp < reclen + dlen % md))
+                || (reclen + dlen > sp
+                    && sp < self.p.max_waste
+                    && (dlen.is_multiple_of(md) || sp < reclen + dlen % md))
             {
                 self.issue(io, now, cpu);
                 self.open_tail();
@@ -923,11 +957,13 @@ impl Zil {
             return; // A hole: nothing to write.
         }
         let (top, offset) = if late {
-            io.pool.alloc(asize).map_or((Top::Plain, 0), |d| (Top::Data(d.vdev as usize), d.offset + VDEV_LABEL_START_SIZE))
-        } else {
             io.pool
-                .cow_write(key, asize, false)
-                .map_or((Top::Plain, 0), |(d, _)| (Top::Data(d.vdev as usize), d.offset + VDEV_LABEL_START_SIZE))
+                .alloc(asize)
+                .map_or((Top::Plain, 0), |d| (Top::Data(d.vdev as usize), d.offset + VDEV_LABEL_START_SIZE))
+        } else {
+            io.pool.cow_write(key, asize, false).map_or((Top::Plain, 0), |(d, _)| {
+                (Top::Data(d.vdev as usize), d.offset + VDEV_LABEL_START_SIZE)
+            })
         };
         self.stats.dmu_sync_writes += 1;
         self.stats.dmu_sync_bytes += asize;
@@ -964,10 +1000,18 @@ impl Zil {
             };
             if room {
                 let done = io.devices[leaf].submit_at(now, Op::Write, offset, bytes);
-                if async_prio { q.async_inflight.push(done) } else { q.sync_inflight.push(done) }
+                if async_prio {
+                    q.async_inflight.push(done)
+                } else {
+                    q.sync_inflight.push(done)
+                }
                 self.lwbs[k].io_done = self.lwbs[k].io_done.max(done);
             } else {
-                if async_prio { q.async_wait.push_back(w) } else { q.sync_wait.push_back(w) }
+                if async_prio {
+                    q.async_wait.push_back(w)
+                } else {
+                    q.sync_wait.push_back(w)
+                }
                 self.lwbs[k].ios_pending += 1;
             }
         }
@@ -988,7 +1032,8 @@ impl Zil {
         let l = &self.lwbs[k];
         let wsz = l.nused.next_multiple_of(ZIL_MIN_BLKSZ);
         let s = &mut self.stats;
-        let (slog, sz) = if self.p.features.metaslab_stats_own_block { (l.slog, l.sz) } else { (next_slog, 0) };
+        let (slog, sz) =
+            if self.p.features.metaslab_stats_own_block { (l.slog, l.sz) } else { (next_slog, 0) };
         if slog {
             s.zil_itx_metaslab_slog_count += 1;
             s.zil_itx_metaslab_slog_bytes += l.nused;
@@ -1115,7 +1160,8 @@ impl Zil {
                 self.lwbs[k].flush[w] = 0;
             }
         }
-        let prev_root = if self.lwbs[k].root_dep { k.checked_sub(1).and_then(|j| self.lwbs[j].root_done) } else { None };
+        let prev_root =
+            if self.lwbs[k].root_dep { k.checked_sub(1).and_then(|j| self.lwbs[j].root_done) } else { None };
         self.lwbs[k].root_done = Some(flushed.max(prev_root.unwrap_or(0)));
     }
 
@@ -1125,7 +1171,12 @@ impl Zil {
         l.state = LwbState::FlushDone;
         let t = now.saturating_sub(l.issued_at);
         let s = u32::from(self.p.features.latency_shift);
-        self.last_latency = if s == 0 { t } else { (self.last_latency * ((1 << s) - 1) + t) >> s };
+        self.last_latency = if s == 0 {
+            t
+        } else {
+            // In u128: a device that never answers saturates its clock.
+            ((u128::from(self.last_latency) * ((1 << s) - 1) + u128::from(t)) >> s) as Nanos
+        };
         if l.waiters == 0 {
             return;
         }
@@ -1216,7 +1267,6 @@ impl Zil {
         // A block whose write is not yet known (its writes queued, or the previous
         // block's) is resolved at one of the times above.
         self.next = t;
-
     }
 }
 

@@ -63,15 +63,32 @@ fn params_take_the_release_defaults_and_refuse_what_it_lacks() {
         f(&mut t);
         t
     };
-    refuse(ZfsRelease::V2_2, 11, t(|t| t.zil_min_commit_timeout = Some(1)), "filesystem.zil.zil_min_commit_timeout");
-    refuse(ZfsRelease::V2_1, 9, t(|t| t.zil_min_commit_timeout = Some(1)), "filesystem.zil.zil_min_commit_timeout");
+    refuse(
+        ZfsRelease::V2_2,
+        11,
+        t(|t| t.zil_min_commit_timeout = Some(1)),
+        "filesystem.zil.zil_min_commit_timeout",
+    );
+    refuse(
+        ZfsRelease::V2_1,
+        9,
+        t(|t| t.zil_min_commit_timeout = Some(1)),
+        "filesystem.zil.zil_min_commit_timeout",
+    );
     refuse(ZfsRelease::V2_1, 11, t(|t| t.zil_maxcopied = Some(4096)), "filesystem.zil.zil_maxcopied");
     refuse(ZfsRelease::V0_8, 0, t(|t| t.zil_maxblocksize = Some(6144)), "filesystem.zil.zil_maxblocksize");
-    refuse(ZfsRelease::V0_8, 0, t(|t| t.zfs_commit_timeout_pct = Some(5000)), "filesystem.zil.zfs_commit_timeout_pct");
+    refuse(
+        ZfsRelease::V0_8,
+        0,
+        t(|t| t.zfs_commit_timeout_pct = Some(5000)),
+        "filesystem.zil.zfs_commit_timeout_pct",
+    );
     let mut z = zfs(ZfsRelease::V0_6, 0);
     assert!(ZilParams::resolve(&z).is_ok(), "defaults on 0.6: nothing to refuse");
     z.sync = SyncProperty::Always;
-    assert!(matches!(ZilParams::resolve(&z), Err(Error::Config { field, .. }) if field == "filesystem.release"));
+    assert!(
+        matches!(ZilParams::resolve(&z), Err(Error::Config { field, .. }) if field == "filesystem.release")
+    );
 }
 
 /// vdev_metaslab_set_size (2.1): about 200 metaslabs from 100 GB up, 512 MiB ones below,
@@ -83,7 +100,7 @@ fn metaslab_sizes_follow_vdev_metaslab_set_size() {
     let small = 4 * GIB - (VDEV_LABEL_START_SIZE + VDEV_LABEL_END_SIZE);
     assert_eq!(metaslab_shift(small), 28, "under 8 GB: about 16 metaslabs");
     assert_eq!(metaslab_shift(50 * GIB), 29, "8-100 GB: 512 MiB each");
-    assert_eq!(50 * GIB >> 29, 100);
+    assert_eq!((50 * GIB) >> 29, 100);
     let tb = 1_000_000_000_000u64;
     assert_eq!(metaslab_shift(tb), 33);
     assert!(tb >> 33 > EMBEDDED_SLOG_MIN_MS);
