@@ -90,26 +90,29 @@ pub enum Logbias {
 }
 
 /// Intent-log module parameters, named as in zfs(4); None = the release's default (see
-/// `fs::zfs::zil`, which also refuses one the release lacks).
+/// `fs::zfs::zil`, which also refuses one the release lacks). Defaults as module/zfs of
+/// each tag sets them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ZilTunables {
-    /// zfs_immediate_write_sz, bytes: without a SLOG, a sync write of at least this many
-    /// bytes (per record) is logged WR_INDIRECT: 32768.
+    /// zfs_immediate_write_sz (zfs_log.c), bytes: without a SLOG, a sync write of at least
+    /// this many bytes (per record) is logged WR_INDIRECT: 32768 in every modelled release.
     pub zfs_immediate_write_sz: Option<u64>,
-    /// zil_slog_bulk, bytes: log bytes per commit burst written to a SLOG at sync
-    /// priority, the rest at async priority: 768 KiB, 64 MiB from 2.2.1.
+    /// zil_slog_bulk (zil.c), bytes: log bytes per commit burst written to a SLOG at sync
+    /// priority, the rest at async priority: 768 KiB; 64 MiB from 2.2.1 (6d693e20a2).
     pub zil_slog_bulk: Option<u64>,
-    /// zfs_commit_timeout_pct, percent of the last log block's latency a commit waits for
-    /// more records before it writes an open log block: 5, 10 from 2.2.4.
+    /// zfs_commit_timeout_pct (zil.c), percent of the last log block's latency a commit
+    /// waits for more records before it writes an open log block: 5; 10 from 2.2.4
+    /// (7ea8331009).
     pub zfs_commit_timeout_pct: Option<u32>,
-    /// zil_maxblocksize, bytes: the largest log block: 131072.
+    /// zil_maxblocksize (zil.c, a module parameter from 0.8.3, b8738257c2's backport),
+    /// bytes: the largest log block: 131072 (SPA_OLD_MAXBLOCKSIZE).
     pub zil_maxblocksize: Option<u32>,
-    /// zil_min_commit_timeout, ns (2.1.10 to 2.2.3): a lone commit whose wait would be
-    /// shorter writes its log block at once: 5000.
+    /// zil_min_commit_timeout (zil.c, 2.1.10 to 2.2.3: 0f740a4f1d), ns: a lone commit whose
+    /// wait would be shorter writes its log block at once: 5000.
     pub zil_min_commit_timeout: Option<u64>,
-    /// zil_maxcopied, bytes (2.2.0+): the largest sync write copied into its log record
-    /// (WR_COPIED): 7680.
+    /// zil_maxcopied (zil.c, 2.2.0+: 9be8ddfb3c), bytes: the largest sync write copied into
+    /// its log record (WR_COPIED): 7680.
     pub zil_maxcopied: Option<u32>,
 }
 

@@ -346,3 +346,30 @@ proptest! {
         }
     }
 }
+
+/// zil_slog_bulk: a commit burst past it writes its SLOG blocks at async priority, in the
+/// vdev queue's async-write class (2 in flight at low dirty data, vdev_queue_max_async_writes)
+/// instead of the sync-write class (10): an end fsync of 4 MiB of need-copy records (about
+/// 32 blocks of 128K) takes several times as long on a slow SLOG.
+#[test]
+fn zil_slog_bulk_moves_a_large_burst_to_async_priority() {
+    for (r, p) in [(ZfsRelease::V0_8, 0), (ZfsRelease::V2_2, 11)] {
+        let mut c = sync_writer(r, p, 256, FioSync::None, 100 * US, 0);
+        with_slog(&mut c, 2 * MS, 0);
+        c.devices[1].parallelism = 64;
+        job(&mut c, 2).end_fsync = true;
+        let fsync_s = |c: &VariantConfig| {
+            let mut plain = c.clone();
+            job(&mut plain, 2).end_fsync = false;
+            let (a, b) = (run(c), run(&plain));
+            f(&a["phases"][0]["fio"]["runtime_s"]) - f(&b["phases"][0]["fio"]["runtime_s"])
+        };
+        // 0.8's default (768K) is under the burst: a bulk larger than it keeps it sync.
+        zfs(&mut c).zil.zil_slog_bulk = Some(1 << 30);
+        let sync_prio = fsync_s(&c);
+        zfs(&mut c).zil.zil_slog_bulk = Some(64 << 10);
+        let async_prio = fsync_s(&c);
+        assert!(sync_prio > 0.004 && sync_prio < 0.012, "{r:?}: {sync_prio}");
+        assert!(async_prio > 3.0 * sync_prio, "{r:?}: {async_prio} vs {sync_prio}");
+    }
+}
