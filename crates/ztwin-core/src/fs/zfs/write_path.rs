@@ -575,7 +575,7 @@ impl Zfs {
         let Zfs { writes, pool, layout, costs, .. } = self;
         let WritePath { txgs, zil, .. } = writes;
         let zil = zil.as_deref_mut()?;
-        let async_limit = max_async_writes(&txgs.params, txgs.dirty_total()) as usize;
+        let async_limit = (max_async_writes(&txgs.params, txgs.dirty_total()) as usize).max(1);
         Some((zil, ZilIo { txgs, pool, layout, devices, costs, async_limit }))
     }
 

@@ -637,9 +637,12 @@ impl Zil {
         }
     }
 
-    /// The machine restarts (after an export that synced every txg): no itx, no waiter;
-    /// the blocks in flight complete first (`Zfs::zil_restart`).
+    /// The machine restarts (after an export that synced every txg): no itx, no waiter,
+    /// and a new `zilog_t` at mount (`zil_alloc`: no latency, no size history); the log
+    /// chain stays. The blocks in flight complete first (`Zfs::zil_restart`).
     pub fn restart(&mut self) {
+        self.sizer = LwbSizer::new(self.p.features.sizing, self.p.max_block, self.p.max_waste);
+        self.last_latency = 0;
         self.sync_itxs.clear();
         for q in &mut self.async_itxs {
             q.clear();
