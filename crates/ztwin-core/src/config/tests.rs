@@ -137,6 +137,7 @@ fn a_dataset_larger_than_its_device_is_refused() {
     rejected("filesystem.vdevs[0]", small);
     rejected("filesystem.device", |c| {
         small(c);
-        c.filesystem = FsConfig::Xfs(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
+        c.filesystem =
+            FsConfig::Xfs(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
     });
 }

@@ -34,16 +34,13 @@ impl<'a> Sim<'a> {
         // The database and its files, or fio's files (which exist once a job makes them).
         let (db, files, exists, compress_ratio, class) = match (&cfg.database, &cfg.dataset) {
             (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Sysbench(ds)) => {
-                let table = TableLayout::sysbench(ds.table_size, db.innodb_page_size);
-                let files = vec![table.file_size(); ds.tables as usize];
+                // The dataset names the schema; the database lays its tables out.
+                let schema = TableSchema::SYSBENCH;
+                let database =
+                    Database::innodb(db, TableLayout::new(&schema, ds.table_size, db.innodb_page_size));
+                let files = vec![database.file_size(); ds.tables as usize];
                 let exists = vec![true; files.len()];
-                (
-                    Some(Database::innodb(db, ds.table_size)),
-                    files,
-                    exists,
-                    ds.compress_ratio,
-                    CLASS_MEAN_RATIO,
-                )
+                (Some(database), files, exists, ds.compress_ratio, CLASS_MEAN_RATIO)
             }
             (None, DatasetConfig::Files(f)) => {
                 let files: Vec<u64> = f.files.iter().map(|f| f.size).collect();
@@ -58,10 +55,12 @@ impl<'a> Sim<'a> {
                 ))
             }
         };
-        let (threads, gens): (usize, Vec<SysbenchGen>) = match (&cfg.workload, &cfg.dataset) {
+        let (threads, source) = match (&cfg.workload, &cfg.dataset) {
             (WorkloadConfig::Sysbench(wl), DatasetConfig::Sysbench(ds)) => (
                 wl.threads as usize,
-                (0..wl.threads).map(|t| SysbenchGen::for_thread(cfg.seed, t, wl, ds)).collect(),
+                StatementSource::Sysbench(
+                    (0..wl.threads).map(|t| SysbenchGen::for_thread(cfg.seed, t, wl, ds)).collect(),
+                ),
             ),
             // One client per in-flight slot of the busiest phase (at least one for cat).
             (WorkloadConfig::Fio(f), _) => {
@@ -81,7 +80,7 @@ impl<'a> Sim<'a> {
                     };
                     crate::workload::fio::validate_phase(f, &all, "workload.jobs")?;
                 }
-                (fio::max_slots(cfg, f).max(1), Vec::new())
+                (fio::max_slots(cfg, f).max(1), StatementSource::None)
             }
             (WorkloadConfig::Sysbench(_), DatasetConfig::Files(_)) => {
                 return Err(Error::config("workload", "a sysbench workload needs a sysbench dataset"))
@@ -167,7 +166,8 @@ impl<'a> Sim<'a> {
                     checksum_ns_per_byte: SEC as f64 / c.checksum_bytes_per_sec as f64 / c.speed,
                     decompress_ns_per_byte: SEC as f64 / c.decompress_bytes_per_sec as f64 / c.speed,
                     // A release without compressed ARC or ABD behaves as with them disabled.
-                    compressed_arc: z.arc.zfs_compressed_arc_enabled.unwrap_or(true) && features.compressed_arc,
+                    compressed_arc: z.arc.zfs_compressed_arc_enabled.unwrap_or(true)
+                        && features.compressed_arc,
                     abd_scatter: features.abd && z.arc.zfs_abd_scatter_enabled.unwrap_or(true),
                 };
                 let writes = WritePath::new(cfg, z, &pool);
@@ -262,7 +262,7 @@ impl<'a> Sim<'a> {
             }
         }
         let fs_has_cache = matches!(&fs, Fs::Zfs(z) if z.cache_device.is_some());
-        let stmts: Vec<Statement> = (0..gens.len()).map(|_| Statement::default()).collect();
+        let stmts: Vec<Statement> = (0..source.clients()).map(|_| Statement::default()).collect();
         let client = Client {
             state: State::Start,
             lookup: 0,
@@ -307,7 +307,7 @@ impl<'a> Sim<'a> {
             fio_ios: 0,
             fio_bytes: 0,
             fs,
-            gens,
+            source,
             next_stmts: stmts.clone(),
             stmts,
             clients: vec![client; threads],

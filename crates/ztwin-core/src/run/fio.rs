@@ -221,10 +221,7 @@ impl Sim<'_> {
     /// What `file` holds now, for reports: logical bytes, allocated bytes (ZFS) and the
     /// ratio `zfs get compressratio` would show for it.
     fn file_report(&self, file: u32) -> Value {
-        let name = match &self.cfg.dataset {
-            DatasetConfig::Files(f) => f.files[file as usize].name.clone(),
-            DatasetConfig::Sysbench(_) => format!("sbtest{}.ibd", file + 1),
-        };
+        let name = self.file_name(file as usize);
         let mut doc = json!({"file": name, "size": self.files[file as usize]});
         if let Fs::Zfs(z) = &self.fs {
             let layout = &z.layout;

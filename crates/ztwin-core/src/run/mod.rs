@@ -40,7 +40,7 @@ use crate::cache::l2arc::{L2arcConfig, L2arcDeviceConfig, L2arcParams};
 use crate::config::{
     CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, PhaseConfig, VariantConfig, WorkloadConfig,
 };
-use crate::db::innodb::btree::{TableLayout, MAX_DEPTH};
+use crate::db::innodb::btree::{TableLayout, TableSchema, MAX_DEPTH};
 use crate::db::innodb::buffer_pool::PageKey;
 use crate::db::Database;
 use crate::dev::cpu::Cpus;
@@ -59,7 +59,9 @@ use crate::sim::time::{Nanos, SEC};
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::series::Series;
 use crate::support::small_map::SmallMap;
-use crate::workload::sysbench::{Statement, SysbenchGen};
+use crate::workload::statement::Statement;
+use crate::workload::sysbench::SysbenchGen;
+use crate::workload::StatementSource;
 
 /// Where a client is in its statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,9 +209,9 @@ struct Sim<'a> {
     fio_ios: u64,
     fio_bytes: u64,
     fs: Fs,
-    /// One generator per client: sysbench threads draw from their own streams (and, for
-    /// select_random_points, their own slice of k).
-    gens: Vec<SysbenchGen>,
+    /// The clients' statements (sysbench threads draw from their own streams and, for
+    /// select_random_points, their own slice of k); none when fio drives the clients.
+    source: StatementSource,
     /// The statement each client is executing (kept apart so a client step copies little).
     stmts: Vec<Statement>,
     /// Each client's next statement, drawn while the current one's CPU time runs (when

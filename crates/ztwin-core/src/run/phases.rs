@@ -227,11 +227,17 @@ impl Sim<'_> {
         }
     }
 
-    /// A data file's name for messages.
+    /// A data file's name for messages and reports: as fio's job names it, or as the
+    /// database names a table's file.
     pub(super) fn file_name(&self, k: usize) -> String {
-        match &self.cfg.dataset {
-            DatasetConfig::Files(f) => f.files[k].name.clone(),
-            DatasetConfig::Sysbench(_) => format!("sbtest{}.ibd", k + 1),
+        match (&self.cfg.dataset, &self.db) {
+            (DatasetConfig::Files(f), _) => {
+                f.files.get(k).map_or_else(|| format!("file {k}"), |f| f.name.clone())
+            }
+            (DatasetConfig::Sysbench(_), Some(db)) => {
+                db.file_name(&crate::config::SysbenchDataset::table_name(k))
+            }
+            (DatasetConfig::Sysbench(_), None) => crate::config::SysbenchDataset::table_name(k),
         }
     }
 

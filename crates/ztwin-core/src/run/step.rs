@@ -101,7 +101,7 @@ impl Sim<'_> {
                         c.next_ready = false;
                         self.prefetch_nodes(i);
                     } else {
-                        self.gens[i].next(&mut self.stmts[i]);
+                        self.source.next(i, &mut self.stmts[i]);
                     }
                     c.started = now;
                     c.cpu_pending += self.costs.statement + self.costs.row * self.stmts[i].rows as u64;
@@ -179,7 +179,7 @@ impl Sim<'_> {
                     if c.cpu_pending != 0 && !c.next_ready {
                         // The next statement's pages are looked up after this CPU time:
                         // draw it now and start fetching their table slots.
-                        self.gens[i].next(&mut self.next_stmts[i]);
+                        self.source.next(i, &mut self.next_stmts[i]);
                         c.next_ready = true;
                         self.prefetch_slots(i);
                     }

@@ -25,7 +25,7 @@
 //! Simplifications:
 //! 1. One generator per client thread, each with its own random stream derived from
 //!    (seed, thread_id), as sysbench seeds one PRNG per thread.
-//! 2. A statement holds at most [`MAX_LOOKUPS`] lookups; further matching rows of a huge
+//! 2. A statement holds at most [`crate::workload::statement::MAX_LOOKUPS`] lookups; further matching rows of a huge
 //!    IN list are counted in `rows` but not looked up (never reached with
 //!    `random_points` ≤ 100).
 //! 3. The range scan of one k reads the leaf where k starts (see `btree`); duplicates
@@ -34,71 +34,7 @@
 use crate::config::{SysbenchDataset, SysbenchTest, SysbenchWorkload};
 use crate::db::innodb::btree::{k_match_id, k_matches};
 use crate::workload::rand::SbRand;
-
-/// Capacity of [`Statement::lookups`].
-pub const MAX_LOOKUPS: usize = 2048;
-
-/// Which index a lookup descends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Index {
-    /// The clustered index (PRIMARY, on id).
-    #[default]
-    Clustered,
-    /// The secondary index k_N (on k).
-    Secondary,
-}
-
-/// One B+tree descent: `key` in `index` of table `table`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Lookup {
-    /// Table number, 0-based (sbtest1 is 0).
-    pub table: u32,
-    /// Index descended.
-    pub index: Index,
-    /// id for the clustered index, k for the secondary index.
-    pub key: u64,
-}
-
-/// One SQL statement as lookups, in execution order.
-#[derive(Debug, Clone)]
-pub struct Statement {
-    /// The lookups; only the first `n` are valid.
-    pub lookups: [Lookup; MAX_LOOKUPS],
-    /// Number of valid lookups.
-    pub n: usize,
-    /// Rows the statement returns.
-    pub rows: u32,
-}
-
-impl Statement {
-    /// Becomes a copy of `other`'s valid lookups (cheaper than copying the whole array).
-    pub fn copy_from(&mut self, other: &Statement) {
-        self.lookups[..other.n].copy_from_slice(&other.lookups[..other.n]);
-        self.n = other.n;
-        self.rows = other.rows;
-    }
-}
-
-impl Default for Statement {
-    fn default() -> Self {
-        Statement { lookups: [Lookup::default(); MAX_LOOKUPS], n: 0, rows: 0 }
-    }
-}
-
-impl Statement {
-    /// The valid lookups.
-    pub fn lookups(&self) -> &[Lookup] {
-        &self.lookups[..self.n]
-    }
-
-    #[inline]
-    fn push(&mut self, l: Lookup) {
-        if self.n < MAX_LOOKUPS {
-            self.lookups[self.n] = l;
-            self.n += 1;
-        }
-    }
-}
+use crate::workload::statement::{Index, Lookup, Statement};
 
 /// Generator of one sysbench client thread's statements.
 #[derive(Debug, Clone)]
@@ -162,8 +98,7 @@ impl SysbenchGen {
 
     /// Fills `out` with the next statement.
     pub fn next(&mut self, out: &mut Statement) {
-        out.n = 0;
-        out.rows = 0;
+        out.clear();
         match self.test {
             SysbenchTest::OltpPointSelect => {
                 let table = (self.rand.uniform(1, self.tables as u64) - 1) as u32;

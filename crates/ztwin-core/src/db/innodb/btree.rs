@@ -319,10 +319,36 @@ fn lay_out(ix: &mut IndexGeometry, sp: &mut SpaceAlloc) {
     ix.leaf_extents = leaf.extents;
 }
 
-/// Geometry of one sysbench table's `.ibd` file.
+/// What a table's records take, which sets its B+trees' fan-out: the bytes of a
+/// clustered leaf record and node pointer, and of its secondary index's (one per table;
+/// sysbench's schema has exactly one). A dataset names its schema; the layout follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableSchema {
+    /// A clustered leaf record (header, key, DB_TRX_ID, DB_ROLL_PTR, the other columns).
+    pub clustered_rec: u64,
+    /// A clustered node pointer (header, key, child page number).
+    pub clustered_node_ptr: u64,
+    /// A secondary leaf record (header, the indexed columns, the primary key).
+    pub secondary_rec: u64,
+    /// A secondary node pointer (header, the indexed columns, the primary key, child).
+    pub secondary_node_ptr: u64,
+}
+
+impl TableSchema {
+    /// sysbench 1.0's `sbtest` table (oltp_common.lua `create_table`): id INTEGER
+    /// primary key, k INTEGER (index k_1), c CHAR(120), pad CHAR(60).
+    pub const SYSBENCH: TableSchema = TableSchema {
+        clustered_rec: CLUSTERED_REC,
+        clustered_node_ptr: CLUSTERED_NODE_PTR,
+        secondary_rec: SECONDARY_REC,
+        secondary_node_ptr: SECONDARY_NODE_PTR,
+    };
+}
+
+/// Geometry of one table's `.ibd` file (file-per-table), as a bulk load leaves it.
 #[derive(Debug, Clone)]
 pub struct TableLayout {
-    /// Rows in the table (`--table-size`).
+    /// Rows in the table (sysbench's `--table-size`).
     pub rows: u64,
     /// innodb_page_size in bytes.
     pub page_size: u32,
@@ -349,17 +375,23 @@ impl TableLayout {
     /// The layout `sysbench prepare` leaves for a table of `rows` rows with
     /// `innodb_page_size` = `page_size`.
     pub fn sysbench(rows: u64, page_size: u32) -> TableLayout {
+        TableLayout::new(&TableSchema::SYSBENCH, rows, page_size)
+    }
+
+    /// The layout of a table of `schema` with `rows` rows inserted in key order (as
+    /// sysbench's prepare and a bulk load do) with `innodb_page_size` = `page_size`.
+    pub fn new(schema: &TableSchema, rows: u64, page_size: u32) -> TableLayout {
         let ps = page_size as u64;
         let reserve = ps / 16; // dict_index_get_space_reserve()
         let mut clustered = IndexGeometry::shape(
             rows,
-            records_per_page(ps, CLUSTERED_REC, reserve),
-            records_per_page(ps, CLUSTERED_NODE_PTR, 0),
+            records_per_page(ps, schema.clustered_rec, reserve),
+            records_per_page(ps, schema.clustered_node_ptr, 0),
         );
         let mut secondary = IndexGeometry::shape(
             rows,
-            records_per_page(ps, SECONDARY_REC, 0),
-            records_per_page(ps, SECONDARY_NODE_PTR, 0),
+            records_per_page(ps, schema.secondary_rec, 0),
+            records_per_page(ps, schema.secondary_node_ptr, 0),
         );
         let mut sp = SpaceAlloc::new(ps);
         lay_out(&mut clustered, &mut sp);
@@ -604,6 +636,26 @@ fn unit(h: u64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    /// The layout follows the schema's record sizes: sysbench's is the named one, and a
+    /// wider clustered record (fewer per page) means more clustered pages for the same
+    /// rows and the same secondary index.
+    #[test]
+    fn a_schema_sets_the_fan_out() {
+        let rows = 1_000_000;
+        let sb = TableLayout::new(&TableSchema::SYSBENCH, rows, 16384);
+        assert_eq!(sb.file_pages(), TableLayout::sysbench(rows, 16384).file_pages());
+        let wide = TableSchema { clustered_rec: 2 * CLUSTERED_REC, ..TableSchema::SYSBENCH };
+        let w = TableLayout::new(&wide, rows, 16384);
+        assert!(
+            w.clustered.pages() > sb.clustered.pages() * 19 / 10,
+            "{} vs {}",
+            w.clustered.pages(),
+            sb.clustered.pages()
+        );
+        assert_eq!(w.secondary.pages(), sb.secondary.pages());
+        assert!(w.file_pages() > sb.file_pages());
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -1,0 +1,86 @@
+//! Statements as the index lookups they perform: what a workload source hands the
+//! database, whatever the benchmark. A statement is a sequence of [`Lookup`]s (table,
+//! index, key) in execution order and the rows it returns; the database turns each
+//! lookup into the pages it visits (`db::Database::page_path`), the filesystem reads
+//! the pages the database's cache lacks.
+//!
+//! Sources today: sysbench's tests ([`crate::workload::sysbench`]). fio sits beside them
+//! one layer lower: its jobs issue file I/O to the filesystem directly (`run::fio`).
+//!
+//! Simplifications: 1. a statement holds at most [`MAX_LOOKUPS`] lookups (further rows
+//! are counted, not looked up); 2. every table has one clustered and at most one
+//! secondary index (sysbench's schema; TPC-C's tables will need an index number).
+
+/// Capacity of [`Statement::lookups`].
+pub const MAX_LOOKUPS: usize = 2048;
+
+/// Which index a lookup descends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Index {
+    /// The clustered index (the primary key; sysbench's id).
+    #[default]
+    Clustered,
+    /// The table's secondary index (sysbench's k_N, on k).
+    Secondary,
+}
+
+/// One index descent: `key` in `index` of table `table`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Lookup {
+    /// Table number, 0-based, in the dataset's order (sysbench's sbtest1 is 0).
+    pub table: u32,
+    /// Index descended.
+    pub index: Index,
+    /// The key value (sysbench: id for the clustered index, k for the secondary one).
+    pub key: u64,
+}
+
+/// One SQL statement as lookups, in execution order.
+#[derive(Debug, Clone)]
+pub struct Statement {
+    /// The lookups; only the first `n` are valid.
+    pub lookups: [Lookup; MAX_LOOKUPS],
+    /// Number of valid lookups.
+    pub n: usize,
+    /// Rows the statement returns.
+    pub rows: u32,
+}
+
+impl Statement {
+    /// Becomes a copy of `other`'s valid lookups (cheaper than copying the whole array).
+    pub fn copy_from(&mut self, other: &Statement) {
+        self.lookups[..other.n].copy_from_slice(&other.lookups[..other.n]);
+        self.n = other.n;
+        self.rows = other.rows;
+    }
+}
+
+impl Default for Statement {
+    fn default() -> Self {
+        Statement { lookups: [Lookup::default(); MAX_LOOKUPS], n: 0, rows: 0 }
+    }
+}
+
+impl Statement {
+    /// Becomes an empty statement.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.n = 0;
+        self.rows = 0;
+    }
+
+    /// The valid lookups.
+    pub fn lookups(&self) -> &[Lookup] {
+        &self.lookups[..self.n]
+    }
+
+    /// Appends a lookup (past [`MAX_LOOKUPS`] it is dropped: the statement's rows still
+    /// count it).
+    #[inline]
+    pub fn push(&mut self, l: Lookup) {
+        if self.n < MAX_LOOKUPS {
+            self.lookups[self.n] = l;
+            self.n += 1;
+        }
+    }
+}
