@@ -153,6 +153,9 @@ pub enum SysbenchTest {
     OltpPointSelect,
     /// SELECT id, k, c, pad FROM sbtest1 WHERE k IN (?, ... ?)
     SelectRandomPoints,
+    /// oltp_read_only.lua: BEGIN, point_selects point selects, then (range_selects) the
+    /// simple, SUM, ORDER BY and DISTINCT ranges of range_size ids, COMMIT.
+    OltpReadOnly,
 }
 
 /// sysbench --rand-type.
@@ -193,4 +196,45 @@ pub struct SysbenchWorkload {
     pub rand_zipfian_exp: f64,
     /// --random_points (10), select_random_points only
     pub random_points: u32,
+    /// oltp_common.lua's transaction options (oltp_* tests; sysbench 1.0 defaults).
+    #[serde(default)]
+    pub oltp: OltpOptions,
+}
+
+/// The options oltp_common.lua defines for the OLTP tests (sysbench 1.0.20
+/// `sysbench.cmdline.options`), with its defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OltpOptions {
+    /// --range_size: ids per range SELECT (100).
+    pub range_size: u32,
+    /// --point_selects: point SELECTs per transaction (10).
+    pub point_selects: u32,
+    /// --simple_ranges: `SELECT c ... WHERE id BETWEEN` per transaction (1).
+    pub simple_ranges: u32,
+    /// --sum_ranges: `SELECT SUM(k) ... BETWEEN` per transaction (1).
+    pub sum_ranges: u32,
+    /// --order_ranges: `SELECT c ... BETWEEN ... ORDER BY c` per transaction (1).
+    pub order_ranges: u32,
+    /// --distinct_ranges: `SELECT DISTINCT c ... BETWEEN ... ORDER BY c` per transaction (1).
+    pub distinct_ranges: u32,
+    /// --range_selects: run the range SELECTs at all (true).
+    pub range_selects: bool,
+    /// --skip_trx: no BEGIN/COMMIT, every query in autocommit (false).
+    pub skip_trx: bool,
+}
+
+impl Default for OltpOptions {
+    fn default() -> Self {
+        OltpOptions {
+            range_size: 100,
+            point_selects: 10,
+            simple_ranges: 1,
+            sum_ranges: 1,
+            order_ranges: 1,
+            distinct_ranges: 1,
+            range_selects: true,
+            skip_trx: false,
+        }
+    }
 }

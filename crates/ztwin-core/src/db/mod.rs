@@ -61,6 +61,19 @@ impl Database {
         }
     }
 
+    /// The leaf a range scan `l` reads after its first `step` leaves (step 1: the one after
+    /// the first), if the range reaches it.
+    #[inline]
+    pub fn next_leaf(&self, l: &Lookup, step: u32) -> Option<u64> {
+        match self {
+            Database::Innodb(d) => match l.index {
+                Index::Clustered => d.table.clustered_next_leaf(l.key, u64::from(l.span), u64::from(step)),
+                // Ranges are on the primary key (sysbench's); a secondary lookup is a point.
+                Index::Secondary => None,
+            },
+        }
+    }
+
     /// A page access at `now`: true if the page is in the cache (a hit, with its LRU
     /// effect), false if it must be read.
     pub fn access(&mut self, key: PageKey, now: Nanos) -> bool {

@@ -57,7 +57,10 @@ impl<'a> Sim<'a> {
         };
         let (threads, source) = match (&cfg.workload, &cfg.dataset) {
             (WorkloadConfig::Sysbench(wl), DatasetConfig::Sysbench(ds)) => (
-                wl.threads as usize,
+                {
+                    SysbenchGen::check(wl)?;
+                    wl.threads as usize
+                },
                 StatementSource::Sysbench(
                     (0..wl.threads).map(|t| SysbenchGen::for_thread(cfg.seed, t, wl, ds)).collect(),
                 ),
@@ -269,6 +272,7 @@ impl<'a> Sim<'a> {
             path: [0; MAX_DEPTH],
             path_len: 0,
             path_pos: 0,
+            scan: 0,
             space: 0,
             page: 0,
             read_offset: 0,
@@ -316,6 +320,7 @@ impl<'a> Sim<'a> {
             queue,
             bp_inflight: SmallMap::with_capacity(threads * 4),
             statements: 0,
+            queries: 0,
             rows: 0,
             bp_requests: 0,
             bp_reads: 0,

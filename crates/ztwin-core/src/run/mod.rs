@@ -109,6 +109,8 @@ struct Client {
     path: [u64; MAX_DEPTH],
     path_len: usize,
     path_pos: usize,
+    /// Leaves a range scan has moved on past its first (0 for point lookups).
+    scan: u32,
     space: u32,
     page: u64,
     /// The file read in progress: bytes [read_offset, read_offset + read_len) of table `space`.
@@ -160,7 +162,9 @@ struct Snapshot {
     /// fio I/Os completed and their bytes.
     fio_ios: u64,
     fio_bytes: u64,
+    /// Benchmark events completed (sysbench's transactions) and the SQL queries in them.
     statements: u64,
+    queries: u64,
     rows: u64,
     bp_requests: u64,
     bp_reads: u64,
@@ -227,7 +231,10 @@ struct Sim<'a> {
     waits: Vec<Wait>,
     queue: Schedule,
     bp_inflight: SmallMap,
+    /// Events completed (a point select, or an oltp_read_only transaction), and the SQL
+    /// queries they issued (BEGIN and COMMIT included, as sysbench counts them).
     statements: u64,
+    queries: u64,
     rows: u64,
     bp_requests: u64,
     bp_reads: u64,

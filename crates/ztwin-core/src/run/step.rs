@@ -11,6 +11,7 @@ impl Sim<'_> {
         c.space = l.table;
         c.path_len = db.page_path(&l, &mut c.path);
         c.path_pos = 0;
+        c.scan = 0;
     }
 
     /// Calls `f` with each page key of client `i`'s next statement (`next_stmts`, for
@@ -104,7 +105,9 @@ impl Sim<'_> {
                         self.source.next(i, &mut self.stmts[i]);
                     }
                     c.started = now;
-                    c.cpu_pending += self.costs.statement + self.costs.row * self.stmts[i].rows as u64;
+                    let s = &self.stmts[i];
+                    c.cpu_pending += self.costs.statement * u64::from(s.queries.max(1))
+                        + self.costs.row * u64::from(s.rows);
                     c.lookup = 0;
                     if self.stmts[i].n == 0 {
                         c.state = State::Finish;
@@ -115,6 +118,16 @@ impl Sim<'_> {
                 }
                 State::NextPage => {
                     if c.path_pos == c.path_len {
+                        // A range scan goes on to the next leaf (btr_pcur_move_to_next_page).
+                        let l = &self.stmts[i].lookups[c.lookup];
+                        if l.span > 1 {
+                            if let Some(page) = self.db.as_ref().and_then(|db| db.next_leaf(l, c.scan + 1)) {
+                                c.scan += 1;
+                                c.path[0] = page;
+                                (c.path_len, c.path_pos) = (1, 0);
+                                continue;
+                            }
+                        }
                         c.lookup += 1;
                         if c.lookup == self.stmts[i].n {
                             c.state = State::Finish;
@@ -189,6 +202,7 @@ impl Sim<'_> {
                     // Counted always (the series covers the warm-up); the summary takes
                     // differences over the window, and only the window's latencies.
                     self.statements += 1;
+                    self.queries += u64::from(self.stmts[i].queries);
                     self.rows += self.stmts[i].rows as u64;
                     self.interval_hist.record(now - c.started);
                     if self.measuring {

@@ -24,26 +24,49 @@ pub enum Index {
     Secondary,
 }
 
-/// One index descent: `key` in `index` of table `table`.
+/// One index descent to `key` in `index` of table `table`, and with `span` > 1 a range
+/// scan on from there: the cursor reads the keys `key..key + span` leaf by leaf, each
+/// further leaf reached by the previous one's next-page link, not by a descent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Lookup {
     /// Table number, 0-based, in the dataset's order (sysbench's sbtest1 is 0).
     pub table: u32,
     /// Index descended.
     pub index: Index,
+    /// Keys scanned from `key` on (0 or 1: a point lookup).
+    pub span: u16,
     /// The key value (sysbench: id for the clustered index, k for the secondary one).
     pub key: u64,
 }
 
-/// One SQL statement as lookups, in execution order.
+impl Lookup {
+    /// A point lookup of `key` in `index`.
+    #[inline]
+    pub fn point(table: u32, index: Index, key: u64) -> Lookup {
+        Lookup { table, index, span: 1, key }
+    }
+
+    /// A range scan of the clustered index over `key..key + span`.
+    #[inline]
+    pub fn range(table: u32, key: u64, span: u16) -> Lookup {
+        Lookup { table, index: Index::Clustered, span, key }
+    }
+}
+
+/// What a client runs as one unit of the benchmark (sysbench's `event()`: one statement,
+/// or a transaction of several): its SQL queries' lookups in execution order, the rows
+/// they examine and how many queries they are.
 #[derive(Debug, Clone)]
 pub struct Statement {
     /// The lookups; only the first `n` are valid.
     pub lookups: [Lookup; MAX_LOOKUPS],
     /// Number of valid lookups.
     pub n: usize,
-    /// Rows the statement returns.
+    /// Rows the queries read (each costs the machine's row_ns).
     pub rows: u32,
+    /// SQL queries issued, BEGIN and COMMIT included as sysbench counts them (each costs
+    /// statement_ns; qps counts them, tps counts the unit).
+    pub queries: u32,
 }
 
 impl Statement {
@@ -52,12 +75,13 @@ impl Statement {
         self.lookups[..other.n].copy_from_slice(&other.lookups[..other.n]);
         self.n = other.n;
         self.rows = other.rows;
+        self.queries = other.queries;
     }
 }
 
 impl Default for Statement {
     fn default() -> Self {
-        Statement { lookups: [Lookup::default(); MAX_LOOKUPS], n: 0, rows: 0 }
+        Statement { lookups: [Lookup::default(); MAX_LOOKUPS], n: 0, rows: 0, queries: 0 }
     }
 }
 
@@ -67,6 +91,7 @@ impl Statement {
     pub fn clear(&mut self) {
         self.n = 0;
         self.rows = 0;
+        self.queries = 0;
     }
 
     /// The valid lookups.

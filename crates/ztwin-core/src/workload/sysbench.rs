@@ -1,12 +1,18 @@
 //! sysbench OLTP statements as the index lookups InnoDB performs for them.
 //!
 //! Source: akopytov/sysbench 1.0.20, `src/lua/oltp_common.lua` (`get_table_num`,
-//! `get_id`, `execute_point_selects`, `create_table`), `src/lua/oltp_point_select.lua`,
+//! `get_id`, `execute_point_selects`, `execute_range`, `create_table`, the options and
+//! their defaults), `src/lua/oltp_point_select.lua`, `src/lua/oltp_read_only.lua`,
 //! `src/lua/select_random_points.lua`.
 //!
 //! - `oltp_point_select`: one event = one statement `SELECT c FROM sbtestN WHERE id=?`
 //!   (`point_selects` forced to 1, no BEGIN/COMMIT), table N = `sysbench.rand.uniform(1,
 //!   tables)`, id = `sysbench.rand.default(1, table_size)`: one clustered lookup.
+//! - `oltp_read_only`: one event = a transaction: BEGIN, `point_selects` point selects
+//!   on one table, then (with `range_selects`) `simple_ranges`, `sum_ranges`,
+//!   `order_ranges` and `distinct_ranges` range selects `id BETWEEN ? AND ? +
+//!   range_size - 1`, one table per kind, then COMMIT (none with `skip_trx`). A range is
+//!   one descent to its first id, then the next leaves in key order.
 //! - `select_random_points`: `SELECT id, k, c, pad FROM sbtest1 WHERE k IN (?, ..., ?)`
 //!   with `random_points` values, each `sb_rand(rmin, rmax)` (the default distribution)
 //!   where each thread has its own slice: `rlen = table_size / threads`,
@@ -25,16 +31,20 @@
 //! Simplifications:
 //! 1. One generator per client thread, each with its own random stream derived from
 //!    (seed, thread_id), as sysbench seeds one PRNG per thread.
-//! 2. A statement holds at most [`crate::workload::statement::MAX_LOOKUPS`] lookups; further matching rows of a huge
+//! 2. A statement holds at most [`MAX_LOOKUPS`] lookups; further matching rows of a huge
 //!    IN list are counted in `rows` but not looked up (never reached with
 //!    `random_points` ≤ 100).
 //! 3. The range scan of one k reads the leaf where k starts (see `btree`); duplicates
 //!    spilling onto the next leaf are not read.
+//! 4. SUM, ORDER BY and DISTINCT cost what reading their rows costs: the filesort of
+//!    ORDER BY and the temporary table of DISTINCT (100 short rows each) are not
+//!    charged apart. BEGIN and COMMIT of a read-only transaction cost a statement each.
 
-use crate::config::{SysbenchDataset, SysbenchTest, SysbenchWorkload};
+use crate::config::{OltpOptions, SysbenchDataset, SysbenchTest, SysbenchWorkload};
 use crate::db::innodb::btree::{k_match_id, k_matches};
+use crate::error::{Error, Result};
 use crate::workload::rand::SbRand;
-use crate::workload::statement::{Index, Lookup, Statement};
+use crate::workload::statement::{Index, Lookup, Statement, MAX_LOOKUPS};
 
 /// Generator of one sysbench client thread's statements.
 #[derive(Debug, Clone)]
@@ -50,6 +60,8 @@ pub struct SysbenchGen {
     data_seed: u64,
     keys: Vec<u64>,
     ids: [u64; 64],
+    /// oltp_common.lua's options (oltp_read_only).
+    oltp: OltpOptions,
 }
 
 impl SysbenchGen {
@@ -83,7 +95,27 @@ impl SysbenchGen {
             data_seed: seed,
             keys: Vec::with_capacity(random_points),
             ids: [0; 64],
+            oltp: workload.oltp,
         }
+    }
+
+    /// The generator's own limits on the options (checked when the stack is built): a
+    /// range spans at most 65535 ids (`Lookup::span`), a transaction at most
+    /// [`MAX_LOOKUPS`] lookups.
+    pub fn check(workload: &SysbenchWorkload) -> Result<()> {
+        let o = &workload.oltp;
+        if !(1..=65535).contains(&o.range_size) {
+            return Err(Error::config("workload.range_size", "must be 1 to 65535 (the model's bound)"));
+        }
+        let ranges = [o.simple_ranges, o.sum_ranges, o.order_ranges, o.distinct_ranges];
+        let lookups = ranges.iter().fold(u64::from(o.point_selects), |n, &r| n + u64::from(r));
+        if lookups > MAX_LOOKUPS as u64 {
+            return Err(Error::config(
+                "workload.point_selects",
+                format!("point selects plus range selects per transaction must be at most {MAX_LOOKUPS}"),
+            ));
+        }
+        Ok(())
     }
 
     /// The seed that decides which rows have each k (pass it to `btree::k_matches`).
@@ -101,11 +133,13 @@ impl SysbenchGen {
         out.clear();
         match self.test {
             SysbenchTest::OltpPointSelect => {
-                let table = (self.rand.uniform(1, self.tables as u64) - 1) as u32;
+                let table = self.table_num();
                 let id = self.rand.default_dist(1, self.table_size);
-                out.push(Lookup { table, index: Index::Clustered, key: id });
+                out.push(Lookup::point(table, Index::Clustered, id));
                 out.rows = u32::from(id >= 1 && id <= self.table_size);
+                out.queries = 1;
             }
+            SysbenchTest::OltpReadOnly => self.read_only(out),
             SysbenchTest::SelectRandomPoints => {
                 self.keys.clear();
                 for _ in 0..self.random_points {
@@ -115,7 +149,7 @@ impl SysbenchGen {
                 self.keys.sort_unstable();
                 self.keys.dedup();
                 for &k in &self.keys {
-                    out.push(Lookup { table: 0, index: Index::Secondary, key: k });
+                    out.push(Lookup::point(0, Index::Secondary, k));
                     let m = k_matches(self.table_size, k, self.data_seed);
                     let m_used = (m as usize).min(self.ids.len());
                     for j in 0..m_used {
@@ -124,9 +158,48 @@ impl SysbenchGen {
                     let ids = &mut self.ids[..m_used];
                     ids.sort_unstable();
                     for &id in ids.iter() {
-                        out.push(Lookup { table: 0, index: Index::Clustered, key: id });
+                        out.push(Lookup::point(0, Index::Clustered, id));
                     }
                     out.rows += m;
+                }
+                out.queries = 1;
+            }
+        }
+    }
+
+    /// `get_table_num()`: a table, 0-based.
+    #[inline]
+    fn table_num(&mut self) -> u32 {
+        (self.rand.uniform(1, self.tables as u64) - 1) as u32
+    }
+
+    /// oltp_read_only.lua's `event()`: BEGIN; `execute_point_selects` (one table for the
+    /// group, an id per query); with range_selects, `execute_range` for each kind in
+    /// order (simple, SUM, ORDER BY, DISTINCT: one table per kind, drawn even when the
+    /// kind's count is 0, an id per query, ids `id..id + range_size - 1`); COMMIT. The
+    /// random draws are in the script's order.
+    fn read_only(&mut self, out: &mut Statement) {
+        let o = self.oltp;
+        let trx = u32::from(!o.skip_trx);
+        out.queries = 2 * trx;
+        let table = self.table_num();
+        for _ in 0..o.point_selects {
+            let id = self.rand.default_dist(1, self.table_size);
+            out.push(Lookup::point(table, Index::Clustered, id));
+            out.rows += u32::from(id >= 1 && id <= self.table_size);
+            out.queries += 1;
+        }
+        if o.range_selects {
+            for count in [o.simple_ranges, o.sum_ranges, o.order_ranges, o.distinct_ranges] {
+                let table = self.table_num();
+                for _ in 0..count {
+                    let id = self.rand.default_dist(1, self.table_size);
+                    let span = o.range_size.min(u32::from(u16::MAX)) as u16;
+                    out.push(Lookup::range(table, id, span));
+                    // The rows BETWEEN id AND id + range_size - 1 that exist.
+                    let last = (id + u64::from(span) - 1).min(self.table_size);
+                    out.rows += last.saturating_sub(id.max(1) - 1) as u32;
+                    out.queries += 1;
                 }
             }
         }
@@ -147,6 +220,42 @@ mod tests {
             compress_ratio: Some(1.0),
             prepare_rand_type: Default::default(),
         }
+    }
+
+    /// oltp_read_only's event: BEGIN, 10 point selects on one table, the four range
+    /// selects of 100 ids (one table each), COMMIT: 16 queries and 14 lookups, and the
+    /// options change it as oltp_common.lua says.
+    #[test]
+    fn read_only_transaction_is_the_scripts_event() {
+        let mut w = test_workload(RandType::Uniform);
+        w.test = SysbenchTest::OltpReadOnly;
+        let d = ds(4, 1_000_000);
+        let mut g = SysbenchGen::new(3, &w, &d);
+        let mut s = Statement::default();
+        for _ in 0..200 {
+            g.next(&mut s);
+            assert_eq!((s.queries, s.n), (16, 14));
+            let (points, ranges) = s.lookups().split_at(10);
+            assert!(points.iter().all(|l| l.span == 1 && l.table == points[0].table));
+            assert!(ranges.iter().all(|l| l.span == 100 && l.index == Index::Clustered));
+            let expect: u32 =
+                10 + ranges.iter().map(|l| (l.key + 99).min(1_000_000) + 1 - l.key).sum::<u64>() as u32;
+            assert_eq!(s.rows, expect);
+        }
+        w.oltp.skip_trx = true;
+        w.oltp.range_size = 7;
+        let mut g = SysbenchGen::new(3, &w, &d);
+        g.next(&mut s);
+        assert_eq!((s.queries, s.n, s.lookups[13].span), (14, 14, 7));
+        w.oltp.range_selects = false;
+        let mut g = SysbenchGen::new(3, &w, &d);
+        g.next(&mut s);
+        assert_eq!((s.queries, s.n), (10, 10));
+        // The generator's bounds are refused by the key as written.
+        w.oltp.range_size = 70_000;
+        assert!(
+            matches!(SysbenchGen::check(&w), Err(Error::Config { field, .. }) if field == "workload.range_size")
+        );
     }
 
     #[test]

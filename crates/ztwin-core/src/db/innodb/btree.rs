@@ -456,6 +456,18 @@ impl TableLayout {
         self.clustered.path(leaf, out)
     }
 
+    /// The clustered leaf `step` leaves after the one holding `id`, if it holds ids of
+    /// `id..id + span` (the leaves chained in key order, as a bulk load leaves them).
+    #[inline]
+    pub fn clustered_next_leaf(&self, id: u64, span: u64, step: u64) -> Option<u64> {
+        let per = self.clustered.recs_per_leaf;
+        let first = id.saturating_sub(1) / per;
+        let last_id = id.saturating_add(span.saturating_sub(1)).min(self.rows);
+        let last = last_id.saturating_sub(1) / per;
+        let leaf = first + step;
+        (leaf <= last && leaf < self.clustered.leaf_pages()).then(|| self.clustered.leaf_page(leaf))
+    }
+
     /// Page numbers root..leaf of the secondary index where key `k` sits.
     #[inline]
     pub fn secondary_path(&self, k: u64, out: &mut [u64; MAX_DEPTH]) -> usize {
@@ -636,6 +648,29 @@ fn unit(h: u64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    /// A range scan reads the leaves its ids span, in key order, each once: 100 ids from
+    /// a leaf's first id span two leaves at 73 per leaf, from 10 ids before a boundary
+    /// three; at the table's end it stops at the last leaf.
+    #[test]
+    fn a_range_scan_reads_the_leaves_its_ids_span() {
+        let t = TableLayout::sysbench(1_000_000, 16384);
+        let per = t.clustered.recs_per_leaf;
+        assert_eq!(per, 73);
+        let leaves = |id: u64, span: u64| {
+            let mut path = [0u64; MAX_DEPTH];
+            let first = t.clustered_path(id, &mut path);
+            let mut pages = vec![path[first - 1]];
+            pages.extend((1..).map_while(|step| t.clustered_next_leaf(id, span, step)));
+            pages
+        };
+        let at = |leaf: u64| t.clustered.leaf_page(leaf);
+        assert_eq!(leaves(per * 5 + 1, 100), vec![at(5), at(6)]);
+        assert_eq!(leaves(per * 5 - 9, 100), vec![at(4), at(5), at(6)]);
+        assert_eq!(leaves(per * 5 - 9, 1), vec![at(4)]);
+        let last = t.clustered.leaf_pages() - 1;
+        assert_eq!(leaves(1_000_000 - 5, 100), vec![at(last)]);
+    }
+
     /// The layout follows the schema's record sizes: sysbench's is the named one, and a
     /// wider clustered record (fewer per page) means more clustered pages for the same
     /// rows and the same secondary index.
