@@ -2,4 +2,5 @@
 pub mod btree;
 pub mod buffer_pool;
 pub mod ibd_records;
+pub mod page_cleaner;
 pub mod page_image;
