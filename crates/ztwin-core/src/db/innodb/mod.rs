@@ -4,3 +4,4 @@ pub mod buffer_pool;
 pub mod ibd_records;
 pub mod page_cleaner;
 pub mod page_image;
+pub mod redo;
