@@ -436,6 +436,7 @@ def test_oltp_read_only_takes_oltp_commons_options(load_file):
     assert cfg["workload"]["oltp"] == {
         "range_size": 50, "point_selects": 10, "simple_ranges": 1, "sum_ranges": 1, "order_ranges": 1,
         "distinct_ranges": 1, "range_selects": True, "skip_trx": True,
+        "index_updates": 1, "non_index_updates": 1, "delete_inserts": 1, "auto_inc": True,
     }
     e = only_error(rejected(load_file, base(workload={"test": "oltp_point_select", "range_size": 10})))
     assert e["loc_str"] == "workload.range_size" and "oltp_read_only" in e["msg"]

@@ -10,7 +10,7 @@ pub mod innodb;
 
 use crate::config::InnodbConfig;
 use crate::sim::time::Nanos;
-use crate::workload::statement::{Index, Lookup};
+use crate::workload::statement::{Index, Lookup, Op};
 use innodb::btree::{TableLayout, MAX_DEPTH};
 use innodb::buffer_pool::{BufferPool, PageKey};
 
@@ -53,6 +53,9 @@ impl Database {
 
     /// The pages one lookup visits, root first, into `path`; returns how many.
     pub fn page_path(&self, l: &Lookup, path: &mut [u64; MAX_DEPTH]) -> usize {
+        if l.op == Op::Commit {
+            return 0;
+        }
         match self {
             Database::Innodb(d) => match l.index {
                 Index::Clustered => d.table.clustered_path(l.key, path),

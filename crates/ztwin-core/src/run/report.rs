@@ -163,8 +163,15 @@ impl Sim<'_> {
     pub(super) fn transactions(&self) -> bool {
         match &self.cfg.workload {
             WorkloadConfig::Sysbench(w) => match w.test {
-                SysbenchTest::OltpReadOnly => true,
-                SysbenchTest::OltpPointSelect | SysbenchTest::SelectRandomPoints => false,
+                SysbenchTest::OltpReadOnly | SysbenchTest::OltpReadWrite | SysbenchTest::OltpWriteOnly => {
+                    true
+                }
+                SysbenchTest::OltpPointSelect
+                | SysbenchTest::SelectRandomPoints
+                | SysbenchTest::OltpUpdateIndex
+                | SysbenchTest::OltpUpdateNonIndex
+                | SysbenchTest::OltpInsert
+                | SysbenchTest::OltpDelete => false,
             },
             WorkloadConfig::Fio(_) => false,
         }

@@ -7,6 +7,9 @@
 //! Sources today: sysbench's tests ([`crate::workload::sysbench`]). fio sits beside them
 //! one layer lower: its jobs issue file I/O to the filesystem directly (`run::fio`).
 //!
+//! A write is a lookup with an [`Op`] (the row's changes are the database's to make);
+//! a transaction's end is a [`Op::Commit`] lookup.
+//!
 //! Simplifications: 1. a statement holds at most [`MAX_LOOKUPS`] lookups (further rows
 //! are counted, not looked up); 2. every table has one clustered and at most one
 //! secondary index (sysbench's schema; TPC-C's tables will need an index number).
@@ -24,6 +27,27 @@ pub enum Index {
     Secondary,
 }
 
+/// What a lookup does at the row it finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Op {
+    /// Reads it (SELECT).
+    #[default]
+    Read,
+    /// `UPDATE ... SET c = ?`: changes a column no secondary index holds, in place.
+    UpdateNonIndex,
+    /// `UPDATE ... SET k = k + 1`: changes the row and moves its entry in the secondary
+    /// index (the database knows the row's k).
+    UpdateIndex,
+    /// `DELETE`: delete-marks the row and its secondary entry (purge removes them later).
+    Delete,
+    /// `INSERT`: a new entry at `key` of `index` (clustered key 0: AUTO_INCREMENT's next
+    /// id); an insert is a clustered lookup followed by one per secondary index.
+    Insert,
+    /// The transaction commits here (COMMIT, or an autocommit statement's end): its redo
+    /// is written and, by innodb_flush_log_at_trx_commit, flushed. No page is visited.
+    Commit,
+}
+
 /// One index descent to `key` in `index` of table `table`, and with `span` > 1 a range
 /// scan on from there: the cursor reads the keys `key..key + span` leaf by leaf, each
 /// further leaf reached by the previous one's next-page link, not by a descent.
@@ -33,6 +57,8 @@ pub struct Lookup {
     pub table: u32,
     /// Index descended.
     pub index: Index,
+    /// What is done at the row.
+    pub op: Op,
     /// Keys scanned from `key` on (0 or 1: a point lookup).
     pub span: u16,
     /// The key value (sysbench: id for the clustered index, k for the secondary one).
@@ -43,13 +69,25 @@ impl Lookup {
     /// A point lookup of `key` in `index`.
     #[inline]
     pub fn point(table: u32, index: Index, key: u64) -> Lookup {
-        Lookup { table, index, span: 1, key }
+        Lookup { table, index, op: Op::Read, span: 1, key }
+    }
+
+    /// `op` at `key` of `index` (a write, or a commit with no key).
+    #[inline]
+    pub fn write(table: u32, index: Index, op: Op, key: u64) -> Lookup {
+        Lookup { table, index, op, span: 1, key }
+    }
+
+    /// Whether the lookup changes data (not a read nor a commit).
+    #[inline]
+    pub fn writes(&self) -> bool {
+        !matches!(self.op, Op::Read | Op::Commit)
     }
 
     /// A range scan of the clustered index over `key..key + span`.
     #[inline]
     pub fn range(table: u32, key: u64, span: u16) -> Lookup {
-        Lookup { table, index: Index::Clustered, span, key }
+        Lookup { table, index: Index::Clustered, op: Op::Read, span, key }
     }
 }
 

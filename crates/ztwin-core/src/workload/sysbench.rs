@@ -44,7 +44,7 @@ use crate::config::{OltpOptions, SysbenchDataset, SysbenchTest, SysbenchWorkload
 use crate::db::innodb::btree::{k_match_id, k_matches};
 use crate::error::{Error, Result};
 use crate::workload::rand::SbRand;
-use crate::workload::statement::{Index, Lookup, Statement, MAX_LOOKUPS};
+use crate::workload::statement::{Index, Lookup, Op, Statement, MAX_LOOKUPS};
 
 /// Generator of one sysbench client thread's statements.
 #[derive(Debug, Clone)]
@@ -108,11 +108,17 @@ impl SysbenchGen {
             return Err(Error::config("workload.range_size", "must be 1 to 65535 (the model's bound)"));
         }
         let ranges = [o.simple_ranges, o.sum_ranges, o.order_ranges, o.distinct_ranges];
-        let lookups = ranges.iter().fold(u64::from(o.point_selects), |n, &r| n + u64::from(r));
+        let reads = ranges.iter().fold(u64::from(o.point_selects), |n, &r| n + u64::from(r));
+        // A write's lookups (an insert has two), each with its commit in autocommit.
+        let ac = u64::from(o.skip_trx);
+        let writes = (u64::from(o.index_updates) + u64::from(o.non_index_updates)) * (1 + ac)
+            + u64::from(o.delete_inserts) * (3 + 2 * ac)
+            + 1;
+        let lookups = reads + writes;
         if lookups > MAX_LOOKUPS as u64 {
             return Err(Error::config(
                 "workload.point_selects",
-                format!("point selects plus range selects per transaction must be at most {MAX_LOOKUPS}"),
+                format!("a transaction's point selects, range selects and writes must make at most {MAX_LOOKUPS} lookups"),
             ));
         }
         Ok(())
@@ -139,7 +145,13 @@ impl SysbenchGen {
                 out.rows = u32::from(id >= 1 && id <= self.table_size);
                 out.queries = 1;
             }
-            SysbenchTest::OltpReadOnly => self.read_only(out),
+            SysbenchTest::OltpReadOnly => self.transaction(out, true, false),
+            SysbenchTest::OltpReadWrite => self.transaction(out, true, true),
+            SysbenchTest::OltpWriteOnly => self.transaction(out, false, true),
+            SysbenchTest::OltpUpdateIndex
+            | SysbenchTest::OltpUpdateNonIndex
+            | SysbenchTest::OltpInsert
+            | SysbenchTest::OltpDelete => self.single_write(out),
             SysbenchTest::SelectRandomPoints => {
                 self.keys.clear();
                 for _ in 0..self.random_points {
@@ -173,35 +185,121 @@ impl SysbenchGen {
         (self.rand.uniform(1, self.tables as u64) - 1) as u32
     }
 
-    /// oltp_read_only.lua's `event()`: BEGIN; `execute_point_selects` (one table for the
-    /// group, an id per query); with range_selects, `execute_range` for each kind in
-    /// order (simple, SUM, ORDER BY, DISTINCT: one table per kind, drawn even when the
-    /// kind's count is 0, an id per query, ids `id..id + range_size - 1`); COMMIT. The
-    /// random draws are in the script's order.
-    fn read_only(&mut self, out: &mut Statement) {
+    /// The OLTP scripts' `event()` (oltp_read_only, oltp_read_write, oltp_write_only):
+    /// BEGIN (unless skip_trx); the reads (`execute_point_selects`: one table for the group,
+    /// an id per query; with range_selects, `execute_range` for each kind in order:
+    /// simple, SUM, ORDER BY, DISTINCT, one table per kind, drawn even when the kind's count
+    /// is 0, ids `id..id + range_size - 1`); the writes (`execute_index_updates`,
+    /// `execute_non_index_updates`, `execute_delete_inserts`, one table per kind); COMMIT.
+    /// With skip_trx each write commits on its own (autocommit). The random draws are in
+    /// the script's order.
+    fn transaction(&mut self, out: &mut Statement, reads: bool, writes: bool) {
         let o = self.oltp;
         let trx = u32::from(!o.skip_trx);
         out.queries = 2 * trx;
-        let table = self.table_num();
-        for _ in 0..o.point_selects {
-            let id = self.rand.default_dist(1, self.table_size);
-            out.push(Lookup::point(table, Index::Clustered, id));
-            out.rows += u32::from(id >= 1 && id <= self.table_size);
-            out.queries += 1;
+        if reads {
+            let table = self.table_num();
+            for _ in 0..o.point_selects {
+                let id = self.rand.default_dist(1, self.table_size);
+                out.push(Lookup::point(table, Index::Clustered, id));
+                out.rows += u32::from(id >= 1 && id <= self.table_size);
+                out.queries += 1;
+            }
+            if o.range_selects {
+                for count in [o.simple_ranges, o.sum_ranges, o.order_ranges, o.distinct_ranges] {
+                    let table = self.table_num();
+                    for _ in 0..count {
+                        let id = self.rand.default_dist(1, self.table_size);
+                        let span = o.range_size.min(u32::from(u16::MAX)) as u16;
+                        out.push(Lookup::range(table, id, span));
+                        // The rows BETWEEN id AND id + range_size - 1 that exist.
+                        let last = (id + u64::from(span) - 1).min(self.table_size);
+                        out.rows += last.saturating_sub(id.max(1) - 1) as u32;
+                        out.queries += 1;
+                    }
+                }
+            }
         }
-        if o.range_selects {
-            for count in [o.simple_ranges, o.sum_ranges, o.order_ranges, o.distinct_ranges] {
+        if writes {
+            let autocommit = o.skip_trx;
+            for (count, op) in [(o.index_updates, Op::UpdateIndex), (o.non_index_updates, Op::UpdateNonIndex)]
+            {
                 let table = self.table_num();
                 for _ in 0..count {
                     let id = self.rand.default_dist(1, self.table_size);
-                    let span = o.range_size.min(u32::from(u16::MAX)) as u16;
-                    out.push(Lookup::range(table, id, span));
-                    // The rows BETWEEN id AND id + range_size - 1 that exist.
-                    let last = (id + u64::from(span) - 1).min(self.table_size);
-                    out.rows += last.saturating_sub(id.max(1) - 1) as u32;
-                    out.queries += 1;
+                    self.write(out, &[Lookup::write(table, Index::Clustered, op, id)], autocommit);
                 }
             }
+            let table = self.table_num();
+            for _ in 0..o.delete_inserts {
+                let id = self.rand.default_dist(1, self.table_size);
+                let k = self.rand.default_dist(1, self.table_size);
+                self.write(out, &[Lookup::write(table, Index::Clustered, Op::Delete, id)], autocommit);
+                self.write(out, &Self::insert(table, id, k), autocommit);
+            }
+        }
+        if trx == 1 && writes {
+            out.push(Lookup::write(0, Index::Clustered, Op::Commit, 0));
+        }
+    }
+
+    /// One write query: its lookups, and with `autocommit` its commit.
+    fn write(&mut self, out: &mut Statement, lookups: &[Lookup], autocommit: bool) {
+        for &l in lookups {
+            out.push(l);
+        }
+        // The row the write finds (an insert reads none).
+        out.rows += u32::from(lookups[0].op != Op::Insert);
+        out.queries += 1;
+        if autocommit {
+            out.push(Lookup::write(lookups[0].table, Index::Clustered, Op::Commit, 0));
+        }
+    }
+
+    /// An INSERT of (id, k): the clustered entry, then k_1's (id 0: AUTO_INCREMENT's next).
+    fn insert(table: u32, id: u64, k: u64) -> [Lookup; 2] {
+        [
+            Lookup::write(table, Index::Clustered, Op::Insert, id),
+            Lookup::write(table, Index::Secondary, Op::Insert, k),
+        ]
+    }
+
+    /// oltp_update_index, oltp_update_non_index, oltp_delete, oltp_insert: one autocommit
+    /// statement per event (`execute_index_updates` with index_updates, and
+    /// `execute_non_index_updates` with non_index_updates, statements on one table).
+    fn single_write(&mut self, out: &mut Statement) {
+        let o = self.oltp;
+        match self.test {
+            SysbenchTest::OltpUpdateIndex | SysbenchTest::OltpUpdateNonIndex => {
+                let (count, op) = if self.test == SysbenchTest::OltpUpdateIndex {
+                    (o.index_updates, Op::UpdateIndex)
+                } else {
+                    (o.non_index_updates, Op::UpdateNonIndex)
+                };
+                let table = self.table_num();
+                for _ in 0..count {
+                    let id = self.rand.default_dist(1, self.table_size);
+                    self.write(out, &[Lookup::write(table, Index::Clustered, op, id)], true);
+                }
+            }
+            SysbenchTest::OltpDelete => {
+                let table = self.table_num();
+                let id = self.rand.default_dist(1, self.table_size);
+                self.write(out, &[Lookup::write(table, Index::Clustered, Op::Delete, id)], true);
+            }
+            SysbenchTest::OltpInsert => {
+                // oltp_insert.lua: the table, k, then (without auto_inc) a unique id
+                // (sysbench.rand.unique(): distinct 32-bit values, as a signed INT).
+                let table = self.table_num();
+                let k = self.rand.default_dist(1, self.table_size);
+                let id = if o.auto_inc { 0 } else { self.rand.next_u64() & 0xffff_ffff };
+                self.write(out, &Self::insert(table, id, k), true);
+            }
+            SysbenchTest::OltpPointSelect
+            | SysbenchTest::SelectRandomPoints
+            | SysbenchTest::OltpReadOnly
+            | SysbenchTest::OltpReadWrite
+            | SysbenchTest::OltpWriteOnly => {}
         }
     }
 }
@@ -256,6 +354,63 @@ mod tests {
         assert!(
             matches!(SysbenchGen::check(&w), Err(Error::Config { field, .. }) if field == "workload.range_size")
         );
+    }
+
+    fn ops(s: &Statement) -> Vec<Op> {
+        s.lookups().iter().map(|l| l.op).collect()
+    }
+
+    /// The write tests as their scripts issue them: sysbench counts 20 queries for an
+    /// oltp_read_write transaction (14 reads, 4 writes, BEGIN, COMMIT) and 6 for
+    /// oltp_write_only; one COMMIT ends each; with skip_trx every write commits alone.
+    #[test]
+    fn write_transactions_are_the_scripts_events() {
+        let mut w = test_workload(RandType::Uniform);
+        let d = ds(4, 1_000_000);
+        let mut s = Statement::default();
+        w.test = SysbenchTest::OltpReadWrite;
+        SysbenchGen::new(5, &w, &d).next(&mut s);
+        assert_eq!((s.queries, s.n), (20, 14 + 5 + 1));
+        let writes = [Op::UpdateIndex, Op::UpdateNonIndex, Op::Delete, Op::Insert, Op::Insert, Op::Commit];
+        assert_eq!(ops(&s)[14..], writes);
+        // The pair's insert puts back the id it deleted, with a new k in k_1.
+        let l = s.lookups();
+        assert_eq!((l[16].key, l[17].key, l[18].index), (l[16].key, l[16].key, Index::Secondary));
+        w.test = SysbenchTest::OltpWriteOnly;
+        SysbenchGen::new(5, &w, &d).next(&mut s);
+        assert_eq!((s.queries, ops(&s)), (6, writes.to_vec()));
+        w.oltp.skip_trx = true;
+        SysbenchGen::new(5, &w, &d).next(&mut s);
+        use Op::*;
+        assert_eq!(
+            ops(&s),
+            vec![UpdateIndex, Commit, UpdateNonIndex, Commit, Delete, Commit, Insert, Insert, Commit]
+        );
+        assert_eq!(s.queries, 4);
+    }
+
+    #[test]
+    fn single_write_tests_autocommit_each_statement() {
+        let mut w = test_workload(RandType::Uniform);
+        let d = ds(2, 1000);
+        let mut s = Statement::default();
+        use Op::*;
+        for (test, expect) in [
+            (SysbenchTest::OltpUpdateIndex, vec![UpdateIndex, Commit]),
+            (SysbenchTest::OltpUpdateNonIndex, vec![UpdateNonIndex, Commit]),
+            (SysbenchTest::OltpDelete, vec![Delete, Commit]),
+            (SysbenchTest::OltpInsert, vec![Insert, Insert, Commit]),
+        ] {
+            w.test = test;
+            SysbenchGen::new(5, &w, &d).next(&mut s);
+            assert_eq!((ops(&s), s.queries), (expect, 1), "{test:?}");
+            assert!(test.writes());
+        }
+        // AUTO_INCREMENT: the clustered key is left to InnoDB (0).
+        assert_eq!(s.lookups[0].key, 0);
+        w.oltp.auto_inc = false;
+        SysbenchGen::new(5, &w, &d).next(&mut s);
+        assert_ne!(s.lookups[0].key, 0);
     }
 
     #[test]
