@@ -2,6 +2,7 @@
 pub mod btree;
 pub mod buffer_pool;
 pub mod doublewrite;
+pub mod flush_list;
 pub mod ibd_records;
 pub mod page_cleaner;
 pub mod page_image;
