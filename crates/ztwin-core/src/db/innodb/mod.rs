@@ -7,3 +7,4 @@ pub mod ibd_records;
 pub mod page_cleaner;
 pub mod page_image;
 pub mod redo;
+pub mod redo_records;
