@@ -390,7 +390,7 @@ pub(super) fn new_arc(
 /// The index granularity of bcache: the largest power of two that divides the offset and
 /// length of every request this run issues (pages rounded to filesystem blocks, `cat`
 /// reads, table boundaries), at most a bucket.
-fn bcache_unit(cfg: &VariantConfig, fs: &ExtentFs, page_size: u32, bucket_size: u64) -> u32 {
+pub(super) fn bcache_unit(cfg: &VariantConfig, fs: &ExtentFs, page_size: u32, bucket_size: u64) -> u32 {
     let pow2 = |n: u64| if n == 0 { u64::MAX } else { 1u64 << n.trailing_zeros() };
     let bs = u64::from(fs.block_size);
     let mut unit = pow2(fs.file_size).min(u64::from(page_size).max(bs));

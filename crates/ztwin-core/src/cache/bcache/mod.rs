@@ -303,6 +303,18 @@ pub struct Bcache {
 }
 
 impl Bcache {
+    /// Bytes of simulator memory a cache set takes over `backing_size` bytes of backing
+    /// device in units of `unit` bytes with a cache device of `nbuckets` buckets: the
+    /// index (4 bytes a unit), the buckets and the free list (see the module doc).
+    pub fn memory_bytes(backing_size: u64, unit: u64, nbuckets: u64) -> u64 {
+        let nbuckets = nbuckets.min(MAX_BUCKETS);
+        let index = (backing_size / unit.max(1)).saturating_mul(std::mem::size_of::<u32>() as u64);
+        let per_bucket = (std::mem::size_of::<Bucket>() + std::mem::size_of::<u32>()) as u64;
+        let free_size = nbuckets.next_power_of_two() >> 10;
+        let heap = ((free_size << 3) + 1) * std::mem::size_of::<(u64, u32, u32)>() as u64;
+        index.saturating_add(nbuckets * per_bucket).saturating_add(heap)
+    }
+
     /// A new, empty cache set (make-bcache, attach). Inputs are validated by
     /// `VariantConfig::validate`.
     pub fn new(p: &BcacheParams) -> Self {

@@ -100,6 +100,11 @@ impl L2Ent {
 /// Entries per chunk of the ring (chunks recycle; no allocation in steady state).
 const CHUNK: usize = 4096;
 
+/// Bytes of simulator memory a ring of `entries` entries takes (whole chunks).
+pub(crate) fn ring_memory_bytes(entries: u64) -> u64 {
+    entries.div_ceil(CHUNK as u64).saturating_mul((CHUNK * std::mem::size_of::<L2Ent>()) as u64)
+}
+
 /// The device's content in write order: a FIFO of chunks addressed by sequence number.
 #[derive(Default)]
 pub(crate) struct Ring {

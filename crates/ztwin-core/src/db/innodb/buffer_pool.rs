@@ -86,7 +86,7 @@
 
 use crate::config::{InnodbConfig, InnodbServer};
 use crate::sim::time::{Nanos, MS};
-use crate::support::key_table::KeyTable;
+use crate::support::key_table::{self, KeyTable};
 use crate::support::mem_hint::prefetch;
 
 /// A page of a tablespace, (space_id, page_no) packed in a u64 by [`PageKey::new`].
@@ -234,6 +234,13 @@ pub struct BufferPool {
     refill: Option<(usize, usize)>,
     /// Counters.
     pub stats: BufferPoolStats,
+}
+
+/// Bytes of simulator memory a pool of `frames` frames takes (see the module doc: a slab
+/// node and a free-slot entry per frame, and the page table made for them at once).
+pub fn memory_bytes(frames: u64) -> u64 {
+    let per_frame = (std::mem::size_of::<Node>() + std::mem::size_of::<u32>()) as u64;
+    frames.saturating_mul(per_frame).saturating_add(key_table::sized_bytes(frames, 11))
 }
 
 impl BufferPool {

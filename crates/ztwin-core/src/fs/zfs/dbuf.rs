@@ -113,6 +113,14 @@ pub struct DbufLayer {
 }
 
 impl DbufLayer {
+    /// Bytes of simulator memory `dbufs` dbufs alive at once take at most: the slab
+    /// (grown by doubling) with its free list, and the index (at most half full).
+    pub fn memory_bytes(dbufs: u64) -> u64 {
+        let pow2 = |n: u64| n.max(16).checked_next_power_of_two().unwrap_or(u64::MAX);
+        let slab = pow2(dbufs).saturating_mul((std::mem::size_of::<Dbuf>() + 4) as u64);
+        slab.saturating_add(pow2(dbufs.saturating_mul(2)).saturating_mul(12))
+    }
+
     /// An empty layer for a release with these features.
     pub fn new(features: &ZfsFeatures) -> Self {
         Self::empty(features.dbuf_cache.then_some(DBUF_CACHE_SHIFT), features.hold_accesses_arc)
