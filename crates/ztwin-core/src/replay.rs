@@ -345,6 +345,10 @@ impl Sim {
                 Sim::Arc(ArcPaper::new(size))
             }
             Policy::ZfsArc => {
+                // Live and ghost headers (at most twice the blocks) live in 32-bit slots.
+                if size >= 1 << 31 {
+                    return Err(Error::config("sizes", format!("zfs-arc: {size} blocks is above 2^31 - 1")));
+                }
                 let bytes = size.saturating_mul(spec.block_size as u64);
                 let params = zfs_arc_params(bytes, spec.release)?;
                 Sim::Zfs {
@@ -677,6 +681,7 @@ pub fn replay(spec: &ReplaySpec) -> Result<ReplayResult> {
     for &p in &spec.policies {
         for &z in &spec.sizes {
             let (hits_s, n_s, target) = if p == Policy::Lru && lru_curve {
+                // Invariant: with an LRU curve the stack-distance pass ran with a size (Some).
                 let sd = st.sd.as_ref().expect("lru pass");
                 let zs = if sampling { ((z as f64 * s.rate).round() as u64).max(1) } else { z };
                 (sd.hits(zs), st.sampled, None)

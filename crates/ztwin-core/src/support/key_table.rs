@@ -201,6 +201,8 @@ impl KeyTable {
 
     /// Adds `key` (which must not be held yet) with `val`.
     pub(crate) fn insert(&mut self, key: u64, val: u32) {
+        // Invariant: the keys are block keys (levels below DN_MAX_LEVELS, never EMPTY's 15) or
+        // page keys (space ids below 2^24, validate's table limit), never EMPTY.
         assert!(key != EMPTY, "key table: the reserved key");
         debug_assert!(self.position(key).is_none(), "key table: key already held");
         self.reserve(1);

@@ -320,6 +320,8 @@ impl Bcache {
     pub fn new(p: &BcacheParams) -> Self {
         let c = p.config;
         let unit = u64::from(p.unit);
+        // Guaranteed by `bcache_unit` (a power of two clamped to 512 .. bucket_size) and validate
+        // (bucket_size a power of two, 4 KiB .. 16 MiB).
         assert!(unit.is_power_of_two() && unit >= 512 && unit <= c.bucket_size, "bad bcache unit");
         let nbuckets = (p.cache_capacity / c.bucket_size).min(MAX_BUCKETS);
         let bucket_sectors = c.bucket_size >> 9;

@@ -216,6 +216,7 @@ impl L2Index {
 
     /// Indexes `key` (which must not be indexed yet).
     pub(crate) fn insert(&mut self, key: u64, loc: L2Loc) {
+        // Invariant: block keys never equal EMPTY (level 15: levels are below DN_MAX_LEVELS).
         assert!(key != EMPTY, "L2 index: the reserved key");
         let v = loc.pack();
         if let Some(d) = self.dense.as_mut() {

@@ -263,6 +263,7 @@ impl BufferPool {
         innodb_old_blocks_pct: usize,
         innodb_old_blocks_time_ns: Nanos,
     ) -> BufferPool {
+        // Guaranteed by the callers: `BufferPool::new` clamps the frames to 1 .. NIL - 1.
         assert!(capacity >= 1 && capacity < NIL as usize);
         BufferPool {
             capacity,
@@ -402,6 +403,7 @@ impl BufferPool {
             Some(i) => i,
             None => {
                 self.insert_for_read(key);
+                // Invariant: insert_for_read indexed the key just above.
                 self.find(key.0).expect("just inserted")
             }
         };
@@ -458,6 +460,7 @@ impl BufferPool {
         let t = self.tail;
         self.unlink(t);
         let old_key = self.nodes[t as usize].key;
+        // Invariant: every page on the LRU list is indexed (inserted together, evicted together).
         self.table.remove(old_key).expect("tail is in the table");
         self.stats.pages_evicted += 1;
         self.freed_page_clock = (self.freed_page_clock + 1) & !OLD_BIT;

@@ -634,6 +634,8 @@ fn mirror_child(
             p -= 1;
         }
     }
+    // Invariant: `mirror_load` is a function of the devices' state at `now` (the first loop
+    // released what completed), so the second loop finds the `lowest` the first one saw.
     unreachable!("a least loaded child exists")
 }
 
