@@ -15,10 +15,39 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Union
 
+from typing import TYPE_CHECKING
+
 from .exceptions import ResourceError, ScenarioError, SimulationError, ZtwinError
 from .progress import Progress
-from .results import Result
-from .scenario import DEFAULT_SCENARIO, Scenario, load_scenario, resolve
+
+if TYPE_CHECKING:
+    from .results import Result
+    from .scenario import DEFAULT_SCENARIO, Scenario, load_scenario, resolve
+
+# Imported on first use (PEP 562): scenarios need pydantic and results polars, which a
+# command that uses neither (``ztwin replay``, ``ztwin geometry``) should not wait for.
+_LAZY = {
+    "Result": ".results",
+    "Scenario": ".scenario",
+    "load_scenario": ".scenario",
+    "resolve": ".scenario",
+    "DEFAULT_SCENARIO": ".scenario",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ztwin' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __version__ = "0.1.0"
 
@@ -71,6 +100,7 @@ def estimate_memory(scenario: Union[str, Path, dict[str, Any], Scenario, None], 
     (0 where a part does not apply); the total is the sum. It assumes the caches fill
     (see :mod:`ztwin.resources`)."""
     from . import resources
+    from .scenario import Scenario, load_scenario
 
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario, memory_check=False)
     name = select_variants(sc, [variant])[0]
@@ -149,6 +179,9 @@ def run(
     :class:`ResourceError` naming the variant, the estimate, the available memory and the
     largest parts. ``memory_check=False`` runs anyway.
     """
+    from .results import Result
+    from .scenario import Scenario, load_scenario
+
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario, memory_check=memory_check)
     names = select_variants(sc, variants)
     if memory_check:
