@@ -1,7 +1,7 @@
 //! Building the stack of one variant: devices, database, filesystem and caches.
 
 use super::*;
-use crate::cache::arc::ArcLimits;
+use crate::cache::arc::{ArcLimits, BlockKey};
 use crate::db::innodb::ibd_records;
 use crate::fs::zfs::content::{FileBlocks, CLASS_HOLE, CLASS_MEAN_RATIO};
 use crate::fs::zfs::zfetch::ZfetchParams;
@@ -143,9 +143,26 @@ impl<'a> Sim<'a> {
                 }
                 let blocks = files
                     .iter()
-                    .map(|&size| {
-                        FileGeometry::try_new(size, z.recordsize, z.indirect_block_size)
-                            .map(|g| FileBlocks::uniform(g, class))
+                    .enumerate()
+                    .map(|(k, &size)| {
+                        let g = FileGeometry::try_new(size, z.recordsize, z.indirect_block_size)?;
+                        // Block keys number a file's blocks in BLKID_BITS bits.
+                        if g.l0_blocks() > 1 << BlockKey::BLKID_BITS {
+                            let name = match &cfg.dataset {
+                                DatasetConfig::Files(f) => f.files[k].name.clone(),
+                                DatasetConfig::Sysbench(_) => format!("sbtest{}.ibd", k + 1),
+                            };
+                            return Err(Error::config(
+                                "filesystem.recordsize",
+                                format!(
+                                    "file {name} ({size} bytes) has {} records of {} bytes; the model numbers at most 2^{} records a file: use a larger recordsize",
+                                    g.l0_blocks(),
+                                    g.data_block_size(),
+                                    BlockKey::BLKID_BITS
+                                ),
+                            ));
+                        }
+                        Ok(FileBlocks::uniform(g, class))
                     })
                     .collect::<Result<Vec<_>>>()?;
                 let layout = ZfsLayout::new(blocks, compression, z.indirect_block_size, z.vdevs.len() as u32);
@@ -156,6 +173,25 @@ impl<'a> Sim<'a> {
                     None => None,
                 };
                 let arc = new_arc(cfg, z, cache_device, &layout)?;
+                // ARC headers live in 32-bit slots: refuse an ARC that could hold 2^32 - 1 of
+                // them (live ones of a sector each and ghosts of 512 bytes, up to every block
+                // of the dataset and each file's dnode and bonus buffer).
+                let c_max = arc.stats().c_max;
+                let dataset_blocks = (1..=layout.nfiles()).fold(0u64, |sum, o| {
+                    let g = layout.geometry(o);
+                    (0..g.nlevels()).fold(sum, |s, l| s.saturating_add(g.blocks_at(l)))
+                });
+                let most = (c_max >> z.ashift.min(63))
+                    .saturating_add(c_max / 512)
+                    .min(dataset_blocks.saturating_add(2 * layout.nfiles() as u64));
+                if most >= u64::from(u32::MAX) {
+                    return Err(Error::config(
+                        "filesystem.arc.zfs_arc_max",
+                        format!(
+                            "an ARC of {c_max} bytes over {dataset_blocks} blocks could hold {most} headers; the model indexes fewer than 2^32: lower zfs_arc_max or use a larger recordsize"
+                        ),
+                    ));
+                }
                 let data_flags =
                     ReadFlags { prefetch: false, uncacheable: z.primarycache != CacheProperty::All };
                 let meta_flags =
@@ -403,7 +439,7 @@ pub(super) fn new_arc(
 /// The index granularity of bcache: the largest power of two that divides the offset and
 /// length of every request this run issues (pages rounded to filesystem blocks, `cat`
 /// reads, table boundaries), at most a bucket.
-fn bcache_unit(cfg: &VariantConfig, fs: &ExtentFs, page_size: u32, bucket_size: u64) -> u32 {
+pub(super) fn bcache_unit(cfg: &VariantConfig, fs: &ExtentFs, page_size: u32, bucket_size: u64) -> u32 {
     let pow2 = |n: u64| if n == 0 { u64::MAX } else { 1u64 << n.trailing_zeros() };
     let bs = u64::from(fs.block_size);
     let mut unit = pow2(fs.file_size).min(u64::from(page_size).max(bs));

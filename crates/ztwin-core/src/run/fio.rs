@@ -121,6 +121,7 @@ impl Sim<'_> {
     fn fio_workload(&self) -> &FioWorkload {
         match &self.cfg.workload {
             WorkloadConfig::Fio(f) => f,
+            // Guaranteed by validate: phases of type fio need a fio workload.
             WorkloadConfig::Sysbench(_) => unreachable!("fio phases only with a fio workload"),
         }
     }
@@ -165,6 +166,7 @@ impl Sim<'_> {
 
     /// The content class client `i`'s writes leave (its clone's job's buffers).
     pub(super) fn fio_write_class(&self, i: usize) -> u8 {
+        // Invariant: writes come only from fio clients, which exist only during a fio phase.
         let run = self.fio.as_ref().expect("fio writes in a fio phase");
         run.clones[run.client_clone[i] as usize].write_class
     }

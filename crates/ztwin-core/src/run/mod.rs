@@ -270,12 +270,14 @@ enum Flow {
 mod build;
 mod events;
 mod fio;
+mod memory;
 mod phases;
 pub mod progress;
 mod report;
 mod step;
 
 use events::{Event, Schedule};
+pub use memory::{estimate_memory, estimate_memory_json, MemoryEstimate};
 pub use progress::Progress;
 
 /// Runs one resolved, validated variant.

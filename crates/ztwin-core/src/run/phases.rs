@@ -113,6 +113,7 @@ impl Sim<'_> {
                     _ => break,
                 }
             }
+            // Invariant: the loop broke out above unless requests() > 0 (or a write event was queued).
             let (t, event) = self.queue.pop().expect("a request is pending");
             if let Event::L2arcFeed | Event::TxgSync = event {
                 // A background thread: no clock of its own, no report row before it.
@@ -352,6 +353,7 @@ impl Sim<'_> {
                         self.clients[i].state = State::Start;
                         self.queue.at(start, Event::Client(i));
                     }
+                    // Infallible: `drain` answers Some when given a window.
                     let (a, b) = self.drain(&mut rec, Some(window))?.expect("a window was given");
                     let mut doc = self.window_summary(&a, &b, w.warmup_ns);
                     main = doc.clone();
@@ -368,6 +370,7 @@ impl Sim<'_> {
                     let w0 = self.txgs_synced();
                     let laid_out = self.fio_start(ph, index, start)?;
                     let from = self.fio.as_ref().map_or(start, |r| r.from);
+                    // Infallible: `drain` answers Some when given a window.
                     let (a, _) = self.drain(&mut rec, Some((from, Nanos::MAX)))?.expect("a window was given");
                     self.measuring = false;
                     let b = self.snapshot(self.clock.max(from));
@@ -379,7 +382,7 @@ impl Sim<'_> {
                         "end_s": secs(self.clock.max(start)),
                         "timing_modelled": true,
                         "fio": fio,
-                        "cpu_utilization": ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / ((b.time - a.time).max(1) as f64 / SEC as f64) / self.cpus.vcpus() as f64).min(1.0),
+                        "cpu_utilization": (b.cpu_busy.saturating_sub(a.cpu_busy) as f64 / SEC as f64 / ((b.time - a.time).max(1) as f64 / SEC as f64) / self.cpus.vcpus() as f64).min(1.0),
                         "devices": self.devices_window(&a, &b),
                     });
                     if let Some(l) = laid_out {

@@ -80,7 +80,10 @@ impl Sim<'_> {
         }
         self.interval_hist.reset();
         let vcpus = self.cpus.vcpus() as f64;
-        s.set("cpu_utilization", ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / dt / vcpus).min(1.0));
+        s.set(
+            "cpu_utilization",
+            (b.cpu_busy.saturating_sub(a.cpu_busy) as f64 / SEC as f64 / dt / vcpus).min(1.0),
+        );
         if self.db.is_some() {
             let req = b.bp_requests - a.bp_requests;
             let reads = b.bp_reads - a.bp_reads;
@@ -97,7 +100,7 @@ impl Sim<'_> {
             s.set(&format!("{name}_read_mbps"), (y.read_bytes - x.read_bytes) as f64 / 1e6 / dt);
             s.set(
                 &format!("{name}_utilization"),
-                ((y.busy_ns - x.busy_ns) as f64 / SEC as f64 / dt).min(1.0),
+                (y.busy_ns.saturating_sub(x.busy_ns) as f64 / SEC as f64 / dt).min(1.0),
             );
         }
         if let (Some(x), Some(y)) = (&a.arc, &b.arc) {
@@ -143,7 +146,7 @@ impl Sim<'_> {
                     "write_iops": (y.writes - x.writes) as f64 / window_s,
                     "read_mbps": (y.read_bytes - x.read_bytes) as f64 / 1e6 / window_s,
                     "write_mbps": (y.write_bytes - x.write_bytes) as f64 / 1e6 / window_s,
-                    "utilization": ((y.busy_ns - x.busy_ns) as f64 / SEC as f64 / window_s).min(1.0),
+                    "utilization": (y.busy_ns.saturating_sub(x.busy_ns) as f64 / SEC as f64 / window_s).min(1.0),
                 }),
             );
         }
@@ -206,7 +209,7 @@ impl Sim<'_> {
                     "mean": self.window_hist.mean_ms(),
                 })
             },
-            "cpu_utilization": ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / window_s / self.cpus.vcpus() as f64).min(1.0),
+            "cpu_utilization": (b.cpu_busy.saturating_sub(a.cpu_busy) as f64 / SEC as f64 / window_s / self.cpus.vcpus() as f64).min(1.0),
             "devices": self.devices_window(a, b),
         });
         if let Some(db) = &self.db {

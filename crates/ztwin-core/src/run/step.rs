@@ -7,6 +7,7 @@ impl Sim<'_> {
     /// Sets the path of lookup `c.lookup` of the client's statement.
     pub(super) fn start_lookup(&self, i: usize, c: &mut Client) {
         let l = self.stmts[i].lookups[c.lookup];
+        // Guaranteed by `Sim::new`: a sysbench workload needs a sysbench dataset, which needs the database.
         let db = self.db.as_ref().expect("sysbench statements need the database");
         c.space = l.table;
         c.path_len = db.page_path(&l, &mut c.path);
@@ -145,6 +146,7 @@ impl Sim<'_> {
                         break;
                     }
                     self.bp_requests += 1;
+                    // Guaranteed by `Sim::new` (see start_lookup).
                     let db = self.db.as_mut().expect("sysbench statements need the database");
                     if db.access(key, now) {
                         c.path_pos += 1;
@@ -210,6 +212,7 @@ impl Sim<'_> {
                     }
                     c.state = State::Start;
                 }
+                // Invariant: a client blocks or idles without an event queued; a wake-up sets its state first.
                 State::Blocked | State::Idle => unreachable!("a blocked or idle client has no event"),
             }
         }
@@ -231,6 +234,7 @@ impl Sim<'_> {
             }
             (Fs::Extent(x), FileRead::Extent(r)) => x.read(task, r, now, &mut c.cpu_pending, devices),
             (Fs::Zfs(_), FileRead::Extent(_)) | (Fs::Extent(_), FileRead::Zfs(_)) => {
+                // Invariant: reads are made by the run's own layer (`Sim::new` built one filesystem).
                 unreachable!("a read belongs to the run's filesystem")
             }
         };
@@ -270,6 +274,7 @@ impl Sim<'_> {
             }
             Fs::Zfs(_) => {
                 let class = self.fio_write_class(i);
+                // Invariant: this arm matched Fs::Zfs just above.
                 let Fs::Zfs(z) = &self.fs else { unreachable!() };
                 c.zwrite = z.start_write(c.space + 1, c.w_offset, c.w_len, class, now);
                 c.state = State::ZfsWrite;
@@ -280,6 +285,7 @@ impl Sim<'_> {
 
     /// The client's write in the ZFS layer: step it until it waits or is done.
     fn zfs_write(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        // Invariant: the state ZfsWrite is entered only on ZFS (`write_start`).
         let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { unreachable!("ZfsWrite only on ZFS") };
         let step = z.write(i, &mut c.zwrite, now, &mut c.cpu_pending, devices);
         for (t, k) in z.take_wakeups() {
@@ -371,6 +377,7 @@ impl Sim<'_> {
             Mode::Workload { .. } => {}
         }
         let key = PageKey::new(c.space, c.page);
+        // Guaranteed by `Sim::new` (see start_lookup): workload reads are of database pages.
         self.db.as_mut().expect("sysbench pages need the database").read_done(key, now);
         let waiters = self.bp_inflight.remove(key.0).unwrap_or(0);
         if waiters > 0 {

@@ -140,6 +140,8 @@ impl IndexGeometry {
         span[0] = 1;
         let mut depth = 1;
         while level_pages[depth - 1] > 1 {
+            // Invariant: at most 2^31 - 1 rows (validate: table_size) fit MAX_DEPTH at every page
+            // size (the_largest_and_smallest_tables_fit_max_depth).
             assert!(depth < MAX_DEPTH, "B+tree deeper than MAX_DEPTH");
             level_pages[depth] = level_pages[depth - 1].div_ceil(recs_per_node);
             span[depth] = span[depth - 1] * recs_per_node;
@@ -693,6 +695,18 @@ mod tests {
 
     use super::*;
     use proptest::prelude::*;
+
+    /// The largest table validate accepts (2^31 - 1 rows) fits MAX_DEPTH at every page
+    /// size, and so does the smallest (`IndexGeometry::shape`'s assert).
+    #[test]
+    fn the_largest_and_smallest_tables_fit_max_depth() {
+        for ps in [4096u32, 8192, 16384, 32768, 65536] {
+            for rows in [1, 2, i32::MAX as u64] {
+                let t = TableLayout::sysbench(rows, ps);
+                assert!(t.file_size() >= u64::from(ps), "{rows} rows at {ps}");
+            }
+        }
+    }
 
     #[test]
     fn record_counts_16k() {
