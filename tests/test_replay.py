@@ -130,6 +130,51 @@ def test_bad_traces_name_the_place(tmp_path):
     assert res.exit_code == 2 and "expected text" in res.stderr and "byte offset 0" in res.stderr
 
 
+def test_the_script_runs_replay_without_typer(tmp_path):
+    """``ztwin replay`` as the script runs it (its own parser, no Typer: Typer's parsing
+    imports pydantic) answers as the Typer command does, errors and help included."""
+    import subprocess
+    import sys
+
+    t = tmp_path / "t.txt"
+    t.write_text("\n".join(str(i % 37) for i in range(2000)))
+    script = [sys.executable, "-c", "import sys; from ztwin.cli import main; sys.argv[0] = 'ztwin'; main()"]
+    args = ["replay", str(t), "--policy", "lru", "-p", "arc", "--sizes", "4,16", "--json"]
+    direct = subprocess.run([*script, *args], capture_output=True, text=True)
+    assert direct.returncode == 0, direct.stderr
+    via_typer = runner.invoke(app, args)
+    assert via_typer.exit_code == 0, via_typer.output
+    strip = lambda doc: {k: v for k, v in json.loads(doc).items() if k != "wall_s"}  # noqa: E731
+    assert strip(direct.stdout) == strip(via_typer.stdout)
+    for bad, status, words in (
+        ([str(tmp_path / "none.lis")], 2, "replay error: "),
+        ([str(t), "--size", "10", "--sizes", "5"], 2, "replay error: --size and --sizes exclude each other"),
+        ([str(t), "--max-requests", "0"], 2, "--max-requests"),
+        ([str(t), "--bogus"], 2, "unrecognized arguments: --bogus"),
+    ):
+        r = subprocess.run([*script, "replay", *bad], capture_output=True, text=True)
+        assert r.returncode == status and words in r.stderr, (bad, r.returncode, r.stderr)
+    h = subprocess.run([*script, "replay", "--help"], capture_output=True, text=True)
+    assert h.returncode == 0 and "--block-size" in h.stdout and "--shards" in h.stdout
+    assert runner.invoke(app, ["replay", "--help"]).exit_code == 0
+
+
+def test_replay_imports_neither_pydantic_nor_polars(tmp_path):
+    """The replay command's path imports what it needs only (they took longer than the replay)."""
+    import subprocess
+    import sys
+
+    t = tmp_path / "t.txt"
+    t.write_text("1\n2\n1\n")
+    code = (
+        "import sys; from ztwin.cli import main; sys.argv = ['ztwin', 'replay', sys.argv[1], '--size', '2']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'polars'}))"
+    )
+    r = subprocess.run([sys.executable, "-c", code, str(t)], capture_output=True, text=True)
+    assert "LOADED []" in r.stdout, r.stdout + r.stderr
+
+
 def test_parse_sizes():
     assert parse_sizes("1024:8192:x2", 512) == [1024, 2048, 4096, 8192]
     assert parse_sizes("1000:3000:1000", 512) == [1000, 2000, 3000]

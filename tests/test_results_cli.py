@@ -402,3 +402,22 @@ def test_every_command_takes_the_one_rule():
         fn = cmd.callback
         assert hasattr(fn, "__wrapped__"), f"{cmd.name} is not wrapped by _handle_errors"
         assert _command_name(fn.__wrapped__) == cmd.name
+
+
+def test_oltp_read_only_reports_transactions_and_queries():
+    """sysbench prints transactions and queries: 16 queries per oltp_read_only
+    transaction (10 points, 4 ranges, BEGIN, COMMIT); the series has both rates."""
+    sc = {
+        "name": "ro",
+        "machine": {"preset": "lab-guest"},
+        "devices": {"disk": {"preset": "virtio-throttled"}},
+        "filesystem": {"type": "zfs", "vdevs": ["disk"], "recordsize": "16K", "arc": {"zfs_arc_max": "256M"}},
+        "database": {"type": "innodb", "innodb_flush_method": "O_DIRECT"},
+        "dataset": {"type": "sysbench", "tables": 2, "table_size": 50_000},
+        "workload": {"type": "sysbench", "test": "oltp_read_only", "threads": 2},
+        "run": {"warmup": "1s", "duration": "3s", "report_interval": "1s"},
+    }
+    r = ztwin.run(sc)
+    doc = r.summary["variants"]["base"]
+    assert doc["tps"] > 0 and doc["qps"] / doc["tps"] == pytest.approx(16, rel=0.01)
+    assert {"qps", "tps"} <= set(r.series.columns)

@@ -277,7 +277,7 @@ def test_unknown_key_lists_allowed_keys_of_the_right_filesystem(load_file):
         ({"dataset": {"tables": 2**24}}, "dataset.tables", "less than or equal to 16777215"),
         ({"dataset": {"table_size": 2**31}}, "dataset.table_size", "less than or equal to 2147483647"),
         ({"workload": {"type": "sysbench"}}, "workload.test", "required key missing"),
-        ({"workload": {"test": "oltp_read_only"}}, "workload.test", "must be 'oltp_point_select' or 'select_random_points'"),
+        ({"workload": {"test": "oltp_write_only"}}, "workload.test", "must be 'oltp_point_select', 'select_random_points' or 'oltp_read_only'"),
         ({"workload": {"test": "oltp_point_select", "rand_type": "random"}}, "workload.rand_type", "must be 'uniform', 'special', 'gaussian', 'pareto' or 'zipfian'"),
         ({"workload": {"test": "oltp_point_select", "threads": 5000}}, "workload.threads", "1 to 4096"),
         ({"seed": True}, "seed", "must be an integer, not a boolean"),
@@ -453,3 +453,19 @@ def test_a_scenario_that_is_not_utf8_is_a_clear_error(tmp_path):
     p.write_bytes(b"name = \"x\"\n\xff\xfe\n")
     with pytest.raises(ScenarioError, match="not UTF-8 text .byte 0xff at offset 11"):
         load_scenario(p)
+
+
+def test_oltp_read_only_takes_oltp_commons_options(load_file):
+    """sysbench 1.0.20's oltp_common.lua defaults; the options belong to the transaction
+    tests (oltp_point_select forces point_selects = 1), so setting one elsewhere is an error."""
+    d = base(workload={"type": "sysbench", "test": "oltp_read_only", "range_size": 50, "skip_trx": True})
+    (cfg,) = resolve(d).values()
+    assert cfg["workload"]["oltp"] == {
+        "range_size": 50, "point_selects": 10, "simple_ranges": 1, "sum_ranges": 1, "order_ranges": 1,
+        "distinct_ranges": 1, "range_selects": True, "skip_trx": True,
+        "index_updates": 1, "non_index_updates": 1, "delete_inserts": 1, "auto_inc": True,
+    }
+    e = only_error(rejected(load_file, base(workload={"test": "oltp_point_select", "range_size": 10})))
+    assert e["loc_str"] == "workload.range_size" and "oltp_read_only" in e["msg"]
+    e = only_error(rejected(load_file, base(workload={"test": "oltp_read_only", "range_size": 70000})))
+    assert e["loc_str"] == "workload.range_size" and "65535" in e["msg"]

@@ -15,15 +15,45 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Union
 
-from .exceptions import ScenarioError, SimulationError, ZtwinError
+from typing import TYPE_CHECKING
+
+from .exceptions import ResourceError, ScenarioError, SimulationError, ZtwinError
 from .progress import Progress
-from .results import Result
-from .scenario import DEFAULT_SCENARIO, Scenario, load_scenario, resolve
+
+if TYPE_CHECKING:
+    from .results import Result
+    from .scenario import DEFAULT_SCENARIO, Scenario, load_scenario, resolve
+
+# Imported on first use (PEP 562): scenarios need pydantic and results polars, which a
+# command that uses neither (``ztwin replay``, ``ztwin geometry``) should not wait for.
+_LAZY = {
+    "Result": ".results",
+    "Scenario": ".scenario",
+    "load_scenario": ".scenario",
+    "resolve": ".scenario",
+    "DEFAULT_SCENARIO": ".scenario",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ztwin' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __version__ = "0.1.0"
 
 __all__ = [
     "run",
+    "estimate_memory",
     "check_variants",
     "load_scenario",
     "resolve",
@@ -33,6 +63,7 @@ __all__ = [
     "ZtwinError",
     "ScenarioError",
     "SimulationError",
+    "ResourceError",
     "DEFAULT_SCENARIO",
     "core_version",
     "__version__",
@@ -59,6 +90,24 @@ def select_variants(scenario: Scenario, variants: Optional[Iterable[str]]) -> li
             errors=[{"loc": ("variants", u), "loc_str": f"variants.{u}", "msg": f"no such variant; known: {known}", "input": u, "type": "unknown_variant"} for u in unknown],
         )
     return [v for v in scenario.variant_names if v in wanted]
+
+
+def estimate_memory(scenario: Union[str, Path, dict[str, Any], Scenario, None], variant: str) -> dict[str, int]:
+    """The core's estimate of the peak memory of running ``variant`` of ``scenario`` (a
+    path, a dict, a loaded :class:`Scenario`, or None for the default), bytes by part:
+    ``buffer_pool``, ``arc_headers``, ``dbufs``, ``l2arc``, ``pool_map``, ``zfetch``,
+    ``bcache``, ``writes``, ``files``, ``fio_maps``, ``series``, ``clients``, ``fixed``
+    (0 where a part does not apply); the total is the sum. It assumes the caches fill
+    (see :mod:`ztwin.resources`)."""
+    from . import resources
+    from .scenario import Scenario, load_scenario
+
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario, memory_check=False)
+    name = select_variants(sc, [variant])[0]
+    parts = sc.memory.get(name) or resources.estimate_config(sc.variants[name])
+    if parts is None:  # pragma: no cover - a loaded variant passed the core's check
+        raise ScenarioError(f"scenario {sc.source}, variant {name}: the core cannot estimate it")
+    return dict(parts)
 
 
 def _core_rejection(scenario: Scenario, name: str, e: ScenarioError) -> ScenarioError:
@@ -113,6 +162,7 @@ def run(
     on_variant: Optional[Callable[[str, int, int], None]] = None,
     on_progress: Optional[Callable[[Progress], None]] = None,
     progress_every_s: float = 0.2,
+    memory_check: bool = True,
 ) -> Result:
     """Runs a scenario (path, dict, loaded :class:`Scenario`, or None for the default).
 
@@ -123,9 +173,22 @@ def run(
     ``progress_every_s`` of wall time, and once when the variant ends (``p.finished``);
     it only observes (the result is the same without it), and an exception it raises
     stops the run. Ctrl-C stops a run within about ``progress_every_s`` either way.
+
+    Before the first variant runs, the largest one's memory is estimated (see
+    :func:`estimate_memory`); past what the machine has available it raises
+    :class:`ResourceError` naming the variant, the estimate, the available memory and the
+    largest parts. ``memory_check=False`` runs anyway.
     """
-    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    from .results import Result
+    from .scenario import Scenario, load_scenario
+
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario, memory_check=memory_check)
     names = select_variants(sc, variants)
+    if memory_check:
+        from . import resources
+
+        estimates = {n: sc.memory.get(n) or resources.estimate_config(sc.variants[n]) for n in names}
+        resources.check_memory({n: e for n, e in estimates.items() if e is not None}, sc.source)
     # Every variant was checked by the core when the scenario loaded: a bad last variant
     # is not found after the first ones have run for minutes.
     answers = {}

@@ -27,6 +27,11 @@ def check_variant(config_json: str) -> None:
     Raises ``ztwin.exceptions.ScenarioError`` with the run's message when it would fail.
     """
 
+def estimate_memory(config_json: str) -> str:
+    """The estimated peak memory of running one resolved variant, without building it:
+    ``{"total": bytes, "parts": {name: bytes}}``. Raises ``ScenarioError`` on a config the
+    core refuses."""
+
 def geometry(request_json: str) -> str:
     """Block-pointer tree geometry: JSON request, JSON answer (raises ScenarioError on a bad request)."""
 

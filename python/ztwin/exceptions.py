@@ -103,3 +103,23 @@ class SimulationError(ZtwinError, RuntimeError):
     @classmethod
     def from_core(cls, component: str, time_ns: int, message: str) -> "SimulationError":
         return cls(f"{component} at t={time_ns} ns: {message}", component=component, time_ns=time_ns)
+
+
+class ResourceError(ZtwinError, RuntimeError):
+    """A run the machine cannot hold: the core's estimate of a variant's memory exceeds
+    what the machine has available. ``variant``, ``needed_bytes``, ``available_bytes``
+    and ``parts`` (the estimate by part, bytes) are attributes."""
+
+    def __init__(
+        self,
+        message: str,
+        variant: Optional[str] = None,
+        needed_bytes: Optional[int] = None,
+        available_bytes: Optional[int] = None,
+        parts: Optional[dict[str, int]] = None,
+    ) -> None:
+        super().__init__(message)
+        self.variant = variant
+        self.needed_bytes = needed_bytes
+        self.available_bytes = available_bytes
+        self.parts = dict(parts or {})

@@ -7,10 +7,13 @@
 //! Modules mirror the I/O stack, top to bottom, one layer each. One sysbench point select,
 //! followed down and back up (the driver's step is `run::step`):
 //!
-//! 1. [`workload`] draws the row id as sysbench does (`workload::rand`) and makes the
-//!    statement's plan: which index, which keys (`workload::sysbench`).
-//! 2. [`db`] (the layer: [`db::Database`]) maps the key to the B+tree path of pages
-//!    (`db::innodb::btree`) and looks each page up in the buffer pool
+//! 1. [`workload`] draws the row id as sysbench does (`workload::rand`,
+//!    `workload::sysbench`) and hands the client a statement: the index lookups it makes
+//!    (`workload::statement`: table, index, key), from the client's statement source
+//!    ([`workload::StatementSource`]; other benchmarks are other sources of the same).
+//! 2. [`db`] (the layer: [`db::Database`]) maps the key to the B+tree path of pages of the
+//!    table's layout (`db::innodb::btree`: a schema's record sizes set the fan-out) and
+//!    looks each page up in the buffer pool
 //!    (`db::innodb::buffer_pool`); a missing page is a read of the data file at
 //!    `page_no * innodb_page_size`.
 //! 3. [`fs`] turns the file read into block reads: the ZFS layer (`fs::zfs::layer`) walks

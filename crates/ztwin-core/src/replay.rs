@@ -21,8 +21,10 @@
 //!   an MRU hit promotes a block to MFU. ARC headers (240 B in 2.2), ghosts included,
 //!   count in the ARC's size as in OpenZFS, so fewer than size / block_size blocks fit.
 //!
-//! Policies other than `lru` run each size as its own job; jobs run in parallel, one
-//! thread per core, each streaming the trace itself.
+//! Policies other than `lru`, and `lru` at a few sizes, run each size as its own job;
+//! jobs run in parallel, one thread per core, each streaming the trace itself. The first
+//! job also counts the requests and the distinct ids as it reads them (in chunks of 64
+//! consecutive ids, so a block trace's runs cost one lookup per chunk).
 //!
 //! # SHARDS
 //!
@@ -345,6 +347,10 @@ impl Sim {
                 Sim::Arc(ArcPaper::new(size))
             }
             Policy::ZfsArc => {
+                // Live and ghost headers (at most twice the blocks) live in 32-bit slots.
+                if size >= 1 << 31 {
+                    return Err(Error::config("sizes", format!("zfs-arc: {size} blocks is above 2^31 - 1")));
+                }
                 let bytes = size.saturating_mul(spec.block_size as u64);
                 let params = zfs_arc_params(bytes, spec.release)?;
                 Sim::Zfs {
@@ -421,17 +427,60 @@ pub struct SimOutcome {
     pub heap_bytes: Option<(u64, u64, u64)>,
     /// Wall time of the run, s (reading included).
     pub wall_s: f64,
+    /// Distinct (sampled) ids, when the run counted them.
+    pub unique: Option<u64>,
 }
 
-fn run_one(spec: &Spec, policy: Policy, size: u64) -> Result<SimOutcome> {
-    let t0 = Instant::now();
-    let scaled =
-        if spec.threshold < SHARDS_P { ((size as f64 * spec.rate).round() as u64).max(1) } else { size };
-    let mut sim = Sim::new(policy, scaled, spec)?;
+/// Distinct ids, kept as chunks of 64 consecutive ids with a bit per id (a hash map from
+/// `id >> 6` to the chunk's bits, the chunk in use kept aside): ids that come in runs, as
+/// a block trace's consecutive blocks do, cost one map lookup per chunk they enter, not
+/// one per request. Memory grows with the distinct ids, not with the trace.
+struct DistinctIds {
+    chunks: hashbrown::HashMap<u64, u64>,
+    /// The chunk in use (`id >> 6`; u64::MAX: none) and its bits.
+    chunk: u64,
+    bits: u64,
+    count: u64,
+}
+
+impl DistinctIds {
+    fn new() -> Self {
+        DistinctIds { chunks: hashbrown::HashMap::new(), chunk: u64::MAX, bits: 0, count: 0 }
+    }
+
+    #[inline]
+    fn add(&mut self, id: u64) {
+        let c = id >> 6;
+        if c != self.chunk {
+            self.enter(c);
+        }
+        let b = 1u64 << (id & 63);
+        if self.bits & b == 0 {
+            self.bits |= b;
+            self.count += 1;
+        }
+    }
+
+    /// Puts the chunk in use back and takes chunk `c` (no id has `id >> 6` = u64::MAX).
+    #[inline(never)]
+    fn enter(&mut self, c: u64) {
+        if self.chunk != u64::MAX {
+            self.chunks.insert(self.chunk, self.bits);
+        }
+        self.chunk = c;
+        self.bits = self.chunks.get(&c).copied().unwrap_or(0);
+    }
+}
+
+/// Requests ahead of the one simulated whose LRU chain heads are prefetched.
+const LRU_LOOKAHEAD: usize = 12;
+
+/// Reads the trace's requests (up to `max_requests`) in batches, handing each to `f`;
+/// returns the requests read.
+fn read_batches(spec: &Spec, mut f: impl FnMut(&[Request])) -> Result<u64> {
     let mut r = spec.open()?;
-    let (mut n, mut s, mut hits) = (0u64, 0u64, 0u64);
+    let mut n = 0u64;
     let mut batch = vec![Request::default(); BATCH];
-    let all = spec.threshold >= SHARDS_P;
     while n < spec.max_requests {
         let want = (spec.max_requests - n).min(BATCH as u64) as usize;
         let k = r.next_batch(&mut batch[..want])?;
@@ -439,11 +488,37 @@ fn run_one(spec: &Spec, policy: Policy, size: u64) -> Result<SimOutcome> {
             break;
         }
         n += k as u64;
+        f(&batch[..k]);
+    }
+    Ok(n)
+}
+
+/// One policy at one size; with `count`, the run also counts the distinct (sampled) ids
+/// ([`SimOutcome::unique`]) as it reads them, so that no other pass reads the trace for
+/// them. (Reading ahead on a second thread was slower on this 2-core machine: handing
+/// the batches over cost more than the decoding it overlapped.)
+fn run_one(spec: &Spec, policy: Policy, size: u64, count: bool) -> Result<SimOutcome> {
+    let t0 = Instant::now();
+    let scaled =
+        if spec.threshold < SHARDS_P { ((size as f64 * spec.rate).round() as u64).max(1) } else { size };
+    let mut sim = Sim::new(policy, scaled, spec)?;
+    let (mut s, mut hits) = (0u64, 0u64);
+    let all = spec.threshold >= SHARDS_P;
+    let mut distinct = count.then(DistinctIds::new);
+    let n = read_batches(spec, |batch| {
         match (&mut sim, all) {
-            (Sim::Lru(c), true) => batch[..k].iter().for_each(|q| hits += c.access(q.id) as u64),
-            (Sim::Arc(c), true) => batch[..k].iter().for_each(|q| hits += c.access(q.id) as u64),
+            (Sim::Lru(c), true) => {
+                for (k, q) in batch.iter().enumerate() {
+                    // The chain head of a request a few ahead: its read overlaps these.
+                    if let Some(ahead) = batch.get(k + LRU_LOOKAHEAD) {
+                        c.prefetch(ahead.id);
+                    }
+                    hits += c.access(q.id) as u64;
+                }
+            }
+            (Sim::Arc(c), true) => batch.iter().for_each(|q| hits += c.access(q.id) as u64),
             _ => {
-                for q in &batch[..k] {
+                for q in batch {
                     if sampled(q.id, spec.threshold) {
                         s += 1;
                         hits += sim.access(q) as u64;
@@ -451,9 +526,16 @@ fn run_one(spec: &Spec, policy: Policy, size: u64) -> Result<SimOutcome> {
                 }
             }
         }
-        if all {
-            s = n;
+        if let Some(d) = &mut distinct {
+            for q in batch {
+                if all || sampled(q.id, spec.threshold) {
+                    d.add(q.id);
+                }
+            }
         }
+    })?;
+    if all {
+        s = n;
     }
     let heap_bytes = match &sim {
         Sim::Lru(c) => Some((c.heap_bytes() as u64, c.len() as u64, c.len() as u64)),
@@ -470,6 +552,7 @@ fn run_one(spec: &Spec, policy: Policy, size: u64) -> Result<SimOutcome> {
         target: sim.target(),
         heap_bytes,
         wall_s: t0.elapsed().as_secs_f64(),
+        unique: distinct.map(|d| d.count),
     })
 }
 
@@ -494,7 +577,7 @@ pub fn simulate(
         interval: 1_000_000,
         has_time: fmt.has_time(),
     };
-    run_one(&spec, policy, size)
+    run_one(&spec, policy, size, false)
 }
 
 struct StackOutcome {
@@ -560,19 +643,6 @@ const DIRECT_LRU_SIZES: usize = 4;
 /// stack-distance pass grows with what the trace touches).
 const DIRECT_LRU_MAX_ENTRIES: u64 = 1 << 20;
 
-/// The pass that only counts: requests, sampled requests, unique (sampled) ids. Its memory
-/// grows with the unique ids, not with the trace's length.
-fn count_pass(spec: &Spec) -> Result<StackOutcome> {
-    let mut s = 0u64;
-    let mut ids: hashbrown::HashSet<u64> = hashbrown::HashSet::new();
-    let n = for_each_sampled(spec, |q| {
-        s += 1;
-        ids.insert(q.id);
-        Ok(())
-    })?;
-    Ok(StackOutcome { requests: n, sampled: s, sd: None, unique: ids.len() as u64 })
-}
-
 /// Replays a trace as `spec` says.
 pub fn replay(spec: &ReplaySpec) -> Result<ReplayResult> {
     let t0 = Instant::now();
@@ -626,42 +696,70 @@ pub fn replay(spec: &ReplaySpec) -> Result<ReplayResult> {
     let lru_curve = want_lru
         && (spec.sizes.len() > DIRECT_LRU_SIZES || spec.sizes.iter().any(|&z| z > DIRECT_LRU_MAX_ENTRIES));
     let max_size = spec.sizes.iter().copied().max().unwrap_or(1);
-    // Job 0: the counting pass (requests, unique), which for an LRU curve is the
-    // stack-distance pass. Then one job per (policy, size) for the others (LRU too, at a
-    // few sizes).
+    // One job per (policy, size) (LRU too, at a few sizes); the first also counts the
+    // requests and the distinct ids as it goes. An LRU curve takes the stack-distance pass
+    // instead, as an extra job ahead of the others, which counts them.
     let jobs: Vec<(Policy, u64)> = spec
         .policies
         .iter()
         .filter(|&&p| p != Policy::Lru || !lru_curve)
         .flat_map(|&p| spec.sizes.iter().map(move |&z| (p, z)))
         .collect();
+    let tasks = jobs.len() + usize::from(lru_curve);
     let next = AtomicUsize::new(0);
     let stack: Mutex<Option<Result<StackOutcome>>> = Mutex::new(None);
     let outs: Mutex<Vec<Option<Result<SimOutcome>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     let threads = spec
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
-        .clamp(1, jobs.len() + 1);
-    std::thread::scope(|sc| {
-        for _ in 0..threads {
-            sc.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                if k == 0 {
-                    let r = if lru_curve { stack_pass(&s, Some(max_size)) } else { count_pass(&s) };
-                    *stack.lock().unwrap() = Some(r);
-                } else if k <= jobs.len() {
-                    let (p, z) = jobs[k - 1];
-                    let r = run_one(&s, p, z);
-                    outs.lock().unwrap()[k - 1] = Some(r);
-                } else {
-                    break;
-                }
-            });
+        .clamp(1, tasks.max(1));
+    let work = || loop {
+        let k = next.fetch_add(1, Ordering::Relaxed);
+        if k >= tasks {
+            break;
         }
-    });
-    let st = stack.into_inner().unwrap().expect("stack pass ran")?;
-    let mut outs: Vec<SimOutcome> =
-        outs.into_inner().unwrap().into_iter().map(|o| o.expect("job ran")).collect::<Result<_>>()?;
+        if lru_curve && k == 0 {
+            let r = stack_pass(&s, Some(max_size));
+            *stack.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        } else {
+            let j = k - usize::from(lru_curve);
+            let (p, z) = jobs[j];
+            let r = run_one(&s, p, z, !lru_curve && j == 0);
+            outs.lock().unwrap_or_else(|e| e.into_inner())[j] = Some(r);
+        }
+    };
+    if threads == 1 {
+        work();
+    } else {
+        std::thread::scope(|sc| {
+            for _ in 0..threads {
+                sc.spawn(work);
+            }
+        });
+    }
+    // Every task ran: each index below `tasks` was taken once, and a task stores its result.
+    let outs: Vec<SimOutcome> = outs
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|o| o.unwrap_or_else(|| Err(Error::config("replay", "a job did not run"))))
+        .collect::<Result<_>>()?;
+    let st = if lru_curve {
+        stack
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(|| Err(Error::config("replay", "the stack-distance pass did not run")))?
+    } else {
+        // The first job counted (jobs is not empty: policies and sizes are not).
+        let first = outs.first().ok_or_else(|| Error::config("replay", "no job"))?;
+        StackOutcome {
+            requests: first.requests,
+            sampled: first.sampled,
+            sd: None,
+            unique: first.unique.unwrap_or(0),
+        }
+    };
+    let mut outs = outs;
     let requests = st.requests;
     let sampling = threshold < SHARDS_P;
     let scale = |hits_sampled: u64, sampled_n: u64| -> (u64, f64) {
@@ -677,6 +775,7 @@ pub fn replay(spec: &ReplaySpec) -> Result<ReplayResult> {
     for &p in &spec.policies {
         for &z in &spec.sizes {
             let (hits_s, n_s, target) = if p == Policy::Lru && lru_curve {
+                // Invariant: with an LRU curve the stack-distance pass ran with a size (Some).
                 let sd = st.sd.as_ref().expect("lru pass");
                 let zs = if sampling { ((z as f64 * s.rate).round() as u64).max(1) } else { z };
                 (sd.hits(zs), st.sampled, None)

@@ -39,11 +39,7 @@ fn zfs(arc_max: u64, arc_min: u64) -> FsConfig {
         indirect_block_size: 16384,
         compression: Compression::Lz4,
         primarycache: CacheProperty::All,
-        arc: ArcTunables {
-            zfs_arc_max: arc_max,
-            zfs_arc_min: arc_min,
-            ..Default::default()
-        },
+        arc: ArcTunables { zfs_arc_max: arc_max, zfs_arc_min: arc_min, ..Default::default() },
         release_patch: 11,
         cache: vec![],
         secondarycache: CacheProperty::All,

@@ -1,8 +1,13 @@
 //! The core's fuzz harness: a resolved variant config with one to three numbers set to
-//! adversarial values (zero, one, the largest of each integer width, 2^53 + 1, ...) or a
-//! key removed must be accepted or refused with an error; never a panic. Each mutant goes
+//! adversarial values (zero, one, the largest of each integer width, 2^53 + 1, ...), a
+//! key removed or an array's length changed (emptied, an element repeated or removed)
+//! must be accepted or refused with an error; never a panic. Each mutant goes
 //! through `check_variant_json`, which parses it, runs the config's checks and builds
 //! the whole stack (every layer's own rules) without running it.
+//!
+//! Mutants the check accepts are then run, briefly (the run's times cut to a second of
+//! simulated time, fio's jobs to a few MiB; a wall-time limit stops a slow one through the
+//! progress observer): a panic there is a failure too, as a hang would be.
 //!
 //! Bounded for CI (proptest's case count; `PROPTEST_CASES` raises it for a longer
 //! session). The Python side fuzzes scenario files and fio job files (tests/test_fuzz.py).
@@ -10,7 +15,9 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use ztwin_core::config::{test_fio_variant, test_variant};
-use ztwin_core::run::check_variant_json;
+use ztwin_core::config::{VariantConfig, WorkloadConfig};
+use ztwin_core::run::{check_variant_json, run_variant_observed};
+use ztwin_core::sim::time::{MS, SEC};
 
 /// Every path to a number or a string in `v`.
 fn leaves(v: &Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
@@ -57,16 +64,81 @@ const ADVERSARIAL: [u64; 12] = [
     u64::MAX,
 ];
 
-fn mutate(base: &Value, picks: &[(usize, usize, bool)]) -> Value {
+/// Every path to an array in `v`.
+fn arrays(v: &Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                path.push(k.clone());
+                arrays(x, path, out);
+                path.pop();
+            }
+        }
+        Value::Array(a) => {
+            out.push(path.clone());
+            for (i, x) in a.iter().enumerate() {
+                path.push(i.to_string());
+                arrays(x, path, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A mutation: set a leaf to an adversarial value, delete an object's key, or change an
+/// array's length (emptied, its last element repeated, its first removed).
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Set,
+    Delete,
+    Clear,
+    Repeat,
+    RemoveFirst,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        12 => Just(Op::Set),
+        2 => Just(Op::Delete),
+        1 => Just(Op::Clear),
+        1 => Just(Op::Repeat),
+        1 => Just(Op::RemoveFirst),
+    ]
+}
+
+fn mutate(base: &Value, picks: &[(usize, usize, Op)]) -> Value {
     let mut v = base.clone();
-    for &(leaf, value, delete) in picks {
+    for &(leaf, value, op) in picks {
+        if matches!(op, Op::Clear | Op::Repeat | Op::RemoveFirst) {
+            let mut all = Vec::new();
+            arrays(&v, &mut Vec::new(), &mut all);
+            if let Some(path) = all.get(leaf % all.len().max(1)) {
+                if let Value::Array(a) = at(&mut v, path) {
+                    match op {
+                        Op::Clear => a.clear(),
+                        Op::Repeat => {
+                            if let Some(x) = a.last().cloned() {
+                                a.push(x);
+                            }
+                        }
+                        _ => {
+                            if !a.is_empty() {
+                                a.remove(0);
+                            }
+                        }
+                    }
+                }
+            }
+            continue;
+        }
         let mut all = Vec::new();
         leaves(&v, &mut Vec::new(), &mut all);
         if all.is_empty() {
             break;
         }
         let path = &all[leaf % all.len()];
-        if delete {
+        if let Op::Delete = op {
             let (last, parent) = path.split_last().expect("a non-empty path");
             if let Value::Object(m) = at(&mut v, parent) {
                 m.remove(last);
@@ -85,23 +157,63 @@ fn mutate(base: &Value, picks: &[(usize, usize, bool)]) -> Value {
     v
 }
 
-fn check(base: &Value, picks: &[(usize, usize, bool)]) {
+fn check(base: &Value, picks: &[(usize, usize, Op)]) {
     let json = mutate(base, picks).to_string();
     // An error is fine; a panic fails the property (proptest reports the mutant).
     let _ = check_variant_json(&json);
+}
+
+/// Runs a mutant the check accepted with its times cut short; an error is fine, a panic
+/// fails. Stopped after `WALL` of wall time.
+fn run_briefly(base: &Value, picks: &[(usize, usize, Op)]) {
+    const WALL: std::time::Duration = std::time::Duration::from_secs(5);
+    let json = mutate(base, picks).to_string();
+    if check_variant_json(&json).is_err() {
+        return;
+    }
+    let Ok(mut cfg) = serde_json::from_str::<VariantConfig>(&json) else { return };
+    cfg.run.warmup_ns = cfg.run.warmup_ns.min(SEC / 2);
+    cfg.run.duration_ns = cfg.run.duration_ns.min(SEC);
+    cfg.run.report_interval_ns = cfg.run.report_interval_ns.max(100 * MS);
+    if let WorkloadConfig::Fio(f) = &mut cfg.workload {
+        for j in &mut f.jobs {
+            j.runtime_ns = j.runtime_ns.min(SEC);
+            j.ramp_time_ns = j.ramp_time_ns.min(SEC / 10);
+            j.io_size = j.io_size.min(8 << 20);
+            j.loops = j.loops.min(2);
+        }
+    }
+    let start = std::time::Instant::now();
+    let _ = run_variant_observed(&cfg, std::time::Duration::ZERO, &mut |_| start.elapsed() < WALL);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_sysbench_configs_run_without_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+        let base = serde_json::to_value(test_variant()).unwrap();
+        run_briefly(&base, &picks);
+    }
+
+    #[test]
+    fn mutated_fio_configs_run_without_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+        let base = serde_json::to_value(test_fio_variant()).unwrap();
+        run_briefly(&base, &picks);
+    }
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn mutated_sysbench_configs_are_refused_or_built_never_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), proptest::bool::weighted(0.15)), 1..4)) {
+    fn mutated_sysbench_configs_are_refused_or_built_never_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
         let base = serde_json::to_value(test_variant()).unwrap();
         check(&base, &picks);
     }
 
     #[test]
-    fn mutated_fio_configs_are_refused_or_built_never_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), proptest::bool::weighted(0.15)), 1..4)) {
+    fn mutated_fio_configs_are_refused_or_built_never_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
         let base = serde_json::to_value(test_fio_variant()).unwrap();
         check(&base, &picks);
     }

@@ -89,6 +89,14 @@ fn check_variant(py: Python<'_>, config_json: String) -> PyResult<()> {
     py.detach(|| ztwin_core::run::check_variant_json(&config_json)).map_err(|e| to_py_err(py, e))
 }
 
+/// The estimated peak memory of running one resolved variant (JSON of `VariantConfig`),
+/// as JSON `{"total": bytes, "parts": {name: bytes}}` (see `ztwin_core::run::estimate_memory`);
+/// raises the ScenarioError of a config the core refuses. Builds nothing.
+#[pyfunction]
+fn estimate_memory(py: Python<'_>, config_json: String) -> PyResult<String> {
+    ztwin_core::run::estimate_memory_json(&config_json).map_err(|e| to_py_err(py, e))
+}
+
 /// Block-pointer tree geometry (JSON request, JSON answer); see `ztwin_core::fs::zfs::geometry`.
 #[pyfunction]
 fn geometry(py: Python<'_>, request_json: String) -> PyResult<String> {
@@ -170,6 +178,7 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_variant, m)?)?;
     m.add_function(wrap_pyfunction!(check_variant, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
     m.add_function(wrap_pyfunction!(geometry, m)?)?;
     m.add_function(wrap_pyfunction!(sysbench_table_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

@@ -4,34 +4,89 @@ lru and arc against libCacheSim's on the same trace.
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from .. import units
 from ..exceptions import ScenarioError
 from .common import _abbr, _handle_errors, _num, _size_opt, _stderr, _stdout, app
 
-@app.command("replay")
+def _positive_int(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text}: must be at least 1")
+    return n
+
+
+def replay_parser() -> argparse.ArgumentParser:
+    """The options of ``ztwin replay``. The command parses them itself (argparse), not
+    through Typer: Typer coerces every option through a pydantic TypeAdapter, and
+    importing pydantic and building those took longer than replaying a trace of a million
+    requests. The command's own help (``ztwin replay --help``) is argparse's."""
+    p = argparse.ArgumentParser(
+        prog="ztwin replay",
+        description="Replay a block trace through cache policies: hits, misses, hit ratio, miss-ratio curves.",
+    )
+    p.add_argument("trace", type=Path, help="Trace file (.lis, csv, oracleGeneral, vscsi, blkparse, text; zstd or not).")
+    p.add_argument("--policy", "-p", action="append", help="lru (default), arc or zfs-arc; repeat or comma-separate.")
+    p.add_argument("--size", help="Cache size: blocks (32768) or bytes with a unit (16MiB).")
+    p.add_argument("--sizes", help="Several sizes: a list (1024,4096) or a range (1024:65536:x2, 1000:10000:1000).")
+    p.add_argument("--block-size", help="Bytes per block (default 512 for .lis, 4K otherwise).")
+    p.add_argument("--format", dest="fmt", metavar="FORMAT", help="Trace format (default: detected): lis, csv, oracle, vscsi, blkparse, txt.")
+    p.add_argument("--release", help="OpenZFS release of zfs-arc: 0.6, 0.8, 2.1, 2.2 (default).")
+    p.add_argument("--shards", type=float, help="SHARDS spatial sampling rate in (0, 1], e.g. 0.01.")
+    p.add_argument("--max-requests", type=_positive_int, help="Replay only the first N requests.")
+    p.add_argument("--plot", type=Path, help='Write the miss-ratio curves to this PNG or SVG (needs matplotlib: pip install ".[plot]").')
+    p.add_argument("--json", dest="json_out", action="store_true", help="Print one JSON document on stdout.")
+    return p
+
+
+@app.command(
+    "replay",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+)
 @_handle_errors
-def replay_cmd(
-    trace: Path = typer.Argument(..., help="Trace file (.lis, csv, oracleGeneral, vscsi, blkparse, text; zstd or not)."),
-    policy: list[str] = typer.Option(["lru"], "--policy", "-p", help="lru, arc or zfs-arc; repeat or comma-separate."),
-    size: Optional[str] = typer.Option(None, "--size", help="Cache size: blocks (32768) or bytes with a unit (16MiB)."),
-    sizes: Optional[str] = typer.Option(None, "--sizes", help="Several sizes: a list (1024,4096) or a range (1024:65536:x2, 1000:10000:1000)."),
-    block_size: Optional[str] = typer.Option(None, "--block-size", help="Bytes per block (default 512 for .lis, 4K otherwise)."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="Trace format (default: detected): lis, csv, oracle, vscsi, blkparse, txt."),
-    release: Optional[str] = typer.Option(None, "--release", help="OpenZFS release of zfs-arc: 0.6, 0.8, 2.1, 2.2 (default)."),
-    shards: Optional[float] = typer.Option(None, "--shards", help="SHARDS spatial sampling rate in (0, 1], e.g. 0.01."),
-    max_requests: Optional[int] = typer.Option(None, "--max-requests", min=1, help="Replay only the first N requests."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Write the miss-ratio curves to this PNG or SVG (needs matplotlib: pip install \".[plot]\")."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON document on stdout."),
-) -> None:
+def replay_cmd(ctx: typer.Context) -> None:
     """Replay a block trace through cache policies: hits, misses, hit ratio, miss-ratio curves."""
+    replay(ctx.args)
+
+
+def replay(args: list[str]) -> None:
+    """``ztwin replay`` with these arguments (after the command's name)."""
+    a = replay_parser().parse_args(args)
+    replay_run(a.trace, a.policy or ["lru"], a.size, a.sizes, a.block_size, a.fmt, a.release, a.shards, a.max_requests, a.plot, a.json_out)
+
+
+def replay_direct(args: list[str]) -> int:
+    """``ztwin replay`` as the ``ztwin`` script runs it, without Typer (whose parsing
+    would import pydantic: see :func:`replay_parser`), errors handled by the same rule as
+    every command's; returns the exit status."""
+    try:
+        _handle_errors(replay)(args)
+    except typer.Exit as e:
+        return int(e.exit_code)
+    return 0
+
+
+def replay_run(
+    trace: Path,
+    policy: list[str],
+    size: Optional[str],
+    sizes: Optional[str],
+    block_size: Optional[str],
+    fmt: Optional[str],
+    release: Optional[str],
+    shards: Optional[float],
+    max_requests: Optional[int],
+    plot: Optional[Path],
+    json_out: bool,
+) -> None:
+    """``ztwin replay`` with its options parsed."""
     from .. import replay as rp
 
     pols = [p.strip() for item in policy for p in item.split(",") if p.strip()]
@@ -50,6 +105,8 @@ def replay_cmd(
     if json_out:
         typer.echo(res.to_json())
         return
+    from rich.table import Table
+
     d = res.doc
     out = _stdout()
     samp = f", SHARDS rate {d['shards']:g} ({d['sampled_requests']:,} requests simulated; counts estimated)" if d.get("shards") else ""
@@ -121,6 +178,8 @@ def bench_replay_cmd(
     if json_out:
         typer.echo(json.dumps({"trace": str(trace), "runs": rows, "memory": mem}))
         return
+    from rich.table import Table
+
     t = Table(title=f"ztwin vs libCacheSim on {trace.name} (one thread, best of {repeat}, same process)", title_justify="left")
     for col in ("policy", "size", "hits ztwin", "hits libCacheSim", "ztwin M req/s", "libCacheSim M req/s", "ratio"):
         t.add_column(col, justify="left" if col == "policy" else "right")

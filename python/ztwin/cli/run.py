@@ -29,6 +29,7 @@ def run_cmd(
     arcstat: str = typer.Option("window", "--arcstat", help="arcstat rows to print: 'window' (the measured window, at most 24 rows), 'all' (every interval from the warm-up on), 'none'."),
     summary_only: bool = typer.Option(False, "--summary-only", help="Print only the summary table(s): no arcstat rows, no fio report per run."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Show no progress on stderr."),
+    no_memory_check: bool = typer.Option(False, "--no-memory-check", help="Run even when the largest variant's estimated memory exceeds what the machine has available."),
 ) -> None:
     """Run a scenario's variants and print what happened (simulated)."""
     from .. import load_scenario
@@ -50,7 +51,7 @@ def run_cmd(
     if any(v is not None for v in run_over.values()):
         overrides["run"] = {k: v for k, v in run_over.items() if v is not None}
     try:
-        sc = load_scenario(scenario if scenario is not None else DEFAULT_SCENARIO, overrides=overrides or None)
+        sc = load_scenario(scenario if scenario is not None else DEFAULT_SCENARIO, overrides=overrides or None, memory_check=not no_memory_check)
     except ScenarioError as e:
         if not overrides:
             raise
@@ -61,13 +62,14 @@ def run_cmd(
     names = select_variants(sc, variant)
     err = _stderr()
     # Progress goes to stderr only: a bar on a terminal, plain lines into a pipe.
+    check = not no_memory_check
     if quiet:
-        result = run_scenario(sc, names)
+        result = run_scenario(sc, names, memory_check=check)
     elif err.is_terminal:
         with BarProgress(err, sc.name) as bar:
-            result = run_scenario(sc, names, on_variant=bar.on_variant, on_progress=bar)
+            result = run_scenario(sc, names, on_variant=bar.on_variant, on_progress=bar, memory_check=check)
     else:
-        result = run_scenario(sc, names, on_progress=PlainProgress(lambda line: typer.echo(line, err=True)))
+        result = run_scenario(sc, names, on_progress=PlainProgress(lambda line: typer.echo(line, err=True)), memory_check=check)
     if csv_dir is not None:
         path = result.to_csv(csv_dir)
         err.print(f"series written to {escape(str(path))}")

@@ -21,6 +21,7 @@ from typing import Any, Optional, Union
 
 from pydantic import ValidationError
 
+from .. import resources
 from ..exceptions import ScenarioError
 from .errors import _Err, _get, _pydantic_errors, _raise
 from .merge import _merge, _set_by_variant
@@ -39,6 +40,12 @@ class Scenario:
     description: str
     raw: dict[str, Any]
     variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The core's estimate of each variant's memory, bytes by part (see :mod:`ztwin.resources`).
+    memory: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Variants whose stack the core's check did not build, their estimate being past the
+    #: memory available when loaded (``ztwin.run`` refuses them; the core checks a variant
+    #: again when it runs).
+    not_built: set[str] = field(default_factory=set)
 
     @property
     def variant_names(self) -> list[str]:
@@ -49,7 +56,7 @@ class Scenario:
         return json.dumps(self.variants, indent=2)
 
 
-def _validate(raw: dict[str, Any], source: str, overrides: Optional[dict[str, Any]] = None, base_dir: Optional[Path] = None) -> Scenario:
+def _validate(raw: dict[str, Any], source: str, overrides: Optional[dict[str, Any]] = None, base_dir: Optional[Path] = None, memory_check: bool = True) -> Scenario:
     if not isinstance(raw, dict):
         _raise(source, [_Err((), "a scenario is a table (dict) of keys", raw, "dict_type")])
     raw = copy.deepcopy(raw)
@@ -76,6 +83,9 @@ def _validate(raw: dict[str, Any], source: str, overrides: Optional[dict[str, An
     base_errs: dict[tuple, tuple[_Err, list[str]]] = {}
     var_errs: list[_Err] = []
     resolved: dict[str, dict] = {}
+    estimates: dict[str, dict[str, int]] = {}
+    avail = resources.available_memory() if memory_check else None
+    not_built: set[str] = set()
     for vname, over in todo.items():
         replaced: set = set()
         merged = _merge(raw, over, (), replaced)
@@ -88,7 +98,15 @@ def _validate(raw: dict[str, Any], source: str, overrides: Optional[dict[str, An
         else:
             out, found = _resolve_variant(name, vname, spec, merged, base_dir)
             if out is not None:
-                found = _core_check(out, merged)
+                # The estimate first: the core's check builds the stack, which takes most of
+                # that memory; one the machine cannot hold is not built (a run refuses it).
+                est = resources.estimate_config(out)
+                if est is not None:
+                    estimates[vname] = est
+                if est is not None and avail is not None and sum(est.values()) > avail:
+                    not_built.add(vname)
+                else:
+                    found = _core_check(out, merged)
                 if not found:
                     resolved[vname] = out
         for e in found:
@@ -105,7 +123,7 @@ def _validate(raw: dict[str, Any], source: str, overrides: Optional[dict[str, An
     errs += var_errs
     if errs:
         _raise(source, errs)
-    return Scenario(name=name, source=source, description=raw.get("description", ""), raw=raw | {"variants": variants_raw}, variants=resolved)
+    return Scenario(name=name, source=source, description=raw.get("description", ""), raw=raw | {"variants": variants_raw}, variants=resolved, memory=estimates, not_built=not_built)
 
 
 def _core_check(variant: dict[str, Any], merged: dict[str, Any]) -> list[_Err]:
@@ -121,17 +139,28 @@ def _core_check(variant: dict[str, Any], merged: dict[str, Any]) -> list[_Err]:
     return []
 
 
-def load_scenario(src: Union[str, Path, dict[str, Any], None] = None, *, overrides: Optional[dict[str, Any]] = None) -> Scenario:
+def load_scenario(
+    src: Union[str, Path, dict[str, Any], None] = None,
+    *,
+    overrides: Optional[dict[str, Any]] = None,
+    memory_check: bool = True,
+) -> Scenario:
     """Reads, validates and resolves a scenario: a TOML file path, a dict, or None (the default).
 
     ``overrides`` is a table merged into every variant last (the CLI's ``--seed`` and
     ``--duration`` use it). Raises :class:`~ztwin.exceptions.ScenarioError` listing every
     problem found.
+
+    Each variant's memory is estimated first (``Scenario.memory``; see
+    :mod:`ztwin.resources`). With ``memory_check`` (the default), a variant estimated to
+    need more than the machine has available is not built for the core's check (it would
+    take that memory): it is listed in ``Scenario.not_built``, and :func:`ztwin.run`
+    refuses it. ``memory_check=False`` builds every variant.
     """
     if src is None:
         src = DEFAULT_SCENARIO
     if isinstance(src, dict):
-        return _validate(src, "<dict>", overrides)
+        return _validate(src, "<dict>", overrides, memory_check=memory_check)
     path = Path(src)
     source = str(src)
     try:
@@ -147,7 +176,7 @@ def load_scenario(src: Union[str, Path, dict[str, Any], None] = None, *, overrid
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"scenario {source} is not valid TOML: {e}", errors=[{"loc": (), "loc_str": "", "msg": f"not valid TOML: {e}", "input": None, "type": "toml"}]) from None
-    return _validate(raw, source, overrides, path.resolve().parent)
+    return _validate(raw, source, overrides, path.resolve().parent, memory_check=memory_check)
 
 
 def resolve(scenario: Union[Scenario, str, Path, dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -33,6 +33,10 @@ from .schema import (
 )
 
 
+# oltp_common.lua's transaction options, as the core's OltpOptions names them.
+_OLTP_OPTIONS = ("range_size", "point_selects", "simple_ranges", "sum_ranges", "order_ranges", "distinct_ranges", "range_selects", "skip_trx")
+
+
 def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, base_dir: Path) -> tuple[Optional[dict], list[_Err]]:
     errs: list[_Err] = []
     machine = _resolve_machine(spec.machine, errs)
@@ -129,7 +133,13 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "rand_spec_iter": w.rand_spec_iter, "rand_spec_pct": float(w.rand_spec_pct),
             "rand_spec_res": float(w.rand_spec_res), "rand_pareto_h": float(w.rand_pareto_h),
             "rand_zipfian_exp": float(w.rand_zipfian_exp), "random_points": w.random_points,
+            # The write tests' options at sysbench's defaults until those tests run.
+            "oltp": {f: getattr(w, f) for f in _OLTP_OPTIONS}
+            | {"index_updates": 1, "non_index_updates": 1, "delete_inserts": 1, "auto_inc": True},
         }
+        if w.test != "oltp_read_only":
+            for f in sorted(set(_OLTP_OPTIONS) & w.model_fields_set):
+                err(("workload", f), f"applies to the oltp_* transaction tests (oltp_read_only), not {w.test}")
     is_fio = isinstance(w, FioWorkloadSpec)
     # The scenario's own rule (the core takes any interval: its tests use one row per run).
     if not is_fio and 0 < r.duration < r.report_interval:

@@ -377,7 +377,7 @@ class SysbenchWorkloadSpec(_Model):
     """``[workload] type = "sysbench"``: options and defaults of sysbench 1.0."""
 
     type: Literal["sysbench"] = "sysbench"
-    test: Literal["oltp_point_select", "select_random_points"]
+    test: Literal["oltp_point_select", "select_random_points", "oltp_read_only"]
     threads: PosInt = Field(1, description="--threads (default 1).")
     rand_type: Literal["uniform", "special", "gaussian", "pareto", "zipfian"] = Field(
         "special", description="--rand-type (sysbench 1.0 default special)."
@@ -388,6 +388,15 @@ class SysbenchWorkloadSpec(_Model):
     rand_pareto_h: float = Field(0.2, gt=0, lt=1, description="--rand-pareto-h (default 0.2).")
     rand_zipfian_exp: float = Field(0.8, ge=0, description="--rand-zipfian-exp (default 0.8).")
     random_points: int = Field(10, description="--random-points, select_random_points only (default 10).")
+    # oltp_common.lua's options (sysbench 1.0.20), used by oltp_read_only.
+    range_size: int = Field(100, ge=1, description="--range_size: ids per range SELECT (default 100).")
+    point_selects: int = Field(10, ge=0, description="--point_selects per transaction (default 10; oltp_point_select forces 1).")
+    simple_ranges: int = Field(1, ge=0, description="--simple_ranges per transaction (default 1).")
+    sum_ranges: int = Field(1, ge=0, description="--sum_ranges per transaction (default 1).")
+    order_ranges: int = Field(1, ge=0, description="--order_ranges per transaction (default 1).")
+    distinct_ranges: int = Field(1, ge=0, description="--distinct_ranges per transaction (default 1).")
+    range_selects: bool = Field(True, description="--range_selects: run the range SELECTs at all (default on).")
+    skip_trx: bool = Field(False, description="--skip_trx: no BEGIN/COMMIT, autocommit (default off).")
 
 
 def _fio_version_ok(v: str) -> bool:

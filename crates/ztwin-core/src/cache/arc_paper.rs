@@ -77,6 +77,7 @@ pub struct ArcPaper {
 impl ArcPaper {
     /// An empty ARC of `c` pages (at least 1, below 2^31).
     pub fn new(c: u64) -> ArcPaper {
+        // Guaranteed by the caller: replay refuses sizes of 0 or 2^31 and more for arc (`Sim::new`).
         assert!((1..(1 << 31)).contains(&c), "ARC size out of range");
         let n = 2 * c as usize + 1;
         ArcPaper {
@@ -157,6 +158,7 @@ impl ArcPaper {
         debug_assert!(v != NIL);
         self.unlink(v);
         let id = self.nodes[v as usize].id;
+        // Invariant: every node on a list is indexed (insert and delete_lru keep them together).
         self.table.find_entry(hash_id(id), |&j| j == v).expect("indexed").remove();
         self.nodes[v as usize].next = self.free;
         self.free = v;

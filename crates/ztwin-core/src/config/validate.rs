@@ -534,10 +534,7 @@ impl VariantConfig {
     fn validate_bcache(&self, b: &BcacheConfig, backing: &str) -> Result<()> {
         let f = |name: &str| format!("filesystem.bcache.{name}");
         let Some(dev) = self.devices.iter().find(|d| d.name == b.cache_device) else {
-            return Err(Error::config(
-                f("cache_device"),
-                self.unknown_device(&b.cache_device),
-            ));
+            return Err(Error::config(f("cache_device"), self.unknown_device(&b.cache_device)));
         };
         ensure(
             b.cache_device != backing,

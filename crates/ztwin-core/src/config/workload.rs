@@ -181,6 +181,39 @@ pub enum SysbenchTest {
     OltpPointSelect,
     /// SELECT id, k, c, pad FROM sbtest1 WHERE k IN (?, ... ?)
     SelectRandomPoints,
+    /// oltp_read_only.lua: BEGIN, point_selects point selects, then (range_selects) the
+    /// simple, SUM, ORDER BY and DISTINCT ranges of range_size ids, COMMIT.
+    OltpReadOnly,
+    /// oltp_read_write.lua: oltp_read_only's reads, then the index updates, non-index
+    /// updates and delete/insert pairs, in one transaction.
+    OltpReadWrite,
+    /// oltp_write_only.lua: the updates and delete/insert pairs in one transaction.
+    OltpWriteOnly,
+    /// oltp_update_index.lua: `UPDATE sbtestN SET k=k+1 WHERE id=?`, autocommit.
+    OltpUpdateIndex,
+    /// oltp_update_non_index.lua: `UPDATE sbtestN SET c=? WHERE id=?`, autocommit.
+    OltpUpdateNonIndex,
+    /// oltp_insert.lua: `INSERT INTO sbtestN (id, k, c, pad)`, autocommit.
+    OltpInsert,
+    /// oltp_delete.lua: `DELETE FROM sbtestN WHERE id=?`, autocommit.
+    OltpDelete,
+}
+
+impl SysbenchTest {
+    /// Whether the test changes data (its statements need InnoDB's write path).
+    pub fn writes(self) -> bool {
+        match self {
+            SysbenchTest::OltpPointSelect | SysbenchTest::SelectRandomPoints | SysbenchTest::OltpReadOnly => {
+                false
+            }
+            SysbenchTest::OltpReadWrite
+            | SysbenchTest::OltpWriteOnly
+            | SysbenchTest::OltpUpdateIndex
+            | SysbenchTest::OltpUpdateNonIndex
+            | SysbenchTest::OltpInsert
+            | SysbenchTest::OltpDelete => true,
+        }
+    }
 }
 
 /// sysbench --rand-type.
@@ -221,4 +254,57 @@ pub struct SysbenchWorkload {
     pub rand_zipfian_exp: f64,
     /// --random_points (10), select_random_points only
     pub random_points: u32,
+    /// oltp_common.lua's transaction options (oltp_* tests; sysbench 1.0 defaults).
+    #[serde(default)]
+    pub oltp: OltpOptions,
+}
+
+/// The options oltp_common.lua defines for the OLTP tests (sysbench 1.0.20
+/// `sysbench.cmdline.options`), with its defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OltpOptions {
+    /// --range_size: ids per range SELECT (100).
+    pub range_size: u32,
+    /// --point_selects: point SELECTs per transaction (10).
+    pub point_selects: u32,
+    /// --simple_ranges: `SELECT c ... WHERE id BETWEEN` per transaction (1).
+    pub simple_ranges: u32,
+    /// --sum_ranges: `SELECT SUM(k) ... BETWEEN` per transaction (1).
+    pub sum_ranges: u32,
+    /// --order_ranges: `SELECT c ... BETWEEN ... ORDER BY c` per transaction (1).
+    pub order_ranges: u32,
+    /// --distinct_ranges: `SELECT DISTINCT c ... BETWEEN ... ORDER BY c` per transaction (1).
+    pub distinct_ranges: u32,
+    /// --index_updates: `UPDATE ... SET k=k+1` per transaction (1).
+    pub index_updates: u32,
+    /// --non_index_updates: `UPDATE ... SET c=?` per transaction (1).
+    pub non_index_updates: u32,
+    /// --delete_inserts: DELETE/INSERT pairs per transaction (1).
+    pub delete_inserts: u32,
+    /// --range_selects: run the range SELECTs at all (true).
+    pub range_selects: bool,
+    /// --skip_trx: no BEGIN/COMMIT, every query in autocommit (false).
+    pub skip_trx: bool,
+    /// --auto_inc: oltp_insert leaves id to AUTO_INCREMENT (true).
+    pub auto_inc: bool,
+}
+
+impl Default for OltpOptions {
+    fn default() -> Self {
+        OltpOptions {
+            range_size: 100,
+            point_selects: 10,
+            simple_ranges: 1,
+            sum_ranges: 1,
+            order_ranges: 1,
+            distinct_ranges: 1,
+            index_updates: 1,
+            non_index_updates: 1,
+            delete_inserts: 1,
+            range_selects: true,
+            skip_trx: false,
+            auto_inc: true,
+        }
+    }
 }

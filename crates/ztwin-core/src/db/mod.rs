@@ -10,7 +10,7 @@ pub mod innodb;
 
 use crate::config::InnodbConfig;
 use crate::sim::time::Nanos;
-use crate::workload::sysbench::{Index, Lookup};
+use crate::workload::statement::{Index, Lookup, Op};
 use innodb::btree::{TableLayout, MAX_DEPTH};
 use innodb::buffer_pool::{BufferPool, PageKey};
 
@@ -18,7 +18,8 @@ use innodb::buffer_pool::{BufferPool, PageKey};
 pub struct Innodb {
     /// The buffer pool (midpoint LRU, free frames, reads placed before they complete).
     pub bp: BufferPool,
-    /// Where each key's pages are (sysbench's tables).
+    /// Where each key's pages are: the layout every table of the dataset shares (its
+    /// tables are alike, as sysbench's are).
     pub table: TableLayout,
     /// innodb_page_size, bytes.
     pub page_size: u32,
@@ -31,21 +32,47 @@ pub enum Database {
 }
 
 impl Database {
-    /// InnoDB over sysbench tables of `table_size` rows.
-    pub fn innodb(cfg: &InnodbConfig, table_size: u64) -> Database {
-        Database::Innodb(Innodb {
-            bp: BufferPool::new(cfg),
-            table: TableLayout::sysbench(table_size, cfg.innodb_page_size),
-            page_size: cfg.innodb_page_size,
-        })
+    /// InnoDB over tables laid out as `table` (built for `cfg`'s innodb_page_size).
+    pub fn innodb(cfg: &InnodbConfig, table: TableLayout) -> Database {
+        Database::Innodb(Innodb { bp: BufferPool::new(cfg), table, page_size: cfg.innodb_page_size })
+    }
+
+    /// The data file of table `name` (InnoDB's file-per-table: `NAME.ibd`).
+    pub fn file_name(&self, table: &str) -> String {
+        match self {
+            Database::Innodb(_) => format!("{table}.ibd"),
+        }
+    }
+
+    /// A table's data file size in bytes.
+    pub fn file_size(&self) -> u64 {
+        match self {
+            Database::Innodb(d) => d.table.file_size(),
+        }
     }
 
     /// The pages one lookup visits, root first, into `path`; returns how many.
     pub fn page_path(&self, l: &Lookup, path: &mut [u64; MAX_DEPTH]) -> usize {
+        if l.op == Op::Commit {
+            return 0;
+        }
         match self {
             Database::Innodb(d) => match l.index {
                 Index::Clustered => d.table.clustered_path(l.key, path),
                 Index::Secondary => d.table.secondary_path(l.key, path),
+            },
+        }
+    }
+
+    /// The leaf a range scan `l` reads after its first `step` leaves (step 1: the one after
+    /// the first), if the range reaches it.
+    #[inline]
+    pub fn next_leaf(&self, l: &Lookup, step: u32) -> Option<u64> {
+        match self {
+            Database::Innodb(d) => match l.index {
+                Index::Clustered => d.table.clustered_next_leaf(l.key, u64::from(l.span), u64::from(step)),
+                // Ranges are on the primary key (sysbench's); a secondary lookup is a point.
+                Index::Secondary => None,
             },
         }
     }

@@ -30,6 +30,7 @@ impl Cpus {
         if work == 0 {
             return now;
         }
+        // Invariant: `new` makes at least one vCPU and every pop is followed by a push.
         let Reverse(free) = self.free_at.pop().expect("at least one vCPU");
         let done = free.max(now).saturating_add(work);
         self.free_at.push(Reverse(done));
@@ -44,9 +45,12 @@ impl Cpus {
 
     /// CPU time consumed up to time `t`, no earlier than the last submission. Work planned
     /// beyond `t` on a vCPU is one stretch `[t, free_at]` (each burst was submitted before
-    /// `t` and starts at its submission or at the previous burst's end).
+    /// `t` and starts at its submission or at the previous burst's end). Work submitted
+    /// for a time after `t` (a burst that starts once a device answers) leaves a gap in
+    /// that stretch, counted as work: the answer is then low, at worst 0, never below.
     pub fn busy_ns_at(&self, t: Nanos) -> Nanos {
-        self.busy_ns - self.free_at.iter().map(|Reverse(f)| f.saturating_sub(t)).sum::<Nanos>()
+        let planned = self.free_at.iter().fold(0u64, |s, Reverse(f)| s.saturating_add(f.saturating_sub(t)));
+        self.busy_ns.saturating_sub(planned)
     }
 
     /// Number of vCPUs.

@@ -155,6 +155,7 @@ impl Device {
             rng: Pcg64Mcg::seed_from_u64(seed),
             disk: cfg.rotational.as_ref().map(|r| {
                 let m = DiskMechanics::new(r, cfg.capacity_bytes.unwrap_or(0), cfg.transfer_bytes_per_sec)
+                    // Guaranteed by `Device::check`, which `Sim::new` runs on every device before `Device::new`.
                     .expect("rotational device checked by Device::check");
                 Disk::new(m)
             }),
@@ -223,6 +224,7 @@ impl Device {
         };
         let latency = dist.map_or(median, |d| d.sample(&mut self.rng));
         // The earliest free slot takes the I/O (one sift of the heap, not a pop and a push).
+        // Invariant: `new` makes max(parallelism, 1) slots and the heap never shrinks.
         let mut slot = self.slots.peek_mut().expect("parallelism >= 1");
         let Reverse(slot_free) = *slot;
         // Casts saturate; sums saturate too, so an absurd device (an IOPS cap of 1e-300,
@@ -301,10 +303,13 @@ impl Device {
 
     /// Counters as of time `t`, no earlier than the last submission: operations count at
     /// submission, busy time only up to `t` (the planned busy time beyond `t` is one
-    /// stretch, `[t, busy_until]`, since every interval began before `t`).
+    /// stretch, `[t, busy_until]`, since every interval began before `t`). A background
+    /// thread (the L2ARC feed, the txg sync) may have submitted after `t` (the report rows
+    /// up to its time come after it): its interval then counts from `t`, and the busy time
+    /// is low, at worst 0, never below.
     pub fn counters_at(&self, t: Nanos) -> DeviceCounters {
         let mut c = self.counters;
-        c.busy_ns -= self.busy_until.saturating_sub(t);
+        c.busy_ns = c.busy_ns.saturating_sub(self.busy_until.saturating_sub(t));
         c
     }
 }

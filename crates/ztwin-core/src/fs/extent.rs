@@ -135,6 +135,7 @@ impl ExtentLayer {
             return ReadStep::WaitUntil(done);
         }
         if r.insert_len != 0 {
+            // Invariant: only the bcache path of `read` sets insert_len.
             let Some((b, cache)) = bcache else { unreachable!("an insert only with bcache") };
             let (backing, cache) = (fs.device, *cache);
             let res = b.insert(task, r.insert_offset, r.insert_len, now, |t, op, n| {

@@ -41,6 +41,16 @@ proptest! {
         prop_assert_eq!(sd.cold + sd.hist.iter().sum::<u64>(), ids.len() as u64);
     }
 
+    /// The distinct ids counted by 64-id chunks are the ids of a set, for runs and
+    /// scattered ids alike (the largest ids included).
+    #[test]
+    fn distinct_ids_count_as_a_set(ids in prop::collection::vec(prop_oneof![0u64..500, any::<u64>(), (u64::MAX - 200)..=u64::MAX], 0..600)) {
+        let mut d = DistinctIds::new();
+        for &i in &ids { d.add(i); }
+        let set: std::collections::HashSet<u64> = ids.iter().copied().collect();
+        prop_assert_eq!(d.count, set.len() as u64);
+    }
+
     /// The textbook ARC never does worse than... nothing: but its bookkeeping holds and
     /// hits + misses = requests.
     #[test]
@@ -185,4 +195,58 @@ fn a_huge_largest_size_costs_nothing_up_front() {
     assert_eq!(sd.hits(100_000), 200_000);
     assert_eq!(sd.hits(100_000_000_000), 200_000);
     assert!(sd.hist.len() <= 200_002);
+}
+
+/// The counts of a replay (requests, sampled, distinct ids) are the same whether the first
+/// job counts them or the stack-distance pass does, with and without SHARDS, on any
+/// number of threads.
+#[test]
+fn counts_are_the_same_from_the_first_job_and_from_the_stack_pass() {
+    let dir = std::env::temp_dir().join(format!("ztwin-replay-counts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("t.txt");
+    let mut rng = rand_pcg::Pcg64Mcg::new(7);
+    use rand::Rng;
+    let ids: Vec<String> = (0..50_000).map(|_| rng.random_range(0u64..20_000).to_string()).collect();
+    std::fs::write(&p, ids.join("\n")).unwrap();
+    for shards in [None, Some(0.3)] {
+        for threads in [1, 3] {
+            let mut direct = spec(p.clone(), vec![Policy::Lru, Policy::Arc], vec![100, 1000]);
+            direct.shards = shards;
+            direct.threads = Some(threads);
+            let mut curve = direct.clone();
+            curve.sizes = vec![100, 200, 300, 500, 1000];
+            let (a, b) = (replay(&direct).unwrap(), replay(&curve).unwrap());
+            assert_eq!(
+                (a.requests, a.sampled_requests, a.unique),
+                (b.requests, b.sampled_requests, b.unique)
+            );
+            assert_eq!(a.requests, 50_000);
+            // LRU from the direct jobs equals the stack pass's at the shared sizes.
+            assert_eq!(a.results[0].hits, b.results[0].hits);
+            assert_eq!(a.results[1].hits, b.results[4].hits);
+        }
+        // One job, on one thread or with a second one to spare.
+        let mut one = spec(p.clone(), vec![Policy::Lru], vec![1000]);
+        one.shards = shards;
+        one.threads = Some(1);
+        let alone = replay(&one).unwrap();
+        one.threads = Some(2);
+        let helped = replay(&one).unwrap();
+        assert_eq!(
+            (alone.requests, alone.sampled_requests, alone.unique, alone.results[0].hits),
+            (helped.requests, helped.sampled_requests, helped.unique, helped.results[0].hits)
+        );
+        one.max_requests = Some(12_345);
+        assert_eq!(replay(&one).unwrap().requests, 12_345);
+    }
+    // A bad line far into the trace stops the counting job with the error.
+    let bad = dir.join("bad.txt");
+    std::fs::write(&bad, format!("{}\nnot-a-number\n1\n", ids.join("\n"))).unwrap();
+    for threads in [1, 2] {
+        let mut one = spec(bad.clone(), vec![Policy::Lru], vec![1000]);
+        one.threads = Some(threads);
+        let e = replay(&one).unwrap_err().to_string();
+        assert!(e.contains("line 50001"), "{e}");
+    }
 }

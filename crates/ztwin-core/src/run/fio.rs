@@ -162,6 +162,7 @@ impl Sim<'_> {
     fn fio_workload(&self) -> &FioWorkload {
         match &self.cfg.workload {
             WorkloadConfig::Fio(f) => f,
+            // Guaranteed by validate: phases of type fio need a fio workload.
             WorkloadConfig::Sysbench(_) => unreachable!("fio phases only with a fio workload"),
         }
     }
@@ -252,6 +253,7 @@ impl Sim<'_> {
 
     /// The content class client `i`'s writes leave (its clone's job's buffers).
     pub(super) fn fio_write_class(&self, i: usize) -> u8 {
+        // Invariant: writes come only from fio clients, which exist only during a fio phase.
         let run = self.fio.as_ref().expect("fio writes in a fio phase");
         run.clones[run.client_clone[i] as usize].write_class
     }
@@ -308,10 +310,7 @@ impl Sim<'_> {
     /// What `file` holds now, for reports: logical bytes, allocated bytes (ZFS) and the
     /// ratio `zfs get compressratio` would show for it.
     fn file_report(&self, file: u32) -> Value {
-        let name = match &self.cfg.dataset {
-            DatasetConfig::Files(f) => f.files[file as usize].name.clone(),
-            DatasetConfig::Sysbench(_) => format!("sbtest{}.ibd", file + 1),
-        };
+        let name = self.file_name(file as usize);
         let mut doc = json!({"file": name, "size": self.files[file as usize]});
         if let Fs::Zfs(z) = &self.fs {
             let layout = &z.layout;

@@ -47,7 +47,7 @@ use crate::cache::l2arc::{L2arcConfig, L2arcDeviceConfig, L2arcParams};
 use crate::config::{
     CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, PhaseConfig, VariantConfig, WorkloadConfig,
 };
-use crate::db::innodb::btree::{TableLayout, MAX_DEPTH};
+use crate::db::innodb::btree::{TableLayout, TableSchema, MAX_DEPTH};
 use crate::db::innodb::buffer_pool::PageKey;
 use crate::db::Database;
 use crate::dev::cpu::Cpus;
@@ -67,7 +67,9 @@ use crate::sim::time::{Nanos, SEC};
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::series::Series;
 use crate::support::small_map::SmallMap;
-use crate::workload::sysbench::{Statement, SysbenchGen};
+use crate::workload::statement::Statement;
+use crate::workload::sysbench::SysbenchGen;
+use crate::workload::StatementSource;
 
 /// Where a client is in its statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +122,8 @@ struct Client {
     path: [u64; MAX_DEPTH],
     path_len: usize,
     path_pos: usize,
+    /// Leaves a range scan has moved on past its first (0 for point lookups).
+    scan: u32,
     space: u32,
     page: u64,
     /// The file read in progress: bytes [read_offset, read_offset + read_len) of table `space`.
@@ -189,7 +193,9 @@ struct Snapshot {
     /// fio I/Os completed and their bytes.
     fio_ios: u64,
     fio_bytes: u64,
+    /// Benchmark events completed (sysbench's transactions) and the SQL queries in them.
     statements: u64,
+    queries: u64,
     rows: u64,
     bp_requests: u64,
     bp_reads: u64,
@@ -239,9 +245,9 @@ struct Sim<'a> {
     fio_ios: u64,
     fio_bytes: u64,
     fs: Fs,
-    /// One generator per client: sysbench threads draw from their own streams (and, for
-    /// select_random_points, their own slice of k).
-    gens: Vec<SysbenchGen>,
+    /// The clients' statements (sysbench threads draw from their own streams and, for
+    /// select_random_points, their own slice of k); none when fio drives the clients.
+    source: StatementSource,
     /// The statement each client is executing (kept apart so a client step copies little).
     stmts: Vec<Statement>,
     /// Each client's next statement, drawn while the current one's CPU time runs (when
@@ -257,7 +263,10 @@ struct Sim<'a> {
     waits: Vec<Wait>,
     queue: Schedule,
     bp_inflight: SmallMap,
+    /// Events completed (a point select, or an oltp_read_only transaction), and the SQL
+    /// queries they issued (BEGIN and COMMIT included, as sysbench counts them).
     statements: u64,
+    queries: u64,
     rows: u64,
     bp_requests: u64,
     bp_reads: u64,
@@ -295,12 +304,14 @@ enum Flow {
 mod build;
 mod events;
 mod fio;
+mod memory;
 mod phases;
 pub mod progress;
 mod report;
 mod step;
 
 use events::{Event, Schedule};
+pub use memory::{estimate_memory, estimate_memory_json, MemoryEstimate};
 pub use progress::Progress;
 
 /// Runs one resolved, validated variant.

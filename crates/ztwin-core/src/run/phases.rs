@@ -122,6 +122,7 @@ impl Sim<'_> {
                 self.schedule_zil();
                 continue;
             }
+            // Invariant: the loop broke out above unless requests() > 0 (or a write event was queued).
             let (t, event) = self.queue.pop().expect("a request is pending");
             if let Event::L2arcFeed | Event::TxgSync | Event::Zil = event {
                 // A background thread: no clock of its own, no report row before it.
@@ -255,11 +256,17 @@ impl Sim<'_> {
         }
     }
 
-    /// A data file's name for messages.
+    /// A data file's name for messages and reports: as fio's job names it, or as the
+    /// database names a table's file.
     pub(super) fn file_name(&self, k: usize) -> String {
-        match &self.cfg.dataset {
-            DatasetConfig::Files(f) => f.files[k].name.clone(),
-            DatasetConfig::Sysbench(_) => format!("sbtest{}.ibd", k + 1),
+        match (&self.cfg.dataset, &self.db) {
+            (DatasetConfig::Files(f), _) => {
+                f.files.get(k).map_or_else(|| format!("file {k}"), |f| f.name.clone())
+            }
+            (DatasetConfig::Sysbench(_), Some(db)) => {
+                db.file_name(&crate::config::SysbenchDataset::table_name(k))
+            }
+            (DatasetConfig::Sysbench(_), None) => crate::config::SysbenchDataset::table_name(k),
         }
     }
 
@@ -382,6 +389,7 @@ impl Sim<'_> {
                         self.clients[i].state = State::Start;
                         self.queue.at(start, Event::Client(i));
                     }
+                    // Infallible: `drain` answers Some when given a window.
                     let (a, b) = self.drain(&mut rec, Some(window))?.expect("a window was given");
                     let mut doc = self.window_summary(&a, &b, w.warmup_ns);
                     main = doc.clone();
@@ -398,6 +406,7 @@ impl Sim<'_> {
                     let w0 = self.txgs_synced();
                     let laid_out = self.fio_start(ph, index, start)?;
                     let from = self.fio.as_ref().map_or(start, |r| r.from);
+                    // Infallible: `drain` answers Some when given a window.
                     let (a, _) = self.drain(&mut rec, Some((from, Nanos::MAX)))?.expect("a window was given");
                     self.measuring = false;
                     let b = self.snapshot(self.clock.max(from));
@@ -409,7 +418,7 @@ impl Sim<'_> {
                         "end_s": secs(self.clock.max(start)),
                         "timing_modelled": true,
                         "fio": fio,
-                        "cpu_utilization": ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / ((b.time - a.time).max(1) as f64 / SEC as f64) / self.cpus.vcpus() as f64).min(1.0),
+                        "cpu_utilization": (b.cpu_busy.saturating_sub(a.cpu_busy) as f64 / SEC as f64 / ((b.time - a.time).max(1) as f64 / SEC as f64) / self.cpus.vcpus() as f64).min(1.0),
                         "devices": self.devices_window(&a, &b),
                     });
                     if let Some(l) = laid_out {

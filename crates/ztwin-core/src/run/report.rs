@@ -2,7 +2,7 @@
 //! iostat and arcstats terms.
 
 use super::*;
-use crate::config::ArcAdaptation;
+use crate::config::{ArcAdaptation, SysbenchTest};
 
 impl Sim<'_> {
     pub(super) fn snapshot(&self, time: Nanos) -> Snapshot {
@@ -11,6 +11,7 @@ impl Sim<'_> {
             fio_ios: self.fio_ios,
             fio_bytes: self.fio_bytes,
             statements: self.statements,
+            queries: self.queries,
             rows: self.rows,
             bp_requests: self.bp_requests,
             bp_reads: self.bp_reads,
@@ -66,7 +67,10 @@ impl Sim<'_> {
         // An interval in which nothing completed has no latency (null), not 0 ms.
         let q = |h: &LatencyHistogram, x: f64| if h.count() == 0 { f64::NAN } else { h.quantile_ms(x) };
         if self.db.is_some() {
-            s.set("qps", (b.statements - a.statements) as f64 / dt);
+            s.set("qps", (b.queries - a.queries) as f64 / dt);
+            if self.transactions() {
+                s.set("tps", (b.statements - a.statements) as f64 / dt);
+            }
             s.set("latency_p50_ms", q(&self.interval_hist, 0.50));
             s.set("latency_p95_ms", q(&self.interval_hist, 0.95));
             s.set("latency_p99_ms", q(&self.interval_hist, 0.99));
@@ -80,7 +84,10 @@ impl Sim<'_> {
         }
         self.interval_hist.reset();
         let vcpus = self.cpus.vcpus() as f64;
-        s.set("cpu_utilization", ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / dt / vcpus).min(1.0));
+        s.set(
+            "cpu_utilization",
+            (b.cpu_busy.saturating_sub(a.cpu_busy) as f64 / SEC as f64 / dt / vcpus).min(1.0),
+        );
         if self.db.is_some() {
             let req = b.bp_requests - a.bp_requests;
             let reads = b.bp_reads - a.bp_reads;
@@ -97,7 +104,7 @@ impl Sim<'_> {
             s.set(&format!("{name}_read_mbps"), (y.read_bytes - x.read_bytes) as f64 / 1e6 / dt);
             s.set(
                 &format!("{name}_utilization"),
-                ((y.busy_ns - x.busy_ns) as f64 / SEC as f64 / dt).min(1.0),
+                (y.busy_ns.saturating_sub(x.busy_ns) as f64 / SEC as f64 / dt).min(1.0),
             );
         }
         if let (Some(x), Some(y)) = (&a.arc, &b.arc) {
@@ -143,10 +150,10 @@ impl Sim<'_> {
                 "write_iops": (y.writes - x.writes) as f64 / window_s,
                 "read_mbps": (y.read_bytes - x.read_bytes) as f64 / 1e6 / window_s,
                 "write_mbps": (y.write_bytes - x.write_bytes) as f64 / 1e6 / window_s,
-                "utilization": ((y.busy_ns - x.busy_ns) as f64 / SEC as f64 / window_s).min(1.0),
+                "utilization": (y.busy_ns.saturating_sub(x.busy_ns) as f64 / SEC as f64 / window_s).min(1.0),
             });
             if flushes {
-                doc["flushes_per_sec"] = json!((y.flushes - x.flushes) as f64 / window_s);
+                doc["flushes_per_sec"] = json!(y.flushes.saturating_sub(x.flushes) as f64 / window_s);
             }
             devices.insert(d.name().to_string(), doc);
         }
@@ -161,22 +168,42 @@ impl Sim<'_> {
         Some(arc_window(x, y, z.release.features().arc.adaptation))
     }
 
+    /// Whether the workload's events are transactions of several queries (a "tps"
+    /// column beside "qps" in the series).
+    pub(super) fn transactions(&self) -> bool {
+        match &self.cfg.workload {
+            WorkloadConfig::Sysbench(w) => match w.test {
+                SysbenchTest::OltpReadOnly | SysbenchTest::OltpReadWrite | SysbenchTest::OltpWriteOnly => {
+                    true
+                }
+                SysbenchTest::OltpPointSelect
+                | SysbenchTest::SelectRandomPoints
+                | SysbenchTest::OltpUpdateIndex
+                | SysbenchTest::OltpUpdateNonIndex
+                | SysbenchTest::OltpInsert
+                | SysbenchTest::OltpDelete => false,
+            },
+            WorkloadConfig::Fio(_) => false,
+        }
+    }
+
     /// The summary of a workload phase's measured window.
     pub(super) fn window_summary(&self, a: &Snapshot, b: &Snapshot, warmup_ns: Nanos) -> Value {
         let window_s = (b.time - a.time).max(1) as f64 / SEC as f64;
         let statements = b.statements - a.statements;
-        let qps = statements as f64 / window_s;
+        let queries = b.queries - a.queries;
+        let qps = queries as f64 / window_s;
         let req = b.bp_requests - a.bp_requests;
         let reads = b.bp_reads - a.bp_reads;
         let mut out = json!({
             "window_s": window_s,
             "warmup_s": secs(warmup_ns),
-            "queries": statements,
+            "queries": queries,
             "rows": b.rows - a.rows,
             "qps": qps,
-            // oltp_point_select and select_random_points run one statement per event,
-            // outside an explicit transaction: sysbench counts each as a transaction.
-            "tps": qps,
+            // An event is a transaction for sysbench: oltp_point_select's and
+            // select_random_points' single statements outside an explicit one too.
+            "tps": statements as f64 / window_s,
             // No statement finished in the window: no latency (null), not 0 ms.
             "latency_ms": if statements == 0 {
                 json!({ "p50": null, "p95": null, "p99": null, "max": null, "mean": null })
@@ -189,7 +216,7 @@ impl Sim<'_> {
                     "mean": self.window_hist.mean_ms(),
                 })
             },
-            "cpu_utilization": ((b.cpu_busy - a.cpu_busy) as f64 / SEC as f64 / window_s / self.cpus.vcpus() as f64).min(1.0),
+            "cpu_utilization": (b.cpu_busy.saturating_sub(a.cpu_busy) as f64 / SEC as f64 / window_s / self.cpus.vcpus() as f64).min(1.0),
             "devices": self.devices_window(a, b),
         });
         if let Some(db) = &self.db {

@@ -7,10 +7,12 @@ impl Sim<'_> {
     /// Sets the path of lookup `c.lookup` of the client's statement.
     pub(super) fn start_lookup(&self, i: usize, c: &mut Client) {
         let l = self.stmts[i].lookups[c.lookup];
+        // Guaranteed by `Sim::new`: a sysbench workload needs a sysbench dataset, which needs the database.
         let db = self.db.as_ref().expect("sysbench statements need the database");
         c.space = l.table;
         c.path_len = db.page_path(&l, &mut c.path);
         c.path_pos = 0;
+        c.scan = 0;
     }
 
     /// Calls `f` with each page key of client `i`'s next statement (`next_stmts`, for
@@ -115,10 +117,12 @@ impl Sim<'_> {
                         c.next_ready = false;
                         self.prefetch_nodes(i);
                     } else {
-                        self.gens[i].next(&mut self.stmts[i]);
+                        self.source.next(i, &mut self.stmts[i]);
                     }
                     c.started = now;
-                    c.cpu_pending += self.costs.statement + self.costs.row * self.stmts[i].rows as u64;
+                    let s = &self.stmts[i];
+                    c.cpu_pending += self.costs.statement * u64::from(s.queries.max(1))
+                        + self.costs.row * u64::from(s.rows);
                     c.lookup = 0;
                     if self.stmts[i].n == 0 {
                         c.state = State::Finish;
@@ -129,6 +133,16 @@ impl Sim<'_> {
                 }
                 State::NextPage => {
                     if c.path_pos == c.path_len {
+                        // A range scan goes on to the next leaf (btr_pcur_move_to_next_page).
+                        let l = &self.stmts[i].lookups[c.lookup];
+                        if l.span > 1 {
+                            if let Some(page) = self.db.as_ref().and_then(|db| db.next_leaf(l, c.scan + 1)) {
+                                c.scan += 1;
+                                c.path[0] = page;
+                                (c.path_len, c.path_pos) = (1, 0);
+                                continue;
+                            }
+                        }
                         c.lookup += 1;
                         if c.lookup == self.stmts[i].n {
                             c.state = State::Finish;
@@ -146,6 +160,7 @@ impl Sim<'_> {
                         break;
                     }
                     self.bp_requests += 1;
+                    // Guaranteed by `Sim::new` (see start_lookup).
                     let db = self.db.as_mut().expect("sysbench statements need the database");
                     if db.access(key, now) {
                         c.path_pos += 1;
@@ -218,7 +233,7 @@ impl Sim<'_> {
                     if c.cpu_pending != 0 && !c.next_ready {
                         // The next statement's pages are looked up after this CPU time:
                         // draw it now and start fetching their table slots.
-                        self.gens[i].next(&mut self.next_stmts[i]);
+                        self.source.next(i, &mut self.next_stmts[i]);
                         c.next_ready = true;
                         self.prefetch_slots(i);
                     }
@@ -228,6 +243,7 @@ impl Sim<'_> {
                     // Counted always (the series covers the warm-up); the summary takes
                     // differences over the window, and only the window's latencies.
                     self.statements += 1;
+                    self.queries += u64::from(self.stmts[i].queries);
                     self.rows += self.stmts[i].rows as u64;
                     self.interval_hist.record(now - c.started);
                     if self.measuring {
@@ -235,6 +251,7 @@ impl Sim<'_> {
                     }
                     c.state = State::Start;
                 }
+                // Invariant: a client blocks or idles without an event queued; a wake-up sets its state first.
                 State::Blocked | State::Idle => unreachable!("a blocked or idle client has no event"),
             }
         }
@@ -256,6 +273,7 @@ impl Sim<'_> {
             }
             (Fs::Extent(x), FileRead::Extent(r)) => x.read(task, r, now, &mut c.cpu_pending, devices),
             (Fs::Zfs(_), FileRead::Extent(_)) | (Fs::Extent(_), FileRead::Zfs(_)) => {
+                // Invariant: reads are made by the run's own layer (`Sim::new` built one filesystem).
                 unreachable!("a read belongs to the run's filesystem")
             }
         };
@@ -295,6 +313,7 @@ impl Sim<'_> {
             }
             Fs::Zfs(_) => {
                 let class = self.fio_write_class(i);
+                // Invariant: this arm matched Fs::Zfs just above.
                 let Fs::Zfs(z) = &self.fs else { unreachable!() };
                 c.zwrite = z.start_write(c.space + 1, c.w_offset, c.w_len, class, c.o_sync, now);
                 c.state = State::ZfsWrite;
@@ -305,6 +324,7 @@ impl Sim<'_> {
 
     /// The client's write in the ZFS layer: step it until it waits or is done.
     fn zfs_write(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        // Invariant: the state ZfsWrite is entered only on ZFS (`write_start`).
         let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { unreachable!("ZfsWrite only on ZFS") };
         let step = z.write(i, &mut c.zwrite, now, &mut c.cpu_pending, devices);
         for (t, k) in z.take_wakeups() {
@@ -447,6 +467,7 @@ impl Sim<'_> {
             Mode::Workload { .. } => {}
         }
         let key = PageKey::new(c.space, c.page);
+        // Guaranteed by `Sim::new` (see start_lookup): workload reads are of database pages.
         self.db.as_mut().expect("sysbench pages need the database").read_done(key, now);
         let waiters = self.bp_inflight.remove(key.0).unwrap_or(0);
         if waiters > 0 {

@@ -352,3 +352,26 @@ fn intervals_without_queries_have_no_latency() {
         assert_eq!(*q == 0.0, l.is_nan(), "qps {q} p50 {l}");
     }
 }
+
+/// oltp_read_only end to end: sysbench's counts (16 queries per transaction, latency per
+/// transaction) and InnoDB's page accesses from first principles: 14 descents of the
+/// tree's depth, and each range of 100 ids one or two further leaves (73 ids per leaf:
+/// 2 + 27/73 leaves on average), so 14 d + 4 x 100/73 accesses per transaction.
+#[test]
+fn read_only_transactions_count_and_read_as_sysbench_and_innodb_do() {
+    let mut cfg = test_variant();
+    let WorkloadConfig::Sysbench(w) = &mut cfg.workload else { unreachable!() };
+    w.test = crate::config::SysbenchTest::OltpReadOnly;
+    let r = run_variant(&cfg).unwrap();
+    let (qps, tps) = (num(&r.summary, &["qps"]), num(&r.summary, &["tps"]));
+    assert!(tps > 0.0 && (qps / tps - 16.0).abs() < 0.02, "qps {qps} tps {tps}");
+    let tps_series = r.series.column("tps").unwrap();
+    assert!(tps_series.iter().all(|&t| t > 0.0));
+    let d = TableLayout::sysbench(200_000, 16384).clustered.depth as f64;
+    let per_tx = num(&r.summary, &["innodb", "read_requests"]) / (tps * num(&r.summary, &["window_s"]));
+    let expect = 14.0 * d + 4.0 * 100.0 / 73.0;
+    assert!(
+        (per_tx / expect - 1.0).abs() < 0.03,
+        "{per_tx} page accesses per transaction, expected {expect}"
+    );
+}

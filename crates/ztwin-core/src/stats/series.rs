@@ -58,6 +58,7 @@ mod indexmap_like {
             if col.len() == self.rows {
                 col.push(value);
             } else {
+                // Invariant: col.len() == rows + 1 here (the row is open: a value was pushed for it).
                 *col.last_mut().expect("row open") = value;
             }
         }

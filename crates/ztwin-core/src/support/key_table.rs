@@ -58,6 +58,24 @@ impl Slot {
 
 const FREE: Slot = Slot { key: [u32::MAX; 2], val: 0 };
 
+/// Bytes of one slot.
+pub(crate) const SLOT_BYTES: u64 = std::mem::size_of::<Slot>() as u64;
+
+/// Bytes a table holds at most while `keys` keys are inserted one by one with no
+/// expected count: its slots after the last growth (55% full), and during that growth
+/// the slots it was rebuilt from (70% full) beside them.
+pub(crate) fn grown_bytes(keys: u64) -> u64 {
+    let new = (keys.saturating_mul(20) / 11).max(64);
+    let old = keys.saturating_mul(10) / 7;
+    new.saturating_add(old).saturating_mul(SLOT_BYTES)
+}
+
+/// Bytes of a table made at once for `keys` keys `full_per_20` / 20 full (11: 55%, as
+/// [`KeyTable::with_expected`] makes it; 13: 65%, as [`KeyTable::presize`] does).
+pub(crate) fn sized_bytes(keys: u64, full_per_20: u64) -> u64 {
+    (keys.saturating_mul(20) / full_per_20).max(64).saturating_mul(SLOT_BYTES)
+}
+
 /// Key -> value, see the module documentation.
 #[derive(Default, Clone)]
 pub(crate) struct KeyTable {
@@ -183,6 +201,8 @@ impl KeyTable {
 
     /// Adds `key` (which must not be held yet) with `val`.
     pub(crate) fn insert(&mut self, key: u64, val: u32) {
+        // Invariant: the keys are block keys (levels below DN_MAX_LEVELS, never EMPTY's 15) or
+        // page keys (space ids below 2^24, validate's table limit), never EMPTY.
         assert!(key != EMPTY, "key table: the reserved key");
         debug_assert!(self.position(key).is_none(), "key table: key already held");
         self.reserve(1);

@@ -86,6 +86,7 @@ impl<V: Copy + Default> SmallMap<V> {
 
     /// Adds `key` (which must not be held yet) with `val`.
     pub(crate) fn insert(&mut self, key: u64, val: V) {
+        // Invariant: the keys are block or page keys, never EMPTY (see KeyTable::insert).
         assert!(key != EMPTY, "small map: the reserved key");
         debug_assert!(self.position(key).is_none(), "small map: key already held");
         if 2 * (self.len + 1) > self.keys.len() {

@@ -216,6 +216,7 @@ pub(crate) fn test_workload(rand_type: RandType) -> SysbenchWorkload {
         rand_pareto_h: 0.2,
         rand_zipfian_exp: 0.8,
         random_points: 10,
+        oltp: Default::default(),
     }
 }
 

@@ -1,12 +1,18 @@
 //! sysbench OLTP statements as the index lookups InnoDB performs for them.
 //!
 //! Source: akopytov/sysbench 1.0.20, `src/lua/oltp_common.lua` (`get_table_num`,
-//! `get_id`, `execute_point_selects`, `create_table`), `src/lua/oltp_point_select.lua`,
+//! `get_id`, `execute_point_selects`, `execute_range`, `create_table`, the options and
+//! their defaults), `src/lua/oltp_point_select.lua`, `src/lua/oltp_read_only.lua`,
 //! `src/lua/select_random_points.lua`.
 //!
 //! - `oltp_point_select`: one event = one statement `SELECT c FROM sbtestN WHERE id=?`
 //!   (`point_selects` forced to 1, no BEGIN/COMMIT), table N = `sysbench.rand.uniform(1,
 //!   tables)`, id = `sysbench.rand.default(1, table_size)`: one clustered lookup.
+//! - `oltp_read_only`: one event = a transaction: BEGIN, `point_selects` point selects
+//!   on one table, then (with `range_selects`) `simple_ranges`, `sum_ranges`,
+//!   `order_ranges` and `distinct_ranges` range selects `id BETWEEN ? AND ? +
+//!   range_size - 1`, one table per kind, then COMMIT (none with `skip_trx`). A range is
+//!   one descent to its first id, then the next leaves in key order.
 //! - `select_random_points`: `SELECT id, k, c, pad FROM sbtest1 WHERE k IN (?, ..., ?)`
 //!   with `random_points` values, each `sb_rand(rmin, rmax)` (the default distribution)
 //!   where each thread has its own slice: `rlen = table_size / threads`,
@@ -30,75 +36,15 @@
 //!    `random_points` ≤ 100).
 //! 3. The range scan of one k reads the leaf where k starts (see `btree`); duplicates
 //!    spilling onto the next leaf are not read.
+//! 4. SUM, ORDER BY and DISTINCT cost what reading their rows costs: the filesort of
+//!    ORDER BY and the temporary table of DISTINCT (100 short rows each) are not
+//!    charged apart. BEGIN and COMMIT of a read-only transaction cost a statement each.
 
-use crate::config::{SysbenchDataset, SysbenchTest, SysbenchWorkload};
+use crate::config::{OltpOptions, SysbenchDataset, SysbenchTest, SysbenchWorkload};
 use crate::db::innodb::btree::{k_match_id, k_matches};
+use crate::error::{Error, Result};
 use crate::workload::rand::SbRand;
-
-/// Capacity of [`Statement::lookups`].
-pub const MAX_LOOKUPS: usize = 2048;
-
-/// Which index a lookup descends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Index {
-    /// The clustered index (PRIMARY, on id).
-    #[default]
-    Clustered,
-    /// The secondary index k_N (on k).
-    Secondary,
-}
-
-/// One B+tree descent: `key` in `index` of table `table`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Lookup {
-    /// Table number, 0-based (sbtest1 is 0).
-    pub table: u32,
-    /// Index descended.
-    pub index: Index,
-    /// id for the clustered index, k for the secondary index.
-    pub key: u64,
-}
-
-/// One SQL statement as lookups, in execution order.
-#[derive(Debug, Clone)]
-pub struct Statement {
-    /// The lookups; only the first `n` are valid.
-    pub lookups: [Lookup; MAX_LOOKUPS],
-    /// Number of valid lookups.
-    pub n: usize,
-    /// Rows the statement returns.
-    pub rows: u32,
-}
-
-impl Statement {
-    /// Becomes a copy of `other`'s valid lookups (cheaper than copying the whole array).
-    pub fn copy_from(&mut self, other: &Statement) {
-        self.lookups[..other.n].copy_from_slice(&other.lookups[..other.n]);
-        self.n = other.n;
-        self.rows = other.rows;
-    }
-}
-
-impl Default for Statement {
-    fn default() -> Self {
-        Statement { lookups: [Lookup::default(); MAX_LOOKUPS], n: 0, rows: 0 }
-    }
-}
-
-impl Statement {
-    /// The valid lookups.
-    pub fn lookups(&self) -> &[Lookup] {
-        &self.lookups[..self.n]
-    }
-
-    #[inline]
-    fn push(&mut self, l: Lookup) {
-        if self.n < MAX_LOOKUPS {
-            self.lookups[self.n] = l;
-            self.n += 1;
-        }
-    }
-}
+use crate::workload::statement::{Index, Lookup, Op, Statement, MAX_LOOKUPS};
 
 /// Generator of one sysbench client thread's statements.
 #[derive(Debug, Clone)]
@@ -114,6 +60,8 @@ pub struct SysbenchGen {
     data_seed: u64,
     keys: Vec<u64>,
     ids: [u64; 64],
+    /// oltp_common.lua's options (oltp_read_only).
+    oltp: OltpOptions,
 }
 
 impl SysbenchGen {
@@ -147,7 +95,33 @@ impl SysbenchGen {
             data_seed: seed,
             keys: Vec::with_capacity(random_points),
             ids: [0; 64],
+            oltp: workload.oltp,
         }
+    }
+
+    /// The generator's own limits on the options (checked when the stack is built): a
+    /// range spans at most 65535 ids (`Lookup::span`), a transaction at most
+    /// [`MAX_LOOKUPS`] lookups.
+    pub fn check(workload: &SysbenchWorkload) -> Result<()> {
+        let o = &workload.oltp;
+        if !(1..=65535).contains(&o.range_size) {
+            return Err(Error::config("workload.range_size", "must be 1 to 65535 (the model's bound)"));
+        }
+        let ranges = [o.simple_ranges, o.sum_ranges, o.order_ranges, o.distinct_ranges];
+        let reads = ranges.iter().fold(u64::from(o.point_selects), |n, &r| n + u64::from(r));
+        // A write's lookups (an insert has two), each with its commit in autocommit.
+        let ac = u64::from(o.skip_trx);
+        let writes = (u64::from(o.index_updates) + u64::from(o.non_index_updates)) * (1 + ac)
+            + u64::from(o.delete_inserts) * (3 + 2 * ac)
+            + 1;
+        let lookups = reads + writes;
+        if lookups > MAX_LOOKUPS as u64 {
+            return Err(Error::config(
+                "workload.point_selects",
+                format!("a transaction's point selects, range selects and writes must make at most {MAX_LOOKUPS} lookups"),
+            ));
+        }
+        Ok(())
     }
 
     /// The seed that decides which rows have each k (pass it to `btree::k_matches`).
@@ -162,15 +136,22 @@ impl SysbenchGen {
 
     /// Fills `out` with the next statement.
     pub fn next(&mut self, out: &mut Statement) {
-        out.n = 0;
-        out.rows = 0;
+        out.clear();
         match self.test {
             SysbenchTest::OltpPointSelect => {
-                let table = (self.rand.uniform(1, self.tables as u64) - 1) as u32;
+                let table = self.table_num();
                 let id = self.rand.default_dist(1, self.table_size);
-                out.push(Lookup { table, index: Index::Clustered, key: id });
+                out.push(Lookup::point(table, Index::Clustered, id));
                 out.rows = u32::from(id >= 1 && id <= self.table_size);
+                out.queries = 1;
             }
+            SysbenchTest::OltpReadOnly => self.transaction(out, true, false),
+            SysbenchTest::OltpReadWrite => self.transaction(out, true, true),
+            SysbenchTest::OltpWriteOnly => self.transaction(out, false, true),
+            SysbenchTest::OltpUpdateIndex
+            | SysbenchTest::OltpUpdateNonIndex
+            | SysbenchTest::OltpInsert
+            | SysbenchTest::OltpDelete => self.single_write(out),
             SysbenchTest::SelectRandomPoints => {
                 self.keys.clear();
                 for _ in 0..self.random_points {
@@ -180,7 +161,7 @@ impl SysbenchGen {
                 self.keys.sort_unstable();
                 self.keys.dedup();
                 for &k in &self.keys {
-                    out.push(Lookup { table: 0, index: Index::Secondary, key: k });
+                    out.push(Lookup::point(0, Index::Secondary, k));
                     let m = k_matches(self.table_size, k, self.data_seed);
                     let m_used = (m as usize).min(self.ids.len());
                     for j in 0..m_used {
@@ -189,11 +170,136 @@ impl SysbenchGen {
                     let ids = &mut self.ids[..m_used];
                     ids.sort_unstable();
                     for &id in ids.iter() {
-                        out.push(Lookup { table: 0, index: Index::Clustered, key: id });
+                        out.push(Lookup::point(0, Index::Clustered, id));
                     }
                     out.rows += m;
                 }
+                out.queries = 1;
             }
+        }
+    }
+
+    /// `get_table_num()`: a table, 0-based.
+    #[inline]
+    fn table_num(&mut self) -> u32 {
+        (self.rand.uniform(1, self.tables as u64) - 1) as u32
+    }
+
+    /// The OLTP scripts' `event()` (oltp_read_only, oltp_read_write, oltp_write_only):
+    /// BEGIN (unless skip_trx); the reads (`execute_point_selects`: one table for the group,
+    /// an id per query; with range_selects, `execute_range` for each kind in order:
+    /// simple, SUM, ORDER BY, DISTINCT, one table per kind, drawn even when the kind's count
+    /// is 0, ids `id..id + range_size - 1`); the writes (`execute_index_updates`,
+    /// `execute_non_index_updates`, `execute_delete_inserts`, one table per kind); COMMIT.
+    /// With skip_trx each write commits on its own (autocommit). The random draws are in
+    /// the script's order.
+    fn transaction(&mut self, out: &mut Statement, reads: bool, writes: bool) {
+        let o = self.oltp;
+        let trx = u32::from(!o.skip_trx);
+        out.queries = 2 * trx;
+        if reads {
+            let table = self.table_num();
+            for _ in 0..o.point_selects {
+                let id = self.rand.default_dist(1, self.table_size);
+                out.push(Lookup::point(table, Index::Clustered, id));
+                out.rows += u32::from(id >= 1 && id <= self.table_size);
+                out.queries += 1;
+            }
+            if o.range_selects {
+                for count in [o.simple_ranges, o.sum_ranges, o.order_ranges, o.distinct_ranges] {
+                    let table = self.table_num();
+                    for _ in 0..count {
+                        let id = self.rand.default_dist(1, self.table_size);
+                        let span = o.range_size.min(u32::from(u16::MAX)) as u16;
+                        out.push(Lookup::range(table, id, span));
+                        // The rows BETWEEN id AND id + range_size - 1 that exist.
+                        let last = (id + u64::from(span) - 1).min(self.table_size);
+                        out.rows += last.saturating_sub(id.max(1) - 1) as u32;
+                        out.queries += 1;
+                    }
+                }
+            }
+        }
+        if writes {
+            let autocommit = o.skip_trx;
+            for (count, op) in [(o.index_updates, Op::UpdateIndex), (o.non_index_updates, Op::UpdateNonIndex)]
+            {
+                let table = self.table_num();
+                for _ in 0..count {
+                    let id = self.rand.default_dist(1, self.table_size);
+                    self.write(out, &[Lookup::write(table, Index::Clustered, op, id)], autocommit);
+                }
+            }
+            let table = self.table_num();
+            for _ in 0..o.delete_inserts {
+                let id = self.rand.default_dist(1, self.table_size);
+                let k = self.rand.default_dist(1, self.table_size);
+                self.write(out, &[Lookup::write(table, Index::Clustered, Op::Delete, id)], autocommit);
+                self.write(out, &Self::insert(table, id, k), autocommit);
+            }
+        }
+        if trx == 1 && writes {
+            out.push(Lookup::write(0, Index::Clustered, Op::Commit, 0));
+        }
+    }
+
+    /// One write query: its lookups, and with `autocommit` its commit.
+    fn write(&mut self, out: &mut Statement, lookups: &[Lookup], autocommit: bool) {
+        for &l in lookups {
+            out.push(l);
+        }
+        // The row the write finds (an insert reads none).
+        out.rows += u32::from(lookups[0].op != Op::Insert);
+        out.queries += 1;
+        if autocommit {
+            out.push(Lookup::write(lookups[0].table, Index::Clustered, Op::Commit, 0));
+        }
+    }
+
+    /// An INSERT of (id, k): the clustered entry, then k_1's (id 0: AUTO_INCREMENT's next).
+    fn insert(table: u32, id: u64, k: u64) -> [Lookup; 2] {
+        [
+            Lookup::write(table, Index::Clustered, Op::Insert, id),
+            Lookup::write(table, Index::Secondary, Op::Insert, k),
+        ]
+    }
+
+    /// oltp_update_index, oltp_update_non_index, oltp_delete, oltp_insert: one autocommit
+    /// statement per event (`execute_index_updates` with index_updates, and
+    /// `execute_non_index_updates` with non_index_updates, statements on one table).
+    fn single_write(&mut self, out: &mut Statement) {
+        let o = self.oltp;
+        match self.test {
+            SysbenchTest::OltpUpdateIndex | SysbenchTest::OltpUpdateNonIndex => {
+                let (count, op) = if self.test == SysbenchTest::OltpUpdateIndex {
+                    (o.index_updates, Op::UpdateIndex)
+                } else {
+                    (o.non_index_updates, Op::UpdateNonIndex)
+                };
+                let table = self.table_num();
+                for _ in 0..count {
+                    let id = self.rand.default_dist(1, self.table_size);
+                    self.write(out, &[Lookup::write(table, Index::Clustered, op, id)], true);
+                }
+            }
+            SysbenchTest::OltpDelete => {
+                let table = self.table_num();
+                let id = self.rand.default_dist(1, self.table_size);
+                self.write(out, &[Lookup::write(table, Index::Clustered, Op::Delete, id)], true);
+            }
+            SysbenchTest::OltpInsert => {
+                // oltp_insert.lua: the table, k, then (without auto_inc) a unique id
+                // (sysbench.rand.unique(): distinct 32-bit values, as a signed INT).
+                let table = self.table_num();
+                let k = self.rand.default_dist(1, self.table_size);
+                let id = if o.auto_inc { 0 } else { self.rand.next_u64() & 0xffff_ffff };
+                self.write(out, &Self::insert(table, id, k), true);
+            }
+            SysbenchTest::OltpPointSelect
+            | SysbenchTest::SelectRandomPoints
+            | SysbenchTest::OltpReadOnly
+            | SysbenchTest::OltpReadWrite
+            | SysbenchTest::OltpWriteOnly => {}
         }
     }
 }
@@ -212,6 +318,99 @@ mod tests {
             compress_ratio: Some(1.0),
             prepare_rand_type: Default::default(),
         }
+    }
+
+    /// oltp_read_only's event: BEGIN, 10 point selects on one table, the four range
+    /// selects of 100 ids (one table each), COMMIT: 16 queries and 14 lookups, and the
+    /// options change it as oltp_common.lua says.
+    #[test]
+    fn read_only_transaction_is_the_scripts_event() {
+        let mut w = test_workload(RandType::Uniform);
+        w.test = SysbenchTest::OltpReadOnly;
+        let d = ds(4, 1_000_000);
+        let mut g = SysbenchGen::new(3, &w, &d);
+        let mut s = Statement::default();
+        for _ in 0..200 {
+            g.next(&mut s);
+            assert_eq!((s.queries, s.n), (16, 14));
+            let (points, ranges) = s.lookups().split_at(10);
+            assert!(points.iter().all(|l| l.span == 1 && l.table == points[0].table));
+            assert!(ranges.iter().all(|l| l.span == 100 && l.index == Index::Clustered));
+            let expect: u32 =
+                10 + ranges.iter().map(|l| (l.key + 99).min(1_000_000) + 1 - l.key).sum::<u64>() as u32;
+            assert_eq!(s.rows, expect);
+        }
+        w.oltp.skip_trx = true;
+        w.oltp.range_size = 7;
+        let mut g = SysbenchGen::new(3, &w, &d);
+        g.next(&mut s);
+        assert_eq!((s.queries, s.n, s.lookups[13].span), (14, 14, 7));
+        w.oltp.range_selects = false;
+        let mut g = SysbenchGen::new(3, &w, &d);
+        g.next(&mut s);
+        assert_eq!((s.queries, s.n), (10, 10));
+        // The generator's bounds are refused by the key as written.
+        w.oltp.range_size = 70_000;
+        assert!(
+            matches!(SysbenchGen::check(&w), Err(Error::Config { field, .. }) if field == "workload.range_size")
+        );
+    }
+
+    fn ops(s: &Statement) -> Vec<Op> {
+        s.lookups().iter().map(|l| l.op).collect()
+    }
+
+    /// The write tests as their scripts issue them: sysbench counts 20 queries for an
+    /// oltp_read_write transaction (14 reads, 4 writes, BEGIN, COMMIT) and 6 for
+    /// oltp_write_only; one COMMIT ends each; with skip_trx every write commits alone.
+    #[test]
+    fn write_transactions_are_the_scripts_events() {
+        let mut w = test_workload(RandType::Uniform);
+        let d = ds(4, 1_000_000);
+        let mut s = Statement::default();
+        w.test = SysbenchTest::OltpReadWrite;
+        SysbenchGen::new(5, &w, &d).next(&mut s);
+        assert_eq!((s.queries, s.n), (20, 14 + 5 + 1));
+        let writes = [Op::UpdateIndex, Op::UpdateNonIndex, Op::Delete, Op::Insert, Op::Insert, Op::Commit];
+        assert_eq!(ops(&s)[14..], writes);
+        // The pair's insert puts back the id it deleted, with a new k in k_1.
+        let l = s.lookups();
+        assert_eq!((l[16].key, l[17].key, l[18].index), (l[16].key, l[16].key, Index::Secondary));
+        w.test = SysbenchTest::OltpWriteOnly;
+        SysbenchGen::new(5, &w, &d).next(&mut s);
+        assert_eq!((s.queries, ops(&s)), (6, writes.to_vec()));
+        w.oltp.skip_trx = true;
+        SysbenchGen::new(5, &w, &d).next(&mut s);
+        use Op::*;
+        assert_eq!(
+            ops(&s),
+            vec![UpdateIndex, Commit, UpdateNonIndex, Commit, Delete, Commit, Insert, Insert, Commit]
+        );
+        assert_eq!(s.queries, 4);
+    }
+
+    #[test]
+    fn single_write_tests_autocommit_each_statement() {
+        let mut w = test_workload(RandType::Uniform);
+        let d = ds(2, 1000);
+        let mut s = Statement::default();
+        use Op::*;
+        for (test, expect) in [
+            (SysbenchTest::OltpUpdateIndex, vec![UpdateIndex, Commit]),
+            (SysbenchTest::OltpUpdateNonIndex, vec![UpdateNonIndex, Commit]),
+            (SysbenchTest::OltpDelete, vec![Delete, Commit]),
+            (SysbenchTest::OltpInsert, vec![Insert, Insert, Commit]),
+        ] {
+            w.test = test;
+            SysbenchGen::new(5, &w, &d).next(&mut s);
+            assert_eq!((ops(&s), s.queries), (expect, 1), "{test:?}");
+            assert!(test.writes());
+        }
+        // AUTO_INCREMENT: the clustered key is left to InnoDB (0).
+        assert_eq!(s.lookups[0].key, 0);
+        w.oltp.auto_inc = false;
+        SysbenchGen::new(5, &w, &d).next(&mut s);
+        assert_ne!(s.lookups[0].key, 0);
     }
 
     #[test]

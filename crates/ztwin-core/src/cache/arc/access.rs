@@ -77,6 +77,7 @@ impl Arc {
                 h.access = now;
                 self.st.mfu_hits += 1;
             }
+            // Invariant: `Arc::access` calls hit_08 only for a live header (MRU, MFU; 0.6 .. 2.1 have no UNCACHED).
             _ => unreachable!("hit on a non-cached state"),
         }
         self.count(true, flags.prefetch, meta);
@@ -103,6 +104,7 @@ impl Arc {
         match h.state {
             State::MruGhost => self.st.mru_ghost_hits += 1,
             State::MfuGhost => self.st.mfu_ghost_hits += 1,
+            // Invariant: `Arc::access` calls ghost_08 only for a header on a ghost list.
             _ => unreachable!(),
         }
         let to = if stale_prefetch { State::Mru } else { State::Mfu };
@@ -179,6 +181,7 @@ impl Arc {
                 self.st.uncached_hits += u64::from(!io);
                 h.access = now;
             }
+            // Invariant: `Arc::access` calls hit_22 only for a live header (MRU, MFU, UNCACHED).
             _ => unreachable!("hit on a non-cached state"),
         }
         if io {
@@ -226,6 +229,7 @@ impl Arc {
                 self.st.mfu_ghost_hits += 1;
                 State::Mfu
             }
+            // Invariant: `Arc::access` calls ghost_22 only for a header on a ghost list.
             _ => unreachable!(),
         };
         self.slab.unlink(i);

@@ -84,6 +84,15 @@ use crate::config::{ArcAccessRules, ArcAdaptation, ArcFeatures, ZfsRelease};
 use crate::sim::time::Nanos;
 use meta_balance::FRAC_ONE;
 
+/// Bytes of simulator memory `headers` ARC headers (live and ghost) take at most: the
+/// 40-byte headers in a slab that grows by doubling, and the key table of their slots,
+/// grown one insert at a time (`slab.rs`).
+pub fn header_memory_bytes(headers: u64) -> u64 {
+    let slab = headers.max(1).checked_next_power_of_two().unwrap_or(u64::MAX);
+    slab.saturating_mul(std::mem::size_of::<Header>() as u64)
+        .saturating_add(crate::support::key_table::grown_bytes(headers))
+}
+
 /// ARC_MINTIME: hz >> 4 ticks = 62 ms at HZ=1000.
 pub const ARC_MINTIME: Nanos = 62_000_000;
 /// arc_min_prefetch_ms = 1000 (zfs_arc_min_prefetch_ms = 0 default).

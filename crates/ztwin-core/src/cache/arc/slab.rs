@@ -196,6 +196,7 @@ impl WindowMembers {
     /// The position of slot `i` among the first `n` members.
     #[inline]
     pub(crate) fn position(&self, i: u32, n: usize) -> usize {
+        // Invariant: F_SKIPWIN is set exactly on the window's members (`SkipWindow`).
         self.slot[..n].iter().position(|&s| s == i).expect("flagged header is a window member")
     }
 }
@@ -311,6 +312,7 @@ impl Slab {
             self.hdrs[i as usize] = h;
             i
         } else {
+            // Guaranteed by `Sim::new`, which refuses an ARC that could hold 2^32 - 1 headers.
             assert!(self.hdrs.len() < NIL as usize, "ARC header slab full");
             self.hdrs.push(h);
             (self.hdrs.len() - 1) as u32
@@ -328,6 +330,7 @@ impl Slab {
     /// Unlinks (must already be off its list), unindexes and recycles slot `i`.
     pub(crate) fn free(&mut self, i: u32) {
         let key = self.hdrs[i as usize].key;
+        // Invariant: `alloc` indexed every slot in use; only `free` unindexes it.
         let j = self.table.remove(key).expect("indexed header");
         debug_assert_eq!(i, j);
         let h = &mut self.hdrs[i as usize];

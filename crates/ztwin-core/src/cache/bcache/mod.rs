@@ -303,11 +303,25 @@ pub struct Bcache {
 }
 
 impl Bcache {
+    /// Bytes of simulator memory a cache set takes over `backing_size` bytes of backing
+    /// device in units of `unit` bytes with a cache device of `nbuckets` buckets: the
+    /// index (4 bytes a unit), the buckets and the free list (see the module doc).
+    pub fn memory_bytes(backing_size: u64, unit: u64, nbuckets: u64) -> u64 {
+        let nbuckets = nbuckets.min(MAX_BUCKETS);
+        let index = (backing_size / unit.max(1)).saturating_mul(std::mem::size_of::<u32>() as u64);
+        let per_bucket = (std::mem::size_of::<Bucket>() + std::mem::size_of::<u32>()) as u64;
+        let free_size = nbuckets.next_power_of_two() >> 10;
+        let heap = ((free_size << 3) + 1) * std::mem::size_of::<(u64, u32, u32)>() as u64;
+        index.saturating_add(nbuckets * per_bucket).saturating_add(heap)
+    }
+
     /// A new, empty cache set (make-bcache, attach). Inputs are validated by
     /// `VariantConfig::validate`.
     pub fn new(p: &BcacheParams) -> Self {
         let c = p.config;
         let unit = u64::from(p.unit);
+        // Guaranteed by `bcache_unit` (a power of two clamped to 512 .. bucket_size) and validate
+        // (bucket_size a power of two, 4 KiB .. 16 MiB).
         assert!(unit.is_power_of_two() && unit >= 512 && unit <= c.bucket_size, "bad bcache unit");
         let nbuckets = (p.cache_capacity / c.bucket_size).min(MAX_BUCKETS);
         let bucket_sectors = c.bucket_size >> 9;

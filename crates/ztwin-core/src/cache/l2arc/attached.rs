@@ -93,6 +93,7 @@ impl L2 {
     }
 
     pub(super) fn index_remove(&mut self, key: u64, seq: u64) {
+        // Invariant: a live ring entry is indexed (index_insert on write, index_remove on kill only).
         let l = self.index.remove(key).expect("indexed L2 entry");
         debug_assert_eq!(l.seq, seq_bits(seq), "the index points at the live entry");
     }

@@ -44,6 +44,8 @@ const SIZE_MASK: u32 = (1 << SIZE_BITS) - 1;
 impl L2Ent {
     fn pack_size(bytes: u32) -> u32 {
         assert!(
+            // Invariant: block sizes are multiples of 512 up to recordsize <= 16 MiB (check_recordsize,
+            // FileGeometry rounds a small file's block to 512); a log block's is LOG_BLK_PSIZE_EST.
             bytes >= 512 && bytes.is_multiple_of(512) && bytes <= 512 << SIZE_BITS,
             "L2 entry size {bytes}"
         );
@@ -52,6 +54,7 @@ impl L2Ent {
 
     /// A data (or metadata) buffer of `lsize` / `psize` bytes at sector `daddr`.
     pub(crate) fn block(key: u64, daddr: u32, lsize: u32, psize: u32, prefetch: bool) -> L2Ent {
+        // Guaranteed by `attach_l2arc`, which refuses a device of 2^31 sectors or more.
         assert!(daddr & DEAD_BIT == 0, "L2 address past 2^31 sectors");
         let pf = if prefetch { PREFETCH_BIT } else { 0 };
         L2Ent { key, addr: daddr, sizes: Self::pack_size(lsize) | Self::pack_size(psize) << SIZE_BITS | pf }
@@ -59,6 +62,7 @@ impl L2Ent {
 
     /// A log block of `psize` bytes at sector `daddr` describing `entries` buffers.
     pub(crate) fn log_block(daddr: u32, entries: u32, psize: u32) -> L2Ent {
+        // Guaranteed by `attach_l2arc` (at most 2^31 - 1 sectors) and LOG_BLK_MAX_ENTRIES < SIZE_MASK.
         assert!(daddr & DEAD_BIT == 0 && entries <= SIZE_MASK, "L2 log block");
         L2Ent { key: 0, addr: daddr, sizes: entries | Self::pack_size(psize) << SIZE_BITS | LOG_BIT }
     }
@@ -99,6 +103,11 @@ impl L2Ent {
 
 /// Entries per chunk of the ring (chunks recycle; no allocation in steady state).
 const CHUNK: usize = 4096;
+
+/// Bytes of simulator memory a ring of `entries` entries takes (whole chunks).
+pub(crate) fn ring_memory_bytes(entries: u64) -> u64 {
+    entries.div_ceil(CHUNK as u64).saturating_mul((CHUNK * std::mem::size_of::<L2Ent>()) as u64)
+}
 
 /// The device's content in write order: a FIFO of chunks addressed by sequence number.
 #[derive(Default)]
@@ -144,6 +153,7 @@ impl Ring {
         self.head += 1;
         if self.head.is_multiple_of(CHUNK as u64) || self.head == self.tail {
             if self.head.is_multiple_of(CHUNK as u64) {
+                // Invariant: head < tail, so the chunk holding the entry just passed exists.
                 let c = self.chunks.pop_front().expect("chunk");
                 self.spare.push(c);
             }
@@ -168,6 +178,7 @@ impl Ring {
         self.tail = to;
         let need = (self.tail - self.base()).div_ceil(CHUNK as u64) as usize;
         while self.chunks.len() > need {
+            // Invariant: the loop runs while chunks.len() > need >= 0.
             let c = self.chunks.pop_back().expect("chunk");
             self.spare.push(c);
         }
@@ -205,6 +216,7 @@ impl L2arcDeviceState {
     pub(crate) fn new(dev: &L2arcDeviceConfig, persistent: bool) -> L2arcDeviceState {
         let sector = 1u64 << dev.ashift;
         let capacity = dev.capacity / sector * sector;
+        // Guaranteed by `attach_l2arc` (at most 2^31 - 1 sectors), the only caller.
         assert!(capacity >> dev.ashift <= u32::MAX as u64, "cache device too large for u32 sector addresses");
         let log_entries = if persistent && capacity >= REBUILD_MIN_L2SIZE {
             (capacity >> SPA_MAXBLOCKSHIFT).min(LOG_BLK_MAX_ENTRIES)

@@ -8,6 +8,11 @@
 //! [`crate::config::L2arcFeatures`].
 //!
 //! These methods are the ARC's ([`Arc`]): the feed walks its lists and marks its headers.
+//!
+//! Every `expect` of the cache device here holds by construction: these methods run only
+//! while a device is attached (the driver feeds, restarts and rebuilds only a pool whose
+//! `cache_device` is set, and `new_arc` attached that device, `attach_l2arc` having
+//! succeeded; a header has `F_L2` or is L2-only only while its device is attached).
 
 use super::attached::seq_bits;
 use super::device::L2Ent;
@@ -22,7 +27,7 @@ const EVICT_LOOKAHEAD: u64 = 16;
 impl Arc {
     /// l2arc_hdr_limit_reached (2.1+; memory pressure is not modelled).
     pub(super) fn l2_hdr_limit_reached(&self) -> bool {
-        let l2 = self.l2.as_ref().expect("device");
+        let l2 = self.l2.as_ref().expect("a cache device is attached (module note)");
         let s = self.l2_hdr_size();
         let Some(pct) = l2.s.meta_percent else { return false };
         let base = if self.arc_warm { self.c } else { self.c_max };
@@ -31,7 +36,7 @@ impl Arc {
 
     /// l2arc_write_size.
     fn l2_write_size(&self) -> u64 {
-        let l2 = self.l2.as_ref().expect("device");
+        let l2 = self.l2.as_ref().expect("a cache device is attached (module note)");
         let (s, dev) = (&l2.s, &l2.dev);
         let boost = if self.arc_warm { 0 } else { s.write_boost };
         let mut size = s.write_max + boost;
@@ -71,7 +76,7 @@ impl Arc {
         let mut feed = self.l2_write_buffers(size);
         feed.target = size;
         feed.fed = true;
-        let s = &self.l2.as_ref().expect("device").s;
+        let s = &self.l2.as_ref().expect("a cache device is attached (module note)").s;
         let interval = if s.feed_again && feed.asize_written > size / 2 {
             s.feed_min_ms * MS
         } else {
@@ -83,7 +88,7 @@ impl Arc {
 
     /// Evicts the entry at the front of the ring.
     fn l2_evict_front(&mut self) {
-        let l2 = self.l2.as_mut().expect("device");
+        let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         let seq = l2.dev.ring.head;
         let e = *l2.dev.ring.get(seq);
         // The ring is evicted in order: the index and header-table slots of an entry a
@@ -111,13 +116,13 @@ impl Arc {
                 }
             }
         }
-        self.l2.as_mut().expect("device").dev.ring.pop_front();
+        self.l2.as_mut().expect("a cache device is attached (module note)").dev.ring.pop_front();
     }
 
     /// Evicts ring entries with addresses in [hand, taddr).
     fn l2_evict_range(&mut self, taddr: u64) {
         loop {
-            let l2 = self.l2.as_ref().expect("device");
+            let l2 = self.l2.as_ref().expect("a cache device is attached (module note)");
             let Some(e) = l2.dev.ring.front() else { break };
             let a = (e.daddr() as u64) << l2.dev.ashift;
             if a >= taddr || a < l2.dev.hand {
@@ -129,7 +134,7 @@ impl Arc {
 
     /// l2arc_evict(dev, distance, B_FALSE), per release.
     fn l2_evict(&mut self, distance: u64) {
-        let l2 = self.l2.as_mut().expect("device");
+        let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         let end = l2.dev.capacity;
         if !l2.s.features.evict_rerun {
             if l2.dev.first {
@@ -141,7 +146,7 @@ impl Arc {
             return;
         }
         loop {
-            let l2 = self.l2.as_mut().expect("device");
+            let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
             let rerun = l2.dev.hand + distance > end;
             let taddr = if rerun { end } else { l2.dev.hand + distance };
             if !l2.dev.first {
@@ -152,7 +157,7 @@ impl Arc {
             if !rerun {
                 break;
             }
-            let l2 = self.l2.as_mut().expect("device");
+            let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
             l2.dev.hand = 0;
             l2.dev.evict = 0;
             l2.dev.first = false;
@@ -163,7 +168,7 @@ impl Arc {
     fn l2_write_buffers(&mut self, target: u64) -> L2Feed {
         let mut feed = L2Feed::default();
         let (f, mfuonly, headroom_mult, hboost) = {
-            let s = &self.l2.as_ref().expect("device").s;
+            let s = &self.l2.as_ref().expect("a cache device is attached (module note)").s;
             (s.features, s.mfuonly, s.headroom, s.headroom_boost)
         };
         // A headroom of 0 scans whole lists with the persistent L2ARC's feed (0.8 writes
@@ -176,7 +181,7 @@ impl Arc {
         }
         // The persistent L2ARC reserves room for the pending log block in every fit check.
         let lb_reserve = if f.persistent { LOG_BLK_SIZE } else { 0 };
-        let first_seq = self.l2.as_ref().expect("device").dev.ring.tail;
+        let first_seq = self.l2.as_ref().expect("a cache device is attached (module note)").dev.ring.tail;
         let mut write_asize = 0u64;
         let mut write_psize = 0u64;
         let mut full = false;
@@ -217,7 +222,7 @@ impl Arc {
                     cur = nxt;
                     continue;
                 }
-                let l2 = self.l2.as_mut().expect("device");
+                let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
                 let psize = h.psize as u64;
                 let asize = l2.dev.asize(psize);
                 if write_asize + asize + lb_reserve > target {
@@ -247,7 +252,7 @@ impl Arc {
                 if memo {
                     self.slab.join_l2run(cur);
                 }
-                let l2 = self.l2.as_mut().expect("device");
+                let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
                 if l2.dev.log_entries > 0 {
                     l2.dev.log_ent_idx += 1;
                     if l2.dev.log_ent_idx == l2.dev.log_entries {
@@ -276,13 +281,13 @@ impl Arc {
                 break;
             }
         }
-        self.l2.as_mut().expect("device").index_feed(first_seq);
+        self.l2.as_mut().expect("a cache device is attached (module note)").index_feed(first_seq);
         if feed.buffers > 0 {
             self.st.l2_writes_sent += 1;
             self.st.l2_writes_done += 1;
             self.st.l2_write_bytes += write_psize;
         }
-        let l2 = self.l2.as_mut().expect("device");
+        let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         if !f.evict_rerun && l2.dev.hand >= l2.dev.capacity.saturating_sub(target) {
             // 0.8: bump the hand to the start when approaching the end.
             l2.dev.hand = 0;

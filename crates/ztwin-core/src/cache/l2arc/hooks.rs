@@ -8,6 +8,11 @@
 //!
 //! These methods are the ARC's ([`Arc`]): they read and write its headers (the
 //! `pub(in crate::cache)` fields of `cache::arc`).
+//!
+//! Every `expect` of the cache device here holds by construction: these methods run only
+//! while a device is attached (the driver feeds, restarts and rebuilds only a pool whose
+//! `cache_device` is set, and `new_arc` attached that device, `attach_l2arc` having
+//! succeeded; a header has `F_L2` or is L2-only only while its device is attached).
 
 use super::attached::L2;
 use super::device::L2arcDeviceState;
@@ -185,7 +190,7 @@ impl Arc {
     pub(in crate::cache) fn delete_ghost(&mut self, i: u32) {
         let h = self.slab.hdrs[i as usize];
         if h.flags & F_L2 != 0 {
-            let l2 = self.l2.as_mut().expect("F_L2 without a device");
+            let l2 = self.l2.as_mut().expect("F_L2 only with a cache device (module note)");
             let seq = l2.seq(h.l2seq);
             debug_assert_eq!(l2.find(h.key), Some(seq), "l2seq locates the header's L2 copy");
             // The L2-only header keeps the prefetch flag (b_flags), in the index; the slot
@@ -204,7 +209,7 @@ impl Arc {
     /// arc_hdr_destroy of a header with an L2 copy (`l2seq` from its header): the copy
     /// becomes unreachable.
     pub(in crate::cache) fn l2_destroy_hdr(&mut self, l2seq: u32) {
-        let l2 = self.l2.as_mut().expect("F_L2 without a device");
+        let l2 = self.l2.as_mut().expect("F_L2 only with a cache device (module note)");
         let seq = l2.seq(l2seq);
         l2.kill(seq);
     }
@@ -212,7 +217,7 @@ impl Arc {
     /// arc_hdr_destroy of an L2-only header (arc_l2c_only), at entry `seq` of the device:
     /// a write replaced the block, so the copy becomes unreachable and the header goes.
     pub(in crate::cache) fn l2_destroy_l2only(&mut self, seq: u64) {
-        let l2 = self.l2.as_mut().expect("an L2-only header without a device");
+        let l2 = self.l2.as_mut().expect("L2-only headers only with a cache device (module note)");
         l2.kill(seq);
         l2.l2only -= 1;
     }
@@ -229,7 +234,7 @@ impl Arc {
         now: Nanos,
     ) -> Option<(u32, u32)> {
         let rules = self.f.access;
-        let l2 = self.l2.as_mut().expect("device");
+        let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         l2.l2only -= 1;
         let stale_pf = loc.prefetch;
         // Header flags after arc_read: 0.6 .. 2.1 keep the stale flag and add a prefetch;
@@ -289,7 +294,7 @@ impl Arc {
             }
         }
         self.l2_after_read(i, key.0, meta, true, pf);
-        let l2 = self.l2.as_ref().expect("device");
+        let l2 = self.l2.as_ref().expect("a cache device is attached (module note)");
         // The copy's size is the block's (a rewrite would have dropped the copy).
         debug_assert_eq!(l2.dev.ring.get(l2.seq(loc.seq)).psize(), info.psize);
         read.then(|| (info.psize, l2.dev.asize(asize as u64) as u32))

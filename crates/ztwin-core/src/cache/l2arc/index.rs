@@ -100,6 +100,17 @@ fn dense_fits(space_blocks: u64, expected: u64) -> bool {
     space_blocks > 0 && space_blocks * 4 * 13 <= expected * 12 * 20
 }
 
+/// Bytes of simulator memory the index of a device expected to hold `expected` blocks of
+/// a key space of `space_blocks` blocks takes: the dense array or the presized table,
+/// whichever [`L2Index::new`] picks.
+pub(crate) fn memory_bytes(expected: u64, space_blocks: u64) -> u64 {
+    if dense_fits(space_blocks, expected) {
+        space_blocks.saturating_mul(std::mem::size_of::<u32>() as u64)
+    } else {
+        crate::support::key_table::sized_bytes(expected, 13)
+    }
+}
+
 /// Block key -> [`L2Loc`].
 #[derive(Default)]
 pub(crate) struct L2Index {
@@ -205,6 +216,7 @@ impl L2Index {
 
     /// Indexes `key` (which must not be indexed yet).
     pub(crate) fn insert(&mut self, key: u64, loc: L2Loc) {
+        // Invariant: block keys never equal EMPTY (level 15: levels are below DN_MAX_LEVELS).
         assert!(key != EMPTY, "L2 index: the reserved key");
         let v = loc.pack();
         if let Some(d) = self.dense.as_mut() {

@@ -152,6 +152,13 @@ pub const HDR_L2ONLY_SIZE: u64 = 96;
 // `L2arcTunables::resolve` below.
 pub use crate::config::L2arcTunables;
 
+/// Bytes of simulator memory an attached cache device takes when it holds `blocks`
+/// blocks of a dataset of `space_blocks` blocks (every level of every file): a 16-byte
+/// ring entry per block and the index (`attached.rs`). L2-only blocks have no ARC header.
+pub fn memory_bytes(blocks: u64, space_blocks: u64) -> u64 {
+    device::ring_memory_bytes(blocks).saturating_add(index::memory_bytes(blocks, space_blocks))
+}
+
 /// The cache device (a `cache` vdev).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -4,6 +4,11 @@
 //! [`crate::cache::l2arc`].
 //!
 //! These methods are the ARC's ([`Arc`]): they drop or restore its headers' L2 copies.
+//!
+//! Every `expect` of the cache device here holds by construction: these methods run only
+//! while a device is attached (the driver feeds, restarts and rebuilds only a pool whose
+//! `cache_device` is set, and `new_arc` attached that device, `attach_l2arc` having
+//! succeeded; a header has `F_L2` or is L2-only only while its device is attached).
 
 use super::attached::seq_bits;
 use super::device::L2arcDeviceState;
@@ -21,7 +26,7 @@ impl Arc {
         let Some(l2) = self.l2.as_mut() else { return };
         let (head, tail) = (l2.dev.ring.head, l2.dev.ring.tail);
         for seq in head..tail {
-            let l2 = self.l2.as_mut().expect("device");
+            let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
             let e = *l2.dev.ring.get(seq);
             if e.is_dead() || e.is_log() {
                 continue;
@@ -32,7 +37,7 @@ impl Arc {
                 self.st.l2_evict_l1cached += 1;
             }
         }
-        let l2 = self.l2.as_mut().expect("device");
+        let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         l2.index.clear();
         l2.l2only = 0;
         l2.lsize_sum = 0;
@@ -126,7 +131,7 @@ impl Arc {
                 self.st.l2_rebuild_lowmem += 1;
                 break;
             }
-            let l2 = self.l2.as_mut().expect("device");
+            let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
             let lb = *l2.dev.ring.get(lbseq);
             let n = lb.lsize() as u64;
             r.reads += 1;
@@ -134,13 +139,13 @@ impl Arc {
             // arc_adapt(log_entries * HDR_L2ONLY_SIZE) lets arc_c grow for the headers.
             let grow = n * HDR_L2ONLY_SIZE;
             self.adapt(grow, Some(State::L2cOnly), false);
-            let l2 = self.l2.as_mut().expect("device");
+            let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
             l2.dev.ring.get_mut(lbseq).set_dead(false);
             l2.lb_count += 1;
             l2.lb_asize += lb.psize() as u64;
             l2.dev.alloc += lb.psize() as u64;
             for seq in (lbseq - n..lbseq).rev() {
-                let l2 = self.l2.as_mut().expect("device");
+                let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
                 let e = *l2.dev.ring.get(seq);
                 if l2.find(e.key).is_some() {
                     continue; // a newer copy was restored already
@@ -160,7 +165,7 @@ impl Arc {
                         h.flags = (h.flags & !F_L2PF) | F_L2 | if e.prefetch() { F_L2PF } else { 0 };
                         h.l2seq = seq_bits(seq);
                     }
-                    None => self.l2.as_mut().expect("device").l2only += 1,
+                    None => self.l2.as_mut().expect("a cache device is attached (module note)").l2only += 1,
                 }
             }
             r.log_blocks += 1;

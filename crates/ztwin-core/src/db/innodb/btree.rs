@@ -140,6 +140,8 @@ impl IndexGeometry {
         span[0] = 1;
         let mut depth = 1;
         while level_pages[depth - 1] > 1 {
+            // Invariant: at most 2^31 - 1 rows (validate: table_size) fit MAX_DEPTH at every page
+            // size (the_largest_and_smallest_tables_fit_max_depth).
             assert!(depth < MAX_DEPTH, "B+tree deeper than MAX_DEPTH");
             level_pages[depth] = level_pages[depth - 1].div_ceil(recs_per_node);
             span[depth] = span[depth - 1] * recs_per_node;
@@ -319,10 +321,36 @@ fn lay_out(ix: &mut IndexGeometry, sp: &mut SpaceAlloc) {
     ix.leaf_extents = leaf.extents;
 }
 
-/// Geometry of one sysbench table's `.ibd` file.
+/// What a table's records take, which sets its B+trees' fan-out: the bytes of a
+/// clustered leaf record and node pointer, and of its secondary index's (one per table;
+/// sysbench's schema has exactly one). A dataset names its schema; the layout follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableSchema {
+    /// A clustered leaf record (header, key, DB_TRX_ID, DB_ROLL_PTR, the other columns).
+    pub clustered_rec: u64,
+    /// A clustered node pointer (header, key, child page number).
+    pub clustered_node_ptr: u64,
+    /// A secondary leaf record (header, the indexed columns, the primary key).
+    pub secondary_rec: u64,
+    /// A secondary node pointer (header, the indexed columns, the primary key, child).
+    pub secondary_node_ptr: u64,
+}
+
+impl TableSchema {
+    /// sysbench 1.0's `sbtest` table (oltp_common.lua `create_table`): id INTEGER
+    /// primary key, k INTEGER (index k_1), c CHAR(120), pad CHAR(60).
+    pub const SYSBENCH: TableSchema = TableSchema {
+        clustered_rec: CLUSTERED_REC,
+        clustered_node_ptr: CLUSTERED_NODE_PTR,
+        secondary_rec: SECONDARY_REC,
+        secondary_node_ptr: SECONDARY_NODE_PTR,
+    };
+}
+
+/// Geometry of one table's `.ibd` file (file-per-table), as a bulk load leaves it.
 #[derive(Debug, Clone)]
 pub struct TableLayout {
-    /// Rows in the table (`--table-size`).
+    /// Rows in the table (sysbench's `--table-size`).
     pub rows: u64,
     /// innodb_page_size in bytes.
     pub page_size: u32,
@@ -349,17 +377,23 @@ impl TableLayout {
     /// The layout `sysbench prepare` leaves for a table of `rows` rows with
     /// `innodb_page_size` = `page_size`.
     pub fn sysbench(rows: u64, page_size: u32) -> TableLayout {
+        TableLayout::new(&TableSchema::SYSBENCH, rows, page_size)
+    }
+
+    /// The layout of a table of `schema` with `rows` rows inserted in key order (as
+    /// sysbench's prepare and a bulk load do) with `innodb_page_size` = `page_size`.
+    pub fn new(schema: &TableSchema, rows: u64, page_size: u32) -> TableLayout {
         let ps = page_size as u64;
         let reserve = ps / 16; // dict_index_get_space_reserve()
         let mut clustered = IndexGeometry::shape(
             rows,
-            records_per_page(ps, CLUSTERED_REC, reserve),
-            records_per_page(ps, CLUSTERED_NODE_PTR, 0),
+            records_per_page(ps, schema.clustered_rec, reserve),
+            records_per_page(ps, schema.clustered_node_ptr, 0),
         );
         let mut secondary = IndexGeometry::shape(
             rows,
-            records_per_page(ps, SECONDARY_REC, 0),
-            records_per_page(ps, SECONDARY_NODE_PTR, 0),
+            records_per_page(ps, schema.secondary_rec, 0),
+            records_per_page(ps, schema.secondary_node_ptr, 0),
         );
         let mut sp = SpaceAlloc::new(ps);
         lay_out(&mut clustered, &mut sp);
@@ -422,6 +456,18 @@ impl TableLayout {
     pub fn clustered_path(&self, id: u64, out: &mut [u64; MAX_DEPTH]) -> usize {
         let leaf = id.saturating_sub(1) / self.clustered.recs_per_leaf;
         self.clustered.path(leaf, out)
+    }
+
+    /// The clustered leaf `step` leaves after the one holding `id`, if it holds ids of
+    /// `id..id + span` (the leaves chained in key order, as a bulk load leaves them).
+    #[inline]
+    pub fn clustered_next_leaf(&self, id: u64, span: u64, step: u64) -> Option<u64> {
+        let per = self.clustered.recs_per_leaf;
+        let first = id.saturating_sub(1) / per;
+        let last_id = id.saturating_add(span.saturating_sub(1)).min(self.rows);
+        let last = last_id.saturating_sub(1) / per;
+        let leaf = first + step;
+        (leaf <= last && leaf < self.clustered.leaf_pages()).then(|| self.clustered.leaf_page(leaf))
     }
 
     /// Page numbers root..leaf of the secondary index where key `k` sits.
@@ -604,8 +650,63 @@ fn unit(h: u64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    /// A range scan reads the leaves its ids span, in key order, each once: 100 ids from
+    /// a leaf's first id span two leaves at 73 per leaf, from 10 ids before a boundary
+    /// three; at the table's end it stops at the last leaf.
+    #[test]
+    fn a_range_scan_reads_the_leaves_its_ids_span() {
+        let t = TableLayout::sysbench(1_000_000, 16384);
+        let per = t.clustered.recs_per_leaf;
+        assert_eq!(per, 73);
+        let leaves = |id: u64, span: u64| {
+            let mut path = [0u64; MAX_DEPTH];
+            let first = t.clustered_path(id, &mut path);
+            let mut pages = vec![path[first - 1]];
+            pages.extend((1..).map_while(|step| t.clustered_next_leaf(id, span, step)));
+            pages
+        };
+        let at = |leaf: u64| t.clustered.leaf_page(leaf);
+        assert_eq!(leaves(per * 5 + 1, 100), vec![at(5), at(6)]);
+        assert_eq!(leaves(per * 5 - 9, 100), vec![at(4), at(5), at(6)]);
+        assert_eq!(leaves(per * 5 - 9, 1), vec![at(4)]);
+        let last = t.clustered.leaf_pages() - 1;
+        assert_eq!(leaves(1_000_000 - 5, 100), vec![at(last)]);
+    }
+
+    /// The layout follows the schema's record sizes: sysbench's is the named one, and a
+    /// wider clustered record (fewer per page) means more clustered pages for the same
+    /// rows and the same secondary index.
+    #[test]
+    fn a_schema_sets_the_fan_out() {
+        let rows = 1_000_000;
+        let sb = TableLayout::new(&TableSchema::SYSBENCH, rows, 16384);
+        assert_eq!(sb.file_pages(), TableLayout::sysbench(rows, 16384).file_pages());
+        let wide = TableSchema { clustered_rec: 2 * CLUSTERED_REC, ..TableSchema::SYSBENCH };
+        let w = TableLayout::new(&wide, rows, 16384);
+        assert!(
+            w.clustered.pages() > sb.clustered.pages() * 19 / 10,
+            "{} vs {}",
+            w.clustered.pages(),
+            sb.clustered.pages()
+        );
+        assert_eq!(w.secondary.pages(), sb.secondary.pages());
+        assert!(w.file_pages() > sb.file_pages());
+    }
+
     use super::*;
     use proptest::prelude::*;
+
+    /// The largest table validate accepts (2^31 - 1 rows) fits MAX_DEPTH at every page
+    /// size, and so does the smallest (`IndexGeometry::shape`'s assert).
+    #[test]
+    fn the_largest_and_smallest_tables_fit_max_depth() {
+        for ps in [4096u32, 8192, 16384, 32768, 65536] {
+            for rows in [1, 2, i32::MAX as u64] {
+                let t = TableLayout::sysbench(rows, ps);
+                assert!(t.file_size() >= u64::from(ps), "{rows} rows at {ps}");
+            }
+        }
+    }
 
     #[test]
     fn record_counts_16k() {

@@ -86,7 +86,7 @@
 
 use crate::config::{InnodbConfig, InnodbServer};
 use crate::sim::time::{Nanos, MS};
-use crate::support::key_table::KeyTable;
+use crate::support::key_table::{self, KeyTable};
 use crate::support::mem_hint::prefetch;
 
 /// A page of a tablespace, (space_id, page_no) packed in a u64 by [`PageKey::new`].
@@ -236,6 +236,13 @@ pub struct BufferPool {
     pub stats: BufferPoolStats,
 }
 
+/// Bytes of simulator memory a pool of `frames` frames takes (see the module doc: a slab
+/// node and a free-slot entry per frame, and the page table made for them at once).
+pub fn memory_bytes(frames: u64) -> u64 {
+    let per_frame = (std::mem::size_of::<Node>() + std::mem::size_of::<u32>()) as u64;
+    frames.saturating_mul(per_frame).saturating_add(key_table::sized_bytes(frames, 11))
+}
+
 impl BufferPool {
     /// An empty pool sized from `innodb_buffer_pool_size` and `innodb_page_size`.
     pub fn new(cfg: &InnodbConfig) -> BufferPool {
@@ -256,6 +263,7 @@ impl BufferPool {
         innodb_old_blocks_pct: usize,
         innodb_old_blocks_time_ns: Nanos,
     ) -> BufferPool {
+        // Guaranteed by the callers: `BufferPool::new` clamps the frames to 1 .. NIL - 1.
         assert!(capacity >= 1 && capacity < NIL as usize);
         BufferPool {
             capacity,
@@ -395,6 +403,7 @@ impl BufferPool {
             Some(i) => i,
             None => {
                 self.insert_for_read(key);
+                // Invariant: insert_for_read indexed the key just above.
                 self.find(key.0).expect("just inserted")
             }
         };
@@ -451,6 +460,7 @@ impl BufferPool {
         let t = self.tail;
         self.unlink(t);
         let old_key = self.nodes[t as usize].key;
+        // Invariant: every page on the LRU list is indexed (inserted together, evicted together).
         self.table.remove(old_key).expect("tail is in the table");
         self.stats.pages_evicted += 1;
         self.freed_page_clock = (self.freed_page_clock + 1) & !OLD_BIT;

@@ -1,5 +1,10 @@
 //! InnoDB: B+tree geometry of sysbench tables and the buffer pool.
 pub mod btree;
 pub mod buffer_pool;
+pub mod doublewrite;
+pub mod flush_list;
 pub mod ibd_records;
+pub mod page_cleaner;
 pub mod page_image;
+pub mod redo;
+pub mod redo_records;

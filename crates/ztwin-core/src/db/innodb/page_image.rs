@@ -360,6 +360,8 @@ impl SysbenchTable {
     /// A table of `rows` rows with the defaults of `flavor`, 16 KiB pages, sysbench 1.0.x's
     /// `special` k.
     pub fn new(flavor: Flavor, rows: u64, seed: u64) -> SysbenchTable {
+        // Guaranteed by the callers: validate bounds table_size to 1 .. 2^31 - 1 and
+        // `ibd_records::generator` takes at least 2 rows.
         assert!((2..=i32::MAX as u64).contains(&rows), "sysbench ids are INTEGER");
         let mysql = flavor == Flavor::MySql57;
         SysbenchTable {
@@ -387,6 +389,7 @@ impl SysbenchTable {
 
     fn check(&self, page: &[u8]) {
         assert!(
+            // Guaranteed by validate (innodb_page_size one of 4K .. 64K); the buffer is made of that size.
             self.page_size.is_power_of_two() && (4096..=65536).contains(&self.page_size),
             "innodb_page_size {}",
             self.page_size
@@ -636,6 +639,7 @@ impl SysbenchTable {
     pub fn fill_clustered_leaf(&self, i: u64, page: &mut [u8]) {
         self.check(page);
         let leaves = self.clustered_leaves();
+        // Invariant: the callers walk leaves 0 .. clustered_leaves().
         assert!(i < leaves, "leaf {i} of {leaves}");
         let span = self.clustered_leaf_span(i);
         let extra = self.clustered_extra();
@@ -684,6 +688,7 @@ impl SysbenchTable {
     pub fn fill_clustered_nonleaf(&self, j: u64, page: &mut [u8]) {
         self.check(page);
         let pages = self.clustered_level1_pages();
+        // Invariant: the callers walk pages 0 .. clustered_level1_pages().
         assert!(j < pages, "level-1 page {j} of {pages}");
         let span = self.clustered_level1_span(j);
         let rec = CLUSTERED_NODE_PTR;
@@ -718,6 +723,7 @@ impl SysbenchTable {
     pub fn fill_secondary_leaf(&self, i: u64, page: &mut [u8]) {
         self.check(page);
         let leaves = self.secondary_leaves();
+        // Invariant: the callers walk leaves 0 .. secondary_leaves().
         assert!(i < leaves, "k leaf {i} of {leaves}");
         let cap = self.secondary_leaf_capacity();
         let p = i * cap as u64;
@@ -745,6 +751,7 @@ impl SysbenchTable {
         }
         let u_last = u;
         let k_at =
+            // Infallible: the slice is exactly 4 bytes.
             |page: &[u8], r: usize| u32::from_be_bytes(page[origin(r)..origin(r) + 4].try_into().unwrap());
         // Ids: each run of one k is a sorted uniform sample of 1..=rows.
         let mut a = 0usize;

@@ -134,6 +134,7 @@ impl FileBlocks {
             self.content = Content::PerRecord { class: per, used };
         }
         let shift = self.geometry.fanout().trailing_zeros();
+        // Invariant: a uniform file was made per-record just above.
         let Content::PerRecord { class: per, used } = &mut self.content else { unreachable!() };
         let was_hole = is_hole(per[l0 as usize]);
         per[l0 as usize] = class;

@@ -113,6 +113,14 @@ pub struct DbufLayer {
 }
 
 impl DbufLayer {
+    /// Bytes of simulator memory `dbufs` dbufs alive at once take at most: the slab
+    /// (grown by doubling) with its free list, and the index (at most half full).
+    pub fn memory_bytes(dbufs: u64) -> u64 {
+        let pow2 = |n: u64| n.max(16).checked_next_power_of_two().unwrap_or(u64::MAX);
+        let slab = pow2(dbufs).saturating_mul((std::mem::size_of::<Dbuf>() + 4) as u64);
+        slab.saturating_add(pow2(dbufs.saturating_mul(2)).saturating_mul(12))
+    }
+
     /// An empty layer for a release with these features.
     pub fn new(features: &ZfsFeatures) -> Self {
         Self::empty(features.dbuf_cache.then_some(DBUF_CACHE_SHIFT), features.hold_accesses_arc)
@@ -194,6 +202,7 @@ impl DbufLayer {
 
     /// A reader holds the existing dbuf `key` (taking it out of the dbuf cache).
     pub fn hold_existing(&mut self, key: BlockKey) -> Hold {
+        // Invariant: the caller asked `exists(key)` first (the layer holds an existing dbuf only).
         let i = self.index.get(key.0).expect("dbuf: held key exists");
         self.hits += 1;
         let from_zero = self.slab[i as usize].holds == 0;
@@ -215,6 +224,7 @@ impl DbufLayer {
     ) -> u32 {
         debug_assert!(!self.exists(key));
         if let Some(p) = parent {
+            // Invariant: dbufs are created top-down: a child's parent dbuf exists (dbuf_findbp).
             let pi = self.index.get(p.0).expect("dbuf: parent exists");
             self.add_hold(pi);
         }
@@ -240,6 +250,7 @@ impl DbufLayer {
     /// dbufs and releasing their parents in turn (0.6: no trimming; they stay until the
     /// ARC evicts their headers). `parent_of` names a dbuf's parent (None at the top level).
     pub fn release(&mut self, key: BlockKey, arc_c: u64, parent_of: impl Fn(BlockKey) -> Option<BlockKey>) {
+        // Invariant: a reader releases only a dbuf it holds.
         let i = self.index.get(key.0).expect("dbuf: held key exists");
         self.drop_hold(i, &parent_of);
         let Some(shift) = self.cache_shift else { return };

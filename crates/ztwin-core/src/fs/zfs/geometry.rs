@@ -137,6 +137,8 @@ impl FileGeometry {
     pub fn new(file_size: u64, recordsize: u32, indirect_block_size: u32) -> FileGeometry {
         match Self::try_new(file_size, recordsize, indirect_block_size) {
             Ok(g) => g,
+            // Documented panic (see # Panics); the run builds geometries with `try_new`, and
+            // `metadata_share_table` passes sizes `geometry_json` checked.
             Err(e) => panic!("FileGeometry::new: {e}"),
         }
     }
@@ -472,6 +474,7 @@ pub fn geometry_json(request_json: &str) -> Result<String> {
         dataset.add_files(&file, spec.count)?;
         first.get_or_insert(file);
     }
+    // Invariant: the loop above ran (files was checked non-empty) and set it.
     let first = first.expect("files is not empty");
     let response = GeometryResponse {
         files: dataset.files(),

@@ -472,6 +472,7 @@ impl Zfs {
             ArcAccess::Hit => None,
             // l2arc_read: the block's asize from the cache device.
             ArcAccess::L2Hit { asize, .. } => {
+                // Invariant: an L2 hit needs an attached device, which exists only with `cache_device`.
                 Some(Some((cache_device.expect("L2 hit without a cache device"), asize)))
             }
             ArcAccess::Miss { .. } => Some(None),

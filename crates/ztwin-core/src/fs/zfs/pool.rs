@@ -245,6 +245,46 @@ pub struct Pool {
 }
 
 impl Pool {
+    /// Bytes of simulator memory the pool of `z` over `devices` takes for `files` files
+    /// of `indirect_blocks` indirect blocks and `allocated` bytes in all: nothing for a
+    /// one-device solid-state pool; else the allocation map (per file its starts, per
+    /// indirect block its second copy, per run of contiguous blocks on one vdev its start:
+    /// a run per aliquot with several vdevs). The copies of rewritten blocks are the
+    /// write path's (`moved`, see [`Pool::moved_memory_bytes`]).
+    pub fn memory_bytes(
+        z: &ZfsConfig,
+        devices: &[DeviceConfig],
+        files: u64,
+        indirect_blocks: u64,
+        allocated: u64,
+    ) -> u64 {
+        let rotational = |name: &String| devices.iter().any(|d| &d.name == name && d.rotational.is_some());
+        let positional = z.vdevs.len() > 1
+            || z.vdevs.iter().any(|v| v.devices().len() > 1 || v.devices().iter().any(rotational));
+        if !positional {
+            return 0;
+        }
+        let per_file =
+            (3 * std::mem::size_of::<u64>() + std::mem::size_of::<[u64; DN_MAX_LEVELS + 1]>()) as u64;
+        let pow2 = |n: u64| n.max(1).checked_next_power_of_two().unwrap_or(u64::MAX);
+        let ditto = pow2(indirect_blocks).saturating_mul(std::mem::size_of::<u64>() as u64);
+        // The smallest aliquot of any release unless set.
+        let aliquot = if z.pool.metaslab_aliquot == 0 { 512 << 10 } else { z.pool.metaslab_aliquot };
+        let runs = if z.vdevs.len() > 1 { files.saturating_add(allocated / aliquot.max(1)) } else { files };
+        files
+            .saturating_mul(per_file)
+            .saturating_add(ditto)
+            .saturating_add(pow2(runs).saturating_mul(std::mem::size_of::<Run>() as u64))
+    }
+
+    /// Bytes of simulator memory the new places of `records` rewritten blocks take at most.
+    pub fn moved_memory_bytes(records: u64) -> u64 {
+        // hashbrown: a power of two of buckets at most 7/8 full, a control byte each.
+        let buckets =
+            records.saturating_mul(8).div_ceil(7).max(1).checked_next_power_of_two().unwrap_or(u64::MAX);
+        buckets.saturating_mul((std::mem::size_of::<(u64, (Dva, Option<Dva>))>() + 1) as u64)
+    }
+
     /// Readies the pool's devices (by the index of their configs): the children of a
     /// mirror (data or log) track their queue length, by which reads pick among them
     /// ([`Device::track_queue_length`]).
@@ -618,6 +658,8 @@ fn mirror_child(
             p -= 1;
         }
     }
+    // Invariant: `mirror_load` is a function of the devices' state at `now` (the first loop
+    // released what completed), so the second loop finds the `lowest` the first one saw.
     unreachable!("a least loaded child exists")
 }
 

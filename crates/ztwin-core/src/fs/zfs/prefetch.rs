@@ -178,6 +178,7 @@ impl Zfs {
                     let source = match arc.access(key, info, flags, now) {
                         ArcAccess::Hit => None,
                         ArcAccess::L2Hit { asize, .. } => {
+                            // Invariant: an L2 hit needs an attached device, which exists only with `cache_device`.
                             Some(Some((cache_device.expect("L2 hit without a cache device"), asize)))
                         }
                         ArcAccess::Miss { .. } => Some(None),

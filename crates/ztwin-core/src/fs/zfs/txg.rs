@@ -192,6 +192,14 @@ pub struct Txgs {
 }
 
 impl Txgs {
+    /// Bytes of simulator memory the open txg's map takes as [`Txgs::new`] makes it.
+    pub fn memory_bytes(params: &WriteParams, record_bytes: u32) -> u64 {
+        let records = (params.dirty_data_max / u64::from(record_bytes.max(512))).min(1 << 20);
+        // hashbrown: a power of two of buckets at most 7/8 full, a control byte each.
+        let buckets = (records * 8).div_ceil(7).max(1).next_power_of_two();
+        buckets * (std::mem::size_of::<(u64, u32)>() + 1) as u64
+    }
+
     /// No txg synced yet, nothing dirty. The open txg's map is sized for
     /// `zfs_dirty_data_max` of records of `record_bytes` (at most 2^20 entries; beyond that
     /// it grows to its high-water mark once and is reused: draining keeps the capacity).

@@ -376,11 +376,26 @@ pub struct Zfetch {
 }
 
 impl Zfetch {
+    /// Bytes of simulator memory a prefetcher of `files` files with at most
+    /// `max_streams` streams a file takes: a dnode entry per file, the streams reserved
+    /// when it is built, and, beyond those, one stream per file (a file read at random
+    /// keeps one; more only while several readers go through it in sequence).
+    pub fn memory_bytes(files: u64, max_streams: u32) -> u64 {
+        let room = Self::room(files as usize, max_streams) as u64;
+        let streams = room.max(files.min(files.saturating_mul(u64::from(max_streams))));
+        let dnodes = files.saturating_add(1).saturating_mul(std::mem::size_of::<Dnode>() as u64);
+        dnodes.saturating_add(streams.saturating_mul((std::mem::size_of::<Stream>() + 4) as u64))
+    }
+
+    fn room(files: usize, max_streams: u32) -> usize {
+        files.max(1).saturating_mul(max_streams.clamp(1, 64) as usize).saturating_mul(2).min(STREAMS_RESERVED)
+    }
+
     /// An empty prefetcher, with room for the streams of `files` files (up to
     /// [`STREAMS_RESERVED`]; beyond that the slab grows as streams are created, so a
     /// dataset of millions of files does not reserve room for streams it never has).
     pub fn new(p: ZfetchParams, files: usize) -> Zfetch {
-        let room = (files.max(1) * (p.max_streams.clamp(1, 64) as usize) * 2).min(STREAMS_RESERVED);
+        let room = Self::room(files, p.max_streams);
         Zfetch {
             p,
             slab: Vec::with_capacity(room),

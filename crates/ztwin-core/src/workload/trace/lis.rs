@@ -27,12 +27,12 @@ impl LisReader {
     }
 }
 
-impl TraceReader for LisReader {
-    #[inline]
-    fn next_request(&mut self) -> Result<Option<Request>> {
+impl LisReader {
+    /// Reads lines until one with a run of blocks; false at the end of the trace.
+    fn next_run(&mut self) -> Result<bool> {
         while self.left == 0 {
             if !self.lines.next_line()? {
-                return Ok(None);
+                return Ok(false);
             }
             let line = &self.lines.buf;
             let mut it = line.split(|&b| b == b' ' || b == b'\t' || b == b'\r').filter(|t| !t.is_empty());
@@ -79,10 +79,35 @@ impl TraceReader for LisReader {
             self.next = f[0];
             self.left = f[1];
         }
+        Ok(true)
+    }
+}
+
+impl TraceReader for LisReader {
+    #[inline]
+    fn next_request(&mut self) -> Result<Option<Request>> {
+        if !self.next_run()? {
+            return Ok(None);
+        }
         let id = self.next;
         self.next = self.next.wrapping_add(1);
         self.left -= 1;
         Ok(Some(Request { id, size: LIS_BLOCK, time: 0, op: Op::Read }))
+    }
+
+    /// A line's run of blocks at once (the same requests as one at a time).
+    fn next_batch(&mut self, out: &mut [Request]) -> Result<usize> {
+        let mut n = 0;
+        while n < out.len() && self.next_run()? {
+            let take = (out.len() - n).min(usize::try_from(self.left).unwrap_or(usize::MAX));
+            for (k, r) in out[n..n + take].iter_mut().enumerate() {
+                *r = Request { id: self.next.wrapping_add(k as u64), size: LIS_BLOCK, time: 0, op: Op::Read };
+            }
+            self.next = self.next.wrapping_add(take as u64);
+            self.left -= take as u64;
+            n += take;
+        }
+        Ok(n)
     }
 }
 

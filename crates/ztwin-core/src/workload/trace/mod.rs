@@ -427,6 +427,23 @@ fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
     hay.iter().position(|&b| b == needle)
 }
 
+/// The little-endian `u32` at byte `at` of a binary record (read whole by
+/// [`Source::record`], which guarantees its length, so the bytes are there).
+#[inline]
+pub(crate) fn le_u32(r: &[u8], at: usize) -> u32 {
+    let mut b = [0u8; 4];
+    b.copy_from_slice(&r[at..at + 4]);
+    u32::from_le_bytes(b)
+}
+
+/// The little-endian `u64` at byte `at` of a binary record (see [`le_u32`]).
+#[inline]
+pub(crate) fn le_u64(r: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&r[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
 /// Parses an unsigned decimal integer field.
 #[inline]
 pub(crate) fn parse_u64(t: &[u8]) -> Option<u64> {

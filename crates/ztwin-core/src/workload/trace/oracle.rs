@@ -6,7 +6,7 @@
 //! oracleGeneralBin.h`. next_access_vtime is not used here. A file whose length is not a
 //! multiple of 24 stops at the truncated record with its byte offset.
 
-use super::{Op, Request, Source, TraceReader};
+use super::{le_u32, le_u64, Op, Request, Source, TraceReader};
 use crate::error::Result;
 
 /// Bytes per record.
@@ -33,7 +33,7 @@ pub fn looks_like(head: &[u8]) -> bool {
     }
     (0..n).all(|i| {
         let r = &head[i * RECORD..(i + 1) * RECORD];
-        let next = i64::from_le_bytes(r[16..24].try_into().unwrap());
+        let next = le_u64(r, 16) as i64;
         next == -1 || next == i64::MAX || next > i as i64 + 1
     })
 }
@@ -68,9 +68,9 @@ impl TraceReader for OracleReader {
         let Some(r) = self.src.record(RECORD, "u32 time, u64 id, u32 size, i64 next")? else {
             return Ok(None);
         };
-        let time = u32::from_le_bytes(r[0..4].try_into().unwrap()) as u64 * 1_000_000_000;
-        let id = u64::from_le_bytes(r[4..12].try_into().unwrap());
-        let size = u32::from_le_bytes(r[12..16].try_into().unwrap());
+        let time = le_u32(r, 0) as u64 * 1_000_000_000;
+        let id = le_u64(r, 4);
+        let size = le_u32(r, 12);
         self.src.consume(RECORD);
         Ok(Some(Request { id, size, time, op: Op::Other }))
     }
@@ -92,9 +92,9 @@ impl TraceReader for OracleReader {
             }
             for (rec, o) in avail.chunks_exact(RECORD).take(k).zip(&mut out[n..n + k]) {
                 *o = Request {
-                    time: u32::from_le_bytes(rec[0..4].try_into().unwrap()) as u64 * 1_000_000_000,
-                    id: u64::from_le_bytes(rec[4..12].try_into().unwrap()),
-                    size: u32::from_le_bytes(rec[12..16].try_into().unwrap()),
+                    time: le_u32(rec, 0) as u64 * 1_000_000_000,
+                    id: le_u64(rec, 4),
+                    size: le_u32(rec, 12),
                     op: Op::Other,
                 };
             }

@@ -149,3 +149,35 @@ fn a_negative_lis_count_is_an_error_not_endless_requests() {
         "{e}"
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// A `.lis` read in batches (a line's run at once) gives the requests read one at a time.
+    #[test]
+    fn lis_batches_equal_single_requests(
+        lines in proptest::collection::vec((0u64..1_000_000, 0u64..300, proptest::bool::weighted(0.05)), 0..80),
+        batch in 1usize..700,
+    ) {
+        let mut text = String::new();
+        for (k, (start, n, blank)) in lines.iter().enumerate() {
+            if *blank {
+                text.push('\n');
+            }
+            text.push_str(&format!("{start} {n} 0 {k}\n"));
+        }
+        let p = tmp(&format!("batch-{}.lis", lines.len() * 1000 + batch), text.as_bytes());
+        let (_, one) = all(&p, Some(Format::Lis)).unwrap();
+        let (_, mut r) = open(&p, Some(Format::Lis)).unwrap();
+        let mut got = Vec::new();
+        let mut buf = vec![Request::default(); batch];
+        loop {
+            let k = r.next_batch(&mut buf).unwrap();
+            if k == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..k]);
+        }
+        proptest::prop_assert_eq!(got, one);
+    }
+}

@@ -6,7 +6,7 @@
 //! is id = lbn, size = len, time = ts; READ(6/10/12/16) opcodes are reads, WRITE ones
 //! writes. Version 2 records (simplification 1 of the trace module) are rejected.
 
-use super::{Op, Request, Source, TraceReader};
+use super::{le_u32, le_u64, Op, Request, Source, TraceReader};
 use crate::error::Result;
 
 /// Bytes per version-1 record.
@@ -45,10 +45,10 @@ impl TraceReader for VscsiReader {
             return Ok(None);
         };
         let ver = u16::from_le_bytes([r[14], r[15]]);
-        let size = u32::from_le_bytes(r[4..8].try_into().unwrap());
+        let size = le_u32(r, 4);
         let cmd = u16::from_le_bytes([r[12], r[13]]);
-        let id = u64::from_le_bytes(r[16..24].try_into().unwrap());
-        let ts = u64::from_le_bytes(r[24..32].try_into().unwrap());
+        let id = le_u64(r, 16);
+        let ts = le_u64(r, 24);
         if ver >> 8 != 1 {
             return Err(self.src.err_at(
                 self.src.offset() + 14,

@@ -276,7 +276,7 @@ impl ZilStats {
     /// the model's own counters, each as the difference `self - before`.
     pub fn rows(&self, before: &ZilStats, write_alloc: bool) -> Vec<(&'static str, u64)> {
         macro_rules! rows {
-            ($($f:ident),*) => { vec![$((stringify!($f), self.$f - before.$f)),*] };
+            ($($f:ident),*) => { vec![$((stringify!($f), self.$f.saturating_sub(before.$f))),*] };
         }
         let mut v = rows!(
             zil_commit_count,
