@@ -7,6 +7,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::sim::time::SEC;
+use crate::support::gib;
 
 // The models' own rules (a disk's mechanics, the ARC's limits, bcache's index, fio's job
 // rules) are the models', applied when the run builds them (`run::check_variant` builds
@@ -517,11 +518,6 @@ fn validate_sysbench(w: &SysbenchWorkload, ds: &SysbenchDataset) -> Result<()> {
         "must be a number >= 0",
     )?;
     Ok(())
-}
-
-/// Bytes as the scenario writes sizes ("15.25 GiB").
-fn gib(bytes: u64) -> String {
-    format!("{} GiB", (bytes as f64 / (1u64 << 30) as f64 * 100.0).round() / 100.0)
 }
 
 impl VariantConfig {

@@ -200,6 +200,20 @@ pub enum SysbenchTest {
 }
 
 impl SysbenchTest {
+    /// Whether an event is a transaction of several queries (oltp_read_only,
+    /// oltp_read_write, oltp_write_only), so tps and qps differ.
+    pub fn transactions(self) -> bool {
+        match self {
+            SysbenchTest::OltpReadOnly | SysbenchTest::OltpReadWrite | SysbenchTest::OltpWriteOnly => true,
+            SysbenchTest::OltpPointSelect
+            | SysbenchTest::SelectRandomPoints
+            | SysbenchTest::OltpUpdateIndex
+            | SysbenchTest::OltpUpdateNonIndex
+            | SysbenchTest::OltpInsert
+            | SysbenchTest::OltpDelete => false,
+        }
+    }
+
     /// Whether the test changes data (its statements need InnoDB's write path).
     pub fn writes(self) -> bool {
         match self {

@@ -239,22 +239,8 @@ impl Device {
         };
         *slot = Reverse(done);
         drop(slot);
-        if self.tracks_queue {
-            while self.inflight.peek().is_some_and(|&Reverse(t)| t <= now) {
-                self.inflight.pop();
-            }
-            self.inflight.push(Reverse(done));
-        }
         self.last_offset = offset.saturating_add(u64::from(bytes));
-
-        // iostat %util: union of [submit, done] intervals.
-        if now >= self.busy_until {
-            self.counters.busy_ns = self.counters.busy_ns.saturating_add(done - now);
-            self.busy_until = done;
-        } else if done > self.busy_until {
-            self.counters.busy_ns = self.counters.busy_ns.saturating_add(done - self.busy_until);
-            self.busy_until = done;
-        }
+        self.occupy(now, done);
         match op {
             Op::Read => {
                 self.counters.reads += 1;
@@ -266,6 +252,24 @@ impl Device {
             }
         }
         done
+    }
+
+    /// A request submitted at `now` is in flight until `done`: the queue length mirrors
+    /// read (when tracked), and iostat's %util (the union of [submit, done] intervals).
+    fn occupy(&mut self, now: Nanos, done: Nanos) {
+        if self.tracks_queue {
+            while self.inflight.peek().is_some_and(|&Reverse(t)| t <= now) {
+                self.inflight.pop();
+            }
+            self.inflight.push(Reverse(done));
+        }
+        if now >= self.busy_until {
+            self.counters.busy_ns = self.counters.busy_ns.saturating_add(done - now);
+            self.busy_until = done;
+        } else if done > self.busy_until {
+            self.counters.busy_ns = self.counters.busy_ns.saturating_add(done - self.busy_until);
+            self.busy_until = done;
+        }
     }
 
     /// A cache flush at `now` (calls in nondecreasing `now`, with the submissions); returns
@@ -280,19 +284,7 @@ impl Device {
         let done = slot_free.max(now).saturating_add(self.flush_ns);
         *slot = Reverse(done);
         drop(slot);
-        if self.tracks_queue {
-            while self.inflight.peek().is_some_and(|&Reverse(t)| t <= now) {
-                self.inflight.pop();
-            }
-            self.inflight.push(Reverse(done));
-        }
-        if now >= self.busy_until {
-            self.counters.busy_ns = self.counters.busy_ns.saturating_add(done - now);
-            self.busy_until = done;
-        } else if done > self.busy_until {
-            self.counters.busy_ns = self.counters.busy_ns.saturating_add(done - self.busy_until);
-            self.busy_until = done;
-        }
+        self.occupy(now, done);
         done
     }
 

@@ -270,10 +270,10 @@ impl<'a> Sim<'a> {
                     return Err(Error::config(
                         "filesystem.device",
                         format!(
-                            "the dataset does not fit: its {} files take {:.1} GiB, more than the {:.1} GiB of device '{}'",
+                            "the dataset does not fit: its {} files take {}, more than the {} of device '{}'",
                             files.len(),
-                            end as f64 / (1u64 << 30) as f64,
-                            capacity as f64 / (1u64 << 30) as f64,
+                            crate::support::gib(end),
+                            crate::support::gib(capacity),
                             dev.name
                         ),
                     ));

@@ -214,36 +214,30 @@ impl Sim<'_> {
         self.fio_bytes += u64::from(len);
         let clat = now - c.started;
         self.interval_hist.record(clat);
-        let Some(run) = self.fio.as_mut() else { return };
-        let k = run.client_clone[i] as usize;
-        let cl = &run.clones[k];
-        if now < cl.ramp_end {
-            return;
-        }
-        let g = &mut run.groups[cl.group];
-        for d in [&mut g.dirs[dir], &mut run.totals[dir]] {
-            d.ios += 1;
-            d.bytes += u64::from(len);
-            d.hist.record(clat);
-        }
-        g.last = g.last.max(now);
-        run.last = run.last.max(now);
+        self.fio_count(i, now, Some((dir, u64::from(len), clat)));
     }
 
     /// Client `i`'s fsync completed at `now`: a sync I/O in fio's statistics, or an end
     /// fsync, which only moves the job's end.
     fn fio_sync_done(&mut self, i: usize, c: &Client, now: Nanos) {
+        let io = (c.fsync == Fsync::Io).then(|| (2, 0, now - c.started));
+        self.fio_count(i, now, io);
+    }
+
+    /// Counts what client `i` completed at `now` in its group's and the phase's statistics
+    /// (`io`: direction, bytes and latency, or none for an end fsync) and moves their ends,
+    /// unless `now` is within the clone's ramp_time.
+    fn fio_count(&mut self, i: usize, now: Nanos, io: Option<(usize, u64, Nanos)>) {
         let Some(run) = self.fio.as_mut() else { return };
-        let k = run.client_clone[i] as usize;
-        let cl = &run.clones[k];
+        let cl = &run.clones[run.client_clone[i] as usize];
         if now < cl.ramp_end {
             return;
         }
         let g = &mut run.groups[cl.group];
-        if c.fsync == Fsync::Io {
-            let lat = now - c.started;
-            for d in [&mut g.dirs[2], &mut run.totals[2]] {
+        if let Some((dir, bytes, lat)) = io {
+            for d in [&mut g.dirs[dir], &mut run.totals[dir]] {
                 d.ios += 1;
+                d.bytes += bytes;
                 d.hist.record(lat);
             }
         }

@@ -2,7 +2,7 @@
 //! iostat and arcstats terms.
 
 use super::*;
-use crate::config::{ArcAdaptation, SysbenchTest};
+use crate::config::ArcAdaptation;
 
 impl Sim<'_> {
     pub(super) fn snapshot(&self, time: Nanos) -> Snapshot {
@@ -171,20 +171,7 @@ impl Sim<'_> {
     /// Whether the workload's events are transactions of several queries (a "tps"
     /// column beside "qps" in the series).
     pub(super) fn transactions(&self) -> bool {
-        match &self.cfg.workload {
-            WorkloadConfig::Sysbench(w) => match w.test {
-                SysbenchTest::OltpReadOnly | SysbenchTest::OltpReadWrite | SysbenchTest::OltpWriteOnly => {
-                    true
-                }
-                SysbenchTest::OltpPointSelect
-                | SysbenchTest::SelectRandomPoints
-                | SysbenchTest::OltpUpdateIndex
-                | SysbenchTest::OltpUpdateNonIndex
-                | SysbenchTest::OltpInsert
-                | SysbenchTest::OltpDelete => false,
-            },
-            WorkloadConfig::Fio(_) => false,
-        }
+        matches!(&self.cfg.workload, WorkloadConfig::Sysbench(w) if w.test.transactions())
     }
 
     /// The summary of a workload phase's measured window.

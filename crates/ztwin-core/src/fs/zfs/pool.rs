@@ -369,7 +369,6 @@ impl Pool {
         };
         let space = capacity.saturating_sub(VDEV_LABEL_START_SIZE + VDEV_LABEL_END_SIZE);
         let ratio = layout.compression.mean_stored_ratio(recordsize).max(1.0);
-        const GIB: f64 = (1u64 << 30) as f64;
         let mut used = 0u64;
         for object in 1..=files {
             let g = layout.geometry(object);
@@ -386,10 +385,10 @@ impl Pool {
             return Err(Error::config(
                 "filesystem.vdevs[0]",
                 format!(
-                    "the dataset does not fit: its {files} files take about {:.1} GiB on the pool (at \
-                     the compressor's mean ratio {ratio:.2}), more than the {:.1} GiB device '{name}' holds",
-                    used as f64 / GIB,
-                    space as f64 / GIB
+                    "the dataset does not fit: its {files} files take about {} on the pool (at the \
+                     compressor's mean ratio {ratio:.2}), more than the {} device '{name}' holds",
+                    crate::support::gib(used),
+                    crate::support::gib(space)
                 ),
             ));
         }
