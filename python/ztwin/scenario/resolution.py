@@ -34,7 +34,28 @@ from .schema import (
 
 
 # oltp_common.lua's transaction options, as the core's OltpOptions names them.
-_OLTP_OPTIONS = ("range_size", "point_selects", "simple_ranges", "sum_ranges", "order_ranges", "distinct_ranges", "range_selects", "skip_trx")
+_OLTP_OPTIONS = (
+    "range_size", "point_selects", "simple_ranges", "sum_ranges", "order_ranges", "distinct_ranges", "range_selects",
+    "skip_trx", "index_updates", "non_index_updates", "delete_inserts", "auto_inc",
+)
+_TRX_TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only")
+_READ_TESTS = ("oltp_read_only", "oltp_read_write")
+# Which sysbench 1.0.20 tests read each oltp_common.lua option (the scripts' event()).
+_OLTP_OPTION_TESTS = {
+    "range_size": _READ_TESTS, "point_selects": _READ_TESTS, "simple_ranges": _READ_TESTS,
+    "sum_ranges": _READ_TESTS, "order_ranges": _READ_TESTS, "distinct_ranges": _READ_TESTS,
+    "range_selects": _READ_TESTS, "skip_trx": _TRX_TESTS,
+    "index_updates": ("oltp_read_write", "oltp_write_only", "oltp_update_index"),
+    "non_index_updates": ("oltp_read_write", "oltp_write_only", "oltp_update_non_index"),
+    "delete_inserts": ("oltp_read_write", "oltp_write_only"),
+    "auto_inc": ("oltp_insert",),
+}
+_INNODB_WRITE_OPTIONS = (
+    "innodb_flush_log_at_trx_commit", "innodb_doublewrite", "innodb_io_capacity", "innodb_io_capacity_max",
+    "innodb_max_dirty_pages_pct", "innodb_max_dirty_pages_pct_lwm", "innodb_adaptive_flushing",
+    "innodb_adaptive_flushing_lwm", "innodb_flushing_avg_loops", "innodb_log_file_size",
+    "innodb_log_files_in_group", "innodb_flush_neighbors", "innodb_change_buffering",
+)
 
 
 def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, base_dir: Path) -> tuple[Optional[dict], list[_Err]]:
@@ -122,7 +143,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "innodb_lru_scan_depth": db.innodb_lru_scan_depth or 0,
             "server": db.server,
             "character_set_server": db.character_set_server,
-        }
+        } | {f: getattr(db, f) for f in _INNODB_WRITE_OPTIONS if getattr(db, f) is not None}
         dataset_out = {
             "type": "sysbench", "tables": ds.tables, "table_size": ds.table_size,
             "compress_ratio": None if ds.compress_ratio is None else float(ds.compress_ratio),
@@ -134,12 +155,11 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "rand_spec_res": float(w.rand_spec_res), "rand_pareto_h": float(w.rand_pareto_h),
             "rand_zipfian_exp": float(w.rand_zipfian_exp), "random_points": w.random_points,
             # The write tests' options at sysbench's defaults until those tests run.
-            "oltp": {f: getattr(w, f) for f in _OLTP_OPTIONS}
-            | {"index_updates": 1, "non_index_updates": 1, "delete_inserts": 1, "auto_inc": True},
+            "oltp": {f: getattr(w, f) for f in _OLTP_OPTIONS},
         }
-        if w.test != "oltp_read_only":
-            for f in sorted(set(_OLTP_OPTIONS) & w.model_fields_set):
-                err(("workload", f), f"applies to the oltp_* transaction tests (oltp_read_only), not {w.test}")
+        for f in sorted(set(_OLTP_OPTIONS) & w.model_fields_set):
+            if w.test not in _OLTP_OPTION_TESTS[f]:
+                err(("workload", f), f"applies to {', '.join(_OLTP_OPTION_TESTS[f])}, not {w.test}")
     is_fio = isinstance(w, FioWorkloadSpec)
     # The scenario's own rule (the core takes any interval: its tests use one row per run).
     if not is_fio and 0 < r.duration < r.report_interval:

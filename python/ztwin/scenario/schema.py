@@ -343,7 +343,9 @@ class InnodbSpec(_Model):
     innodb_old_blocks_time: MsDuration = Field(
         1000 * 1_000_000, description="MySQL default 1000 (ms); a bare integer is ms as in MySQL."
     )
-    innodb_flush_method: Literal["fsync", "O_DIRECT"] = Field("fsync", description="MySQL default on Linux: fsync.")
+    innodb_flush_method: Literal["fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC"] = Field(
+        "fsync", description="MySQL 5.7 default on Linux: fsync (MariaDB 10.6+: O_DIRECT)."
+    )
     innodb_lru_scan_depth: Optional[int] = Field(
         None, ge=100, lt=2**32, description="Free frames the page cleaner keeps: MySQL 5.7 default 1024 (refilled only "
         "after write activity), MariaDB 10.11 default 1536 (refilled below half of it)."
@@ -354,6 +356,25 @@ class InnodbSpec(_Model):
     character_set_server: Literal["latin1", "utf8mb4"] = Field(
         "latin1", description="Server character set when the tables were created: latin1 is the compiled default of "
         "MySQL 5.7 and MariaDB 10.11; Debian's and Ubuntu's MariaDB packages set utf8mb4 (CHAR columns get a length byte)."
+    )
+    # The write path (sysbench's write tests). Unset: the server's default, resolved by the core.
+    innodb_flush_log_at_trx_commit: Optional[Literal[0, 1, 2]] = Field(
+        None, description="1 (default): each commit writes and flushes the redo log; 2: writes only; 0: neither "
+        "(the master thread writes and flushes once a second)."
+    )
+    innodb_doublewrite: Optional[bool] = Field(None, description="Default on: pages go to the doublewrite buffer first.")
+    innodb_io_capacity: Optional[int] = Field(None, ge=100, lt=2**32, description="Default 200 (pages/s the page cleaner aims at).")
+    innodb_io_capacity_max: Optional[int] = Field(None, ge=100, lt=2**32, description="Default max(2 x io_capacity, 2000).")
+    innodb_max_dirty_pages_pct: Optional[float] = Field(None, ge=0, lt=100, description="MySQL 5.7 default 75; MariaDB 10.11 90.")
+    innodb_max_dirty_pages_pct_lwm: Optional[float] = Field(None, ge=0, lt=100, description="Default 0 (no pre-flushing).")
+    innodb_adaptive_flushing: Optional[bool] = Field(None, description="Default on.")
+    innodb_adaptive_flushing_lwm: Optional[int] = Field(None, ge=0, le=70, description="Default 10 (% of the redo log's capacity).")
+    innodb_flushing_avg_loops: Optional[int] = Field(None, ge=1, le=1000, description="Default 30.")
+    innodb_log_file_size: Optional[Size] = Field(None, description="MySQL 5.7 default 48M; MariaDB 10.11 96M.")
+    innodb_log_files_in_group: Optional[int] = Field(None, ge=1, le=100, description="MySQL 5.7 default 2; MariaDB 10.5+ has one file.")
+    innodb_flush_neighbors: Optional[Literal[0, 1, 2]] = Field(None, description="Default 1.")
+    innodb_change_buffering: Optional[Literal["none", "inserts", "deletes", "changes", "purges", "all"]] = Field(
+        None, description="MySQL 5.7 default all; MariaDB 10.11 none."
     )
 
 
@@ -377,7 +398,10 @@ class SysbenchWorkloadSpec(_Model):
     """``[workload] type = "sysbench"``: options and defaults of sysbench 1.0."""
 
     type: Literal["sysbench"] = "sysbench"
-    test: Literal["oltp_point_select", "select_random_points", "oltp_read_only"]
+    test: Literal[
+        "oltp_point_select", "select_random_points", "oltp_read_only", "oltp_read_write", "oltp_write_only",
+        "oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete",
+    ]
     threads: PosInt = Field(1, description="--threads (default 1).")
     rand_type: Literal["uniform", "special", "gaussian", "pareto", "zipfian"] = Field(
         "special", description="--rand-type (sysbench 1.0 default special)."
@@ -397,6 +421,10 @@ class SysbenchWorkloadSpec(_Model):
     distinct_ranges: int = Field(1, ge=0, description="--distinct_ranges per transaction (default 1).")
     range_selects: bool = Field(True, description="--range_selects: run the range SELECTs at all (default on).")
     skip_trx: bool = Field(False, description="--skip_trx: no BEGIN/COMMIT, autocommit (default off).")
+    index_updates: int = Field(1, ge=0, description="--index_updates: UPDATE ... SET k = k + 1 per transaction (default 1).")
+    non_index_updates: int = Field(1, ge=0, description="--non_index_updates: UPDATE ... SET c = ? per transaction (default 1).")
+    delete_inserts: int = Field(1, ge=0, description="--delete_inserts: DELETE then INSERT of one id per transaction (default 1).")
+    auto_inc: bool = Field(True, description="--auto_inc: oltp_insert lets AUTO_INCREMENT pick the id (default on).")
 
 
 def _fio_version_ok(v: str) -> bool:

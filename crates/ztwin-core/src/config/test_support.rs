@@ -86,6 +86,7 @@ pub fn test_variant() -> VariantConfig {
             character_set_server: CharacterSet::Latin1,
             innodb_flush_method: "O_DIRECT".into(),
             server: InnodbServer::Mysql57,
+            ..Default::default()
         })),
         dataset: DatasetConfig::Sysbench(SysbenchDataset {
             tables: 4,

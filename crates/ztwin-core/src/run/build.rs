@@ -3,6 +3,7 @@
 use super::*;
 use crate::cache::arc::{ArcLimits, BlockKey};
 use crate::db::innodb::ibd_records;
+use crate::db::innodb::writes::{system_file_pages, DbFiles, WriteParams, Writes};
 use crate::fs::zfs::content::{FileBlocks, CLASS_HOLE, CLASS_MEAN_RATIO};
 use crate::fs::zfs::zfetch::ZfetchParams;
 use crate::fs::zfs::zil::{self, Zil, ZilParams};
@@ -37,9 +38,22 @@ impl<'a> Sim<'a> {
             (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Sysbench(ds)) => {
                 // The dataset names the schema; the database lays its tables out.
                 let schema = TableSchema::SYSBENCH;
-                let database =
+                let mut database =
                     Database::innodb(db, TableLayout::new(&schema, ds.table_size, db.innodb_page_size));
-                let files = vec![database.file_size(); ds.tables as usize];
+                let mut files = vec![database.file_size(); ds.tables as usize];
+                if let WorkloadConfig::Sysbench(wl) = &cfg.workload {
+                    if wl.test.writes() {
+                        // The write path's files: ibdata1 (the doublewrite buffer, undo
+                        // logs), then the redo log files.
+                        let db_files = DbFiles { tables: ds.tables, logs: 0 };
+                        let params = WriteParams::new(db)?;
+                        let db_files = DbFiles { logs: params.log_files, ..db_files };
+                        files.push(system_file_pages() * u64::from(db.innodb_page_size));
+                        files.extend((0..params.log_files).map(|_| params.log_file_size));
+                        let threads = wl.threads as usize;
+                        database.attach_writes(Writes::new(db, db_files, threads, cfg.seed)?);
+                    }
+                }
                 let exists = vec![true; files.len()];
                 (Some(database), files, exists, ds.compress_ratio, CLASS_MEAN_RATIO)
             }
@@ -60,14 +74,6 @@ impl<'a> Sim<'a> {
             (WorkloadConfig::Sysbench(wl), DatasetConfig::Sysbench(ds)) => (
                 {
                     SysbenchGen::check(wl)?;
-                    if wl.test.writes() {
-                        return Err(Error::config(
-                            "workload.test",
-                            "sysbench's write tests need InnoDB's write path (the redo log, dirty pages, the page \
-                             cleaner) in the run, which is not wired yet: oltp_point_select, select_random_points and \
-                             oltp_read_only run",
-                        ));
-                    }
                     wl.threads as usize
                 },
                 StatementSource::Sysbench(
@@ -98,6 +104,9 @@ impl<'a> Sim<'a> {
                 return Err(Error::config("workload", "a sysbench workload needs a sysbench dataset"))
             }
         };
+        // Client slots: the workload's threads, then the database's own threads (the page
+        // cleaner and the master thread) when it writes.
+        let slots = threads + if db.as_ref().is_some_and(|d| d.writes().is_some()) { 2 } else { 0 };
         // The smallest read a file sees (bcache's unit): an InnoDB page, or fio's smallest block.
         let read_unit = match (&db, &cfg.workload) {
             (Some(d), _) => d.page_size(),
@@ -242,10 +251,10 @@ impl<'a> Sim<'a> {
                     zfs_costs,
                     features.arc.iohits(),
                     writes,
-                    threads,
+                    slots,
                 ));
                 if zil::wanted(cfg) {
-                    let zil = Zil::new(z, &cfg.devices, &mut zfs.pool, threads, nfiles as u32)?;
+                    let zil = Zil::new(z, &cfg.devices, &mut zfs.pool, slots, nfiles as u32)?;
                     zfs.attach_zil(zil);
                 }
                 Fs::Zfs(zfs)
@@ -301,7 +310,7 @@ impl<'a> Sim<'a> {
                             backing_size: fs.device_offset(files.len() as u32, 0),
                             unit,
                             // The clients' threads and the `cat` process.
-                            tasks: threads + 1,
+                            tasks: slots + 1,
                             seed: cfg.seed,
                         });
                         Some((Box::new(cache), cache_device))
@@ -330,7 +339,7 @@ impl<'a> Sim<'a> {
         let client = Client {
             state: State::Start,
             lookup: 0,
-            path: [0; MAX_DEPTH],
+            path: [0; MAX_PATH],
             path_len: 0,
             path_pos: 0,
             scan: 0,
@@ -350,15 +359,22 @@ impl<'a> Sim<'a> {
             o_sync: false,
             read_committed: false,
             after_commit: State::Start,
+            after_write: State::WriteDone,
+            after_io: State::Start,
+            resume: State::NextPage,
+            bufferable: u8::MAX,
+            sec_buffered: false,
+            applied: false,
+            async_until: 0,
         };
 
-        if threads > events::MAX_CLIENTS {
+        if slots > events::MAX_CLIENTS {
             return Err(Error::config(
                 "workload",
-                format!("{threads} clients; at most {}", events::MAX_CLIENTS),
+                format!("{threads} clients; at most {}", events::MAX_CLIENTS - 2),
             ));
         }
-        let mut queue = Schedule::with_capacity(threads + 3);
+        let mut queue = Schedule::with_capacity(slots + 3);
         // The l2arc_feed_thread first wakes after l2arc_feed_secs.
         let next_feed = fs_has_cache.then_some(SEC);
         if let Some(t) = next_feed {
@@ -379,9 +395,14 @@ impl<'a> Sim<'a> {
             source,
             next_stmts: stmts.clone(),
             stmts,
-            clients: vec![client; threads],
-            nclients: threads,
-            waits: vec![Wait::None; threads],
+            clients: vec![client; slots],
+            nclients: slots,
+            nusers: threads,
+            cleaner_due: None,
+            master_due: None,
+            cleaner_activity: 0,
+            released: Vec::with_capacity(slots),
+            waits: vec![Wait::None; slots],
             queue,
             bp_inflight: SmallMap::with_capacity(threads * 4),
             statements: 0,

@@ -81,6 +81,11 @@ impl FlushList {
         self.order.front().map(|&(lsn, _)| lsn)
     }
 
+    /// The oldest modification, without dropping stale entries (for reports).
+    pub fn peek_oldest(&self) -> Option<u64> {
+        self.order.iter().find(|&&(lsn, key)| self.dirty.get(&key) == Some(&lsn)).map(|&(lsn, _)| lsn)
+    }
+
     /// Takes the oldest dirty page for a flush-list batch, if its oldest modification is
     /// below `lsn_limit` (LSN_MAX: any).
     pub fn pop_oldest(&mut self, lsn_limit: u64) -> Option<u64> {

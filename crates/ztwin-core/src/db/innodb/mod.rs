@@ -8,3 +8,4 @@ pub mod page_cleaner;
 pub mod page_image;
 pub mod redo;
 pub mod redo_records;
+pub mod writes;

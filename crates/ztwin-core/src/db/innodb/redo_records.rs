@@ -1276,6 +1276,11 @@ impl TrxRedo {
         TrxRedo { id, ..TrxRedo::default() }
     }
 
+    /// The transaction's id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     /// The records of `op` at `index` on `row` (a read writes none; a commit is
     /// [`commit`] with the transaction's undo, numbered `id + 1`: the serialisation
     /// number is drawn from the same counter after the id, and only its magnitude
