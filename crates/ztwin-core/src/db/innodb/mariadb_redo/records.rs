@@ -78,6 +78,16 @@
 //!   TRX_RSEG_HISTORY_SIZE and writing TRX_RSEG_MAX_TRX_ID), TRX_UNDO_TRX_NO. Undo logs
 //!   are in the system tablespace: innodb_undo_tablespaces is 0 in 10.11 (3 from 11.0).
 //!
+//! Against `redo_records.rs` (MySQL 5.7.29) and the brief: the undo assignment is in
+//! the undo record's mtr, not its own; an undo record of an indexed update stores id
+//! only after the update vector (k is in it), where 5.7's module stores id and k (that
+//! 5.7.29 does not skip them was not checked here); a transaction has one undo log, so
+//! an oltp_read_write commit handles one log, not an insert and an update log; purge has
+//! reset the untouched rows' DB_TRX_ID to 0 (5.7's module takes an old id); with
+//! utf8mb4 (Debian's default) the clustered record is 208 bytes, not the 206 of 5.7's
+//! modules and `btree::CLUSTERED_REC`, which changes the rows per leaf; change buffering is off by default, so the change-buffered paths of 5.7's
+//! module have no counterpart here.
+//!
 //! Sources: MariaDB Server 10.11.18 (Debian's `mariadb_10.11.18.orig.tar.gz`),
 //! `storage/innobase/`: `include/mtr0types.h` (record types, format), `include/mtr0log.h`
 //! (`mlog_encode_varint`, `mtr_t::write`, `memset`, `memcpy`, `memmove`, `log_write`,
@@ -620,15 +630,14 @@ fn sec_key(k: i64, id: i64) -> [u8; 8] {
     b
 }
 
-/// The k_1 insert mtr of (k, id) into `leaf` after `prev`: the insert, then
+/// The k_1 insert mtr of the entry (k, id) into `leaf` after `prev`: the insert, then
 /// PAGE_MAX_TRX_ID unless the op already raised it on this leaf.
 fn sec_insert_mtr(
     env: &Env,
     m: &MariaCtx,
     trx: &TrxCtx,
     leaf: u32,
-    k: i64,
-    id: i64,
+    (k, id): (i64, i64),
     prev: Prev,
     max_set: bool,
 ) -> Mtr {
@@ -706,7 +715,7 @@ pub fn update_index(env: &Env, m: &MariaCtx, trx: &TrxCtx, row: &RowCtx) -> MtrL
     let del = sec_delete_mark_mtr(env, m, trx, row);
     let prev = row.sec_prev.unwrap_or(Prev::Rec { k: row.k, id: row.id, delete_marked: true });
     let same_leaf = row.sec_leaf_new == row.sec_leaf;
-    let ins = sec_insert_mtr(env, m, trx, row.sec_leaf_new, row.k + 1, row.id, prev, same_leaf);
+    let ins = sec_insert_mtr(env, m, trx, row.sec_leaf_new, (row.k + 1, row.id), prev, same_leaf);
     log_of(env, row, Some(undo), &[clust, del, ins])
 }
 
@@ -784,7 +793,7 @@ pub fn insert_clustered(env: &Env, m: &MariaCtx, trx: &TrxCtx, row: &RowCtx) -> 
 /// k - 1), then PAGE_MAX_TRX_ID.
 pub fn insert_secondary(env: &Env, m: &MariaCtx, trx: &TrxCtx, row: &RowCtx) -> MtrLog {
     let prev = row.sec_prev.unwrap_or(Prev::Rec { k: row.k - 1, id: row.id, delete_marked: false });
-    let ins = sec_insert_mtr(env, m, trx, row.sec_leaf, row.k, row.id, prev, false);
+    let ins = sec_insert_mtr(env, m, trx, row.sec_leaf, (row.k, row.id), prev, false);
     log_of(env, row, None, &[ins])
 }
 
