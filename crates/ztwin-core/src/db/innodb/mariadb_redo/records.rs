@@ -443,6 +443,12 @@ impl Enc {
     }
 }
 
+/// An offset from the inputs kept within a page (at most 64 KiB, innodb_page_size's
+/// largest) and past the page header, so that the encoder's arithmetic cannot overflow.
+fn page_ofs(x: u32) -> u32 {
+    x.clamp(128, (64 << 10) - 512)
+}
+
 fn undo_page(env: &Env) -> PageRef {
     PageRef { kind: PageKind::Undo, space: 0, page: env.undo.update_page }
 }
@@ -462,9 +468,9 @@ fn sec_page(env: &Env, page: u32) -> PageRef {
 /// `trx_undo_header_create` on a cached undo page: see the module docs.
 fn assign_undo(e: &mut Enc, env: &Env, m: &MariaCtx, trx: &TrxCtx) {
     let p = undo_page(env);
-    let free = env.undo.update_hdr_offset;
-    let prev = m.undo_prev_log;
-    let start = free + UNDO_LOG_XA_HDR_SIZE;
+    let free = page_ofs(env.undo.update_hdr_offset);
+    let prev = if m.undo_prev_log == 0 { 0 } else { page_ofs(m.undo_prev_log) };
+    let start = free.saturating_add(UNDO_LOG_XA_HDR_SIZE);
     // TRX_UNDO_PAGE_START and FREE: MEMSET of 4 bytes with a 2-byte pattern.
     e.memset(p, UNDO_PAGE_START, 4, 2);
     // TRX_UNDO_STATE, TRX_UNDO_LAST_LOG: (CACHED, prev) -> (ACTIVE, free).
@@ -477,7 +483,7 @@ fn assign_undo(e: &mut Enc, env: &Env, m: &MariaCtx, trx: &TrxCtx) {
     e.write_over(p, UNDO_STATE, &old, &new);
     // The previous header's TRX_UNDO_NEXT_LOG: 0 -> free.
     if prev != 0 {
-        e.write_over(p, prev + UNDO_NEXT_LOG, &[0, 0], &(free as u16).to_be_bytes());
+        e.write_over(p, prev.saturating_add(UNDO_NEXT_LOG), &[0, 0], &(free as u16).to_be_bytes());
     }
     // TRX_UNDO_TRX_ID over the zeros of the page's free area.
     e.write_over(p, free + UNDO_TRX_ID, &[0; 8], &trx.id.to_be_bytes());
@@ -566,7 +572,7 @@ fn clust_update_mtr(
     fields: &[(u32, u32)],
 ) -> Mtr {
     let p = clust_page(env, row);
-    let rec = m.clust_rec_offset;
+    let rec = page_ofs(m.clust_rec_offset);
     let mut e = Enc::new();
     write_sys(&mut e, p, rec, sys_old, sys_new);
     if undelete {
@@ -584,7 +590,7 @@ fn sec_delete_mark_mtr(env: &Env, m: &MariaCtx, trx: &TrxCtx, row: &RowCtx) -> M
     let mut e = Enc::new();
     let old_max = trx.id.saturating_sub(m.sec_max_trx_id_age);
     e.write_over(p, PAGE_MAX_TRX_ID, &old_max.to_be_bytes(), &trx.id.to_be_bytes());
-    let info = m.sec_rec_offset.saturating_sub(REC_NEW_INFO_BITS);
+    let info = page_ofs(m.sec_rec_offset) - REC_NEW_INFO_BITS;
     e.write_over(p, info, &[0], &[REC_INFO_DELETED_FLAG]);
     e.finish()
 }
@@ -645,7 +651,7 @@ fn sec_insert_mtr(
     let mut e = Enc::new();
     let (prev_offset, prev_key) = match prev {
         Prev::Infimum => (None, [0u8; 8]),
-        Prev::Rec { k, id, .. } => (Some(m.sec_rec_offset), sec_key(k, id)),
+        Prev::Rec { k, id, .. } => (Some(page_ofs(m.sec_rec_offset)), sec_key(k, id)),
     };
     let payload = insert_payload(
         m.sec_reuse_free,
@@ -710,12 +716,12 @@ pub fn update_index(env: &Env, m: &MariaCtx, trx: &TrxCtx, row: &RowCtx) -> MtrL
         undo_modify_body(env, trx, row.old_trx_id, row.old_roll_ptr.value(), Some(&[(POS_K, INT_LEN)]), true);
     let undo = undo_mtr(env, m, trx, body);
     let old = sys_bytes(row.old_trx_id, row.old_roll_ptr.value());
-    let k_bytes = changed(&int_bytes(row.k), &int_bytes(row.k + 1));
+    let k_bytes = changed(&int_bytes(row.k), &int_bytes(row.k.wrapping_add(1)));
     let clust = clust_update_mtr(env, m, row, old, sys_new(env, trx), false, &[(OFS_K + INT_LEN, k_bytes)]);
     let del = sec_delete_mark_mtr(env, m, trx, row);
     let prev = row.sec_prev.unwrap_or(Prev::Rec { k: row.k, id: row.id, delete_marked: true });
     let same_leaf = row.sec_leaf_new == row.sec_leaf;
-    let ins = sec_insert_mtr(env, m, trx, row.sec_leaf_new, (row.k + 1, row.id), prev, same_leaf);
+    let ins = sec_insert_mtr(env, m, trx, row.sec_leaf_new, (row.k.wrapping_add(1), row.id), prev, same_leaf);
     log_of(env, row, Some(undo), &[clust, del, ins])
 }
 
@@ -725,7 +731,7 @@ pub fn delete(env: &Env, m: &MariaCtx, trx: &TrxCtx, row: &RowCtx) -> MtrLog {
     let body = undo_modify_body(env, trx, row.old_trx_id, row.old_roll_ptr.value(), None, true);
     let undo = undo_mtr(env, m, trx, body);
     let p = clust_page(env, row);
-    let rec = m.clust_rec_offset;
+    let rec = page_ofs(m.clust_rec_offset);
     let mut e = Enc::new();
     e.write(p, rec - REC_NEW_INFO_BITS + 1, 1);
     write_sys(&mut e, p, rec, sys_bytes(row.old_trx_id, row.old_roll_ptr.value()), sys_new(env, trx));
@@ -749,12 +755,16 @@ pub fn insert_clustered(env: &Env, m: &MariaCtx, trx: &TrxCtx, row: &RowCtx) -> 
                 + compressed_size(u64::from(INT_LEN))
                 + u64::from(INT_LEN);
             let undo = undo_mtr(env, m, trx, body);
-            let prev = row.clust_prev.unwrap_or(Prev::Rec { k: 0, id: row.id - 1, delete_marked: false });
+            let prev = row.clust_prev.unwrap_or(Prev::Rec {
+                k: 0,
+                id: row.id.wrapping_sub(1),
+                delete_marked: false,
+            });
             let extra = m.charset.clust_extra();
             let (prev_offset, prev_key, hdr_common) = match prev {
                 // A user-record predecessor has the same length bytes.
                 Prev::Rec { id, .. } => {
-                    (Some(m.clust_rec_offset), int_bytes(id), extra - REC_N_NEW_EXTRA_BYTES)
+                    (Some(page_ofs(m.clust_rec_offset)), int_bytes(id), extra - REC_N_NEW_EXTRA_BYTES)
                 }
                 Prev::Infimum => (None, [0u8; 4], 0),
             };
@@ -792,7 +802,8 @@ pub fn insert_clustered(env: &Env, m: &MariaCtx, trx: &TrxCtx, row: &RowCtx) -> 
 /// The k_1 part of an INSERT: (k, id) after `row.sec_prev` (default: a live entry of
 /// k - 1), then PAGE_MAX_TRX_ID.
 pub fn insert_secondary(env: &Env, m: &MariaCtx, trx: &TrxCtx, row: &RowCtx) -> MtrLog {
-    let prev = row.sec_prev.unwrap_or(Prev::Rec { k: row.k - 1, id: row.id, delete_marked: false });
+    let prev =
+        row.sec_prev.unwrap_or(Prev::Rec { k: row.k.wrapping_sub(1), id: row.id, delete_marked: false });
     let ins = sec_insert_mtr(env, m, trx, row.sec_leaf, (row.k, row.id), prev, false);
     log_of(env, row, None, &[ins])
 }
@@ -808,7 +819,8 @@ pub fn commit(env: &Env, c: &CommitCtx) -> MtrLog {
     let u = &env.undo;
     let up = undo_page(env);
     let rp = rseg_page(env);
-    let node = u.update_hdr_offset + UNDO_HISTORY_NODE;
+    let hdr = page_ofs(u.update_hdr_offset);
+    let node = hdr + UNDO_HISTORY_NODE;
     let mut e = Enc::new();
     if !u.update_cached {
         // The segment leaves its slot (slot 0 here), the history grows by its page,
@@ -818,7 +830,7 @@ pub fn commit(env: &Env, c: &CommitCtx) -> MtrLog {
             rp,
             RSEG_HISTORY_SIZE,
             &u.history_size.to_be_bytes(),
-            &(u.history_size + 1).to_be_bytes(),
+            &u.history_size.wrapping_add(1).to_be_bytes(),
         );
         let max_trx_id = RSEG_UNDO_SLOTS + (env.page_size / 16) * 4;
         e.write_over(rp, max_trx_id, &c.no.saturating_sub(100).to_be_bytes(), &c.no.to_be_bytes());
@@ -832,7 +844,7 @@ pub fn commit(env: &Env, c: &CommitCtx) -> MtrLog {
     match u.history_first {
         Some((first_page, first_hdr)) => {
             // flst_insert_before(base, cur = the first node, add = ours).
-            let first_node = first_hdr + UNDO_HISTORY_NODE;
+            let first_node = page_ofs(first_hdr) + UNDO_HISTORY_NODE;
             let zero = [0u8; 6];
             // Our PREV: (0, 0) -> (FIL_NULL, 0): the page only.
             e.write_over(up, node, &zero[..4], &FIL_NULL.to_be_bytes());
@@ -850,7 +862,12 @@ pub fn commit(env: &Env, c: &CommitCtx) -> MtrLog {
             let fp = PageRef { kind: PageKind::HistoryPrev, space: 0, page: first_page };
             e.write_over(fp, first_node, &addr(FIL_NULL, 0), &new);
             // FLST_LEN + 1.
-            e.write_over(rp, RSEG_HISTORY, &u.history_len.to_be_bytes(), &(u.history_len + 1).to_be_bytes());
+            e.write_over(
+                rp,
+                RSEG_HISTORY,
+                &u.history_len.to_be_bytes(),
+                &u.history_len.wrapping_add(1).to_be_bytes(),
+            );
         }
         None => {
             // flst_add_to_empty: FLST_LEN's low byte, FIRST (was FIL_NULL), LAST by
@@ -864,7 +881,7 @@ pub fn commit(env: &Env, c: &CommitCtx) -> MtrLog {
     }
     let state = if u.update_cached { TRX_UNDO_CACHED } else { TRX_UNDO_TO_PURGE };
     e.write_over(up, UNDO_STATE, &TRX_UNDO_ACTIVE.to_be_bytes(), &state.to_be_bytes());
-    e.write_over(up, u.update_hdr_offset + UNDO_TRX_NO, &[0; 8], &c.no.to_be_bytes());
+    e.write_over(up, hdr + UNDO_TRX_NO, &[0; 8], &c.no.to_be_bytes());
     log.push_framed(e.finish());
     log
 }
@@ -1114,6 +1131,53 @@ mod tests {
         // FILE_MODIFY 24 + 5 = 29, before the clustered mtr, after the undo one.
         assert_eq!(sizes(&log), [157, 29, 144]);
         assert_eq!(log.pages_dirtied(), 2);
+    }
+
+    proptest::proptest! {
+        /// Any ids, offsets, keys and counts: every op encodes without a panic, each mtr
+        /// at least a record and its 5-byte trailer.
+        #[test]
+        fn any_input_encodes(
+            ids in proptest::array::uniform8(proptest::prelude::any::<u32>()),
+            k in proptest::prelude::any::<i64>(),
+            id in proptest::prelude::any::<i64>(),
+            trx_id in proptest::prelude::any::<u64>(),
+            undo_no in proptest::prelude::any::<u64>(),
+            flags in proptest::prelude::any::<u8>(),
+        ) {
+            let mut env = Env { space_id: ids[0], ..Env::default() };
+            env.undo.update_page = ids[1];
+            env.undo.update_hdr_offset = ids[2];
+            env.undo.rseg_page = ids[3];
+            env.undo.history_len = ids[4];
+            env.undo.history_first = (flags & 1 == 1).then_some((ids[5], ids[6]));
+            env.undo.update_cached = flags & 2 == 2;
+            let mc = MariaCtx {
+                undo_prev_log: ids[7],
+                clust_rec_offset: ids[6],
+                sec_rec_offset: ids[5],
+                sec_max_trx_id_age: u64::from(ids[4]),
+                charset: if flags & 4 == 4 { Charset::Latin1 } else { Charset::Utf8mb4 },
+                ..MariaCtx::default()
+            };
+            let mut r = purged_row(id, k, ids[1], ids[2]);
+            r.first_since_checkpoint = flags & 8 == 8;
+            r.clust_prev = (flags & 16 == 16).then_some(Prev::Infimum);
+            let t = TrxCtx { id: trx_id, undo_no, first_undo: flags & 32 == 32 };
+            let c = CommitCtx { no: trx_id, insert_undo: false, update_undo: true, del_marks: false };
+            for log in [
+                update_non_index(&env, &mc, &t, &r),
+                update_index(&env, &mc, &t, &r),
+                delete(&env, &mc, &t, &r),
+                insert_clustered(&env, &mc, &t, &r),
+                insert_secondary(&env, &mc, &t, &r),
+                commit(&env, &c),
+            ] {
+                for mtr in log.mtrs() {
+                    proptest::prop_assert!(mtr.records >= 1 && mtr.bytes >= 2 + MTR_TRAILER);
+                }
+            }
+        }
     }
 
     #[test]
