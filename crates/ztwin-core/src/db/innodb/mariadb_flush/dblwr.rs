@@ -27,8 +27,10 @@
 //! - With `innodb_doublewrite` = OFF (`use_doublewrite()` false) each page is written in
 //!   place at once, and `flush_buffered_writes` at the end of a batch only fsyncs the data
 //!   files whose writes completed (`fil_flush_file_spaces`).
-//! - Counters: Innodb_dblwr_pages_written (`pages_written`, + the batch's pages) and
-//!   Innodb_dblwr_writes (`writes_completed`, + 1 per doublewrite write request).
+//! - Counters (`srv_export_innodb_status`: `buf_dblwr.written()`, `buf_dblwr.batches()`):
+//!   Innodb_dblwr_pages_written (`pages_written`, + the batch's pages once its copy is
+//!   written) and Innodb_dblwr_writes (ASSUMED `writes_completed`, + 1 per completed
+//!   doublewrite write request: 1 per batch with contiguous blocks).
 //!
 //! Simplifications: the writer's blocking is a flag ([`DoublewriteBuffer::writer_blocked`])
 //! the driver honours, the queue may hold more than a slot while it does; without

@@ -44,8 +44,9 @@
 //!   list; a dirty one is written (with its neighbours only once half the free target is
 //!   reached), until `max` writes; a busy one is skipped. When the write quota was used up,
 //!   a second pass evicts clean pages only (`buf_flush_LRU`). A written page is NOT freed
-//!   when its write completes (MDEV-33613 removed that): it stays at the tail, clean, for
-//!   the next batch or a user thread's scan to evict.
+//!   when its write completes (`buf_page_write_complete` frees only temporary-tablespace
+//!   pages; MDEV-33613, 2024, removed the `request.is_LRU()` eviction): it stays at the
+//!   tail, clean, for the next batch or a user thread's scan to evict.
 //! - A user thread needing a frame (`buf_LRU_get_free_block`,
 //!   [`MariadbFlush::get_free_block`]) takes one from the free list; when there is none and
 //!   `buf_pool.try_LRU_scan` is set it scans at most 100 pages from the LRU tail for a clean
@@ -138,7 +139,9 @@
 //!    evicted nor written (the real LRU batch can write a buffer-fixed unlatched page).
 //! 4. After going idle with frames needed, the real loop re-enters the decision without
 //!    checking the furious target again; here the next pass starts at the top.
-//! 5. `page_cleaner_active()` is the driver's "the page cleaner is running a pass".
+//! 5. `page_cleaner_active()` (`page_cleaner_status > PAGE_CLEANER_IDLE`: a flush-list
+//!    batch active or an LRU flush pending) is the driver's `cleaner_busy`: the page cleaner
+//!    is between `begin_pass` and `end_pass` of a pass with batches.
 //! 6. The user thread's LRU scan resumes from `lru_scan_itr` only if that page is still
 //!    cached and young (`LRUItr::start`); the stored buf0lru.cc also makes a page young
 //!    when the scan meets one marked accessed (`zip.was_accessed()`), which may postdate
