@@ -74,7 +74,7 @@ impl DoublewriteBuffer {
             params.innodb_flush_method.fsyncs_data_files(),
             e,
             e,
-            2 * e,
+            e.saturating_mul(2),
         )
     }
 
@@ -103,7 +103,7 @@ impl DoublewriteBuffer {
 
     /// Pages a batch holds at most (`2 * block_size`).
     pub fn slot_pages(&self) -> u64 {
-        2 * self.block_size
+        self.block_size.saturating_mul(2)
     }
 
     /// The counters.

@@ -505,6 +505,30 @@ fn split_blocks_o_direct_no_fsync_and_doublewrite_off() {
     assert_eq!(d.flush_buffered_writes(), None);
 }
 
+#[test]
+fn extreme_settings_do_not_panic() {
+    let mut d = DoublewriteBuffer::with_blocks(true, true, u64::MAX, u64::MAX, 0);
+    d.add();
+    assert_eq!(d.flush_buffered_writes().map(|b| b.pages), Some(1));
+    let p = Params { innodb_io_capacity: u64::MAX, innodb_lru_scan_depth: u64::MAX, ..Params::default() };
+    assert_eq!(p.io_capacity_max(), u64::MAX);
+    let mut fl = MariadbFlush::new(p, LogLimits::new(u64::MAX, 1 << 16).unwrap(), u64::MAX, true);
+    let o = Observation {
+        lsn: u64::MAX,
+        oldest_lsn: 1,
+        dirty_pages: u64::MAX,
+        lru_len: u64::MAX,
+        ..Observation::default()
+    };
+    let pass = fl.begin_pass(&o, |_| u64::MAX);
+    let _ = pass.lru_max(&fl.params, u64::MAX);
+    fl.end_pass(&pass, &o, u64::MAX, u64::MAX);
+    let mut pool = neighbourhood(0);
+    pool.last_page = u64::MAX;
+    fl.lru_flush(&mut pool, u64::MAX);
+    fl.flush_list_batch(&mut pool, [(PageKey(u64::MAX), 0)], u64::MAX, LSN_MAX);
+}
+
 fn arb_tail() -> impl Strategy<Value = Vec<(u64, u8)>> {
     proptest::collection::vec((0u64..400, 0u8..3), 0..900)
 }
