@@ -104,6 +104,13 @@ impl FlushList {
         self.dirty.remove(&key).is_some()
     }
 
+    /// The dirty pages from the tail (oldest modification first) as (page key, oldest
+    /// modification), without removing them: MariaDB's flush-list batch walks the list and
+    /// leaves each written page in it until its write completes (`buf_do_flush_list_batch`).
+    pub fn iter_oldest(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.order.iter().filter(|&&(l, key)| self.dirty.get(&key) == Some(&l)).map(|&(l, key)| (key, l))
+    }
+
     /// Dirty pages whose oldest modification is at most `lsn`, scanned from the tail as
     /// the page cleaner's estimate does.
     pub fn count_older_than(&self, lsn: u64) -> u64 {
@@ -137,6 +144,8 @@ mod tests {
         assert_eq!(f.oldest(), None);
         f.note_modification(8, 400);
         assert_eq!((f.oldest(), f.count_older_than(u64::MAX)), (Some(400), 1));
+        f.note_modification(9, 500);
+        assert_eq!(f.iter_oldest().collect::<Vec<_>>(), [(8, 400), (9, 500)]);
     }
 
     proptest! {

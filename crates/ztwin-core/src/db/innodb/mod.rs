@@ -4,6 +4,7 @@ pub mod buffer_pool;
 pub mod doublewrite;
 pub mod flush_list;
 pub mod ibd_records;
+pub mod mariadb_flush;
 pub mod mariadb_redo;
 pub mod page_cleaner;
 pub mod page_image;
