@@ -14,7 +14,7 @@ use crate::workload::statement::{Index, Lookup, Op};
 use innodb::btree::TableLayout;
 use innodb::buffer_pool::{BufferPool, PageKey};
 pub use innodb::writes::MAX_PATH;
-use innodb::writes::{AfterIo, FileOp, LogWait, WriteStats, Writes};
+use innodb::writes::{AfterIo, FileOp, FrameStep, LogWait, WriteStats, Writes};
 
 /// InnoDB: the buffer pool over the tables' B+trees.
 pub struct Innodb {
@@ -49,7 +49,13 @@ impl Database {
     /// Attaches the write path (a workload that writes).
     pub fn attach_writes(&mut self, w: Writes) {
         match self {
-            Database::Innodb(d) => d.writes = Some(Box::new(w)),
+            Database::Innodb(d) => {
+                if w.params().server == crate::config::InnodbServer::Mariadb1011 {
+                    // MariaDB's page cleaner frees frames as a thread of its own.
+                    d.bp.set_refill(None);
+                }
+                d.writes = Some(Box::new(w));
+            }
         }
     }
 
@@ -126,7 +132,13 @@ impl Database {
     pub fn insert_for_read(&mut self, key: PageKey, page_no: u64) -> Option<(u64, u32)> {
         match self {
             Database::Innodb(d) => {
-                d.bp.insert_for_read(key).then(|| (page_no * d.page_size as u64, d.page_size))
+                if !d.bp.insert_for_read(key) {
+                    return None;
+                }
+                if let Some(w) = &mut d.writes {
+                    w.frame_taken(&d.bp);
+                }
+                Some((page_no * d.page_size as u64, d.page_size))
             }
         }
     }
@@ -166,6 +178,9 @@ impl Database {
                 d.bp = BufferPool::new(cfg);
                 if let Some(w) = &mut d.writes {
                     w.restart();
+                    if w.params().server == crate::config::InnodbServer::Mariadb1011 {
+                        d.bp.set_refill(None);
+                    }
                 }
             }
         }
@@ -179,21 +194,21 @@ impl Database {
     }
 
     /// The change of write lookup `l` by `client`, its pages visited.
-    pub fn modify(&mut self, client: usize, l: &Lookup, sec_in_pool: bool) {
+    pub fn modify(&mut self, client: usize, l: &Lookup, sec_in_pool: bool, now: Nanos) {
         match self {
             Database::Innodb(d) => {
                 if let Some(w) = &mut d.writes {
-                    w.modify(&mut d.bp, &d.table, client, l, sec_in_pool);
+                    w.modify(&mut d.bp, &d.table, client, l, sec_in_pool, now);
                 }
             }
         }
     }
 
     /// COMMIT by `client` (see `Writes::commit`).
-    pub fn commit(&mut self, client: usize) -> LogWait {
+    pub fn commit(&mut self, client: usize, now: Nanos) -> LogWait {
         match self {
             Database::Innodb(d) => match &mut d.writes {
-                Some(w) => w.commit(&mut d.bp, client),
+                Some(w) => w.commit(&mut d.bp, client, now),
                 None => LogWait::Done,
             },
         }
@@ -221,10 +236,10 @@ impl Database {
     }
 
     /// `actor`'s file operations are done.
-    pub fn io_done(&mut self, actor: usize) -> AfterIo {
+    pub fn io_done(&mut self, actor: usize, now: Nanos) -> AfterIo {
         match self {
             Database::Innodb(d) => match &mut d.writes {
-                Some(w) => w.io_done(&mut d.bp, actor),
+                Some(w) => w.io_done(&mut d.bp, actor, now),
                 None => AfterIo::Done,
             },
         }
@@ -241,11 +256,31 @@ impl Database {
         }
     }
 
-    /// A thread found no frame: it writes a dirty LRU page itself (MySQL 5.7); false if
-    /// none can be written now.
-    pub fn single_page_flush(&mut self, actor: usize) -> bool {
+    /// A thread found no frame: MySQL 5.7's writes a dirty LRU page itself (its I/O is
+    /// queued), MariaDB's waits for the page cleaner.
+    pub fn no_frame(&mut self, actor: usize) -> FrameStep {
         match self {
-            Database::Innodb(d) => d.writes.as_mut().is_some_and(|w| w.single_page_flush(&mut d.bp, actor)),
+            Database::Innodb(d) => match &mut d.writes {
+                Some(w) => w.no_frame(&mut d.bp, actor),
+                None => FrameStep::Wait,
+            },
+        }
+    }
+
+    /// Whether a thread asked for the page cleaner since the last call.
+    pub fn take_cleaner_wake(&mut self) -> bool {
+        match self {
+            Database::Innodb(d) => d.writes.as_mut().is_some_and(|w| w.take_cleaner_wake()),
+        }
+    }
+
+    /// When the page cleaner, done with a pass begun at `started`, runs again (None: when a
+    /// thread wakes it); `waiters`: threads wait for it.
+    pub fn cleaner_next(&self, now: Nanos, started: Nanos, waiters: bool) -> Option<Nanos> {
+        match self {
+            Database::Innodb(d) => {
+                d.writes.as_ref().and_then(|w| w.cleaner_next(&d.bp, now, started, waiters))
+            }
         }
     }
 

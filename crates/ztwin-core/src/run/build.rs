@@ -51,7 +51,33 @@ impl<'a> Sim<'a> {
                         files.push(system_file_pages() * u64::from(db.innodb_page_size));
                         files.extend((0..params.log_files).map(|_| params.log_file_size));
                         let threads = wl.threads as usize;
-                        database.attach_writes(Writes::new(db, db_files, threads, cfg.seed)?);
+                        // The block device's logical sector under ext4/XFS (ASSUMED 512
+                        // bytes, as the lab's virtio disks and most cloud volumes report);
+                        // none under a ZFS dataset.
+                        let block_sector = match &cfg.filesystem {
+                            FsConfig::Zfs(_) => None,
+                            FsConfig::Xfs(_) | FsConfig::Ext4(_) => Some(512),
+                        };
+                        // Whether the kernel reports the data files' device rotational
+                        // (MariaDB flushes neighbours only there): a ZFS dataset's
+                        // anonymous device is never among the non-rotational devices;
+                        // XFS/ext4: the device's.
+                        let rotational = match &cfg.filesystem {
+                            FsConfig::Zfs(_) => true,
+                            FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
+                                cfg.devices.iter().any(|d| d.name == x.device && d.rotational.is_some())
+                            }
+                        };
+                        let table_pages = database.file_size() / u64::from(db.innodb_page_size);
+                        database.attach_writes(Writes::new(
+                            db,
+                            db_files,
+                            table_pages,
+                            threads,
+                            cfg.seed,
+                            block_sector,
+                            rotational,
+                        )?);
                     }
                 }
                 let exists = vec![true; files.len()];

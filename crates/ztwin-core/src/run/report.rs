@@ -451,8 +451,11 @@ fn arc_window(a: &ArcStats, b: &ArcStats, adaptation: ArcAdaptation) -> Value {
 }
 
 /// InnoDB's write counters over a window, by their SHOW GLOBAL STATUS names (the gauges
-/// at the window's end).
+/// at the window's end). MariaDB 10.11 has no Innodb_os_log_fsyncs (its log's fdatasyncs
+/// are in Innodb_data_fsyncs: shown as log_fdatasyncs), and its Innodb_os_log_written
+/// counts the LSN bytes appended, not the bytes written.
 fn innodb_write_window(doc: &mut Value, x: &WriteStats, y: &WriteStats) {
+    let log_fsyncs = if y.mariadb { "log_fdatasyncs" } else { "Innodb_os_log_fsyncs" };
     let pairs = [
         ("Innodb_buffer_pool_pages_flushed", y.pages_flushed - x.pages_flushed),
         ("Innodb_buffer_pool_pages_LRU_flushed", y.pages_lru_flushed - x.pages_lru_flushed),
@@ -465,7 +468,7 @@ fn innodb_write_window(doc: &mut Value, x: &WriteStats, y: &WriteStats) {
         ("Innodb_log_write_requests", y.redo.log_write_requests - x.redo.log_write_requests),
         ("Innodb_log_writes", y.redo.log_writes - x.redo.log_writes),
         ("Innodb_os_log_written", y.redo.os_log_written - x.redo.os_log_written),
-        ("Innodb_os_log_fsyncs", y.redo.os_log_fsyncs - x.redo.os_log_fsyncs),
+        (log_fsyncs, y.redo.os_log_fsyncs - x.redo.os_log_fsyncs),
         ("Innodb_rows_updated", y.rows_updated - x.rows_updated),
         ("Innodb_rows_deleted", y.rows_deleted - x.rows_deleted),
         ("Innodb_rows_inserted", y.rows_inserted - x.rows_inserted),

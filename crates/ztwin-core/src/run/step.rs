@@ -2,7 +2,7 @@
 //! statement, the buffer pool, the file read) and the hand-off to the ZFS path or a device.
 
 use super::*;
-use crate::db::innodb::writes::{AfterIo, FileOp, LogWait};
+use crate::db::innodb::writes::{AfterIo, FileOp, FrameStep, LogWait};
 use crate::fs::zfs::content::CLASS_MEAN_RATIO;
 use crate::workload::statement::Op;
 
@@ -201,10 +201,12 @@ impl Sim<'_> {
                     let db = self.db.as_mut().expect("sysbench statements need the database");
                     // buf_page_init_for_read: the page takes its frame and its place in
                     // the LRU list before the read is issued.
-                    let Some(range) = db.insert_for_read(key, c.page) else {
-                        // No frame: MySQL 5.7's thread writes a dirty LRU page itself; if
-                        // none can be written it waits for the page cleaner's batch.
-                        if db.single_page_flush(i) {
+                    let got = db.insert_for_read(key, c.page);
+                    let Some(range) = got else {
+                        // No frame: MySQL 5.7's thread writes a dirty LRU page itself;
+                        // MariaDB's (or one finding nothing to write) waits for the page
+                        // cleaner's batch.
+                        if db.no_frame(i) == FrameStep::Io {
                             c.after_io = State::FrameRetry;
                             c.state = State::DbIo;
                             continue;
@@ -212,9 +214,11 @@ impl Sim<'_> {
                         c.resume = State::FrameRetry;
                         self.waits[i] = Wait::Frame;
                         c.state = State::Blocked;
+                        self.poll_cleaner_wake(now);
                         self.kick_cleaner(now);
                         break;
                     };
+                    self.poll_cleaner_wake(now);
                     if let Some(waiters) = self.bp_inflight.get_mut(key.0) {
                         // Another thread started reading it while this one got its frame.
                         *waiters += 1;
@@ -234,7 +238,8 @@ impl Sim<'_> {
                     // Guaranteed by `Sim::new` (see start_lookup).
                     let db = self.db.as_mut().expect("sysbench statements need the database");
                     if l.op == Op::Commit {
-                        let step = db.commit(i);
+                        let step = db.commit(i, now);
+                        self.poll_cleaner_wake(now);
                         self.log_step(i, c, step);
                         if c.state == State::Blocked {
                             break;
@@ -248,7 +253,8 @@ impl Sim<'_> {
                         self.kick_cleaner(now);
                         break;
                     }
-                    db.modify(i, &l, !c.sec_buffered);
+                    db.modify(i, &l, !c.sec_buffered, now);
+                    self.poll_cleaner_wake(now);
                     c.applied = true;
                     c.state = State::NextPage;
                 }
@@ -648,9 +654,10 @@ impl Sim<'_> {
                     self.queue.at(c.async_until, Event::Client(i));
                     return Flow::Wait;
                 }
-                let after = db.io_done(i);
+                let after = db.io_done(i, now);
                 db.take_released(&mut self.released);
                 self.wake_released(now);
+                self.poll_cleaner_wake(now);
                 if after == AfterIo::More {
                     return Flow::Next;
                 }
@@ -745,15 +752,27 @@ impl Sim<'_> {
             .map_or(0, |s| s.commits + s.rows_updated + s.rows_deleted + s.rows_inserted)
     }
 
-    /// The page cleaner (thread `i`) sleeps: until a second after its pass started, or
-    /// not at all when a thread waits for it.
+    /// The page cleaner (thread `i`) sleeps: until its server says (MySQL 5.7: a second
+    /// after its pass started, or not at all when a thread waits for it), or until a
+    /// thread wakes it.
     fn cleaner_sleep(&mut self, i: usize, c: &mut Client, now: Nanos) {
         c.state = State::CleanerSleep;
         let waiting = self.waits.iter().any(|&w| w == Wait::Frame)
             || self.db.as_ref().is_some_and(|d| d.sync_flush_wanted());
-        let due = if waiting && c.started < now { now } else { (c.started + SEC).max(now) };
+        let next = self.db.as_ref().and_then(|d| d.cleaner_next(now, c.started, waiting));
+        // Nanos::MAX: an untimed sleep, ended only by a thread (`kick_cleaner`).
+        let due = next.unwrap_or(Nanos::MAX);
         self.cleaner_due = Some(due);
-        self.queue.at(due, Event::Timer(i));
+        if due != Nanos::MAX {
+            self.queue.at(due, Event::Timer(i));
+        }
+    }
+
+    /// A database call asked for the page cleaner: wake it.
+    fn poll_cleaner_wake(&mut self, now: Nanos) {
+        if self.db.as_mut().is_some_and(|d| d.take_cleaner_wake()) {
+            self.kick_cleaner(now);
+        }
     }
 
     /// The master thread (thread `i`) sleeps a second.

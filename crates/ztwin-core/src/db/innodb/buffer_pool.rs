@@ -552,6 +552,39 @@ impl BufferPool {
         }
     }
 
+    /// The page at the LRU list's tail, or before `at` toward the head (None: past the
+    /// head, or `at` not cached).
+    pub fn lru_prev(&self, at: Option<PageKey>) -> Option<PageKey> {
+        let i = match at {
+            None => self.tail,
+            Some(k) => self.nodes[self.find(k.0)? as usize].prev,
+        };
+        (i != NIL).then(|| PageKey(self.nodes[i as usize].key))
+    }
+
+    /// A cached page's (dirty, being written) flags, None if it is not cached.
+    pub fn flags(&self, key: PageKey) -> Option<(bool, bool)> {
+        let c = self.nodes[self.find(key.0)? as usize].clock_old;
+        Some((c & DIRTY_BIT != 0, c & WRITE_FIX_BIT != 0))
+    }
+
+    /// Frees cached page `key`'s frame if it is replaceable; false otherwise.
+    pub fn evict_page(&mut self, key: PageKey) -> bool {
+        match self.find(key.0) {
+            Some(i) if self.nodes[i as usize].replaceable() => {
+                self.evict(i);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Turns the page cleaner's immediate refill off (a run whose page cleaner is a thread
+    /// of its own frees the frames).
+    pub fn set_refill(&mut self, refill: Option<(usize, usize)>) {
+        self.refill = refill;
+    }
+
     /// A mini-transaction modified cached page `key`: it is dirty until written. False if
     /// it is not cached.
     pub fn set_dirty(&mut self, key: PageKey) -> bool {

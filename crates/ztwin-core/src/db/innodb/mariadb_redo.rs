@@ -478,6 +478,14 @@ impl MariaRedoLog {
         }
     }
 
+    /// No write or flush is in progress any more and everything appended is durable (a
+    /// clean shutdown; a run abandoning what never completes).
+    pub fn settle(&mut self) {
+        (self.writing, self.flushing) = (None, None);
+        self.write_lsn = self.lsn;
+        self.flushed_lsn = self.lsn;
+    }
+
     /// A checkpoint at `checkpoint_lsn` (`log_checkpoint_low` → `fil_names_clear`,
     /// `log_t::write_checkpoint`): appends the FILE_CHECKPOINT mtr (with
     /// `file_modify_bytes` of FILE_MODIFY records for the tablespaces still dirty, see

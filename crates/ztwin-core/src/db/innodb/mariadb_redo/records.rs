@@ -901,6 +901,11 @@ impl MariaTrx {
         MariaTrx { id, undo_no: 0 }
     }
 
+    /// The transaction's id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     fn ctx(&self) -> TrxCtx {
         TrxCtx { id: self.id, undo_no: self.undo_no, first_undo: self.undo_no == 0 }
     }

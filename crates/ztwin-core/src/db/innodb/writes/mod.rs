@@ -72,22 +72,34 @@
 //!    every few seconds); the checkpoint age is measured to the oldest dirty page, as if
 //!    each checkpoint were taken at once.
 //! 6. Neighbour flushing (`innodb_flush_neighbors`) and purge are not modelled.
-//! 7. MySQL 5.7's mechanisms serve both servers for now; MariaDB 10.11's redo format,
-//!    page cleaner and free-frame wait differ (see the module docs of `buffer_pool`).
+//! 7. MariaDB 10.11 has its own redo log and record formats (`mariadb_redo`: no block
+//!    framing, one undo log per transaction, rows whose history purge reset, the log
+//!    buffered on ZFS and O_DIRECT on a block device) and its own checkpoint ages; its
+//!    page cleaner and free-frame wait are MySQL 5.7's here for now.
 
 use std::collections::VecDeque;
 
-use crate::config::{InnodbConfig, InnodbServer};
+use crate::config::{CharacterSet, InnodbConfig, InnodbServer};
+
+mod cleaner;
+mod log;
+mod params;
+
 use crate::db::innodb::btree::{mix, TableLayout, MAX_DEPTH};
-use crate::db::innodb::buffer_pool::{BufferPool, PageKey};
+use crate::db::innodb::buffer_pool::{BufferPool, PageKey, BUF_LRU_MIN_LEN};
 use crate::db::innodb::doublewrite::Doublewrite;
 use crate::db::innodb::flush_list::FlushList;
-use crate::db::innodb::page_cleaner::{FlushParams, LogAges, PageCleaner, PassInput};
+use crate::db::innodb::mariadb_redo::records::{purged_row, Charset, MariaCtx};
+use crate::db::innodb::mariadb_redo::{self, LogDevice, MariaLogAges, MariaRedoLog, MariaRedoParams};
+use crate::db::innodb::page_cleaner::{LogAges, PageCleaner, PassInput};
 use crate::db::innodb::redo::{LogStep, RedoLog, RedoParams, RedoStats};
-use crate::db::innodb::redo_records::{Env, MtrLog, PageRef, RowCtx, TrxRedo};
+use crate::db::innodb::redo_records::{Env, MtrLog, PageRef, RowCtx};
 use crate::error::{Error, Result};
 use crate::sim::time::{Nanos, SEC};
 use crate::workload::statement::{Index, Lookup, Op};
+pub use cleaner::FrameStep;
+use log::{Log, TrxLog};
+pub use params::{DbFiles, FlushMethod, WriteParams};
 
 /// Tablespace id of the first table (`redo_records`: ids are logged compressed, and a
 /// fresh 5.7 instance gives its first user tables ids in the twenties).
@@ -116,210 +128,6 @@ pub fn system_file_pages() -> u64 {
 /// The single-page slots of the doublewrite buffer: the last pages of its second block
 /// (`buf_dblwr_write_single_page`: after the `srv_doublewrite_batch_size` batch pages).
 const DBLWR_SINGLE_FIRST: u64 = 64 + 120;
-
-/// `innodb_flush_method`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FlushMethod {
-    /// fsync: buffered files, fsynced.
-    Fsync,
-    /// O_DSYNC: log files opened O_SYNC; data files fsynced.
-    ODsync,
-    /// O_DIRECT: data files O_DIRECT; every file fsynced.
-    ODirect,
-    /// O_DIRECT_NO_FSYNC: as O_DIRECT without the data files' fsync.
-    ODirectNoFsync,
-}
-
-impl FlushMethod {
-    /// Parses the option as the server spells it.
-    pub fn parse(s: &str) -> Option<FlushMethod> {
-        match s {
-            "fsync" => Some(FlushMethod::Fsync),
-            "O_DSYNC" => Some(FlushMethod::ODsync),
-            "O_DIRECT" => Some(FlushMethod::ODirect),
-            "O_DIRECT_NO_FSYNC" => Some(FlushMethod::ODirectNoFsync),
-            _ => None,
-        }
-    }
-
-    /// Data files are fsynced after writes (`fil_flush` unless O_DIRECT_NO_FSYNC).
-    pub fn syncs_data(self) -> bool {
-        self != FlushMethod::ODirectNoFsync
-    }
-
-    /// The log files are opened O_SYNC: a log write is durable when it returns.
-    pub fn log_o_sync(self) -> bool {
-        self == FlushMethod::ODsync
-    }
-
-    /// Data files are opened O_DIRECT.
-    pub fn data_direct(self) -> bool {
-        matches!(self, FlushMethod::ODirect | FlushMethod::ODirectNoFsync)
-    }
-}
-
-/// The write path's options, resolved with the server's defaults.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct WriteParams {
-    /// innodb_flush_log_at_trx_commit (1).
-    pub flush_log_at_trx_commit: u8,
-    /// innodb_doublewrite (on).
-    pub doublewrite: bool,
-    /// The page cleaner's options (io capacity, dirty page percentages, adaptive flushing).
-    pub flush: FlushParams,
-    /// innodb_log_file_size (MySQL 5.7: 48 MiB, `srv0srv.cc`; MariaDB 10.11: 96 MiB).
-    pub log_file_size: u64,
-    /// innodb_log_files_in_group (MySQL 5.7: 2; MariaDB 10.5+: one file).
-    pub log_files: u32,
-    /// innodb_change_buffering: changes to secondary leaves not in the pool are buffered
-    /// ("all", MySQL 5.7's default; "none", MariaDB 10.11's since 10.5.15, MDEV-27734).
-    pub change_buffering: bool,
-    /// innodb_lru_scan_depth (MySQL 5.7: 1024; MariaDB 10.11: 1536).
-    pub lru_scan_depth: u64,
-    /// innodb_flush_method.
-    pub method: FlushMethod,
-}
-
-impl WriteParams {
-    /// The options of `cfg` with its server's defaults; errors name the option.
-    pub fn new(cfg: &InnodbConfig) -> Result<WriteParams> {
-        let mariadb = cfg.server == InnodbServer::Mariadb1011;
-        let field = |f: &str| format!("database.{f}");
-        let method = FlushMethod::parse(&cfg.innodb_flush_method).ok_or_else(|| {
-            Error::config(
-                field("innodb_flush_method"),
-                format!(
-                    "'{}' is not a flush method: fsync, O_DSYNC, O_DIRECT or O_DIRECT_NO_FSYNC",
-                    cfg.innodb_flush_method
-                ),
-            )
-        })?;
-        let flush_log = cfg.innodb_flush_log_at_trx_commit.unwrap_or(1);
-        if flush_log > 2 {
-            return Err(Error::config(field("innodb_flush_log_at_trx_commit"), "must be 0, 1 or 2"));
-        }
-        let io_capacity = cfg.innodb_io_capacity.unwrap_or(200);
-        if io_capacity < 100 || io_capacity > u64::from(u32::MAX) {
-            return Err(Error::config(
-                field("innodb_io_capacity"),
-                "must be 100 to 4294967295 (the server's range)",
-            ));
-        }
-        let io_capacity_max = cfg.innodb_io_capacity_max.unwrap_or(0);
-        if io_capacity_max > u64::from(u32::MAX) {
-            return Err(Error::config(field("innodb_io_capacity_max"), "must be at most 4294967295"));
-        }
-        let pct = |v: Option<f64>, default: f64, name: &str| -> Result<f64> {
-            let v = v.unwrap_or(default);
-            if !(0.0..=99.999).contains(&v) {
-                return Err(Error::config(field(name), "must be 0 to 99.999 (the server's range)"));
-            }
-            Ok(v)
-        };
-        let max_dirty = pct(
-            cfg.innodb_max_dirty_pages_pct,
-            if mariadb { 90.0 } else { 75.0 },
-            "innodb_max_dirty_pages_pct",
-        )?;
-        let lwm = pct(cfg.innodb_max_dirty_pages_pct_lwm, 0.0, "innodb_max_dirty_pages_pct_lwm")?;
-        let adaptive_lwm = cfg.innodb_adaptive_flushing_lwm.unwrap_or(10);
-        if adaptive_lwm > 70 {
-            return Err(Error::config(
-                field("innodb_adaptive_flushing_lwm"),
-                "must be 0 to 70 (the server's range)",
-            ));
-        }
-        let avg_loops = cfg.innodb_flushing_avg_loops.unwrap_or(30);
-        if !(1..=1000).contains(&avg_loops) {
-            return Err(Error::config(
-                field("innodb_flushing_avg_loops"),
-                "must be 1 to 1000 (the server's range)",
-            ));
-        }
-        let log_file_size = cfg.innodb_log_file_size.unwrap_or(if mariadb { 96 << 20 } else { 48 << 20 });
-        // MySQL 5.7: 4 MiB to 512 GiB / files; the model's bound keeps LSN arithmetic small.
-        if !((4 << 20)..=(1 << 40)).contains(&log_file_size) {
-            return Err(Error::config(field("innodb_log_file_size"), "must be 4M to 1T"));
-        }
-        let log_files = cfg.innodb_log_files_in_group.unwrap_or(if mariadb { 1 } else { 2 });
-        if mariadb && log_files != 1 {
-            return Err(Error::config(
-                field("innodb_log_files_in_group"),
-                "MariaDB 10.5 and later have one redo log file (the option is gone)",
-            ));
-        }
-        if !(1..=100).contains(&log_files) {
-            return Err(Error::config(field("innodb_log_files_in_group"), "must be 1 to 100"));
-        }
-        let change_buffering = match cfg.innodb_change_buffering.as_deref() {
-            None => !mariadb,
-            Some("all" | "deletes" | "changes" | "purges") => true,
-            Some("none" | "inserts") => false,
-            Some(other) => {
-                return Err(Error::config(
-                    field("innodb_change_buffering"),
-                    format!("'{other}' is not a value: none, inserts, deletes, changes, purges or all"),
-                ))
-            }
-        };
-        let lru_scan_depth = match cfg.innodb_lru_scan_depth {
-            0 if mariadb => 1536,
-            0 => 1024,
-            n => u64::from(n),
-        };
-        Ok(WriteParams {
-            flush_log_at_trx_commit: flush_log,
-            doublewrite: cfg.innodb_doublewrite.unwrap_or(true),
-            flush: FlushParams {
-                io_capacity,
-                io_capacity_max,
-                max_dirty_pages_pct: max_dirty,
-                max_dirty_pages_pct_lwm: lwm,
-                adaptive_flushing: cfg.innodb_adaptive_flushing.unwrap_or(true),
-                adaptive_flushing_lwm: adaptive_lwm,
-                flushing_avg_loops: avg_loops,
-            },
-            log_file_size,
-            log_files,
-            change_buffering,
-            lru_scan_depth,
-            method,
-        })
-    }
-}
-
-/// The database's files as the driver numbers them: the tables first, then the system
-/// tablespace (ibdata1), then the redo log files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DbFiles {
-    /// Tables (their files are 0..tables).
-    pub tables: u32,
-    /// Redo log files (ib_logfile0..).
-    pub logs: u32,
-}
-
-impl DbFiles {
-    /// The system tablespace's file.
-    pub fn system(&self) -> u32 {
-        self.tables
-    }
-
-    /// Redo log file `n`'s file.
-    pub fn log(&self, n: u32) -> u32 {
-        self.tables + 1 + n
-    }
-
-    /// Files in all.
-    pub fn count(&self) -> u32 {
-        self.tables + 1 + self.logs
-    }
-
-    /// The file holding a page of tablespace `space` (the key's space: a table's number,
-    /// or [`DbFiles::system`]).
-    fn of_space(&self, space: u32) -> u32 {
-        space.min(self.tables)
-    }
-}
 
 /// One operation a database thread asks of its files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -365,6 +173,10 @@ enum Job {
     },
     /// A page cleaner batch of `batch` pages (in [`Writes::batch`]), LRU pages first.
     Batch,
+    /// MariaDB's checkpoint block at `lsn` (after a pass).
+    Checkpoint {
+        lsn: u64,
+    },
     /// A single-page flush of `key` to free its frame.
     SinglePage {
         key: u64,
@@ -428,12 +240,14 @@ pub struct WriteStats {
     pub pages_dirty: u64,
     /// See `pages_dirty`.
     pub checkpoint_age: u64,
+    /// The counters are MariaDB's (some names differ: see `innodb_write_window`).
+    pub mariadb: bool,
 }
 
 /// One client's transaction and undo log pages.
 #[derive(Debug, Clone, Copy)]
 struct ClientTrx {
-    redo: TrxRedo,
+    redo: TrxLog,
     /// The LSN its commit waits for.
     commit_lsn: u64,
     /// Its update and insert undo log pages, and the bytes used on the update one.
@@ -447,11 +261,20 @@ pub struct Writes {
     p: WriteParams,
     files: DbFiles,
     page_size: u32,
-    redo: RedoLog,
+    redo: Log,
     ages: LogAges,
+    /// MariaDB's record context (charset, offsets).
+    maria: MariaCtx,
     flush_list: FlushList,
-    dblwr: Doublewrite,
-    cleaner: PageCleaner,
+    cleaner: cleaner::Cleaner,
+    /// A thread asked for the page cleaner (taken by the driver).
+    wake_cleaner: bool,
+    /// The buffer pool's frames, a table file's pages, pages per extent, and whether the
+    /// data files are on rotational storage (MariaDB's neighbour flushing).
+    frames: u64,
+    table_pages: u64,
+    extent_pages: u64,
+    rotational: bool,
     trx: Vec<ClientTrx>,
     /// Per actor (the clients, then the page cleaner, then the master thread): its
     /// queued file operations and what they are for.
@@ -490,32 +313,76 @@ pub fn master_actor(clients: usize) -> usize {
 }
 
 impl Writes {
-    /// The write path of `cfg` for `clients` client threads over `files`.
-    pub fn new(cfg: &InnodbConfig, files: DbFiles, clients: usize, seed: u64) -> Result<Writes> {
+    /// The write path of `cfg` for `clients` client threads over `files` (tables of
+    /// `table_pages` pages); `block_sector`: the logical sector size of the block device
+    /// under the files (ext4, XFS), None on ZFS (MariaDB's log opening mode depends on it);
+    /// `rotational`: the files' device is rotational as the kernel reports it (MariaDB
+    /// flushes neighbours only there).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        cfg: &InnodbConfig,
+        files: DbFiles,
+        table_pages: u64,
+        clients: usize,
+        seed: u64,
+        block_sector: Option<u64>,
+        rotational: bool,
+    ) -> Result<Writes> {
         let p = WriteParams::new(cfg)?;
         let page_size = cfg.innodb_page_size;
-        let ages = LogAges::new(p.log_file_size, u64::from(p.log_files), u64::from(page_size), 0)
-            .ok_or_else(|| {
-                Error::config(
+        let too_small = || {
+            Error::config(
                 "database.innodb_log_file_size",
                 "the redo log is too small for the server's reserved space (innodb_log_file_size x files)",
             )
-            })?;
+        };
         let extent_pages = match page_size {
             4096 => 256,
             8192 => 128,
             _ => 64,
         };
-        let redo = RedoLog::new(RedoParams {
-            file_size: p.log_file_size,
-            files: u64::from(p.log_files),
-            write_ahead_size: 8192.min(u64::from(page_size)),
-            o_dsync: p.method.log_o_sync(),
-        });
+        let (redo, ages) = match p.server {
+            InnodbServer::Mysql57 => {
+                let ages = LogAges::new(p.log_file_size, u64::from(p.log_files), u64::from(page_size), 0)
+                    .ok_or_else(too_small)?;
+                let redo = RedoLog::new(RedoParams {
+                    file_size: p.log_file_size,
+                    files: u64::from(p.log_files),
+                    write_ahead_size: 8192.min(u64::from(page_size)),
+                    o_dsync: p.method.log_o_sync(),
+                });
+                (Log::Mysql57(redo), ages)
+            }
+            InnodbServer::Mariadb1011 => {
+                let m = MariaLogAges::new(p.log_file_size, u64::from(page_size)).ok_or_else(too_small)?;
+                // 10.11 keeps three ages: its checkpoint margin is where writers wait.
+                let ages = LogAges {
+                    capacity: m.log_capacity,
+                    max_modified_age_async: m.max_modified_age_async,
+                    max_modified_age_sync: m.max_checkpoint_age,
+                    max_checkpoint_age_async: m.max_checkpoint_age,
+                    max_checkpoint_age: m.max_checkpoint_age,
+                };
+                let params = MariaRedoParams {
+                    log_file_size: p.log_file_size,
+                    flush_log_at_trx_commit: u32::from(p.flush_log_at_trx_commit),
+                    flush_method: match p.method {
+                        FlushMethod::Fsync => mariadb_redo::FlushMethod::Fsync,
+                        FlushMethod::ODsync => mariadb_redo::FlushMethod::ODsync,
+                        FlushMethod::ODirect => mariadb_redo::FlushMethod::ODirect,
+                        FlushMethod::ODirectNoFsync => mariadb_redo::FlushMethod::ODirectNoFsync,
+                    },
+                    ..MariaRedoParams::default()
+                };
+                let dev = block_sector.map_or(LogDevice::ZFS, LogDevice::block_device);
+                (Log::Mariadb(Box::new(MariaRedoLog::new(params, &dev))), ages)
+            }
+        };
+        let frames = crate::db::innodb::buffer_pool::pool_frames(cfg);
         let actors = clients + 2;
         let trx = (0..clients as u32)
             .map(|c| ClientTrx {
-                redo: TrxRedo::begin(1000 + 2 * u64::from(c)),
+                redo: TrxLog::begin(p.server, 1000 + 2 * u64::from(c)),
                 commit_lsn: 0,
                 update_page: UNDO_FIRST + (2 * c) % UNDO_PAGES,
                 insert_page: UNDO_FIRST + (2 * c + 1) % UNDO_PAGES,
@@ -528,9 +395,20 @@ impl Writes {
             page_size,
             redo,
             ages,
+            maria: MariaCtx {
+                charset: match p.charset {
+                    CharacterSet::Latin1 => Charset::Latin1,
+                    CharacterSet::Utf8mb4 => Charset::Utf8mb4,
+                },
+                ..MariaCtx::default()
+            },
             flush_list: FlushList::with_capacity(4096),
-            dblwr: Doublewrite::new(p.doublewrite, p.method.syncs_data(), extent_pages),
-            cleaner: PageCleaner::default(),
+            cleaner: cleaner::Cleaner::new(&p, &ages, frames, extent_pages, rotational),
+            wake_cleaner: false,
+            frames,
+            table_pages,
+            extent_pages,
+            rotational,
             trx,
             io: (0..actors).map(|_| VecDeque::with_capacity(256)).collect(),
             jobs: vec![Job::None; actors],
@@ -566,9 +444,9 @@ impl Writes {
         self.log_waiters.clear();
         self.ckpt_waiters.clear();
         self.released.clear();
-        self.cleaner = PageCleaner::default();
         // Everything appended is durable after the shutdown.
         self.redo.settle();
+        self.cleaner_restart();
     }
 
     /// The run abandons what never completes (a device that never answers): queued I/O
@@ -606,6 +484,7 @@ impl Writes {
             redo: self.redo.stats(),
             pages_dirty: self.flush_list.len() as u64,
             checkpoint_age: self.checkpoint_age_now(),
+            mariadb: self.p.server == InnodbServer::Mariadb1011,
             ..self.stats
         }
     }
@@ -695,12 +574,22 @@ impl Writes {
     /// `max_modified_age_sync`; the thread then waits ([`Writes::take_log_released`]
     /// releases it) while the page cleaner flushes (its next pass is due at once).
     pub fn log_free_check(&mut self, client: usize) -> bool {
-        if self.checkpoint_age() <= self.ages.max_modified_age_sync {
-            return true;
-        }
+        let target = if self.p.server == InnodbServer::Mariadb1011 {
+            // log_checkpoint_margin: wait for the pages up to the target to be written.
+            match self.checkpoint_margin() {
+                None => return true,
+                Some(t) => t,
+            }
+        } else {
+            if self.checkpoint_age() <= self.ages.max_modified_age_sync {
+                return true;
+            }
+            // log_preflush_pool_modified_pages: flush until the age is back under the
+            // async limit.
+            self.redo.lsn().saturating_sub(self.ages.max_modified_age_async)
+        };
         self.stats.checkpoint_waits += 1;
-        // log_preflush_pool_modified_pages: flush until the age is back under the async limit.
-        let target = self.redo.lsn().saturating_sub(self.ages.max_modified_age_async);
+        self.wake_cleaner = true;
         self.sync_target = Some(self.sync_target.map_or(target, |t| t.max(target)));
         self.ckpt_waiters.push(client as u32);
         false
@@ -721,6 +610,7 @@ impl Writes {
         client: usize,
         l: &Lookup,
         sec_in_pool: bool,
+        now: Nanos,
     ) {
         let rows = layout.rows;
         let id = if l.key == 0 { rows } else { l.key.min(rows) };
@@ -729,6 +619,11 @@ impl Writes {
             _ => (self.row_k(l.table, id, rows), id),
         };
         let mut row = RowCtx::sysbench(layout, id.max(1), k.max(1));
+        if self.p.server == InnodbServer::Mariadb1011 {
+            // Rows whose history purge has processed (row_purge_reset_trx_id).
+            let p = purged_row(row.id, row.k, row.clust_leaf, row.sec_leaf);
+            row = RowCtx { sec_leaf_new: row.sec_leaf_new, ..p };
+        }
         row.sec_in_pool = sec_in_pool || !self.p.change_buffering;
         let t = &mut self.trx[client];
         let mut env = Env::default();
@@ -739,7 +634,7 @@ impl Writes {
         env.undo.insert_page = t.insert_page;
         env.undo.rseg_page = RSEG_FIRST + (t.redo_id() % u64::from(RSEGS)) as u32;
         env.undo.history_first = Some((self.last_update_page, 3000));
-        let log = t.redo.op(l.op, l.index, &env, &row);
+        let log = t.redo.op(l.op, l.index, &env, &self.maria, &row);
         match l.op {
             Op::UpdateIndex | Op::UpdateNonIndex => self.stats.rows_updated += 1,
             Op::Delete => self.stats.rows_deleted += 1,
@@ -748,6 +643,7 @@ impl Writes {
         }
         t.update_used += UNDO_RECORD_BYTES;
         self.apply(bp, &log);
+        self.after_mtrs(bp, now);
     }
 
     /// Appends `log`'s mtrs and dirties their pages.
@@ -765,7 +661,7 @@ impl Writes {
 
     /// COMMIT by `client`: the commit's mtr, then what `innodb_flush_log_at_trx_commit`
     /// asks of the log. A transaction that wrote nothing returns at once.
-    pub fn commit(&mut self, bp: &mut BufferPool, client: usize) -> LogWait {
+    pub fn commit(&mut self, bp: &mut BufferPool, client: usize, now: Nanos) -> LogWait {
         let t = &mut self.trx[client];
         let mut env = Env::default();
         env.page_size = self.page_size;
@@ -777,7 +673,7 @@ impl Writes {
         let limit = u64::from(self.page_size) * UNDO_REUSE_PERCENT / 100;
         env.undo.update_cached = t.update_used + UNDO_HEADER_BYTES < limit;
         let row = RowCtx::new(1, 1, 0, 0);
-        let log = t.redo.op(Op::Commit, Index::Clustered, &env, &row);
+        let log = t.redo.op(Op::Commit, Index::Clustered, &env, &self.maria, &row);
         if log.mtrs().is_empty() {
             return LogWait::Done;
         }
@@ -792,6 +688,7 @@ impl Writes {
         }
         self.trx_ids += 2;
         self.apply(bp, &log);
+        self.after_mtrs(bp, now);
         self.trx[client].commit_lsn = self.redo.lsn();
         self.commit_retry(client)
     }
@@ -863,7 +760,7 @@ impl Writes {
     /// `actor`'s queued I/O is done at `now`: the log's write and flush complete (its
     /// waiters are released), a batch's pages are clean (the next batch is queued: More),
     /// a single-page flush's frame is free.
-    pub fn io_done(&mut self, bp: &mut BufferPool, actor: usize) -> AfterIo {
+    pub fn io_done(&mut self, bp: &mut BufferPool, actor: usize, now: Nanos) -> AfterIo {
         match std::mem::replace(&mut self.jobs[actor], Job::None) {
             Job::None => AfterIo::Done,
             Job::Log { flush } => {
@@ -879,18 +776,8 @@ impl Writes {
                 bp.end_write(PageKey(key), true);
                 AfterIo::Done
             }
-            Job::Batch => {
-                for &(key, lru) in &self.batch {
-                    bp.end_write(PageKey(key), lru);
-                }
-                self.batch.clear();
-                self.release_checkpoint_waiters();
-                if self.queue_batch(bp, actor) {
-                    AfterIo::More
-                } else {
-                    AfterIo::Done
-                }
-            }
+            Job::Batch => self.batch_done(bp, actor, now),
+            Job::Checkpoint { lsn } => self.checkpoint_done(bp, actor, lsn, now),
         }
     }
 
@@ -898,166 +785,12 @@ impl Writes {
     fn release_checkpoint_waiters(&mut self) {
         let Some(target) = self.sync_target else { return };
         let oldest = self.flush_list.oldest().unwrap_or(u64::MAX);
-        if oldest > target || self.checkpoint_age() <= self.ages.max_modified_age_sync {
+        let lsn = self.redo.lsn();
+        let age = lsn - self.last_checkpoint().min(lsn);
+        if oldest > target || age <= self.ages.max_modified_age_sync {
             self.sync_target = None;
             self.released.append(&mut self.ckpt_waiters);
         }
-    }
-
-    /// A thread needs a frame for `key` and none could be had (every page near the LRU
-    /// tail dirty or being written): it writes the dirty page nearest the tail itself
-    /// (`buf_flush_single_page_from_LRU`), queued as `actor`'s I/O. False if no page can be
-    /// written (all in flight): the thread retries later.
-    pub fn single_page_flush(&mut self, bp: &mut BufferPool, actor: usize) -> bool {
-        let mut victim = None;
-        bp.dirty_from_tail(usize::MAX, |k| {
-            victim = Some(k);
-            false
-        });
-        let Some(key) = victim else { return false };
-        self.stats.wait_free += 1;
-        bp.begin_write(key);
-        self.flush_list.remove(key.0);
-        self.stats.pages_flushed += 1;
-        self.stats.pages_lru_flushed += 1;
-        let ps = self.page_size;
-        let sys = self.files.system();
-        let file = self.files.of_space(key.space_id());
-        let q = &mut self.io[actor];
-        if self.p.doublewrite {
-            self.stats.dblwr_pages_written += 1;
-            self.stats.dblwr_writes += 1;
-            q.push_back(FileOp::Write {
-                file: sys,
-                offset: DBLWR_SINGLE_FIRST * u64::from(ps),
-                len: ps,
-                o_sync: false,
-            });
-            if self.p.method.syncs_data() {
-                q.push_back(FileOp::Sync { file: sys });
-            }
-        }
-        q.push_back(FileOp::Write { file, offset: key.page_no() * u64::from(ps), len: ps, o_sync: false });
-        if self.p.method.syncs_data() {
-            q.push_back(FileOp::Sync { file });
-        }
-        self.jobs[actor] = Job::SinglePage { key: key.0 };
-        true
-    }
-
-    /// A page cleaner pass at `now` (`actor` is the cleaner): chooses the pages to flush
-    /// and queues the first batch; false when there is nothing to write.
-    pub fn cleaner_pass(&mut self, bp: &mut BufferPool, actor: usize, now: Nanos, active: bool) -> bool {
-        self.stats.cleaner_passes += 1;
-        self.pass.clear();
-        self.pass_pos = 0;
-        // buf_flush_LRU_list: clean pages of the tail freed, dirty ones written.
-        let depth = self.p.lru_scan_depth as usize;
-        if active {
-            bp.free_from_tail(depth, depth);
-            let want = depth.saturating_sub(bp.free_frames());
-            let pass = &mut self.pass;
-            bp.dirty_from_tail(depth, |k| {
-                if pass.len() >= want {
-                    return false;
-                }
-                pass.push(k.0);
-                true
-            });
-        }
-        self.lru_pages = self.pass.len();
-        for &k in &self.pass {
-            self.flush_list.remove(k);
-        }
-        // The flush list: the recommendation, or everything older than a sync flush's target.
-        let lsn = self.redo.lsn();
-        let oldest = self.flush_list.oldest().unwrap_or(lsn);
-        let n = match self.sync_target {
-            Some(target) => self.flush_list.count_older_than(target).max(1),
-            None => {
-                let frames = bp.capacity().max(1) as f64;
-                let at = PassInput {
-                    now_s: now / SEC,
-                    lsn,
-                    oldest_lsn: oldest,
-                    dirty_pct: self.flush_list.len() as f64 * 100.0 / frames,
-                    last_pages: self.last_flushed,
-                };
-                let fl = &self.flush_list;
-                if active {
-                    self.cleaner.recommend(&self.p.flush, &self.ages, &at, |l| fl.count_older_than(l))
-                } else {
-                    // srv_check_activity false: PCT_IO(100).
-                    self.p.flush.io_capacity
-                }
-            }
-        };
-        let mut taken = 0;
-        while taken < n {
-            let Some(k) = self.flush_list.pop_oldest(u64::MAX) else { break };
-            self.pass.push(k);
-            taken += 1;
-        }
-        self.last_flushed = taken;
-        for &k in &self.pass {
-            bp.begin_write(PageKey(k));
-        }
-        self.queue_batch(bp, actor)
-    }
-
-    /// Queues the next doublewrite batch of the pass as `actor`'s I/O; false when the
-    /// pass is done.
-    fn queue_batch(&mut self, _bp: &mut BufferPool, actor: usize) -> bool {
-        let left = self.pass.len() - self.pass_pos;
-        if left == 0 {
-            return false;
-        }
-        let plan = self.dblwr.batch(left as u64);
-        let n = plan.pages as usize;
-        self.batch.clear();
-        let lru_end = self.lru_pages;
-        self.batch.extend((self.pass_pos..self.pass_pos + n).map(|j| (self.pass[j], j < lru_end)));
-        self.pass_pos += n;
-        self.stats.pages_flushed += n as u64;
-        self.stats.pages_lru_flushed += self.batch.iter().filter(|b| b.1).count() as u64;
-        if plan.n > 0 {
-            self.stats.dblwr_pages_written += plan.pages;
-            self.stats.dblwr_writes += 1;
-        }
-        let ps = u64::from(self.page_size);
-        let sys = self.files.system();
-        let q = &mut self.io[actor];
-        for c in &plan.copies[..plan.n] {
-            q.push_back(FileOp::Write {
-                file: sys,
-                offset: c.first * ps,
-                len: (c.pages * ps).min(u64::from(u32::MAX)) as u32,
-                o_sync: false,
-            });
-        }
-        if plan.sync_system {
-            q.push_back(FileOp::Sync { file: sys });
-        }
-        self.batch.sort_unstable();
-        for &(k, _) in &self.batch {
-            let key = PageKey(k);
-            let file = self.files.of_space(key.space_id());
-            q.push_back(FileOp::WriteAsync { file, offset: key.page_no() * ps, len: self.page_size });
-        }
-        q.push_back(FileOp::Barrier);
-        if plan.sync_data {
-            // fil_flush_file_spaces: each data file written.
-            let mut last = u32::MAX;
-            for &(k, _) in &self.batch {
-                let file = self.files.of_space(PageKey(k).space_id());
-                if file != last {
-                    q.push_back(FileOp::Sync { file });
-                    last = file;
-                }
-            }
-        }
-        self.jobs[actor] = Job::Batch;
-        true
     }
 }
 
