@@ -258,7 +258,8 @@ impl Ext4Params {
     }
 
     fn check(&self) -> Result<()> {
-        let ensure = |ok: bool, field: &str, msg: String| if ok { Ok(()) } else { Err(Error::config(field, msg)) };
+        let ensure =
+            |ok: bool, field: &str, msg: String| if ok { Ok(()) } else { Err(Error::config(field, msg)) };
         ensure(
             self.block_size.is_power_of_two() && (1024..=65536).contains(&self.block_size),
             "ext4.block_size",
@@ -274,7 +275,11 @@ impl Ext4Params {
             "ext4.inode_size",
             format!("{} is not allowed: a power of two from 128 to the block size", self.inode_size),
         )?;
-        ensure((1..=10_000).contains(&self.hz), "ext4.hz", format!("{} is not allowed: 1 to 10000", self.hz))?;
+        ensure(
+            (1..=10_000).contains(&self.hz),
+            "ext4.hz",
+            format!("{} is not allowed: 1 to 10000", self.hz),
+        )?;
         ensure(
             (1..=1000 * SEC).contains(&self.commit_interval_ns),
             "ext4.commit_interval_ns",
@@ -349,7 +354,10 @@ impl Ext4Layout {
         let bs = u64::from(p.block_size);
         let blocks = fs_bytes / bs;
         let Some(jblocks) = mke2fs_journal_blocks(blocks) else {
-            return Err(Error::config("ext4.fs_bytes", format!("{fs_bytes} bytes is too small for a journal")));
+            return Err(Error::config(
+                "ext4.fs_bytes",
+                format!("{fs_bytes} bytes is too small for a journal"),
+            ));
         };
         let g = Geometry::new(p, blocks);
         let jgroup = g.journal_group();
@@ -562,8 +570,9 @@ enum Checkpoint {
     Idle,
     /// Home writes of the oldest transaction's blocks in flight until then.
     Writing(Nanos),
-    /// `jbd2_cleanup_journal_tail`: flush and journal superblock, then the new tail.
-    Tail(PlanRun, u64, u32),
+    /// `jbd2_cleanup_journal_tail`: flush and journal superblock (`checkpoint_run`), then
+    /// the new tail (tid, block).
+    Tail(u64, u32),
 }
 
 /// What a write did, and what the writer must do before going on.
@@ -669,6 +678,7 @@ pub struct Ext4Journal {
     /// When the block device's inode became dirty (the flusher's clock).
     bdev_dirtied: Option<Nanos>,
     checkpoint: Checkpoint,
+    checkpoint_run: PlanRun,
     stats: Ext4Stats,
 }
 
@@ -731,6 +741,7 @@ impl Ext4Journal {
             flushed: true,
             bdev_dirtied: None,
             checkpoint: Checkpoint::Idle,
+            checkpoint_run: PlanRun::IDLE,
             stats: Ext4Stats::default(),
             p,
         })
@@ -880,7 +891,8 @@ impl Ext4Journal {
     /// file whose inode never changed.
     pub fn fsync(&mut self, file: u32, datasync: bool, now: Nanos) -> SyncPlan {
         self.stats.syncs += 1;
-        let tid = self.files.get(file as usize).map_or(0, |f| if datasync { f.datasync_tid } else { f.sync_tid });
+        let tid =
+            self.files.get(file as usize).map_or(0, |f| if datasync { f.datasync_tid } else { f.sync_tid });
         let committed = tid <= self.commit_sequence;
         let running = self.running.is_some_and(|r| r.tid == tid);
         let committing = self.committing.filter(|c| c.tid == tid);
@@ -982,15 +994,22 @@ impl Ext4Journal {
         let mut journal_blocks = u64::from(logged + descs + 1);
         if self.flushed {
             // The first commit after a clean mount records the tail (JBD2_FLUSHED).
-            p0.push(IoOp::Write { offset: self.journal_offset, bytes: bs, preflush: false, fua: false }, false);
+            p0.push(
+                IoOp::Write { offset: self.journal_offset, bytes: bs, preflush: false, fua: false },
+                false,
+            );
             self.flushed = false;
             self.stats.journal_sb_writes += 1;
             journal_blocks += 1;
         }
         for (start, len) in self.take_blocks(logged + descs) {
             if len > 0 {
-                let op =
-                    IoOp::Write { offset: self.block_offset(start), bytes: u64::from(len) * bs, preflush: false, fua: false };
+                let op = IoOp::Write {
+                    offset: self.block_offset(start),
+                    bytes: u64::from(len) * bs,
+                    preflush: false,
+                    fua: false,
+                };
                 a.push(op, false);
             }
         }
@@ -1018,9 +1037,13 @@ impl Ext4Journal {
         // (jbd2_update_log_tail -> jbd2_write_superblock with REQ_FUA).
         let (tail_tid, tail_block) = self.log_tail();
         let freed = self.distance(self.tail, tail_block);
-        let new_tail = (tail_tid > self.tail_sequence && freed >= self.max_txn).then_some((tail_tid, tail_block, freed));
+        let new_tail =
+            (tail_tid > self.tail_sequence && freed >= self.max_txn).then_some((tail_tid, tail_block, freed));
         if new_tail.is_some() {
-            b.push(IoOp::Write { offset: self.journal_offset, bytes: bs, preflush: false, fua: barrier }, true);
+            b.push(
+                IoOp::Write { offset: self.journal_offset, bytes: bs, preflush: false, fua: barrier },
+                true,
+            );
             self.stats.journal_sb_writes += 1;
             journal_blocks += 1;
         }
@@ -1090,7 +1113,10 @@ impl Ext4Journal {
                 self.start_commit();
                 continue;
             }
-            return JournalStep { wake_at: self.running.map(|r| r.timer), committed_through: self.commit_sequence };
+            return JournalStep {
+                wake_at: self.running.map(|r| r.timer),
+                committed_through: self.commit_sequence,
+            };
         }
     }
 
@@ -1103,7 +1129,12 @@ impl Ext4Journal {
     /// Home writes of the dirty blocks `pick` selects, adjacent blocks merged into one
     /// request (under a plug); marks them written. Returns the last completion and the
     /// blocks written.
-    fn write_home(&mut self, now: Nanos, dev: &mut impl super::BlockDev, pick: impl Fn(&Meta) -> bool) -> (Nanos, u64) {
+    fn write_home(
+        &mut self,
+        now: Nanos,
+        dev: &mut impl super::BlockDev,
+        pick: impl Fn(&Meta) -> bool,
+    ) -> (Nanos, u64) {
         let bs = u64::from(self.p.block_size);
         let (mut done, mut count) = (now, 0);
         let mut run: Option<(u64, u64)> = None;
@@ -1175,11 +1206,8 @@ impl Ext4Journal {
                         continue;
                     }
                 }
-                Checkpoint::Tail(mut run, tid, block) => match run.step(now, dev) {
-                    IoStep::WaitUntil(t) => {
-                        self.checkpoint = Checkpoint::Tail(run, tid, block);
-                        return CheckpointStep::WaitUntil(t);
-                    }
+                Checkpoint::Tail(tid, block) => match self.checkpoint_run.step(now, dev) {
+                    IoStep::WaitUntil(t) => return CheckpointStep::WaitUntil(t),
                     IoStep::Done => {
                         if tid > self.tail_sequence {
                             let freed = self.distance(self.tail, block);
@@ -1248,9 +1276,9 @@ impl Ext4Journal {
         };
         plan.push(sb, true);
         self.stats.journal_sb_writes += 1;
-        let mut run = PlanRun::new(&plan, self.caps);
-        run.step(now, dev);
-        self.checkpoint = Checkpoint::Tail(run, tid, block);
+        self.checkpoint_run = PlanRun::new(&plan, self.caps);
+        self.checkpoint_run.step(now, dev);
+        self.checkpoint = Checkpoint::Tail(tid, block);
     }
 }
 

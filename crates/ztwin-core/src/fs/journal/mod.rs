@@ -195,7 +195,11 @@ impl DeviceCaps {
     /// From a device's configuration: a volatile cache when its `flush_latency_ns` is
     /// not 0; `fua` and the request size as the caller knows the device.
     pub fn from_config(cfg: &DeviceConfig, fua: bool, max_request_bytes: u32) -> DeviceCaps {
-        DeviceCaps { write_cache: cfg.flush_latency_ns > 0, fua, max_request_bytes: max_request_bytes.max(512) }
+        DeviceCaps {
+            write_cache: cfg.flush_latency_ns > 0,
+            fua,
+            max_request_bytes: max_request_bytes.max(512),
+        }
     }
 }
 

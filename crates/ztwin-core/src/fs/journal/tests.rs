@@ -90,7 +90,10 @@ fn a_commit_block_is_flush_then_write_then_flush_in_sequence() {
     let mut dev = FakeDev::new(MS, 2 * MS);
     let mut run = PlanRun::new(&plan, DeviceCaps::virtio_blk(true));
     let end = run_to_end(&mut run, &mut dev, 0);
-    assert_eq!(dev.log, vec![Ev::Flush(0, 2 * MS), Ev::Write(2 * MS, 4096, 4096, 3 * MS), Ev::Flush(3 * MS, 5 * MS)]);
+    assert_eq!(
+        dev.log,
+        vec![Ev::Flush(0, 2 * MS), Ev::Write(2 * MS, 4096, 4096, 3 * MS), Ev::Flush(3 * MS, 5 * MS)]
+    );
     assert_eq!(end, 5 * MS);
     assert_eq!(run.issued(), (1, 2));
     assert_eq!(run.group_done(2), Some(5 * MS));

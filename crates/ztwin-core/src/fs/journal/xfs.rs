@@ -100,7 +100,8 @@ pub const INODE_ITEM_BYTES: u32 =
 /// less its core).
 pub const FORK_REGION_BYTES: u32 = XLOG_OP_HEADER_BYTES + XFS_DEFAULT_INODE_SIZE - XFS_LOG_DINODE_BYTES;
 /// A buffer item logging one chunk.
-pub const BUF_ITEM_BYTES: u32 = XLOG_OP_HEADER_BYTES + XFS_BUF_LOG_FORMAT_BYTES + XLOG_OP_HEADER_BYTES + XFS_BLF_CHUNK;
+pub const BUF_ITEM_BYTES: u32 =
+    XLOG_OP_HEADER_BYTES + XFS_BUF_LOG_FORMAT_BYTES + XLOG_OP_HEADER_BYTES + XFS_BLF_CHUNK;
 /// A checkpoint's own records: start record, transaction header, commit record.
 pub const CHECKPOINT_OVERHEAD_BYTES: u32 =
     XLOG_OP_HEADER_BYTES + XLOG_OP_HEADER_BYTES + XFS_TRANS_HEADER_BYTES + XLOG_OP_HEADER_BYTES;
@@ -144,7 +145,8 @@ impl Default for XfsParams {
 
 impl XfsParams {
     fn check(&self) -> Result<()> {
-        let ensure = |ok: bool, field: &str, msg: String| if ok { Ok(()) } else { Err(Error::config(field, msg)) };
+        let ensure =
+            |ok: bool, field: &str, msg: String| if ok { Ok(()) } else { Err(Error::config(field, msg)) };
         ensure(
             self.iclog_bytes.is_power_of_two() && (16 * 1024..=256 * 1024).contains(&self.iclog_bytes),
             "xfs.iclog_bytes",
@@ -171,7 +173,11 @@ impl XfsParams {
             "must be at least 8 iclogs and at most 2 TiB".into(),
         )?;
         ensure((1..=10_000).contains(&self.hz), "xfs.hz", format!("{} is not allowed: 1 to 10000", self.hz))?;
-        ensure((1..=1000 * SEC).contains(&self.syncd_ns), "xfs.syncd_ns", "must be from 1 ns to 1000 s".into())
+        ensure(
+            (1..=1000 * SEC).contains(&self.syncd_ns),
+            "xfs.syncd_ns",
+            "must be from 1 ns to 1000 s".into(),
+        )
     }
 
     /// `l_iclog_roundoff`: the log stripe unit when above 1, else a basic block (and at
@@ -376,7 +382,8 @@ impl XfsLog {
         let mut log_flushed = false;
         if let Some(f) = self.files.get_mut(file as usize) {
             let pinned = f.commit_seq > self.completed_seq;
-            let seq = if !pinned || (datasync && f.fsync_fields & !TIMESTAMP == 0) { 0 } else { f.commit_seq };
+            let seq =
+                if !pinned || (datasync && f.fsync_fields & !TIMESTAMP == 0) { 0 } else { f.commit_seq };
             if seq != 0 {
                 f.fsync_fields = 0;
                 if seq == self.cil_seq {
@@ -439,7 +446,8 @@ impl XfsLog {
                 self.stats.background_checkpoints += 1;
             }
         }
-        if self.cil_items > 0 && self.cil_bytes >= self.cil_space_limit() && self.push_request < self.cil_seq {
+        if self.cil_items > 0 && self.cil_bytes >= self.cil_space_limit() && self.push_request < self.cil_seq
+        {
             self.push_request = self.cil_seq;
             self.stats.background_checkpoints += 1;
         }

@@ -9,8 +9,9 @@ const BS: u64 = 4096;
 
 /// A 10 GiB ext4 as mke2fs makes it, with `n` 100 MiB files (extents in the inode).
 fn journal(p: Ext4Params, n: u32) -> Ext4Journal {
-    let files: Vec<_> =
-        (0..n).map(|k| Ext4FileSpec { data_offset: GIB + u64::from(k) * (100 << 20), bytes: 100 << 20 }).collect();
+    let files: Vec<_> = (0..n)
+        .map(|k| Ext4FileSpec { data_offset: GIB + u64::from(k) * (100 << 20), bytes: 100 << 20 })
+        .collect();
     let layout = Ext4Layout::mke2fs(&p, 10 * GIB, &files).unwrap();
     Ext4Journal::new(p, &layout, DeviceCaps::virtio_blk(true)).unwrap()
 }
@@ -35,7 +36,7 @@ fn spread(journal_blocks: u32, n: u32) -> Ext4Journal {
 fn drive(j: &mut Ext4Journal, dev: &mut impl BlockDev, mut now: Nanos) -> Nanos {
     for _ in 0..10_000 {
         let s = j.commit_step(now, dev);
-        if j.committing_tid().is_none() && !j.running_tid().is_some_and(|t| j.commit_request >= t) {
+        if j.committing_tid().is_none() && j.running_tid().is_none_or(|t| j.commit_request < t) {
             return now;
         }
         now = s.wake_at.expect("a commit in flight has a wake time");
@@ -346,7 +347,10 @@ fn a_full_journal_checkpoints() {
             }
             let evs = &dev.log[before..];
             assert!(evs.iter().any(|e| matches!(e, Ev::Write(_, off, ..) if *off >= 8 * GIB)), "home writes");
-            assert!(evs.iter().any(|e| matches!(e, Ev::Write(_, off, ..) if *off == GIB)), "journal superblock");
+            assert!(
+                evs.iter().any(|e| matches!(e, Ev::Write(_, off, ..) if *off == GIB)),
+                "journal superblock"
+            );
             checkpointed = true;
             e = j.note_write(k, WriteKind::Overwrite, now);
             assert!(!e.needs_checkpoint && e.dirtied);
@@ -410,8 +414,12 @@ fn bad_input_is_refused_or_ignored() {
         Ext4Params { commit_interval_ns: 0, ..Ext4Params::default() },
         Ext4Params { inode_size: 100, ..Ext4Params::default() },
     ] {
-        assert!(Ext4Journal::new(p, &Ext4Layout { journal_offset: 0, superblock_block: 0, files: vec![] },
-            DeviceCaps::virtio_blk(true)).is_err());
+        assert!(Ext4Journal::new(
+            p,
+            &Ext4Layout { journal_offset: 0, superblock_block: 0, files: vec![] },
+            DeviceCaps::virtio_blk(true)
+        )
+        .is_err());
     }
     let mut j = journal(Ext4Params::default(), 1);
     assert_eq!(j.note_write(7, WriteKind::Extend, MS), WriteEffect::default());
