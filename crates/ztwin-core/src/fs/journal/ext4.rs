@@ -22,8 +22,10 @@
 //!   (once per tick); a write into unwritten extents also logs the extent leaf (or the
 //!   inode, when the extents fit in i_block); an extending O_DIRECT write (6.1
 //!   `ext4_dio_write_iter`) adds the file to the orphan list first (the superblock block
-//!   and the inode), allocates (block bitmap, group descriptor, extent leaf or inode),
-//!   updates the size and removes the orphan entry (`ext4_handle_inode_extension`).
+//!   and the inode, without the orphan_file feature, which Debian 12's mke2fs.conf
+//!   leaves off as far as we know), allocates (block bitmap, group descriptor, extent
+//!   leaf or inode), updates the size and removes the orphan entry
+//!   (`ext4_handle_inode_extension`).
 //! - `ext4_sync_file`: `file_write_and_wait_range` (the caller's data writes), then, for
 //!   data=ordered/writeback, `ext4_fsync_journal`: the tid is `i_datasync_tid` for
 //!   fdatasync and `i_sync_tid` for fsync; `needs_barrier` is set when
@@ -348,7 +350,8 @@ pub struct Ext4Layout {
 
 impl Ext4Layout {
     /// mke2fs's layout (see the module docs) of a filesystem of `fs_bytes` bytes holding
-    /// `files`, created one after another in one directory of group 0.
+    /// `files`, created one after another in one directory of group 0. The journal is
+    /// `p.journal_blocks` long (mke2fs's own choice is [`mke2fs_journal_blocks`]).
     pub fn mke2fs(p: &Ext4Params, fs_bytes: u64, files: &[Ext4FileSpec]) -> Result<Ext4Layout> {
         p.check()?;
         let bs = u64::from(p.block_size);
@@ -362,7 +365,7 @@ impl Ext4Layout {
         let g = Geometry::new(p, blocks);
         let jgroup = g.journal_group();
         let jstart = g.first_block(jgroup) + g.overhead(jgroup);
-        if jstart + u64::from(jblocks.max(p.journal_blocks)) > blocks {
+        if jstart + u64::from(p.journal_blocks) > blocks || jblocks == 0 {
             return Err(Error::config("ext4.journal_blocks", "the journal does not fit in the filesystem"));
         }
         // The directory's inode is the first after lost+found; its files follow.
@@ -939,7 +942,7 @@ impl Ext4Journal {
     }
 
     fn block_offset(&self, block: u32) -> u64 {
-        self.journal_offset + u64::from(block) * u64::from(self.p.block_size)
+        self.journal_offset.saturating_add(u64::from(block) * u64::from(self.p.block_size))
     }
 
     /// Blocks from `from` forward to `to` around the ring.
@@ -1147,7 +1150,7 @@ impl Ext4Journal {
             self.meta[id].cp_tid = 0;
             count += 1;
             run = match run {
-                Some((start, len)) if start + len == m.offset => Some((start, len + bs)),
+                Some((start, len)) if start.checked_add(len) == Some(m.offset) => Some((start, len + bs)),
                 Some((start, len)) => {
                     done = done.max(write_range(dev, now, start, len, self.caps.max_request_bytes));
                     Some((m.offset, bs))
@@ -1290,7 +1293,7 @@ fn write_range(dev: &mut impl super::BlockDev, now: Nanos, start: u64, len: u64,
     while left > 0 {
         let n = left.min(max);
         done = done.max(dev.write(now, off, n as u32));
-        off += n;
+        off = off.saturating_add(n);
         left -= n;
     }
     done

@@ -32,9 +32,25 @@
 //! (`blk_queue_write_cache(q, writeback, false)`; virtio has no FUA command). So on the
 //! experiments' virtio disk (volatile cache, no FUA) a jbd2 commit block (PREFLUSH|FUA)
 //! costs a flush, the 4 KiB write, and another flush, each waiting for the previous.
-//! Linux md (drivers/md/md.c) declares both WC and FUA for the array and passes flushes to
-//! every member and FUA to the member writes, each member's queue then applying the same
-//! policy; that mapping (one plan I/O to several member devices) is the driver's.
+//! Linux md (drivers/md/md.c, raid10.c; from memory, not re-read) declares both WC and FUA
+//! for the array, sends a PREFLUSH to every member (`md_flush_request`) and passes FUA to
+//! the member writes, each member's queue then applying the same policy; that mapping
+//! (one plan I/O to several member devices) is the driver's.
+//!
+//! Driving it, one journal per filesystem, in simulated time:
+//! - a write: once its data I/O is issued (O_DIRECT), `note_write(file, kind, now)`. On
+//!   ext4, `needs_checkpoint` means the writer steps `checkpoint_step` until `Done`
+//!   (`WaitCommit(n)`: kick the journal task and wait for commit `n`) and calls
+//!   `note_write` again; `wait_until` means the writer resumes then (BH_Shadow).
+//! - fsync or fdatasync: `fsync(file, datasync, now)` gives a [`SyncPlan`]: if `kick`, run
+//!   the journal task at `now`; if `wait_commit` is `Some(n)`, park the caller until the
+//!   task reports `n` done; then issue `then` with a [`PlanRun`] (`PlanRun::new(&then,
+//!   caps)`, stepped at the times it returns) and return when it is `Done`.
+//! - the journal task (kjournald2; XFS's CIL push and log workers): call
+//!   `Ext4Journal::commit_step` / `XfsLog::log_step` when kicked and at the `wake_at` it
+//!   returns, and wake the parked callers its `committed_through` /
+//!   `completed_through` covers.
+//! - ext4's flusher: `writeback_step(now, dev)` at `writeback_due()`.
 //!
 //! What `dev::device` already models: a write ([`Device::submit_at`], offset-aware for a
 //! rotational disk) and a cache flush ([`Device::flush`]): a flush takes a service slot

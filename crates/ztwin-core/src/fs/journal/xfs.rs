@@ -516,7 +516,7 @@ impl XfsLog {
     /// Appends a write of `bytes` at the log head (two at the log's end) to `plan`.
     fn push_write(&mut self, plan: &mut Plan, bytes: u64, preflush: bool, fua: bool) {
         let first = bytes.min(self.p.log_bytes - self.head);
-        let offset = self.log_offset + self.head;
+        let offset = self.log_offset.saturating_add(self.head);
         let wraps = first < bytes;
         plan.push(IoOp::Write { offset, bytes: first, preflush, fua: fua && !wraps }, false);
         self.head = (self.head + first) % self.p.log_bytes;
