@@ -23,6 +23,7 @@ from .schema import (
     L2arcSpec,
     PoolSpec,
     SysbenchDatasetSpec,
+    SysbenchWorkloadSpec,
     TunePhaseSpec,
     TxgSpec,
     VariantSpec,
@@ -157,9 +158,10 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             # The write tests' options at sysbench's defaults until those tests run.
             "oltp": {f: getattr(w, f) for f in _OLTP_OPTIONS},
         }
+        used = {w.test} | {ph.test for ph in spec.phases if isinstance(ph, WorkloadPhaseSpec) and ph.test}
         for f in sorted(set(_OLTP_OPTIONS) & w.model_fields_set):
-            if w.test not in _OLTP_OPTION_TESTS[f]:
-                err(("workload", f), f"applies to {', '.join(_OLTP_OPTION_TESTS[f])}, not {w.test}")
+            if not used & set(_OLTP_OPTION_TESTS[f]):
+                err(("workload", f), f"applies to {', '.join(_OLTP_OPTION_TESTS[f])}, not {', '.join(sorted(used))}")
     is_fio = isinstance(w, FioWorkloadSpec)
     # The scenario's own rule (the core takes any interval: its tests use one row per run).
     if not is_fio and 0 < r.duration < r.report_interval:
@@ -186,7 +188,13 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
                 err(("phases", i, "type"), "a fio workload runs phases of type fio (with jobs and runs), not workload")
                 continue
             dur = r.duration if ph.duration is None else ph.duration
-            phases.append({"type": "workload", "name": ph.name, "warmup_ns": r.warmup if ph.warmup is None else ph.warmup, "duration_ns": dur})
+            doc = {"type": "workload", "name": ph.name, "warmup_ns": r.warmup if ph.warmup is None else ph.warmup, "duration_ns": dur}
+            if ph.test is not None:
+                tests = SysbenchWorkloadSpec.model_fields["test"].annotation.__args__
+                if ph.test not in tests:
+                    err(("phases", i, "test"), f"must be a sysbench test: {', '.join(tests)}")
+                doc["test"] = ph.test
+            phases.append(doc)
         elif isinstance(ph, CatPhaseSpec):
             phases.append({"type": "cat", "name": ph.name, "read_size": ph.read_size, "passes": ph.passes})
         elif isinstance(ph, TunePhaseSpec):

@@ -106,6 +106,14 @@ class DeviceSpec(_Model):
         None, description="Service time of a cache flush (what the ZFS intent log sends after its writes); "
         "0 = no volatile write cache (power-loss-protected flash, a write cache off or battery-backed): the flush is free."
     )
+    queue_rotational: Optional[bool] = Field(
+        None, description="What the guest kernel reports in /sys/block/DEV/queue/rotational (default: true for a disk "
+        "with rpm, false otherwise; QEMU's virtio-blk disks report true). MariaDB flushes neighbour pages only there."
+    )
+    iops_size: Optional[Size] = Field(
+        None, gt=0, description="QEMU's throttle.iops-size: a request larger than this counts as several operations "
+        "against iops_limit (default: each request counts once)."
+    )
 
 
 ROTATIONAL_KEYS = ("track_to_track_seek", "average_seek", "full_stroke_seek", "write_settle", "media_rate_outer",
@@ -476,6 +484,7 @@ class WorkloadPhaseSpec(_Model):
     name: str = Field("benchmark", min_length=1)
     warmup: Optional[Duration] = Field(None, description="Warm-up before the measured window (default: run.warmup).")
     duration: Optional[Duration] = Field(None, description="Measured window (default: run.duration).")
+    test: Optional[str] = Field(None, description="The sysbench test of this phase (default: the workload's test).")
 
 
 class CatPhaseSpec(_Model):

@@ -37,6 +37,23 @@ pub struct DeviceConfig {
     /// protection, or the write cache off), so the block layer completes the flush at once.
     #[serde(default)]
     pub flush_latency_ns: u64,
+    /// What the kernel reports in `/sys/block/DEV/queue/rotational` (None: true for a disk
+    /// with mechanics, false otherwise). A virtual disk is rotational unless its driver
+    /// says otherwise (QEMU's virtio-blk does not). MariaDB flushes neighbour pages only
+    /// on rotational storage.
+    #[serde(default)]
+    pub queue_rotational: Option<bool>,
+    /// QEMU's `throttle.iops-size`: a request larger than this many bytes counts as
+    /// several operations against `iops_limit` (None: every request counts once).
+    #[serde(default)]
+    pub iops_size_bytes: Option<u64>,
+}
+
+impl DeviceConfig {
+    /// Whether the kernel reports the device rotational (see `queue_rotational`).
+    pub fn reports_rotational(&self) -> bool {
+        self.queue_rotational.unwrap_or(self.rotational.is_some())
+    }
 }
 
 /// Mechanics of a rotational disk (see `dev::disk`); values from the drive's data sheet.

@@ -53,6 +53,9 @@ pub struct WorkloadPhase {
     pub warmup_ns: u64,
     /// Measured window, ns.
     pub duration_ns: u64,
+    /// The sysbench test this phase runs (None: the workload's).
+    #[serde(default)]
+    pub test: Option<crate::config::SysbenchTest>,
 }
 
 /// Sequential reads of every table file by one process.

@@ -50,6 +50,8 @@ pub fn test_variant() -> VariantConfig {
             ephemeral: false,
             rotational: None,
             flush_latency_ns: 0,
+            queue_rotational: None,
+            iops_size_bytes: None,
         }],
         filesystem: FsConfig::Zfs(ZfsConfig {
             release: ZfsRelease::V0_8,

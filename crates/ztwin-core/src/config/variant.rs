@@ -69,8 +69,20 @@ impl VariantConfig {
                 name: "benchmark".into(),
                 warmup_ns: self.run.warmup_ns,
                 duration_ns: self.run.duration_ns,
+                test: None,
             })],
         }
+    }
+
+    /// Whether the sysbench tests the variant runs (the workload's, and the phases' own)
+    /// change data: the database then needs its write path.
+    pub fn sysbench_writes(&self) -> bool {
+        let WorkloadConfig::Sysbench(w) = &self.workload else { return false };
+        w.test.writes()
+            || self
+                .phases
+                .iter()
+                .any(|p| matches!(p, PhaseConfig::Workload(ph) if ph.test.is_some_and(|t| t.writes())))
     }
 
     /// Parses and validates a resolved variant from JSON.

@@ -81,6 +81,8 @@ pub struct DeviceCounters {
 pub struct Device {
     name: String,
     op_interval_ns: f64,
+    /// QEMU's iops-size: a larger request counts as ceil(bytes / iops_size) operations.
+    iops_size: Option<u64>,
     byte_interval_ns: f64,
     transfer_ns_per_byte: f64,
     read_latency: Option<LogNormal<f64>>,
@@ -142,6 +144,7 @@ impl Device {
         Device {
             name: cfg.name.clone(),
             op_interval_ns: cfg.iops_limit.map_or(0.0, |iops| SEC as f64 / iops),
+            iops_size: cfg.iops_size_bytes.filter(|&n| n > 0),
             byte_interval_ns: cfg.throughput_limit_bytes_per_sec.map_or(0.0, |t| SEC as f64 / t),
             transfer_ns_per_byte: SEC as f64 / cfg.transfer_bytes_per_sec,
             read_latency: lognormal(cfg.read_latency_ns),
@@ -217,7 +220,9 @@ impl Device {
     /// rotational device only.
     pub fn submit_at(&mut self, now: Nanos, op: Op, offset: u64, bytes: u32) -> Nanos {
         let admit = self.next_admit.max(now as f64);
-        self.next_admit = admit + self.op_interval_ns.max(bytes as f64 * self.byte_interval_ns);
+        let ops = self.iops_size.map_or(1, |n| u64::from(bytes).div_ceil(n).max(1));
+        self.next_admit =
+            admit + (self.op_interval_ns * ops as f64).max(bytes as f64 * self.byte_interval_ns);
         let (dist, median) = match op {
             Op::Read => (self.read_latency, self.read_median_ns),
             Op::Write => (self.write_latency, self.write_median_ns),
@@ -326,6 +331,8 @@ mod tests {
             ephemeral: false,
             rotational: None,
             flush_latency_ns: 0,
+            queue_rotational: None,
+            iops_size_bytes: None,
         }
     }
 
@@ -453,6 +460,8 @@ mod rotational_tests {
                 ephemeral: false,
                 rotational: Some(sas_7200()),
                 flush_latency_ns: 0,
+                queue_rotational: None,
+                iops_size_bytes: None,
             },
             1,
         )

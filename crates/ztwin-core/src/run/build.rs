@@ -42,7 +42,7 @@ impl<'a> Sim<'a> {
                     Database::innodb(db, TableLayout::new(&schema, ds.table_size, db.innodb_page_size));
                 let mut files = vec![database.file_size(); ds.tables as usize];
                 if let WorkloadConfig::Sysbench(wl) = &cfg.workload {
-                    if wl.test.writes() {
+                    if cfg.sysbench_writes() {
                         // The write path's files: ibdata1 (the doublewrite buffer, undo
                         // logs), then the redo log files.
                         let db_files = DbFiles { tables: ds.tables, logs: 0 };
@@ -65,7 +65,7 @@ impl<'a> Sim<'a> {
                         let rotational = match &cfg.filesystem {
                             FsConfig::Zfs(_) => true,
                             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
-                                cfg.devices.iter().any(|d| d.name == x.device && d.rotational.is_some())
+                                cfg.devices.iter().any(|d| d.name == x.device && d.reports_rotational())
                             }
                         };
                         let table_pages = database.file_size() / u64::from(db.innodb_page_size);

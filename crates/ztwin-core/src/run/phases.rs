@@ -422,8 +422,14 @@ impl Sim<'_> {
                 PhaseConfig::Workload(w) => {
                     let window = (start + w.warmup_ns, start + w.warmup_ns + w.duration_ns);
                     self.mode = Mode::Workload { issue_until: window.1 };
+                    if let WorkloadConfig::Sysbench(base) = &self.cfg.workload {
+                        // The phase's own test, or the workload's.
+                        self.source.set_test(w.test.unwrap_or(base.test));
+                    }
                     for i in 0..self.nusers {
                         self.clients[i].state = State::Start;
+                        // A statement drawn ahead belongs to the previous phase's test.
+                        self.clients[i].next_ready = false;
                         self.queue.at(start, Event::Client(i));
                     }
                     self.start_db_threads(start);

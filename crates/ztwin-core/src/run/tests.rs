@@ -76,6 +76,7 @@ fn cat_then_bench(cfg: &mut VariantConfig) {
             name: "bench".into(),
             warmup_ns: 0,
             duration_ns: SEC,
+            test: None,
         }),
     ];
 }
@@ -280,6 +281,7 @@ fn an_observer_sees_the_clock_rise_and_changes_nothing() {
         name: "again".into(),
         warmup_ns: SEC,
         duration_ns: 2 * SEC,
+        test: None,
     }));
     for cfg in [test_variant(), cfg] {
         let mut seen = Vec::new();

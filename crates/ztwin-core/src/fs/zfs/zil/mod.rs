@@ -215,7 +215,7 @@ pub fn wanted(cfg: &VariantConfig) -> bool {
     z.sync == SyncProperty::Always
         || match &cfg.workload {
             WorkloadConfig::Fio(f) => f.jobs.iter().any(crate::workload::fio::syncs),
-            WorkloadConfig::Sysbench(w) => w.test.writes(),
+            WorkloadConfig::Sysbench(_) => cfg.sysbench_writes(),
         }
 }
 
