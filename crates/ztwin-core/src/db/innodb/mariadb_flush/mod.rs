@@ -178,8 +178,9 @@ pub const BUF_READ_AHEAD_PORTION: u64 = 32;
 pub const READ_AHEAD_PAGES: u64 = 64;
 /// `buf_flush_lsn_scan_factor`.
 pub const LSN_SCAN_FACTOR: u64 = 3;
-/// `SRV_MAX_IO_CAPACITY_LIMIT` (`~0UL` on 64-bit builds).
-pub const SRV_MAX_IO_CAPACITY_LIMIT: u64 = u64::MAX;
+/// `SRV_MAX_IO_CAPACITY_LIMIT` (`UINT32_MAX`, `include/srv0srv.h`): the largest
+/// innodb_io_capacity and innodb_io_capacity_max.
+pub const SRV_MAX_IO_CAPACITY_LIMIT: u64 = u32::MAX as u64;
 
 /// `innodb_flush_method` (10.11 values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,8 +226,9 @@ impl FlushMethod {
 pub struct Params {
     /// innodb_io_capacity: 200.
     pub innodb_io_capacity: u64,
-    /// innodb_io_capacity_max: 0 = unset, then `max(2 * innodb_io_capacity, 2000)`
-    /// (`innodb_init_params`).
+    /// innodb_io_capacity_max: 0 = unset (the server's `SRV_MAX_IO_CAPACITY_DUMMY_DEFAULT`),
+    /// then `max(2 * innodb_io_capacity, 2000)` (`innodb_init_params`); set below
+    /// innodb_io_capacity, it lowers innodb_io_capacity to itself.
     pub innodb_io_capacity_max: u64,
     /// innodb_max_dirty_pages_pct: 90.
     pub innodb_max_dirty_pages_pct: f64,
@@ -270,18 +272,22 @@ impl Default for Params {
 }
 
 impl Params {
-    /// `srv_max_io_capacity` as the server sets it.
+    /// `srv_max_io_capacity` as `innodb_init_params` sets it: unset, `SRV_MAX_IO_CAPACITY_LIMIT`
+    /// when innodb_io_capacity is at least half of it, else `max(2 * innodb_io_capacity,
+    /// 2000)`; set, the value (at most the limit).
     pub fn io_capacity_max(&self) -> u64 {
         match self.innodb_io_capacity_max {
             0 if self.innodb_io_capacity >= SRV_MAX_IO_CAPACITY_LIMIT / 2 => SRV_MAX_IO_CAPACITY_LIMIT,
             0 => (2 * self.innodb_io_capacity).max(2000),
-            n => n.max(self.innodb_io_capacity),
+            n => n.min(SRV_MAX_IO_CAPACITY_LIMIT),
         }
     }
 
-    /// `srv_io_capacity`, at least 1 (the divisions by it in the source assume so).
+    /// `srv_io_capacity`: innodb_io_capacity, lowered to innodb_io_capacity_max when that is
+    /// set below it (`innodb_init_params`); at least 1 (the divisions by it in the source
+    /// assume so).
     fn io_capacity(&self) -> u64 {
-        self.innodb_io_capacity.max(1)
+        self.innodb_io_capacity.min(self.io_capacity_max()).max(1)
     }
 }
 

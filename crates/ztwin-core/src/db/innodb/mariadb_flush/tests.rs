@@ -92,7 +92,11 @@ fn defaults_are_the_1011_system_variables() {
     assert!(p.innodb_adaptive_flushing && p.innodb_flush_sync && p.innodb_doublewrite);
     assert_eq!(p.innodb_flush_method, FlushMethod::ODirect);
     assert_eq!(Params { innodb_io_capacity: 3000, ..p }.io_capacity_max(), 6000);
-    assert_eq!(Params { innodb_io_capacity_max: 100, ..p }.io_capacity_max(), 200);
+    // innodb_io_capacity_max set below innodb_io_capacity lowers innodb_io_capacity.
+    let low = Params { innodb_io_capacity_max: 100, ..p };
+    assert_eq!((low.io_capacity(), low.io_capacity_max()), (100, 100));
+    let high = Params { innodb_io_capacity_max: 5000, ..p };
+    assert_eq!((high.io_capacity(), high.io_capacity_max()), (200, 5000));
     assert_eq!(FlushMethod::parse("o_direct_no_fsync"), Some(FlushMethod::ODirectNoFsync));
     assert_eq!(FlushMethod::parse("O_DIRECT"), Some(FlushMethod::ODirect));
     assert_eq!(FlushMethod::parse("directio"), None);
@@ -511,7 +515,9 @@ fn extreme_settings_do_not_panic() {
     d.add();
     assert_eq!(d.flush_buffered_writes().map(|b| b.pages), Some(1));
     let p = Params { innodb_io_capacity: u64::MAX, innodb_lru_scan_depth: u64::MAX, ..Params::default() };
-    assert_eq!(p.io_capacity_max(), u64::MAX);
+    // Unset, with innodb_io_capacity at least half of UINT32_MAX: UINT32_MAX.
+    assert_eq!(p.io_capacity_max(), u64::from(u32::MAX));
+    assert_eq!(p.io_capacity(), u64::from(u32::MAX));
     let mut fl = MariadbFlush::new(p, LogLimits::new(u64::MAX, 1 << 16).unwrap(), u64::MAX, true);
     let o = Observation {
         lsn: u64::MAX,
