@@ -14,7 +14,8 @@
 //!   frames free or that found none (`page_cleaner_wakeup(true)`); a page made dirty while
 //!   the cleaner is idle and the dirty share is at least `innodb_max_dirty_pages_pct`
 //!   (`page_cleaner_wakeup(false)`); a mini-transaction commit past
-//!   `max_modified_age_async` or `max_checkpoint_age` of checkpoint age (`buf_flush_ahead`).
+//!   `max_modified_age_async` of checkpoint age (`buf_flush_ahead`: a background target
+//!   wakes only an idle cleaner, a furious one always).
 //! - A pass ([`MariadbFlush::begin_pass`]): a furious flush when `buf_flush_sync_lsn` is
 //!   set (`innodb_flush_sync` on): an LRU batch of `innodb_io_capacity` if frames are
 //!   needed, a flush-list batch of `innodb_io_capacity_max` pages up to that LSN, a wait for
@@ -74,11 +75,14 @@
 //! - Redo limits (`log_t::set_capacity`): capacity = (`innodb_log_file_size` − 12 KiB) less
 //!   a tenth; margin = capacity − 48 pages, less a tenth; `max_checkpoint_age` = margin,
 //!   `max_modified_age_async` = margin − margin / 8. A mini-transaction committing past
-//!   `max_modified_age_async` of checkpoint age sets the background target
-//!   (`buf_flush_async_lsn`) to its LSN, past `max_checkpoint_age` the furious target; a
-//!   user thread past `max_checkpoint_age` (`log_checkpoint_margin`) waits until the pages up
-//!   to `min(checkpoint + max_checkpoint_age, checkpoint + 1 MiB)` are written
-//!   (`buf_flush_wait_flushed`, which sets the furious target), sleeps 10 ms, and checks again.
+//!   `max_modified_age_async` of checkpoint age (`log_close`) sets the background target
+//!   (`buf_flush_async_lsn`), at `max_checkpoint_age` or more the furious target
+//!   (`buf_flush_sync_lsn`, and `check_for_checkpoint`), both to its end LSN less
+//!   `max_modified_age_async` (made even; the low bit carries the furious flag). A user
+//!   thread in `log_free_check` with the checkpoint age past `max_checkpoint_age`
+//!   (`log_t::checkpoint_margin`) waits until the oldest modification reaches its LSN less
+//!   `max_checkpoint_age` (`buf_flush_wait(lsn, false)`, which sets the furious target when
+//!   below it), then checks again at once.
 //!
 //! How a driver calls it (one [`MariadbFlush`] per server; `V` is the buffer pool's
 //! [`PoolView`]):
@@ -98,8 +102,11 @@
 //!   `fl.after_wait(&view, cleaner_busy)`. A `signal` in either answer interrupts the
 //!   page cleaner's wait.
 //! - a page made dirty: `fl.on_page_dirtied(&obs)` (signal when true); a mini-transaction
-//!   commit: [`log_close`] then `fl.flush_ahead(lsn, furious)`; before a statement:
-//!   [`checkpoint_margin`] then `fl.wait_flushed(target)`.
+//!   commit ending at `lsn`: [`log_close`], and unless [`FlushAhead::No`],
+//!   `fl.flush_ahead(lsn, furious)` (signal when true); before a statement
+//!   (`log_free_check`): [`checkpoint_margin`], and when it answers a target above the
+//!   oldest modification, `fl.wait_flushed(target)` and wait until the oldest modification
+//!   reaches it, then ask again.
 //! - any frame freed outside this module: `fl.frame_freed()`.
 //!
 //! Sources: MariaDB server `storage/innobase/buf/buf0flu.cc` (`buf_flush_page_cleaner`,
@@ -167,9 +174,6 @@ pub const LSN_MAX: u64 = u64::MAX;
 pub const LOG_START_OFFSET: u64 = 12_288;
 /// Pages of margin `log_t::set_capacity` keeps below the capacity (`48 << srv_page_size_shift`).
 pub const LOG_MARGIN_PAGES: u64 = 48;
-/// `log_checkpoint_margin`: a thread past the checkpoint age waits for at most this many
-/// bytes of LSN past the last checkpoint to be written out (`1U << 20`).
-pub const CHECKPOINT_MARGIN_STEP: u64 = 1 << 20;
 /// `buf_LRU_get_free_block`: pages a user thread scans from the LRU tail for a clean page.
 pub const LRU_SEARCH_SCAN: u64 = 100;
 /// `BUF_READ_AHEAD_PORTION`: read-ahead area is at most the pool's frames / 32.
@@ -298,8 +302,8 @@ pub struct LogLimits {
     pub log_capacity: u64,
     /// `log_sys.max_modified_age_async`: past it a commit sets the background target.
     pub max_modified_age_async: u64,
-    /// `log_sys.max_checkpoint_age`: past it a commit sets the furious target and user
-    /// threads wait in `log_checkpoint_margin`.
+    /// `log_sys.max_checkpoint_age`: at or past it a commit sets the furious target; past it
+    /// user threads wait in `log_t::checkpoint_margin`.
     pub max_checkpoint_age: u64,
 }
 
@@ -322,37 +326,40 @@ impl LogLimits {
     }
 }
 
-/// What a mini-transaction's commit asks of the page cleaner (`mtr_t::page_flush_ahead`).
+/// What a mini-transaction's commit asks of the page cleaner (`log_close`'s answer, which
+/// `mtr_t::commit` passes to `buf_flush_ahead` through `mtr_flush_ahead`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FlushAhead {
-    /// PAGE_FLUSH_NO.
+    /// 0: no `buf_flush_ahead`.
     No,
-    /// PAGE_FLUSH_ASYNC: `buf_flush_ahead(commit_lsn, false)`.
+    /// `buf_flush_ahead(target, false)`: [`MariadbFlush::flush_ahead`]`(lsn, false)`.
     Async,
-    /// PAGE_FLUSH_SYNC: `buf_flush_ahead(commit_lsn, true)` (and user threads will check
-    /// the checkpoint margin).
+    /// `buf_flush_ahead(target, true)`, and `log_sys.set_check_for_checkpoint(true)`: user
+    /// threads will check the checkpoint margin ([`checkpoint_margin`]).
     Sync,
 }
 
 /// `log_close`: what a commit ending at `lsn` asks, the last checkpoint being at
-/// `last_checkpoint_lsn`.
+/// `last_checkpoint_lsn`: nothing up to `max_modified_age_async` of checkpoint age,
+/// furious flushing from `max_checkpoint_age` on, background flushing between. Either
+/// way the target is `lsn - max_modified_age_async` ([`MariadbFlush::flush_ahead`]).
 pub fn log_close(log: &LogLimits, lsn: u64, last_checkpoint_lsn: u64) -> FlushAhead {
     let age = lsn.saturating_sub(last_checkpoint_lsn);
     if age <= log.max_modified_age_async {
         FlushAhead::No
-    } else if age <= log.max_checkpoint_age {
+    } else if age < log.max_checkpoint_age {
         FlushAhead::Async
     } else {
         FlushAhead::Sync
     }
 }
 
-/// `log_checkpoint_margin`: when the checkpoint age is past `max_checkpoint_age`, the LSN
-/// up to which a user thread waits for pages to be written before it may go on (then it
-/// sleeps 10 ms and checks again); None when it may go on.
+/// `log_t::checkpoint_margin` (from `log_free_check`): when the checkpoint age is past
+/// `max_checkpoint_age`, the LSN the oldest modification must reach before the thread may go
+/// on: `lsn - max_checkpoint_age` (`buf_flush_wait(lsn - max_age, false)`; the thread then
+/// checks again at once, with the new checkpoint); None when it may go on.
 pub fn checkpoint_margin(log: &LogLimits, lsn: u64, last_checkpoint_lsn: u64) -> Option<u64> {
-    let sync_lsn = last_checkpoint_lsn.saturating_add(log.max_checkpoint_age);
-    (lsn > sync_lsn).then(|| sync_lsn.min(last_checkpoint_lsn.saturating_add(CHECKPOINT_MARGIN_STEP)))
+    (lsn.saturating_sub(last_checkpoint_lsn) > log.max_checkpoint_age).then(|| lsn - log.max_checkpoint_age)
 }
 
 /// The neighbour area in pages: `min(buf_pool.read_ahead_area, curr_size / 16)`, where

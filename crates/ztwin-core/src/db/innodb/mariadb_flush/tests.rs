@@ -112,14 +112,18 @@ fn a_256m_redo_log_has_these_limits() {
     assert_eq!(l.max_checkpoint_age, 216_714_978);
     assert_eq!(l.max_modified_age_async, 216_714_978 - 27_089_372);
     assert_eq!(LogLimits::new(512 << 10, 16384), None);
-    // A commit past each limit asks the page cleaner for background, then furious flushing.
+    // A commit past the async age asks the page cleaner for background flushing, one at
+    // the checkpoint age for furious flushing.
     let cp = 1_000_000;
     assert_eq!(log_close(&l, cp + l.max_modified_age_async, cp), FlushAhead::No);
     assert_eq!(log_close(&l, cp + l.max_modified_age_async + 1, cp), FlushAhead::Async);
-    assert_eq!(log_close(&l, cp + l.max_checkpoint_age + 1, cp), FlushAhead::Sync);
-    // Past the checkpoint age, a user thread waits for 1 MiB of redo past the checkpoint.
+    assert_eq!(log_close(&l, cp + l.max_checkpoint_age - 1, cp), FlushAhead::Async);
+    assert_eq!(log_close(&l, cp + l.max_checkpoint_age, cp), FlushAhead::Sync);
+    // Past the checkpoint age, a user thread waits until the oldest modification is within
+    // the checkpoint age of the current LSN.
     assert_eq!(checkpoint_margin(&l, cp + l.max_checkpoint_age, cp), None);
-    assert_eq!(checkpoint_margin(&l, cp + l.max_checkpoint_age + 1, cp), Some(cp + (1 << 20)));
+    assert_eq!(checkpoint_margin(&l, cp + l.max_checkpoint_age + 1, cp), Some(cp + 1));
+    assert_eq!(checkpoint_margin(&l, cp + l.max_checkpoint_age + (5 << 20), cp), Some(cp + (5 << 20)));
 }
 
 #[test]
@@ -391,30 +395,42 @@ fn an_idle_cleaner_sleeps_until_woken_by_dirty_pages_or_a_thread_short_of_frames
 }
 
 #[test]
-fn commits_past_the_async_age_ask_background_flushing_to_their_lsn() {
+fn commits_past_the_async_age_ask_background_flushing_to_the_async_age() {
     let mut fl = lab(Params::default(), true);
     let l = fl.log;
     let lsn = l.max_modified_age_async + 5000;
     assert_eq!(log_close(&l, lsn, 0), FlushAhead::Async);
-    assert!(fl.flush_ahead(lsn, false));
+    // The target is the commit's LSN less the async age (even: the low bit is the furious
+    // flag). A page cleaner in its timed wait is not signalled, but the target is set.
+    assert!(!fl.flush_ahead(lsn, false));
+    assert_eq!(fl.cleaner.async_lsn(), 5000);
     assert!(!fl.flush_ahead(lsn - 1, false));
+    assert_eq!(fl.cleaner.async_lsn(), 5000);
     let o = obs(lsn, 1000, 3000, 1200);
     let pass = fl.begin_pass(&o, |_| 0);
     assert_eq!(pass.kind, PassKind::Background);
-    assert_eq!(pass.flush_list, Some(ListBatch { max_pages: 2000, lsn_limit: lsn }));
+    assert_eq!(pass.flush_list, Some(ListBatch { max_pages: 2000, lsn_limit: 5000 }));
     // The target stays until the oldest modification reaches it.
     fl.end_pass(&pass, &obs(lsn, 2000, 1000, 1200), 2000, 0);
-    assert_eq!(fl.cleaner.async_lsn(), lsn);
-    fl.end_pass(&pass, &obs(lsn + 10, lsn, 1000, 1200), 2000, 0);
+    assert_eq!(fl.cleaner.async_lsn(), 5000);
+    fl.end_pass(&pass, &obs(lsn + 10, 5000, 1000, 1200), 2000, 0);
     assert_eq!(fl.cleaner.async_lsn(), 0);
+    // An idle page cleaner is woken by a background target; a furious one always wakes it.
+    assert_eq!(fl.begin_pass(&obs(lsn, lsn - 10, 100, 1200), |_| 0).kind, PassKind::Idle);
+    assert!(fl.flush_ahead(lsn + 1001, false));
+    assert_eq!(fl.cleaner.async_lsn(), 6000);
+    assert!(!fl.cleaner.idle());
+    assert!(fl.flush_ahead(l.max_checkpoint_age + 1000, true));
+    assert_eq!(fl.cleaner.sync_lsn(), ((l.max_checkpoint_age + 1000 - l.max_modified_age_async) & !1) | 1);
 }
 
 #[test]
 fn past_the_checkpoint_age_the_cleaner_flushes_furiously() {
     let mut fl = lab(Params::default(), true);
     let l = fl.log;
-    let lsn = l.max_checkpoint_age + 10;
+    let lsn = l.max_checkpoint_age + 5000;
     let target = checkpoint_margin(&l, lsn, 0).unwrap();
+    assert_eq!(target, 5000);
     assert!(fl.wait_flushed(target));
     let o = obs(lsn, 1000, 3000, 700);
     assert_eq!(fl.wait(&o), Wait::None);
