@@ -68,7 +68,8 @@
 //!   pages; a full slot, or the partial one at the end of a batch, is written to ibdata1
 //!   at the first doublewrite block (page 64) in one write when the two blocks are
 //!   contiguous (they are when the buffer was created by `buf_dblwr_t::create`), then
-//!   ibdata1 is fsynced (always), then each page is written in place asynchronously; when
+//!   ibdata1 is fsynced (not with `innodb_flush_method = O_DIRECT_NO_FSYNC`), then each page
+//!   is written in place asynchronously; when
 //!   the last in-place write completes the data files are fsynced (`fil_flush_file_spaces`,
 //!   skipped only with `innodb_flush_method = O_DIRECT_NO_FSYNC`) and the next batch may be
 //!   written: one batch in flight at a time.
@@ -199,8 +200,9 @@ pub enum FlushMethod {
     Nosync,
     /// O_DIRECT: the 10.11 default on Linux.
     ODirect,
-    /// O_DIRECT_NO_FSYNC: data files are never fsynced (`fil_space_t::complete_write` does
-    /// not list them in `fil_system.unflushed_spaces`).
+    /// O_DIRECT_NO_FSYNC: data files are never fsynced (`fil_node_t::complete_write` does
+    /// not list them in `fil_system.unflushed_spaces`), nor ibdata1 after a doublewrite
+    /// copy (`fil_space_t::flush`).
     ODirectNoFsync,
 }
 
@@ -218,7 +220,8 @@ impl FlushMethod {
         NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(s)).map(|&(_, m)| m)
     }
 
-    /// Whether written data files are fsynced (`fil_flush_file_spaces` has work).
+    /// Whether written data files, and ibdata1 after a doublewrite copy, are fsynced
+    /// (`fil_flush_file_spaces` has work; `fil_space_t::flush` calls `flush_low`).
     pub fn fsyncs_data_files(self) -> bool {
         self != FlushMethod::ODirectNoFsync
     }

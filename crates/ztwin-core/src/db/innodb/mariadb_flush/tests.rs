@@ -507,12 +507,18 @@ fn split_blocks_o_direct_no_fsync_and_doublewrite_off() {
         [SystemWrite { first: 64, pages: 64 }, SystemWrite { first: 300, pages: 36 }]
     );
     assert_eq!(d.stats().dblwr_writes, 2);
-    // O_DIRECT_NO_FSYNC: ibdata1 is still fsynced, the data files are not.
+    // O_DIRECT_NO_FSYNC: neither ibdata1 nor the data files are fsynced.
     let p = Params { innodb_flush_method: FlushMethod::ODirectNoFsync, ..Params::default() };
     let mut d = DoublewriteBuffer::new(&p, 64);
     d.add();
     let b = d.flush_buffered_writes().unwrap();
-    assert!(b.sync_system && !b.sync_data);
+    assert!(!b.sync_system && !b.sync_data);
+    // Every other method fsyncs both.
+    let fsync = Params { innodb_flush_method: FlushMethod::Fsync, ..Params::default() };
+    let mut d = DoublewriteBuffer::new(&fsync, 64);
+    d.add();
+    let b = d.flush_buffered_writes().unwrap();
+    assert!(b.sync_system && b.sync_data);
     // innodb_doublewrite = OFF: each page in place at once, an fsync at the batch's end.
     let off = Params { innodb_doublewrite: false, ..Params::default() };
     let mut d = DoublewriteBuffer::new(&off, 64);
