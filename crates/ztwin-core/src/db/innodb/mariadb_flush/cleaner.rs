@@ -104,7 +104,7 @@ impl Pass {
 pub struct CleanerState {
     /// `page_cleaner_idle()`.
     idle: bool,
-    /// `abstime`: one second after the last pass began.
+    /// `abstime`: one second after the last pass began (a furious pass: ended).
     deadline: Nanos,
     /// The thread's `last_activity_count`.
     last_activity_count: u64,
@@ -259,7 +259,8 @@ impl MariadbFlush {
         self.cleaner.idle = false;
     }
 
-    /// `buf_pool_t::page_cleaner_wakeup(false)` when a page is first dirtied: true if the
+    /// `buf_pool_t::page_cleaner_wakeup(false)` at the end of a mini-transaction commit that
+    /// added pages to the flush list (`mtr_t::commit`; `o` seen after them): true if the
     /// page cleaner was idle and is woken (dirty share at `innodb_max_dirty_pages_pct`, or
     /// past the lwm, or the lwm set and no commit since the last idle flush).
     pub fn on_page_dirtied(&mut self, o: &Observation) -> bool {
@@ -434,6 +435,8 @@ impl MariadbFlush {
         let c = &mut self.cleaner;
         match pass.kind {
             PassKind::Furious => {
+                // buf_flush_page_cleaner: set_timespec(abstime, 1) after the furious flush.
+                c.deadline = o.now_ns.saturating_add(SEC);
                 c.last_pages = 0;
                 let measure = if o.oldest_lsn == 0 { LSN_MAX } else { o.oldest_lsn };
                 if measure >= c.sync_lsn {

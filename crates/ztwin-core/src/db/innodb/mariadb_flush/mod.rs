@@ -8,12 +8,14 @@
 //!   free frame, or fewer than `innodb_lru_scan_depth / 2` frames are free with more than
 //!   `BUF_LRU_MIN_LEN` pages in the LRU list) or a furious flush is asked
 //!   (`buf_flush_sync_lsn`). When it has nothing to do it is "idle" and, with
-//!   `innodb_max_dirty_pages_pct_lwm` = 0 (the default), waits without a timeout until a
-//!   thread wakes it; otherwise it waits until one second after its previous pass began.
+//!   `innodb_max_dirty_pages_pct_lwm` = 0 (the default) or no dirty page, waits without a
+//!   timeout until a thread wakes it; otherwise it waits until one second after its previous
+//!   pass began (after a furious pass: after that pass ended).
 //!   Wake-ups: a user thread whose allocation left fewer than `innodb_lru_scan_depth / 2`
-//!   frames free or that found none (`page_cleaner_wakeup(true)`); a page made dirty while
-//!   the cleaner is idle and the dirty share is at least `innodb_max_dirty_pages_pct`
-//!   (`page_cleaner_wakeup(false)`); a mini-transaction commit past
+//!   frames free or that found none (`page_cleaner_wakeup(true)`); a mini-transaction commit
+//!   that dirtied pages (`mtr_t::commit` calls `page_cleaner_wakeup(false)` after adding them
+//!   to the flush list) while the cleaner is idle and the dirty share is at least
+//!   `innodb_max_dirty_pages_pct`; a mini-transaction commit past
 //!   `max_modified_age_async` of checkpoint age (`buf_flush_ahead`: a background target
 //!   wakes only an idle cleaner, a furious one always).
 //! - A pass ([`MariadbFlush::begin_pass`]): a furious flush when `buf_flush_sync_lsn` is
@@ -102,7 +104,8 @@
 //!   [`FreeBlock::Wait`] block until a frame is freed or one second passes, then
 //!   `fl.after_wait(&view, cleaner_busy)`. A `signal` in either answer interrupts the
 //!   page cleaner's wait.
-//! - a page made dirty: `fl.on_page_dirtied(&obs)` (signal when true); a mini-transaction
+//! - a mini-transaction commit that dirtied pages: `fl.on_page_dirtied(&obs)` with the
+//!   flush list after it (signal when true); a mini-transaction
 //!   commit ending at `lsn`: [`log_close`], and unless [`FlushAhead::No`],
 //!   `fl.flush_ahead(lsn, furious)` (signal when true); before a statement
 //!   (`log_free_check`): [`checkpoint_margin`], and when it answers a target above the

@@ -441,8 +441,11 @@ fn past_the_checkpoint_age_the_cleaner_flushes_furiously() {
     assert!(pass.lru_first && pass.sync_after && pass.checkpoint);
     assert_eq!(pass.lru_max(&fl.params, 0), Some(200));
     assert_eq!(pass.flush_list, Some(ListBatch { max_pages: 2000, lsn_limit: target }));
-    fl.end_pass(&pass, &obs(lsn, target, 10, 1200), 2000, 0);
+    let done = Observation { now_ns: 3 * SEC, ..obs(lsn, target, 10, 1200) };
+    fl.end_pass(&pass, &done, 2000, 0);
     assert_eq!(fl.cleaner.sync_lsn(), 0);
+    // The next timed wait ends a second after the furious pass ended.
+    assert_eq!(fl.wait(&done), Wait::Until(4 * SEC));
     // innodb_flush_sync = OFF: the same target is flushed as a background one.
     let mut off = lab(Params { innodb_flush_sync: false, ..Params::default() }, true);
     off.wait_flushed(target);
