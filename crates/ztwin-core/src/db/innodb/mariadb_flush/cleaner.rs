@@ -10,9 +10,10 @@ use crate::sim::time::{Nanos, SEC};
 pub enum Wait {
     /// Run a pass now (frames needed, or a furious flush asked).
     None,
-    /// Until this time (one second after the previous pass began) or a signal.
+    /// Until this time (one second after the previous pass began, or after a furious pass
+    /// ended) or a signal.
     Until(Nanos),
-    /// Until a signal (idle, with no `innodb_max_dirty_pages_pct_lwm`).
+    /// Until a signal (idle, with no `innodb_max_dirty_pages_pct_lwm` or no dirty page).
     Untimed,
 }
 
