@@ -10,9 +10,10 @@ use crate::sim::time::{Nanos, SEC};
 pub enum Wait {
     /// Run a pass now (frames needed, or a furious flush asked).
     None,
-    /// Until this time (one second after the previous pass began) or a signal.
+    /// Until this time (one second after the previous pass began, or after a furious pass
+    /// ended) or a signal.
     Until(Nanos),
-    /// Until a signal (idle, with no `innodb_max_dirty_pages_pct_lwm`).
+    /// Until a signal (idle, with no `innodb_max_dirty_pages_pct_lwm` or no dirty page).
     Untimed,
 }
 
@@ -104,7 +105,7 @@ impl Pass {
 pub struct CleanerState {
     /// `page_cleaner_idle()`.
     idle: bool,
-    /// `abstime`: one second after the last pass began.
+    /// `abstime`: one second after the last pass began (a furious pass: ended).
     deadline: Nanos,
     /// The thread's `last_activity_count`.
     last_activity_count: u64,
@@ -259,7 +260,8 @@ impl MariadbFlush {
         self.cleaner.idle = false;
     }
 
-    /// `buf_pool_t::page_cleaner_wakeup(false)` when a page is first dirtied: true if the
+    /// `buf_pool_t::page_cleaner_wakeup(false)` at the end of a mini-transaction commit that
+    /// added pages to the flush list (`mtr_t::commit`; `o` seen after them): true if the
     /// page cleaner was idle and is woken (dirty share at `innodb_max_dirty_pages_pct`, or
     /// past the lwm, or the lwm set and no commit since the last idle flush).
     pub fn on_page_dirtied(&mut self, o: &Observation) -> bool {
@@ -277,14 +279,22 @@ impl MariadbFlush {
         wake
     }
 
-    /// `buf_flush_ahead(lsn, furious)`: a commit past `max_modified_age_async`
-    /// (`furious` false) or `max_checkpoint_age` raises the background or furious target to
-    /// `lsn`; true when raised (the page cleaner is woken).
-    pub fn flush_ahead(&mut self, lsn: u64, furious: bool) -> bool {
+    /// A commit ending at `commit_lsn` that [`log_close`](super::log_close) found past
+    /// `max_modified_age_async` (`furious` false) or at `max_checkpoint_age` (true):
+    /// `buf_flush_ahead(target, furious)` with `target = (commit_lsn -
+    /// max_modified_age_async) & !1 | furious` (`log_close`'s answer: the furious flag in the
+    /// low bit), which raises the background or furious target to it. True when the page
+    /// cleaner is signalled: always for a furious target raised, for a background one only
+    /// when the cleaner was idle (its timed one-second wait is not interrupted).
+    pub fn flush_ahead(&mut self, commit_lsn: u64, furious: bool) -> bool {
+        let target = (commit_lsn.saturating_sub(self.log.max_modified_age_async) & !1) | u64::from(furious);
         let c = &mut self.cleaner;
         let limit = if furious { &mut c.sync_lsn } else { &mut c.async_lsn };
-        if *limit < lsn {
-            *limit = lsn;
+        if *limit >= target {
+            return false;
+        }
+        *limit = target;
+        if furious || c.idle {
             c.idle = false;
             true
         } else {
@@ -292,10 +302,12 @@ impl MariadbFlush {
         }
     }
 
-    /// `buf_flush_wait` for a thread that must see every page older than `lsn` written
-    /// (`buf_flush_wait_flushed`, from `log_checkpoint_margin`): raises the furious target;
-    /// true when raised (the page cleaner is woken). The thread then waits until the
-    /// oldest modification reaches `lsn`.
+    /// `buf_flush_wait(lsn, false)` for a thread that must see every page older than `lsn`
+    /// written (from `log_t::checkpoint_margin`): raises the furious target; true when raised
+    /// (the page cleaner is woken). The thread then waits until the oldest modification
+    /// reaches `lsn` (the page cleaner broadcasts at the end of each furious pass, after its
+    /// checkpoint). The server sets nothing when the oldest modification is already at
+    /// `lsn`: call this only when it is below.
     pub fn wait_flushed(&mut self, lsn: u64) -> bool {
         let c = &mut self.cleaner;
         if c.sync_lsn < lsn {
@@ -424,6 +436,8 @@ impl MariadbFlush {
         let c = &mut self.cleaner;
         match pass.kind {
             PassKind::Furious => {
+                // buf_flush_page_cleaner: set_timespec(abstime, 1) after the furious flush.
+                c.deadline = o.now_ns.saturating_add(SEC);
                 c.last_pages = 0;
                 let measure = if o.oldest_lsn == 0 { LSN_MAX } else { o.oldest_lsn };
                 if measure >= c.sync_lsn {

@@ -18,7 +18,8 @@
 //!   asynchronous write of all its pages; only when the blocks are not contiguous and the
 //!   batch has more than `block_size` pages is it split in two writes.
 //! - When that write completes (`flush_buffered_writes_completed`): ibdata1 is fsynced
-//!   (`os_file_flush`, whatever `innodb_flush_method`), then each page is written in place,
+//!   (`fil_space_t::flush<false>`: `flush_low`, `os_file_flush`; nothing with
+//!   `innodb_flush_method = O_DIRECT_NO_FSYNC`), then each page is written in place,
 //!   asynchronously (after `log_write_up_to` its LSN, already durable with
 //!   innodb_flush_log_at_trx_commit = 1). When the last in-place write of the batch
 //!   completes (`write_completed`), the data files written are fsynced
@@ -27,16 +28,18 @@
 //! - With `innodb_doublewrite` = OFF (`use_doublewrite()` false) each page is written in
 //!   place at once, and `flush_buffered_writes` at the end of a batch only fsyncs the data
 //!   files whose writes completed (`fil_flush_file_spaces`).
-//! - Counters (`srv_export_innodb_status`: `buf_dblwr.written()`, `buf_dblwr.batches()`):
+//! - Counters (`srv/srv0srv.cc` `srv_export_innodb_status`: `buf_dblwr.written()`,
+//!   `buf_dblwr.batches()`; bound in `handler/ha_innodb.cc` `innodb_status_variables`):
 //!   Innodb_dblwr_pages_written (`pages_written`, + the batch's pages once its copy is
-//!   written) and Innodb_dblwr_writes (ASSUMED `writes_completed`, + 1 per completed
-//!   doublewrite write request: 1 per batch with contiguous blocks).
+//!   written) and Innodb_dblwr_writes (`writes_completed`, + 1 per completed doublewrite
+//!   write request: 1 per batch with contiguous blocks, 2 when split).
 //!
 //! Simplifications: the writer's blocking is a flag ([`DoublewriteBuffer::writer_blocked`])
 //! the driver honours, the queue may hold more than a slot while it does; without
 //! doublewrite, the fsync at the end of a batch covers every page written since the
 //! previous one (the real one only those whose writes had completed; the rest are fsynced
-//! at the next `fil_flush_file_spaces`, at the latest the next checkpoint).
+//! at the next `fil_flush_file_spaces`, at the latest the next checkpoint); the counters
+//! count a batch when it is submitted (the server when its copy's write completes).
 
 use super::Params;
 use crate::db::innodb::doublewrite::{BatchPlan, DoublewriteStats, SystemWrite};
@@ -46,7 +49,7 @@ use crate::db::innodb::doublewrite::{BatchPlan, DoublewriteStats, SystemWrite};
 pub struct DoublewriteBuffer {
     /// innodb_doublewrite (and the buffer created, and no atomic writes).
     enabled: bool,
-    /// The flush method fsyncs data files (all but O_DIRECT_NO_FSYNC).
+    /// The flush method fsyncs ibdata1 and the data files (all but O_DIRECT_NO_FSYNC).
     fsync_data: bool,
     /// `block_size`: FSP_EXTENT_SIZE pages.
     block_size: u64,
@@ -179,8 +182,12 @@ impl DoublewriteBuffer {
 
     /// The I/O of a batch of `n` pages, counted.
     fn plan(&mut self, n: u64) -> BatchPlan {
-        let mut plan =
-            BatchPlan { pages: n, sync_system: true, sync_data: self.fsync_data, ..BatchPlan::default() };
+        let mut plan = BatchPlan {
+            pages: n,
+            sync_system: self.fsync_data,
+            sync_data: self.fsync_data,
+            ..BatchPlan::default()
+        };
         let split = self.block1.saturating_add(self.block_size) != self.block2 && n > self.block_size;
         if split {
             plan.copies[0] = SystemWrite { first: self.block1, pages: self.block_size };

@@ -92,7 +92,11 @@ fn defaults_are_the_1011_system_variables() {
     assert!(p.innodb_adaptive_flushing && p.innodb_flush_sync && p.innodb_doublewrite);
     assert_eq!(p.innodb_flush_method, FlushMethod::ODirect);
     assert_eq!(Params { innodb_io_capacity: 3000, ..p }.io_capacity_max(), 6000);
-    assert_eq!(Params { innodb_io_capacity_max: 100, ..p }.io_capacity_max(), 200);
+    // innodb_io_capacity_max set below innodb_io_capacity lowers innodb_io_capacity.
+    let low = Params { innodb_io_capacity_max: 100, ..p };
+    assert_eq!((low.io_capacity(), low.io_capacity_max()), (100, 100));
+    let high = Params { innodb_io_capacity_max: 5000, ..p };
+    assert_eq!((high.io_capacity(), high.io_capacity_max()), (200, 5000));
     assert_eq!(FlushMethod::parse("o_direct_no_fsync"), Some(FlushMethod::ODirectNoFsync));
     assert_eq!(FlushMethod::parse("O_DIRECT"), Some(FlushMethod::ODirect));
     assert_eq!(FlushMethod::parse("directio"), None);
@@ -108,14 +112,18 @@ fn a_256m_redo_log_has_these_limits() {
     assert_eq!(l.max_checkpoint_age, 216_714_978);
     assert_eq!(l.max_modified_age_async, 216_714_978 - 27_089_372);
     assert_eq!(LogLimits::new(512 << 10, 16384), None);
-    // A commit past each limit asks the page cleaner for background, then furious flushing.
+    // A commit past the async age asks the page cleaner for background flushing, one at
+    // the checkpoint age for furious flushing.
     let cp = 1_000_000;
     assert_eq!(log_close(&l, cp + l.max_modified_age_async, cp), FlushAhead::No);
     assert_eq!(log_close(&l, cp + l.max_modified_age_async + 1, cp), FlushAhead::Async);
-    assert_eq!(log_close(&l, cp + l.max_checkpoint_age + 1, cp), FlushAhead::Sync);
-    // Past the checkpoint age, a user thread waits for 1 MiB of redo past the checkpoint.
+    assert_eq!(log_close(&l, cp + l.max_checkpoint_age - 1, cp), FlushAhead::Async);
+    assert_eq!(log_close(&l, cp + l.max_checkpoint_age, cp), FlushAhead::Sync);
+    // Past the checkpoint age, a user thread waits until the oldest modification is within
+    // the checkpoint age of the current LSN.
     assert_eq!(checkpoint_margin(&l, cp + l.max_checkpoint_age, cp), None);
-    assert_eq!(checkpoint_margin(&l, cp + l.max_checkpoint_age + 1, cp), Some(cp + (1 << 20)));
+    assert_eq!(checkpoint_margin(&l, cp + l.max_checkpoint_age + 1, cp), Some(cp + 1));
+    assert_eq!(checkpoint_margin(&l, cp + l.max_checkpoint_age + (5 << 20), cp), Some(cp + (5 << 20)));
 }
 
 #[test]
@@ -387,30 +395,42 @@ fn an_idle_cleaner_sleeps_until_woken_by_dirty_pages_or_a_thread_short_of_frames
 }
 
 #[test]
-fn commits_past_the_async_age_ask_background_flushing_to_their_lsn() {
+fn commits_past_the_async_age_ask_background_flushing_to_the_async_age() {
     let mut fl = lab(Params::default(), true);
     let l = fl.log;
     let lsn = l.max_modified_age_async + 5000;
     assert_eq!(log_close(&l, lsn, 0), FlushAhead::Async);
-    assert!(fl.flush_ahead(lsn, false));
+    // The target is the commit's LSN less the async age (even: the low bit is the furious
+    // flag). A page cleaner in its timed wait is not signalled, but the target is set.
+    assert!(!fl.flush_ahead(lsn, false));
+    assert_eq!(fl.cleaner.async_lsn(), 5000);
     assert!(!fl.flush_ahead(lsn - 1, false));
+    assert_eq!(fl.cleaner.async_lsn(), 5000);
     let o = obs(lsn, 1000, 3000, 1200);
     let pass = fl.begin_pass(&o, |_| 0);
     assert_eq!(pass.kind, PassKind::Background);
-    assert_eq!(pass.flush_list, Some(ListBatch { max_pages: 2000, lsn_limit: lsn }));
+    assert_eq!(pass.flush_list, Some(ListBatch { max_pages: 2000, lsn_limit: 5000 }));
     // The target stays until the oldest modification reaches it.
     fl.end_pass(&pass, &obs(lsn, 2000, 1000, 1200), 2000, 0);
-    assert_eq!(fl.cleaner.async_lsn(), lsn);
-    fl.end_pass(&pass, &obs(lsn + 10, lsn, 1000, 1200), 2000, 0);
+    assert_eq!(fl.cleaner.async_lsn(), 5000);
+    fl.end_pass(&pass, &obs(lsn + 10, 5000, 1000, 1200), 2000, 0);
     assert_eq!(fl.cleaner.async_lsn(), 0);
+    // An idle page cleaner is woken by a background target; a furious one always wakes it.
+    assert_eq!(fl.begin_pass(&obs(lsn, lsn - 10, 100, 1200), |_| 0).kind, PassKind::Idle);
+    assert!(fl.flush_ahead(lsn + 1001, false));
+    assert_eq!(fl.cleaner.async_lsn(), 6000);
+    assert!(!fl.cleaner.idle());
+    assert!(fl.flush_ahead(l.max_checkpoint_age + 1000, true));
+    assert_eq!(fl.cleaner.sync_lsn(), ((l.max_checkpoint_age + 1000 - l.max_modified_age_async) & !1) | 1);
 }
 
 #[test]
 fn past_the_checkpoint_age_the_cleaner_flushes_furiously() {
     let mut fl = lab(Params::default(), true);
     let l = fl.log;
-    let lsn = l.max_checkpoint_age + 10;
+    let lsn = l.max_checkpoint_age + 5000;
     let target = checkpoint_margin(&l, lsn, 0).unwrap();
+    assert_eq!(target, 5000);
     assert!(fl.wait_flushed(target));
     let o = obs(lsn, 1000, 3000, 700);
     assert_eq!(fl.wait(&o), Wait::None);
@@ -421,8 +441,11 @@ fn past_the_checkpoint_age_the_cleaner_flushes_furiously() {
     assert!(pass.lru_first && pass.sync_after && pass.checkpoint);
     assert_eq!(pass.lru_max(&fl.params, 0), Some(200));
     assert_eq!(pass.flush_list, Some(ListBatch { max_pages: 2000, lsn_limit: target }));
-    fl.end_pass(&pass, &obs(lsn, target, 10, 1200), 2000, 0);
+    let done = Observation { now_ns: 3 * SEC, ..obs(lsn, target, 10, 1200) };
+    fl.end_pass(&pass, &done, 2000, 0);
     assert_eq!(fl.cleaner.sync_lsn(), 0);
+    // The next timed wait ends a second after the furious pass ended.
+    assert_eq!(fl.wait(&done), Wait::Until(4 * SEC));
     // innodb_flush_sync = OFF: the same target is flushed as a background one.
     let mut off = lab(Params { innodb_flush_sync: false, ..Params::default() }, true);
     off.wait_flushed(target);
@@ -487,12 +510,18 @@ fn split_blocks_o_direct_no_fsync_and_doublewrite_off() {
         [SystemWrite { first: 64, pages: 64 }, SystemWrite { first: 300, pages: 36 }]
     );
     assert_eq!(d.stats().dblwr_writes, 2);
-    // O_DIRECT_NO_FSYNC: ibdata1 is still fsynced, the data files are not.
+    // O_DIRECT_NO_FSYNC: neither ibdata1 nor the data files are fsynced.
     let p = Params { innodb_flush_method: FlushMethod::ODirectNoFsync, ..Params::default() };
     let mut d = DoublewriteBuffer::new(&p, 64);
     d.add();
     let b = d.flush_buffered_writes().unwrap();
-    assert!(b.sync_system && !b.sync_data);
+    assert!(!b.sync_system && !b.sync_data);
+    // Every other method fsyncs both.
+    let fsync = Params { innodb_flush_method: FlushMethod::Fsync, ..Params::default() };
+    let mut d = DoublewriteBuffer::new(&fsync, 64);
+    d.add();
+    let b = d.flush_buffered_writes().unwrap();
+    assert!(b.sync_system && b.sync_data);
     // innodb_doublewrite = OFF: each page in place at once, an fsync at the batch's end.
     let off = Params { innodb_doublewrite: false, ..Params::default() };
     let mut d = DoublewriteBuffer::new(&off, 64);
@@ -511,7 +540,9 @@ fn extreme_settings_do_not_panic() {
     d.add();
     assert_eq!(d.flush_buffered_writes().map(|b| b.pages), Some(1));
     let p = Params { innodb_io_capacity: u64::MAX, innodb_lru_scan_depth: u64::MAX, ..Params::default() };
-    assert_eq!(p.io_capacity_max(), u64::MAX);
+    // Unset, with innodb_io_capacity at least half of UINT32_MAX: UINT32_MAX.
+    assert_eq!(p.io_capacity_max(), u64::from(u32::MAX));
+    assert_eq!(p.io_capacity(), u64::from(u32::MAX));
     let mut fl = MariadbFlush::new(p, LogLimits::new(u64::MAX, 1 << 16).unwrap(), u64::MAX, true);
     let o = Observation {
         lsn: u64::MAX,
