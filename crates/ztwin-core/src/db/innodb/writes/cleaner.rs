@@ -280,7 +280,11 @@ impl Writes {
     pub(super) fn checkpoint_margin(&mut self) -> Option<u64> {
         let Cleaner::Mariadb(m) = &mut self.cleaner else { return None };
         let target = mf::checkpoint_margin(&m.fl.log, self.redo.lsn(), m.last_checkpoint)?;
-        self.wake_cleaner |= m.fl.wait_flushed(target);
+        // buf_flush_wait: a furious target only while older pages are dirty; otherwise
+        // the thread waits for the next checkpoint.
+        if self.flush_list.peek_oldest().is_some_and(|o| o < target) {
+            self.wake_cleaner |= m.fl.wait_flushed(target);
+        }
         Some(target)
     }
 

@@ -129,6 +129,11 @@ pub fn system_file_pages() -> u64 {
 /// (`buf_dblwr_write_single_page`: after the `srv_doublewrite_batch_size` batch pages).
 const DBLWR_SINGLE_FIRST: u64 = 64 + 120;
 
+/// `BLK_DEF_MAX_SECTORS` (Linux 6.1, `include/linux/blkdev.h`): 2560 sectors, the
+/// default `max_sectors_kb` of a queue whose driver allows more (virtio-blk does): the
+/// largest request the block layer builds by merging (ASSUMED the queue's limit).
+const MERGE_MAX_BYTES: u64 = 2560 * 512;
+
 /// One operation a database thread asks of its files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileOp {
@@ -269,6 +274,8 @@ pub struct Writes {
     cleaner: cleaner::Cleaner,
     /// A thread asked for the page cleaner (taken by the driver).
     wake_cleaner: bool,
+    /// The logical sector of the block device under the files (XFS, ext4), None on ZFS.
+    block_sector: Option<u64>,
     /// The buffer pool's frames, a table file's pages, pages per extent, and whether the
     /// data files are on rotational storage (MariaDB's neighbour flushing).
     frames: u64,
@@ -405,6 +412,7 @@ impl Writes {
             flush_list: FlushList::with_capacity(4096),
             cleaner: cleaner::Cleaner::new(&p, &ages, frames, extent_pages, rotational),
             wake_cleaner: false,
+            block_sector,
             frames,
             table_pages,
             extent_pages,
@@ -744,12 +752,34 @@ impl Writes {
     }
 
     /// The next file operation of `actor`'s queue (counted as the server counts them).
+    ///
+    /// On a block device (XFS, ext4) asynchronous writes submitted together to adjacent
+    /// offsets of one file reach the device as one request (the block layer's plug merges
+    /// them, up to `BLK_DEF_MAX_SECTORS`); InnoDB still counts each page's write.
     pub fn next_op(&mut self, actor: usize) -> Option<FileOp> {
-        let op = self.io[actor].pop_front()?;
-        match op {
-            FileOp::Write { len, .. } | FileOp::WriteAsync { len, .. } => {
+        let mut op = self.io[actor].pop_front()?;
+        match &mut op {
+            FileOp::Write { len, .. } => {
                 self.stats.data_writes += 1;
-                self.stats.data_written += u64::from(len);
+                self.stats.data_written += u64::from(*len);
+            }
+            FileOp::WriteAsync { file, offset, len } => {
+                self.stats.data_writes += 1;
+                self.stats.data_written += u64::from(*len);
+                while let (true, Some(&FileOp::WriteAsync { file: f, offset: o, len: l })) =
+                    (self.block_sector.is_some(), self.io[actor].front())
+                {
+                    if f != *file
+                        || o != *offset + u64::from(*len)
+                        || u64::from(*len) + u64::from(l) > MERGE_MAX_BYTES
+                    {
+                        break;
+                    }
+                    self.io[actor].pop_front();
+                    self.stats.data_writes += 1;
+                    self.stats.data_written += u64::from(l);
+                    *len += l;
+                }
             }
             FileOp::Sync { .. } => self.stats.data_fsyncs += 1,
             FileOp::Barrier => {}
@@ -803,3 +833,6 @@ impl ClientTrx {
 
 /// Longest page path of a write lookup: a clustered path and a k_1 path.
 pub const MAX_PATH: usize = 2 * MAX_DEPTH;
+
+#[cfg(test)]
+mod tests;
