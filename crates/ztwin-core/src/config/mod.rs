@@ -49,7 +49,7 @@ pub use devices::{DeviceConfig, RotationalConfig};
 pub use filesystem::{ExtentFsConfig, FsConfig};
 pub use machine::{CpuCosts, MachineConfig};
 pub use phases::{CatPhase, FioPhase, PhaseConfig, RestartPhase, TunePhase, WorkloadPhase};
-pub use test_support::{test_fio_variant, test_variant};
+pub use test_support::{test_fio_variant, test_variant, test_write_variant};
 pub use validate::{MAX_SERIES_ROWS, MAX_SIMULATED_NS};
 pub use variant::{RunConfig, VariantConfig};
 pub use workload::{

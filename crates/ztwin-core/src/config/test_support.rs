@@ -113,6 +113,45 @@ pub fn test_variant() -> VariantConfig {
     }
 }
 
+/// The test variant running a sysbench write test (oltp_read_write) with every InnoDB
+/// write option set (so that mutations reach them): MySQL 5.7 on ZFS, or with `mariadb`
+/// MariaDB 10.11 on ext4 over the same device (a volatile write cache).
+#[doc(hidden)]
+pub fn test_write_variant(mariadb: bool) -> VariantConfig {
+    let mut c = test_variant();
+    c.scenario = "test-write".into();
+    if let WorkloadConfig::Sysbench(w) = &mut c.workload {
+        w.test = SysbenchTest::OltpReadWrite;
+    }
+    if let Some(DatabaseConfig::Innodb(d)) = &mut c.database {
+        d.innodb_flush_log_at_trx_commit = Some(1);
+        d.innodb_doublewrite = Some(true);
+        d.innodb_io_capacity = Some(200);
+        d.innodb_io_capacity_max = Some(2000);
+        d.innodb_max_dirty_pages_pct = Some(75.0);
+        d.innodb_max_dirty_pages_pct_lwm = Some(0.0);
+        d.innodb_adaptive_flushing = Some(true);
+        d.innodb_adaptive_flushing_lwm = Some(10);
+        d.innodb_flushing_avg_loops = Some(30);
+        d.innodb_log_file_size = Some(48 << 20);
+        d.innodb_log_files_in_group = Some(if mariadb { 1 } else { 2 });
+        d.innodb_flush_neighbors = Some(1);
+        d.innodb_change_buffering = Some(if mariadb { "none" } else { "all" }.into());
+        if mariadb {
+            d.server = InnodbServer::Mariadb1011;
+            d.character_set_server = CharacterSet::Utf8mb4;
+        }
+    }
+    if mariadb {
+        c.filesystem =
+            FsConfig::Ext4(super::ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
+        c.devices[0].flush_latency_ns = 500 * US;
+        c.devices[0].queue_rotational = Some(true);
+        c.devices[0].iops_size_bytes = Some(256 << 10);
+    }
+    c
+}
+
 /// A small valid fio variant for tests: the test variant's machine, device and ZFS
 /// (recordsize 128K, lz4, 128 MiB ARC) with one 256 MiB file and three jobs on it:
 /// "seqread" (read, bs 128K), "randread" (16K, 4 jobs, time based 10 s, randrepeat=0,

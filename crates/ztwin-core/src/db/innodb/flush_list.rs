@@ -101,7 +101,10 @@ impl FlushList {
 
     /// Page `key` was written by another flush (the LRU's) and is clean again.
     pub fn remove(&mut self, key: u64) -> bool {
-        self.dirty.remove(&key).is_some()
+        let was = self.dirty.remove(&key).is_some();
+        // Its entry leaves the tail at once if it was the oldest (else when it gets there).
+        self.trim();
+        was
     }
 
     /// The dirty pages from the tail (oldest modification first) as (page key, oldest
