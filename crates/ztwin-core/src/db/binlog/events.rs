@@ -471,7 +471,7 @@ mod tests {
         t.op(&f, Op::Delete, Clustered, 0); // sbtest1
         t.op(&f, Op::Insert, Clustered, 0);
         t.op(&f, Op::Insert, Secondary, 0); // the same INSERT's k_1 entry
-        // 170 + (59 + 414) + (60 + 414) + (59 + 224) + (59 + 224).
+                                            // 170 + (59 + 414) + (60 + 414) + (59 + 224) + (59 + 224).
         assert_eq!(t.bytes(), 170 + 473 + 474 + 283 + 283);
         assert_eq!(t.bytes(), 1683);
     }

@@ -30,8 +30,8 @@
 //!      `write_gtid`, `write_cache`) and the file's buffer is written out
 //!      (`flush_cache_to_file`). If the file has reached max_binlog_size, the leader will
 //!      rotate it after its commit stage.
-//!   2. Sync stage (LOCK_sync). Only when this group's sync will fsync (sync_counter + 1
-//!      >= sync_binlog; always with sync_binlog = 0), the leader first waits
+//!   2. Sync stage (LOCK_sync). Only when this group's sync will fsync (the sync counter
+//!      plus one reaches sync_binlog; always with sync_binlog = 0), the leader first waits
 //!      `binlog_group_commit_sync_delay` microseconds in tenths, stopping early once
 //!      `binlog_group_commit_sync_no_delay_count` threads are queued
 //!      (`Stage_manager::wait_count_or_timeout`); then it empties the sync queue, which
@@ -48,7 +48,7 @@
 //!      the next flush stage's redo flush, or the master thread's once-a-second flush,
 //!      makes it durable (crash recovery commits a prepared transaction whose Xid event is
 //!      in the binary log). Then the leader wakes every member (`signal_done`).
-//!   The stages overlap across groups: while one group fsyncs, the next can flush (redo
+//! - The stages overlap across groups: while one group fsyncs, the next can flush (redo
 //!   and binary log writes), and a third can queue for the flush stage.
 //! - Rotation (`ordered_commit` → `rotate` → `new_file_impl`): after its commit stage the
 //!   flush leader that found the file at max_binlog_size takes LOCK_log (no group can
@@ -427,7 +427,8 @@ impl Binlog {
     /// The binary log of a server with `clients` threads, its current file just opened
     /// (its header written at startup).
     pub fn new(p: BinlogParams, clients: usize) -> Binlog {
-        let idle = Client { st: St::Idle, bytes: 0, prepare_lsn: 0, group_bytes: 0, rotate: false, pos: (0, 0) };
+        let idle =
+            Client { st: St::Idle, bytes: 0, prepare_lsn: 0, group_bytes: 0, rotate: false, pos: (0, 0) };
         let header = p.format.file_header();
         Binlog {
             p,

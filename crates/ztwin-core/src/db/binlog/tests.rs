@@ -103,7 +103,7 @@ fn a_commit_arriving_during_a_sync_waits_for_the_next_group() {
     b.commit(0, TRX, 1);
     write(b.next(0));
     assert!(matches!(b.next(0), BinlogStep::Sync(_))); // 0 fsyncs now
-    // 1 arrives: leads the flush stage, writes, then waits for LOCK_sync.
+                                                       // 1 arrives: leads the flush stage, writes, then waits for LOCK_sync.
     assert!(matches!(b.commit(1, TRX, 2), BinlogStep::RedoFlush { flush: true, .. }));
     write(b.next(1));
     assert_eq!(b.next(1), BinlogStep::Wait);
@@ -140,7 +140,7 @@ fn commit_groups_form_behind_lock_commit() {
     b.commit(1, TRX, 2);
     write(b.next(1));
     b.next(1); // Sync
-    // 1 leads the commit queue, waits for LOCK_commit.
+               // 1 leads the commit queue, waits for LOCK_commit.
     assert_eq!(b.next(1), BinlogStep::Wait);
     b.commit(2, TRX, 3);
     write(b.next(2));
@@ -190,9 +190,8 @@ fn sync_binlog_0_never_fsyncs_and_n_fsyncs_every_nth_group() {
     }
     assert_eq!(b.stats().fsyncs, 0);
     let mut b = log(BinlogParams { sync_binlog: 3, ..BinlogParams::default() }, 1);
-    let syncs: Vec<bool> = (0..6)
-        .map(|_| run_alone(&mut b, 0).iter().any(|s| matches!(s, BinlogStep::Sync(_))))
-        .collect();
+    let syncs: Vec<bool> =
+        (0..6).map(|_| run_alone(&mut b, 0).iter().any(|s| matches!(s, BinlogStep::Sync(_)))).collect();
     assert_eq!(syncs, [false, false, true, false, false, true]);
 }
 
@@ -240,7 +239,7 @@ fn a_group_past_max_binlog_size_rotates_the_file() {
     assert!(matches!(b.next(0), BinlogStep::RedoFlush { flush: true, .. }), "ha_flush_logs before rotating");
     let BinlogStep::Rotate(r) = b.next(0) else { panic!() };
     let end = 154 + 2 * TRX; // 1440
-    // "mysql-bin.000002": Rotate event 19 + 8 + 16 + 4 = 47 bytes, one 4 KiB unit.
+                             // "mysql-bin.000002": Rotate event 19 + 8 + 16 + 4 = 47 bytes, one 4 KiB unit.
     assert_eq!(
         r.ops(),
         &[
@@ -317,7 +316,13 @@ enum Doing {
 /// proceeds from `picks`, and checks the invariants at each step.
 /// Returns the largest flush group, the fsyncs covering several flush groups and the
 /// rotations.
-fn simulate(p: BinlogParams, clients: usize, commits: usize, sizes: &[u64], picks: &[u16]) -> (usize, usize, u64) {
+fn simulate(
+    p: BinlogParams,
+    clients: usize,
+    commits: usize,
+    sizes: &[u64],
+    picks: &[u16],
+) -> (usize, usize, u64) {
     let mut b = Binlog::new(p, clients);
     let mut doing = vec![Doing::Idle; clients];
     let mut written = vec![false; clients];
@@ -385,7 +390,8 @@ fn simulate(p: BinlogParams, clients: usize, commits: usize, sizes: &[u64], pick
             BinlogStep::Write(w) => {
                 assert_eq!((w.file, w.offset), expected, "groups are contiguous");
                 expected.1 += w.len;
-                let sum: u64 = w.writes().map(|x| if let BinlogIo::Write { len, .. } = x { len } else { 0 }).sum();
+                let sum: u64 =
+                    w.writes().map(|x| if let BinlogIo::Write { len, .. } = x { len } else { 0 }).sum();
                 assert_eq!(sum, w.len);
                 assert!(b.flush_queue().len() == w.members && w.members > 0);
                 flush_order.extend_from_slice(b.flush_queue());
