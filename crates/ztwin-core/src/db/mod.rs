@@ -6,6 +6,7 @@
 //! One database today (InnoDB, MySQL 5.7 and MariaDB 10.11); the enum is the seam for
 //! PostgreSQL beside it: every match on it is exhaustive, so the compiler shows each place
 //! a new engine must answer.
+pub mod binlog;
 pub mod innodb;
 
 use crate::config::InnodbConfig;
