@@ -80,6 +80,21 @@ pub struct InnodbConfig {
     /// innodb_change_buffering (MySQL 5.7: all; MariaDB 10.11: none).
     #[serde(default)]
     pub innodb_change_buffering: Option<String>,
+    /// log_bin: the binary log is on (off by default in 5.7 and 10.11).
+    #[serde(default)]
+    pub log_bin: Option<bool>,
+    /// sync_binlog (MySQL 5.7: 1): fsync the binary log every Nth group commit; 0 never.
+    #[serde(default)]
+    pub sync_binlog: Option<u32>,
+    /// max_binlog_size, bytes (1 GiB).
+    #[serde(default)]
+    pub max_binlog_size: Option<u64>,
+    /// binlog_group_commit_sync_delay, microseconds (0).
+    #[serde(default)]
+    pub binlog_group_commit_sync_delay: Option<u64>,
+    /// binlog_group_commit_sync_no_delay_count (0).
+    #[serde(default)]
+    pub binlog_group_commit_sync_no_delay_count: Option<u64>,
 }
 
 impl Default for InnodbConfig {
@@ -107,6 +122,11 @@ impl Default for InnodbConfig {
             innodb_log_files_in_group: None,
             innodb_flush_neighbors: None,
             innodb_change_buffering: None,
+            log_bin: None,
+            sync_binlog: None,
+            max_binlog_size: None,
+            binlog_group_commit_sync_delay: None,
+            binlog_group_commit_sync_no_delay_count: None,
         }
     }
 }

@@ -218,7 +218,9 @@ impl Database {
     /// The commit of `client` asks the log again after a wait or its own write.
     pub fn commit_retry(&mut self, client: usize) -> LogWait {
         match self {
-            Database::Innodb(d) => d.writes.as_mut().map_or(LogWait::Done, |w| w.commit_retry(client)),
+            Database::Innodb(d) => {
+                d.writes.as_mut().map_or(LogWait::Done, |w| w.commit_retry(&mut d.bp, client))
+            }
         }
     }
 

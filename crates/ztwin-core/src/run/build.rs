@@ -3,7 +3,7 @@
 use super::*;
 use crate::cache::arc::{ArcLimits, BlockKey};
 use crate::db::innodb::ibd_records;
-use crate::db::innodb::writes::{system_file_pages, DbFiles, WriteParams, Writes};
+use crate::db::innodb::writes::{system_file_pages, DbFiles, WriteParams, Writes, BINLOG_SLOTS};
 use crate::fs::zfs::content::{FileBlocks, CLASS_HOLE, CLASS_MEAN_RATIO};
 use crate::fs::zfs::zfetch::ZfetchParams;
 use crate::fs::zfs::zil::{self, Zil, ZilParams};
@@ -45,11 +45,15 @@ impl<'a> Sim<'a> {
                     if cfg.sysbench_writes() {
                         // The write path's files: ibdata1 (the doublewrite buffer, undo
                         // logs), then the redo log files.
-                        let db_files = DbFiles { tables: ds.tables, logs: 0 };
                         let params = WriteParams::new(db)?;
-                        let db_files = DbFiles { logs: params.log_files, ..db_files };
+                        let binlogs = if params.binlog.is_some() { BINLOG_SLOTS } else { 0 };
+                        let db_files = DbFiles { tables: ds.tables, logs: params.log_files, binlogs };
                         files.push(system_file_pages() * u64::from(db.innodb_page_size));
                         files.extend((0..params.log_files).map(|_| params.log_file_size));
+                        if let Some(b) = &params.binlog {
+                            // A file grows past max_binlog_size by the group that reached it.
+                            files.extend((0..binlogs).map(|_| b.max_binlog_size + (16 << 20)));
+                        }
                         let threads = wl.threads as usize;
                         // The block device's logical sector under ext4/XFS (ASSUMED 512
                         // bytes, as the lab's virtio disks and most cloud volumes report);

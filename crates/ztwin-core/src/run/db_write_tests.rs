@@ -163,3 +163,38 @@ fn mariadb_writes_run_on_zfs_and_ext4() {
         assert!(f(s, &["innodb", "page_cleaner_passes"]) > 0.0);
     }
 }
+
+/// With the binary log (MySQL 5.7, sync_binlog = 1): every transaction's events are
+/// written and fsynced before its commit returns, groups share one fsync, and each
+/// flush stage flushes the redo log first; one thread on a device whose flush takes 5 ms
+/// pays two flushes per transaction (the group's redo fsync and the binary log's fsync).
+#[test]
+fn the_binary_log_groups_commits_behind_one_fsync() {
+    let flush = 5 * MS;
+    let mut tps = Vec::new();
+    for threads in [1u32, 16] {
+        let mut cfg = write_variant(SysbenchTest::OltpUpdateIndex);
+        on_ext4(&mut cfg, flush);
+        let WorkloadConfig::Sysbench(w) = &mut cfg.workload else { unreachable!() };
+        w.threads = threads;
+        innodb(&mut cfg).log_bin = Some(true);
+        let r = run_variant(&cfg).unwrap();
+        let s = &r.summary;
+        let b = &s["innodb"]["binlog"];
+        let (t, window) = (f(s, &["tps"]), f(s, &["window_s"]));
+        let commits = f(b, &["commits"]);
+        assert!((commits / window / t - 1.0).abs() < 0.05, "{b}");
+        assert!(f(b, &["fsyncs"]) <= f(b, &["flush_groups"]) && f(b, &["fsyncs"]) > 0.0, "{b}");
+        assert!(f(b, &["redo_flushes"]) >= f(b, &["flush_groups"]), "{b}");
+        // oltp_update_index: 643 or 644 bytes of events a transaction.
+        let per_trx = f(b, &["bytes_written"]) / commits;
+        assert!((640.0..650.0).contains(&per_trx), "{per_trx}");
+        if threads == 1 {
+            assert!(t <= SEC as f64 / (2 * flush) as f64 * 1.02, "two flushes a commit: {t} tps");
+        } else {
+            assert!(f(b, &["commits"]) > 2.0 * f(b, &["fsyncs"]), "groups share fsyncs: {b}");
+        }
+        tps.push(t);
+    }
+    assert!(tps[1] > 3.0 * tps[0], "{tps:?}");
+}

@@ -483,4 +483,18 @@ fn innodb_write_window(doc: &mut Value, x: &WriteStats, y: &WriteStats) {
     for (name, v) in pairs {
         doc[name] = json!(v);
     }
+    if let (Some(a), Some(b)) = (&x.binlog, &y.binlog) {
+        // The binary log's group commit (MySQL 5.7 has no status variables for it; Percona
+        // Server's Binlog_group_commits counts the sync stages).
+        doc["binlog"] = json!({
+            "commits": b.commits - a.commits,
+            "flush_groups": b.flush_groups - a.flush_groups,
+            "commit_groups": b.commit_groups - a.commit_groups,
+            "redo_flushes": b.redo_flushes - a.redo_flushes,
+            "bytes_written": b.bytes_written - a.bytes_written,
+            "writes": b.writes - a.writes,
+            "fsyncs": b.fsyncs - a.fsyncs,
+            "rotations": b.rotations - a.rotations,
+        });
+    }
 }

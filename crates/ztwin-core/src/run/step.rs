@@ -240,7 +240,8 @@ impl Sim<'_> {
                     if l.op == Op::Commit {
                         let step = db.commit(i, now);
                         self.poll_cleaner_wake(now);
-                        self.log_step(i, c, step);
+                        self.wake_db_released(now);
+                        self.log_step(i, c, step, now);
                         if c.state == State::Blocked {
                             break;
                         }
@@ -261,7 +262,8 @@ impl Sim<'_> {
                 State::CommitRetry => {
                     // Guaranteed by `Sim::new` (see start_lookup).
                     let step = self.db.as_mut().expect("commits need the database").commit_retry(i);
-                    self.log_step(i, c, step);
+                    self.wake_db_released(now);
+                    self.log_step(i, c, step, now);
                     if c.state == State::Blocked {
                         break;
                     }
@@ -305,6 +307,13 @@ impl Sim<'_> {
                             break;
                         }
                         LogWait::Io => c.state = State::DbIo,
+                        // The binary log's sync delay is a committing thread's, not the master's.
+                        LogWait::Sleep(ns) => {
+                            c.resume = State::MasterFlush;
+                            c.state = State::Blocked;
+                            self.queue.at(now.saturating_add(ns), Event::Client(i));
+                            break;
+                        }
                     }
                 }
                 State::ReadStart => {
@@ -625,7 +634,7 @@ impl Sim<'_> {
 
     /// What a commit's or a log flush's step asks of thread `i`: go on (its lookup is
     /// done), wait for another writer, or write the log itself.
-    fn log_step(&mut self, i: usize, c: &mut Client, step: LogWait) {
+    fn log_step(&mut self, i: usize, c: &mut Client, step: LogWait, now: Nanos) {
         match step {
             LogWait::Done => {
                 c.applied = true;
@@ -639,6 +648,12 @@ impl Sim<'_> {
             LogWait::Io => {
                 c.after_io = State::CommitRetry;
                 c.state = State::DbIo;
+            }
+            LogWait::Sleep(ns) => {
+                // Woken by its own event (a sleep, not a wait on another thread).
+                c.resume = State::CommitRetry;
+                c.state = State::Blocked;
+                self.queue.at(now.saturating_add(ns), Event::Client(i));
             }
         }
     }
@@ -655,8 +670,7 @@ impl Sim<'_> {
                     return Flow::Wait;
                 }
                 let after = db.io_done(i, now);
-                db.take_released(&mut self.released);
-                self.wake_released(now);
+                self.wake_db_released(now);
                 self.poll_cleaner_wake(now);
                 if after == AfterIo::More {
                     return Flow::Next;
@@ -730,6 +744,14 @@ impl Sim<'_> {
                 Flow::Next
             }
         }
+    }
+
+    /// Schedules the threads the database released since the last call at `now`.
+    fn wake_db_released(&mut self, now: Nanos) {
+        if let Some(db) = &mut self.db {
+            db.take_released(&mut self.released);
+        }
+        self.wake_released(now);
     }
 
     /// Schedules the threads the database released (`self.released`) at `now`.

@@ -81,10 +81,12 @@ use std::collections::VecDeque;
 
 use crate::config::{CharacterSet, InnodbConfig, InnodbServer};
 
+mod binlog_commit;
 mod cleaner;
 mod log;
 mod params;
 
+use crate::db::binlog::{Binlog, BinlogStats, BinlogStep, TrxBinlog};
 use crate::db::innodb::btree::{mix, TableLayout, MAX_DEPTH};
 use crate::db::innodb::buffer_pool::{BufferPool, PageKey, BUF_LRU_MIN_LEN};
 use crate::db::innodb::doublewrite::Doublewrite;
@@ -93,13 +95,13 @@ use crate::db::innodb::mariadb_redo::records::{purged_row, Charset, MariaCtx};
 use crate::db::innodb::mariadb_redo::{self, LogDevice, MariaLogAges, MariaRedoLog, MariaRedoParams};
 use crate::db::innodb::page_cleaner::{LogAges, PageCleaner, PassInput};
 use crate::db::innodb::redo::{LogStep, RedoLog, RedoParams, RedoStats};
-use crate::db::innodb::redo_records::{Env, MtrLog, PageRef, RowCtx};
+use crate::db::innodb::redo_records::{Env, Mtr, MtrLog, PageRef, RowCtx};
 use crate::error::{Error, Result};
 use crate::sim::time::{Nanos, SEC};
 use crate::workload::statement::{Index, Lookup, Op};
 pub use cleaner::FrameStep;
 use log::{Log, TrxLog};
-pub use params::{DbFiles, FlushMethod, WriteParams};
+pub use params::{DbFiles, FlushMethod, WriteParams, BINLOG_SLOTS};
 
 /// Tablespace id of the first table (`redo_records`: ids are logged compressed, and a
 /// fresh 5.7 instance gives its first user tables ids in the twenties).
@@ -195,6 +197,8 @@ pub enum LogWait {
     Done,
     /// Another thread is writing or flushing the log: wait for it ([`Writes::take_log_released`]), then ask again.
     Wait,
+    /// Sleep this long, then ask again (binlog_group_commit_sync_delay).
+    Sleep(Nanos),
     /// This thread is the writer: run its I/O ([`Writes::next_op`]), then [`Writes::io_done`].
     Io,
 }
@@ -229,6 +233,8 @@ pub struct WriteStats {
     pub data_writes: u64,
     /// See `data_writes`.
     pub data_written: u64,
+    /// The binary log's counters (with log_bin).
+    pub binlog: Option<BinlogStats>,
     /// Innodb_rows_updated, _deleted, _inserted.
     pub rows_updated: u64,
     /// See `rows_updated`.
@@ -259,6 +265,12 @@ struct ClientTrx {
     update_page: u32,
     insert_page: u32,
     update_used: u64,
+    /// With the binary log: its transaction's events, its commit's mtr (appended by the
+    /// commit stage's leader), and where its commit is in the group commit.
+    binlog: TrxBinlog,
+    pending_commit: Option<Mtr>,
+    bl_step: Option<BinlogStep>,
+    bl_next: bool,
 }
 
 /// InnoDB's write path state (see the module docs).
@@ -274,6 +286,8 @@ pub struct Writes {
     cleaner: cleaner::Cleaner,
     /// A thread asked for the page cleaner (taken by the driver).
     wake_cleaner: bool,
+    /// The binary log (MySQL 5.7 with log_bin).
+    binlog: Option<Box<Binlog>>,
     /// The logical sector of the block device under the files (XFS, ext4), None on ZFS.
     block_sector: Option<u64>,
     /// The buffer pool's frames, a table file's pages, pages per extent, and whether the
@@ -394,6 +408,10 @@ impl Writes {
                 update_page: UNDO_FIRST + (2 * c) % UNDO_PAGES,
                 insert_page: UNDO_FIRST + (2 * c + 1) % UNDO_PAGES,
                 update_used: 0,
+                binlog: TrxBinlog::begin(),
+                pending_commit: None,
+                bl_step: None,
+                bl_next: false,
             })
             .collect();
         Ok(Writes {
@@ -412,6 +430,7 @@ impl Writes {
             flush_list: FlushList::with_capacity(4096),
             cleaner: cleaner::Cleaner::new(&p, &ages, frames, extent_pages, rotational),
             wake_cleaner: false,
+            binlog: p.binlog.map(|b| Box::new(Binlog::new(b, clients))),
             block_sector,
             frames,
             table_pages,
@@ -493,6 +512,7 @@ impl Writes {
             pages_dirty: self.flush_list.len() as u64,
             checkpoint_age: self.checkpoint_age_now(),
             mariadb: self.p.server == InnodbServer::Mariadb1011,
+            binlog: self.binlog.as_ref().map(|b| b.stats()),
             ..self.stats
         }
     }
@@ -650,6 +670,9 @@ impl Writes {
             _ => {}
         }
         t.update_used += UNDO_RECORD_BYTES;
+        if let Some(b) = &self.binlog {
+            t.binlog.op(&b.params().format, l.op, l.index, l.table);
+        }
         self.apply(bp, &log);
         self.after_mtrs(bp, now);
     }
@@ -657,13 +680,18 @@ impl Writes {
     /// Appends `log`'s mtrs and dirties their pages.
     fn apply(&mut self, bp: &mut BufferPool, log: &MtrLog) {
         for m in log.mtrs() {
-            let start = self.redo.lsn();
-            self.redo.append(m.bytes);
-            for p in m.pages() {
-                let key = self.key_of(p);
-                bp.set_dirty(key);
-                self.flush_list.note_modification(key.0, start);
-            }
+            self.apply_mtr(bp, m);
+        }
+    }
+
+    /// Appends one mtr and dirties its pages (`mtr_t::commit`).
+    fn apply_mtr(&mut self, bp: &mut BufferPool, m: &Mtr) {
+        let start = self.redo.lsn();
+        self.redo.append(m.bytes);
+        for p in m.pages() {
+            let key = self.key_of(p);
+            bp.set_dirty(key);
+            self.flush_list.note_modification(key.0, start);
         }
     }
 
@@ -681,6 +709,13 @@ impl Writes {
         let limit = u64::from(self.page_size) * UNDO_REUSE_PERCENT / 100;
         env.undo.update_cached = t.update_used + UNDO_HEADER_BYTES < limit;
         let row = RowCtx::new(1, 1, 0, 0);
+        let binlog_bytes = std::mem::replace(&mut t.binlog, TrxBinlog::begin()).bytes();
+        if let (Some(b), true) = (&self.binlog, binlog_bytes > 0) {
+            // XA: the prepare's mtr now, the commit's (with the binary log position) at
+            // the commit stage.
+            env.binlog = true;
+            env.binlog_pos = b.position().1;
+        }
         let log = t.redo.op(Op::Commit, Index::Clustered, &env, &self.maria, &row);
         if log.mtrs().is_empty() {
             return LogWait::Done;
@@ -695,14 +730,26 @@ impl Writes {
             t.update_used = 0;
         }
         self.trx_ids += 2;
+        if env.binlog {
+            if let [prepare, commit] = log.mtrs() {
+                let commit = *commit;
+                self.apply_mtr(bp, prepare);
+                self.after_mtrs(bp, now);
+                return self.binlog_commit(bp, client, binlog_bytes, commit);
+            }
+        }
         self.apply(bp, &log);
         self.after_mtrs(bp, now);
         self.trx[client].commit_lsn = self.redo.lsn();
-        self.commit_retry(client)
+        self.commit_retry(bp, client)
     }
 
-    /// `trx_flush_log_if_needed` for `client`'s commit (again, after a wait).
-    pub fn commit_retry(&mut self, client: usize) -> LogWait {
+    /// `trx_flush_log_if_needed` for `client`'s commit (again, after a wait); with the
+    /// binary log, its group commit's next step.
+    pub fn commit_retry(&mut self, bp: &mut BufferPool, client: usize) -> LogWait {
+        if self.trx[client].bl_step.is_some() {
+            return self.drive_binlog(bp, client);
+        }
         let lsn = self.trx[client].commit_lsn;
         match self.p.flush_log_at_trx_commit {
             0 => LogWait::Done,

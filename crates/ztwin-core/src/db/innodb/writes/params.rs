@@ -2,6 +2,7 @@
 //! and the files the database writes.
 
 use crate::config::{CharacterSet, InnodbConfig, InnodbServer};
+use crate::db::binlog::BinlogParams;
 use crate::db::innodb::page_cleaner::FlushParams;
 use crate::error::{Error, Result};
 
@@ -69,6 +70,8 @@ pub struct WriteParams {
     /// innodb_flush_neighbors (1: the contiguous dirty run around a page, on rotational
     /// storage; MariaDB's page cleaner).
     pub flush_neighbors: u8,
+    /// The binary log (log_bin and its options), None when off.
+    pub binlog: Option<BinlogParams>,
     /// The server.
     pub server: InnodbServer,
     /// character_set_server when the tables were created (MariaDB's record sizes).
@@ -186,11 +189,68 @@ impl WriteParams {
                 }
                 n
             },
+            binlog: binlog_params(cfg, flush_log)?,
             server: cfg.server,
             charset: cfg.character_set_server,
         })
     }
 }
+
+/// The binary log's options (MySQL 5.7's defaults), None with log_bin off.
+fn binlog_params(cfg: &InnodbConfig, flush_log: u8) -> Result<Option<BinlogParams>> {
+    let field = |f: &str| format!("database.{f}");
+    if !cfg.log_bin.unwrap_or(false) {
+        for (set, name) in [
+            (cfg.sync_binlog.is_some(), "sync_binlog"),
+            (cfg.max_binlog_size.is_some(), "max_binlog_size"),
+            (cfg.binlog_group_commit_sync_delay.is_some(), "binlog_group_commit_sync_delay"),
+            (
+                cfg.binlog_group_commit_sync_no_delay_count.is_some(),
+                "binlog_group_commit_sync_no_delay_count",
+            ),
+        ] {
+            if set {
+                return Err(Error::config(field(name), "applies to the binary log: set log_bin = true"));
+            }
+        }
+        return Ok(None);
+    }
+    if cfg.server == InnodbServer::Mariadb1011 {
+        return Err(Error::config(
+            field("log_bin"),
+            "MariaDB's binary log (its group commit, GTID and statement events) is not modelled: MySQL 5.7's is",
+        ));
+    }
+    let d = BinlogParams::default();
+    let max = cfg.max_binlog_size.unwrap_or(d.max_binlog_size);
+    // sys_vars.cc: 4096 to 1 GiB.
+    if !(4096..=1 << 30).contains(&max) {
+        return Err(Error::config(field("max_binlog_size"), "must be 4096 to 1G (the server's range)"));
+    }
+    let delay = cfg.binlog_group_commit_sync_delay.unwrap_or(0);
+    if delay > 1_000_000 {
+        return Err(Error::config(
+            field("binlog_group_commit_sync_delay"),
+            "must be 0 to 1000000 (microseconds)",
+        ));
+    }
+    let count = cfg.binlog_group_commit_sync_no_delay_count.unwrap_or(0);
+    if count > 100_000 {
+        return Err(Error::config(field("binlog_group_commit_sync_no_delay_count"), "must be 0 to 100000"));
+    }
+    Ok(Some(BinlogParams {
+        sync_binlog: cfg.sync_binlog.unwrap_or(d.sync_binlog),
+        sync_delay_us: delay,
+        sync_no_delay_count: count,
+        max_binlog_size: max,
+        flush_log_at_trx_commit: flush_log,
+        ..d
+    }))
+}
+
+/// The binary log's files the run keeps: file N is slot (N - 1) mod this (a rotated
+/// file's place is taken again by a later one, as purge would free it).
+pub const BINLOG_SLOTS: u32 = 4;
 
 /// The database's files as the driver numbers them: the tables first, then the system
 /// tablespace (ibdata1), then the redo log files.
@@ -200,6 +260,8 @@ pub struct DbFiles {
     pub tables: u32,
     /// Redo log files (ib_logfile0..).
     pub logs: u32,
+    /// Binary log file slots (0 without the binary log).
+    pub binlogs: u32,
 }
 
 impl DbFiles {
@@ -213,9 +275,14 @@ impl DbFiles {
         self.tables + 1 + n
     }
 
+    /// Binary log file number `n` (1-based, as mysql-bin.00000N)'s file.
+    pub fn binlog(&self, n: u32) -> u32 {
+        self.tables + 1 + self.logs + n.saturating_sub(1) % self.binlogs.max(1)
+    }
+
     /// Files in all.
     pub fn count(&self) -> u32 {
-        self.tables + 1 + self.logs
+        self.tables + 1 + self.logs + self.binlogs
     }
 
     /// The file holding a page of tablespace `space` (the key's space: a table's number,

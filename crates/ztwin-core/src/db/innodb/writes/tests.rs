@@ -16,7 +16,7 @@ fn cfg(server: InnodbServer) -> InnodbConfig {
 }
 
 fn files() -> DbFiles {
-    DbFiles { tables: 2, logs: 2 }
+    DbFiles { tables: 2, logs: 2, binlogs: 0 }
 }
 
 /// The write path of `c` for 4 clients on ZFS (`block_sector` None) or a block device.
@@ -60,9 +60,9 @@ fn a_commit_waits_for_the_writer_and_its_write_covers_it() {
     assert_eq!(io.last(), Some(&FileOp::Sync { file: 3 }), "the log file is fsynced after its write");
     assert_eq!(w.io_done(&mut bp, 0, 0), AfterIo::Done);
     assert_eq!(w.take_log_released().collect::<Vec<_>>(), [1]);
-    assert_eq!(w.commit_retry(0), LogWait::Done);
+    assert_eq!(w.commit_retry(&mut bp, 0), LogWait::Done);
     // Client 1's commit mtr was appended after the write started: a write of its own.
-    assert_eq!(w.commit_retry(1), LogWait::Io);
+    assert_eq!(w.commit_retry(&mut bp, 1), LogWait::Io);
     assert_eq!(w.stats().redo.os_log_fsyncs, 1);
 }
 
@@ -99,7 +99,7 @@ fn o_dsync_log_writes_need_no_fsync() {
     let io = ops(&mut w, 0);
     assert!(io.iter().all(|o| matches!(o, FileOp::Write { o_sync: true, .. })), "{io:?}");
     w.io_done(&mut bp, 0, 0);
-    assert_eq!(w.commit_retry(0), LogWait::Done);
+    assert_eq!(w.commit_retry(&mut bp, 0), LogWait::Done);
 }
 
 /// MariaDB 10.11 writes its one log file from offset 12288 in 512-byte blocks, buffered
