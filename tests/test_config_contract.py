@@ -101,7 +101,7 @@ def test_parser_found_the_structs():
     assert {"VariantConfig", "MachineConfig", "CpuCosts", "DeviceConfig", "ZfsConfig", "ArcTunables", "RunConfig"} <= set(STRUCTS)
     assert {"FioWorkload", "FioJob", "FioBuffers", "FioPhase", "FilesDataset"} <= set(STRUCTS)
     assert ENUMS["WorkloadConfig"]["variants"].keys() == {"sysbench", "fio"}
-    assert ENUMS["ZfsRelease"]["variants"].keys() == {"0.6", "0.8", "2.1", "2.2"}
+    assert ENUMS["ZfsRelease"]["variants"].keys() == {"0.6", "0.8", "2.1", "2.2", "2.3"}
     assert "oltp_point_select" in ENUMS["SysbenchTest"]["variants"]
     assert ENUMS["VdevConfig"]["untagged"] and list(ENUMS["VdevConfig"]["variants"].values()) == ["String", "MirrorVdev"]
 

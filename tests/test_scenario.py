@@ -77,6 +77,13 @@ def test_minimal_scenario_resolves_with_real_defaults():
     assert cfg["filesystem"]["indirect_block_size"] == 128 * 1024
 
 
+@pytest.mark.parametrize("release", ["0.6", "0.8", "2.1", "2.2", "2.3"])
+def test_every_release_loads_through_the_core(load_file, release):
+    """Each modelled release is accepted by the schema and by the core's check."""
+    sc = load_file(base(filesystem={**BASE["filesystem"], "release": release}))
+    assert sc.variants["base"]["filesystem"]["release"] == release
+
+
 def test_default_scenario_is_experiment_1():
     sc = load_scenario()
     assert sc.name == "exp1-arc-sizing"
@@ -223,7 +230,7 @@ def test_unknown_key_lists_allowed_keys_of_the_right_filesystem(load_file):
         ({"filesystem": {**BASE["filesystem"], "ashift": 8}}, "filesystem.ashift", "must be 9 to 16"),
         ({"filesystem": {**BASE["filesystem"], "compression": "lz5"}}, "filesystem.compression", "must be 'off', 'lz4', 'lzjb', 'zstd' or 'gzip'"),
         ({"filesystem": {**BASE["filesystem"], "primarycache": "some"}}, "filesystem.primarycache", "must be 'all', 'metadata' or 'none'"),
-        ({"filesystem": {**BASE["filesystem"], "release": "2.3"}}, "filesystem.release", "must be '0.6', '0.8', '2.1' or '2.2'"),
+        ({"filesystem": {**BASE["filesystem"], "release": "2.4"}}, "filesystem.release", "must be '0.6', '0.8', '2.1', '2.2' or '2.3'"),
         ({"filesystem": {**BASE["filesystem"], "arc": {"zfs_arc_max": "16GiB"}}}, "filesystem.arc.zfs_arc_max", "less than the machine's RAM"),
         ({"filesystem": {**BASE["filesystem"], "arc": {"zfs_arc_max": "32M"}}}, "filesystem.arc.zfs_arc_max", "at least 64 MiB"),
         ({"filesystem": {**BASE["filesystem"], "arc": {"zfs_arc_max": "1G", "zfs_arc_min": "2G"}}}, "filesystem.arc.zfs_arc_min", "must not exceed zfs_arc_max"),

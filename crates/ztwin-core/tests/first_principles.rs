@@ -49,6 +49,7 @@ fn zfs(arc_max: u64, arc_min: u64) -> FsConfig {
         sync: Default::default(),
         logbias: Default::default(),
         zil: Default::default(),
+        direct: None,
     })
 }
 

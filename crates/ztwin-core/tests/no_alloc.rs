@@ -103,6 +103,7 @@ fn zfs_loop_allocates_nothing_per_request() {
         sync: Default::default(),
         logbias: Default::default(),
         zil: Default::default(),
+        direct: None,
     }));
 }
 

@@ -38,7 +38,7 @@ def replay_parser() -> argparse.ArgumentParser:
     p.add_argument("--sizes", help="Several sizes: a list (1024,4096) or a range (1024:65536:x2, 1000:10000:1000).")
     p.add_argument("--block-size", help="Bytes per block (default 512 for .lis, 4K otherwise).")
     p.add_argument("--format", dest="fmt", metavar="FORMAT", help="Trace format (default: detected): lis, csv, oracle, vscsi, blkparse, txt.")
-    p.add_argument("--release", help="OpenZFS release of zfs-arc: 0.6, 0.8, 2.1, 2.2 (default).")
+    p.add_argument("--release", help="OpenZFS release of zfs-arc: 0.6, 0.8, 2.1, 2.2 (default), 2.3.")
     p.add_argument("--shards", type=float, help="SHARDS spatial sampling rate in (0, 1], e.g. 0.01.")
     p.add_argument("--max-requests", type=_positive_int, help="Replay only the first N requests.")
     p.add_argument("--plot", type=Path, help='Write the miss-ratio curves to this PNG or SVG (needs matplotlib: pip install ".[plot]").')

@@ -85,6 +85,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "sync": fs.sync,
             "logbias": fs.logbias,
             "zil": {f: getattr(fs.zil, f) for f in ZilSpec.model_fields},
+            "direct": fs.direct,
         }
     else:
         fs_out = {"type": fs.type, "device": fs.device, "block_size": fs.block_size, "bcache": None}

@@ -123,14 +123,15 @@ ROTATIONAL_KEYS = ("track_to_track_seek", "average_seek", "full_stroke_seek", "w
 # ---------------------------------------------------------------------------------------
 # Filesystems
 
-# "0.6": the illumos ZFS of pool v28 (2012) as FreeBSD 8.3-9.x and ZoL 0.6.1 shipped it.
-ZfsRelease = Literal["0.6", "0.8", "2.1", "2.2"]
+# "0.6": the illumos ZFS of pool v28 (2012) as FreeBSD 8.3-9.x and ZoL 0.6.1 shipped it;
+# "2.3": OpenZFS 2.3.0 to 2.3.2 (the core's release table says what differs from 2.2.11).
+ZfsRelease = Literal["0.6", "0.8", "2.1", "2.2", "2.3"]
 
 
 class ArcSpec(_Model):
     """``[filesystem.arc]``: ARC module parameters named as in zfs(4); 0 = the release's default."""
 
-    zfs_arc_max: Size = Field(0, description="zfs(4) zfs_arc_max; 0 = RAM/2 (0.8 to 2.2).")
+    zfs_arc_max: Size = Field(0, description="zfs(4) zfs_arc_max; 0 = RAM/2 (0.8 to 2.2), max(5/8 RAM, RAM - 1 GiB) (2.3).")
     zfs_arc_min: Size = Field(0, description="zfs(4) zfs_arc_min; 0 = max(RAM/32, 32 MiB).")
     zfs_arc_meta_limit: Size = Field(0, description="zfs(4) zfs_arc_meta_limit (0.6 to 2.1); 0 = 75% of arc_c_max (0.6: 25%).")
     zfs_arc_meta_min: Size = Field(0, description="zfs(4) zfs_arc_meta_min (0.8, 2.1); 0 = 16 MiB.")
@@ -270,7 +271,8 @@ class ZfsSpec(_Model):
     release_patch: int = Field(
         11, ge=0, le=11,
         description="The point release: with 2.2, 2.2.0 to 2.2.11 (L2ARC defaults changed in 2.2.7, the prefetcher in 2.2.4); "
-        "with 2.1 it selects the prefetcher only (2.1.0-2.1.5, 2.1.6-2.1.9, 2.1.10+; 11 stands for 2.1.11 to 2.1.16).",
+        "with 2.1 it selects the prefetcher only (2.1.0-2.1.5, 2.1.6-2.1.9, 2.1.10+; 11 stands for 2.1.11 to 2.1.16); "
+        "with 2.3, 0 is 2.3.0 (a prefetch decompresses into a buffer it frees) and 1 or more 2.3.1 and 2.3.2.",
     )
     cache: list[str] = Field(default_factory=list, max_length=1, description="Cache vdevs (L2ARC), names of [devices.*]; at most one.")
     secondarycache: Literal["all", "metadata", "none"] = Field("all", description="zfs secondarycache; default all.")
@@ -289,6 +291,13 @@ class ZfsSpec(_Model):
         "latency", description="zfs logbias: throughput writes every sync write's data to the pool (indirect log records)."
     )
     zil: ZilSpec = Field(default_factory=ZilSpec)
+    direct: Optional[Literal["disabled", "standard", "always"]] = Field(
+        None,
+        description="zfs direct (2.3+): what O_DIRECT does. standard (2.3's default): an O_DIRECT read or write "
+        "bypasses the ARC (a request not page aligned fails with EINVAL); always: every page-aligned read and "
+        "whole-block write does; disabled: O_DIRECT goes through the ARC, as before 2.3. Unset = the release's "
+        "default; releases before 2.3 accept only disabled.",
+    )
 
 
 BucketSize = Annotated[Size, _check(lambda n: _pow2(n) and 4096 <= n <= 16 * MiB, "bucket_size",

@@ -57,12 +57,13 @@ pub use workload::{
     SysbenchTest, SysbenchWorkload, WorkloadConfig,
 };
 pub use zfs::{
-    ArcTunables, CacheProperty, Compression, L2arcTunables, Logbias, MirrorReadPolicy, MirrorVdev,
-    PoolTunables, SyncProperty, TxgTunables, VdevConfig, ZfetchTunables, ZfsConfig, ZfsRelease, ZilTunables,
+    ArcTunables, CacheProperty, Compression, DirectProperty, L2arcTunables, Logbias, MirrorReadPolicy,
+    MirrorVdev, PoolTunables, SyncProperty, TxgTunables, VdevConfig, ZfetchTunables, ZfsConfig, ZfsRelease,
+    ZilTunables,
 };
 pub use zfs_features::{
     ArcAccessRules, ArcAdaptation, ArcFeatures, ArcStructSizes, EarlyIssue, L2arcFeatures, LwbSizing,
-    MgAliquot, PoolFeatures, PrefetchRead, ZfetchFeatures, ZfsFeatures, ZilFeatures,
+    MgAliquot, PoolFeatures, PrefetchRead, VdevQueueFeatures, ZfetchFeatures, ZfsFeatures, ZilFeatures,
 };
 
 #[cfg(test)]

@@ -78,6 +78,7 @@ pub fn test_variant() -> VariantConfig {
             sync: Default::default(),
             logbias: Default::default(),
             zil: Default::default(),
+            direct: None,
         }),
         database: Some(DatabaseConfig::Innodb(InnodbConfig {
             innodb_buffer_pool_size: 16 << 20,

@@ -2,8 +2,9 @@
 //! between the parts of a variant, sizes that fit the machine.
 
 use super::{
-    ArcAdaptation, BcacheConfig, Compression, DatabaseConfig, DatasetConfig, FsConfig, InnodbConfig,
-    MachineConfig, PhaseConfig, SysbenchDataset, SysbenchWorkload, VariantConfig, VdevConfig, WorkloadConfig,
+    ArcAdaptation, BcacheConfig, Compression, DatabaseConfig, DatasetConfig, DirectProperty, FsConfig,
+    InnodbConfig, MachineConfig, PhaseConfig, SysbenchDataset, SysbenchWorkload, VariantConfig, VdevConfig,
+    WorkloadConfig, ZfsFeatures,
 };
 use crate::error::{Error, Result};
 use crate::sim::time::SEC;
@@ -264,6 +265,15 @@ impl VariantConfig {
                     ),
                 )?;
                 ensure(
+                    ZfsFeatures::resolve(z.release, z.release_patch).direct_io
+                        || matches!(z.direct, None | Some(DirectProperty::Disabled)),
+                    "filesystem.direct",
+                    &format!(
+                        "release {} has no Direct I/O (the direct property exists from 2.3.0, a10e552b99): leave it out or set it to disabled",
+                        z.release.name()
+                    ),
+                )?;
+                ensure(
                     features.compressed_arc || z.arc.zfs_compressed_arc_enabled != Some(true),
                     "filesystem.arc.zfs_compressed_arc_enabled",
                     &format!(
@@ -305,12 +315,18 @@ impl VariantConfig {
                         ensure(
                             a.zfs_arc_meta_limit == 0,
                             "filesystem.arc.zfs_arc_meta_limit",
-                            "does not exist in release 2.2 (removed by PR #14359); 2.2 tunes metadata with zfs_arc_meta_balance",
+                            &format!(
+                                "does not exist in release {} (removed in 2.2 by PR #14359); 2.2 and later tune metadata with zfs_arc_meta_balance",
+                                z.release.name()
+                            ),
                         )?;
                         ensure(
                             a.zfs_arc_meta_min == 0,
                             "filesystem.arc.zfs_arc_meta_min",
-                            "does not exist in release 2.2 (removed by PR #14359); 2.2 tunes metadata with zfs_arc_meta_balance",
+                            &format!(
+                                "does not exist in release {} (removed in 2.2 by PR #14359); 2.2 and later tune metadata with zfs_arc_meta_balance",
+                                z.release.name()
+                            ),
                         )?;
                     }
                     ArcAdaptation::ArcP => {

@@ -22,16 +22,22 @@ pub enum ZfsRelease {
     /// OpenZFS 2.2 and later up to 2.2.11: arc_meta/arc_pd/arc_pm eviction.
     #[serde(rename = "2.2")]
     V2_2,
+    /// OpenZFS 2.3.0 to 2.3.2: 2.2's ARC with a larger default `zfs_arc_max`, Direct I/O
+    /// (the `direct` property), the prescient indirect prefetch; each difference from
+    /// 2.2.11 is a feature of [`ZfsFeatures`](super::ZfsFeatures) citing its commit.
+    #[serde(rename = "2.3")]
+    V2_3,
 }
 
 impl ZfsRelease {
-    /// The release as users write it ("0.8", "2.1", "2.2").
+    /// The release as users write it ("0.8", "2.1", "2.2", "2.3").
     pub fn name(self) -> &'static str {
         match self {
             ZfsRelease::V0_6 => "0.6",
             ZfsRelease::V0_8 => "0.8",
             ZfsRelease::V2_1 => "2.1",
             ZfsRelease::V2_2 => "2.2",
+            ZfsRelease::V2_3 => "2.3",
         }
     }
 }
@@ -87,6 +93,20 @@ pub enum Logbias {
     /// Every sync write's data goes to the main pool (WR_INDIRECT); the log holds a block
     /// pointer.
     Throughput,
+}
+
+/// The dataset's `direct` property (zfs(8), 2.3+): what O_DIRECT does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DirectProperty {
+    /// O_DIRECT is ignored: every read and write goes through the ARC (as before 2.3).
+    Disabled,
+    /// O_DIRECT reads and writes bypass the ARC; a request not page aligned is EINVAL
+    /// (2.3's default).
+    Standard,
+    /// Every page-aligned read, and every page-aligned write of at least a block, is
+    /// direct; others go through the ARC.
+    Always,
 }
 
 /// Intent-log module parameters, named as in zfs(4); None = the release's default (see
@@ -283,6 +303,22 @@ pub struct ZfsConfig {
     /// Intent-log (ZIL) module parameters.
     #[serde(default)]
     pub zil: ZilTunables,
+    /// Dataset direct property (2.3+); None = the release's default: standard in 2.3
+    /// (zfs_prop.c `ZFS_PROP_DIRECT`), and no Direct I/O before (refused unless disabled).
+    #[serde(default)]
+    pub direct: Option<DirectProperty>,
+}
+
+impl ZfsConfig {
+    /// The `direct` property in force: the release's default when not set.
+    pub fn direct(&self) -> DirectProperty {
+        let f = super::ZfsFeatures::resolve(self.release, self.release_patch);
+        match self.direct {
+            Some(d) if f.direct_io => d,
+            None if f.direct_io => DirectProperty::Standard,
+            _ => DirectProperty::Disabled,
+        }
+    }
 }
 
 /// ARC module parameters, named as in zfs(4). Zero means "the release's default", as

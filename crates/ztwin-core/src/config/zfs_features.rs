@@ -13,9 +13,27 @@
 //! each place that must handle a new variant.
 //!
 //! What depends on the point release: the L2ARC (2.2.1, 2.2.3, 2.2.6, 2.2.7), the
-//! prefetcher (2.1.6, 2.1.10, 2.2.4) and the intent log (2.1.10, 2.2.1, 2.2.3, 2.2.4). The
-//! ARC, dbuf, pool and txg rows are the release's (0.8 is modelled as 0.8.6, 2.1 as
-//! 2.1.16, 2.2 as 2.2.0 .. 2.2.11), whatever the patch.
+//! prefetcher (2.1.6, 2.1.10, 2.2.4), the intent log (2.1.10, 2.2.1, 2.2.3, 2.2.4) and a
+//! prefetch's buffer (2.3.1, [`ZfsFeatures::prefetch_fills_buf`]). The ARC, dbuf, pool and
+//! txg rows are the release's (0.8 is modelled as 0.8.6, 2.1 as 2.1.16, 2.2 as 2.2.0 ..
+//! 2.2.11, 2.3 as 2.3.0 .. 2.3.2), whatever the patch.
+//!
+//! The 2.3 row was read from `git log zfs-2.2.0..zfs-2.3.2` of module/zfs/{arc,dbuf,
+//! dmu_zfetch,zil,zfs_log,txg,dsl_pool,vdev_queue,dmu,zfs_vnops,dmu_tx,metaslab,zio}.c and
+//! module/os/linux/zfs/arc_os.c, each file diffed between the tags zfs-2.2.11 and
+//! zfs-2.3.2 (commits in that log that 2.2.x got as backports are 2.2's already). What
+//! differs and is modelled: `arc_default_max` (6a629f3234), the dnode's size (d54d0fff39),
+//! `zfetch_max_idistance` and the prescient indirect prefetch (84d7d53e91), a prefetch's
+//! buffer (67f0469f70, 2.3.1), the ZIL's commit rules (c3773de168) and kstats (7ddc1f737f),
+//! Direct I/O (a10e552b99, 26ecd8b993, bc06d8164b). What differs and is not modelled (no
+//! model has the mechanism): `zfs_arc_shrinker_limit` 0 (c2d9494f99, memory pressure), the
+//! dbuf cache counting attached dnode_t's (92dc4ad83d: only the meta-dnode's blocks have
+//! them), the L2ARC's header stats counted at write issue (025f8b2e74), metaslab selection
+//! (c2668b2d10, 5551dcd762: metaslabs are not modelled), `zfs_sync_taskq_batch_pct` gone
+//! (the sync's CPU is not modelled). The same in both: vdev_queue.c, txg.c, dsl_pool.c's
+//! throttle, dmu_tx.c's delay, the L2ARC feed (2.2.7's 022bf86370 and 2.2.3's 2e259c6f00
+//! are upstream 887a3c533b and 35da345160), `arc_evict_adj()` (2.3.0 .. 2.3.2 have the
+//! form 2.2.0 .. 2.2.7 had; be72364ad6 reached 2.2.8 and 2.3.3).
 
 use super::ZfsRelease;
 
@@ -69,6 +87,21 @@ pub struct ZfsFeatures {
     pub pool: PoolFeatures,
     /// The intent log (point-release dependent in 2.1 and 2.2).
     pub zil: ZilFeatures,
+    /// A prefetch read's completion fills a buffer for its callback (`arc_read_done` calls
+    /// `arc_buf_alloc_impl` for every callback but one with `acb_nobuf`, which the miss path
+    /// of `arc_read` did not set): a compressed block is decompressed then, and the buffer
+    /// freed by `dbuf_issue_final_prefetch_done`. 2.1.0 added the callback (af20b97078);
+    /// 0.8 passed none; 67f0469f70 ("Avoid ARC buffer transfrom operations in prefetch",
+    /// 2.3.1) sets `acb_nobuf` on the miss path too.
+    pub prefetch_fills_buf: bool,
+    /// The vdev queue (module/zfs/vdev_queue.c).
+    pub vdev_queue: VdevQueueFeatures,
+    /// Direct I/O: the `direct` dataset property (disabled | standard | always, default
+    /// standard), `zfs_dio_enabled` (1 on Linux), `dmu_read_uio_direct` /
+    /// `dmu_write_uio_direct` (module/zfs/dmu_direct.c). a10e552b99 ("Adding Direct IO
+    /// Support", 2.3.0), read checksums always verified 26ecd8b993, enabled by default on
+    /// Linux bc06d8164b (2.3.0).
+    pub direct_io: bool,
 }
 
 /// How `arc_read()` / `arc_access()` treat a read (the ARC's state transitions).
@@ -126,8 +159,11 @@ pub struct ArcStructSizes {
     /// `sizeof (dmu_buf_impl_t)` (`dbuf_size` per dbuf): 312 B (0.8.6), 376 B (2.2.11);
     /// 0.6 and 2.1 taken as 0.8 (not computed).
     pub dmu_buf_impl: u64,
-    /// `sizeof (dnode_t)` (`dnode_size` per dnode alive): 912 B (0.8.6), 984 B (2.2.11);
-    /// 0.6 and 2.1 taken as 0.8 (not computed).
+    /// `sizeof (dnode_t)` (`dnode_size` per dnode alive): 912 B (0.8.6), 984 B (2.2.11),
+    /// 992 B (2.3.2: `dn_storage_type`, a 4-byte enum after `dn_zfetch`, d54d0fff39); 0.6
+    /// and 2.1 taken as 0.8 (not computed). `dmu_buf_impl_t`, `arc_buf_hdr_t` and
+    /// `arc_buf_t` are the same size in 2.3.2 as in 2.2.11 (`db_dnode_handle` became
+    /// `db_dnode`, a pointer either way; 2.2.x got 7e3ce4efaa as 1f5e1b919f).
     pub dnode: u64,
     /// `sizeof (arc_buf_t)` (in `hdr_size` per buffer): 136 B in 0.6 (an evict mutex and a
     /// data rwlock, zfs-0.6.1 arc.h), 80 B in 0.8 / 2.1 (the evict mutex), 32 B in 2.2
@@ -155,6 +191,10 @@ pub struct ArcFeatures {
     /// `arc_init()` starts `arc_c` at `arc_c_min` (else at `arc_c_max`): 17ca30185a ("Set
     /// initial arc_c to arc_c_min instead of arc_c_max", 2.0.0).
     pub c_starts_at_min: bool,
+    /// Linux `arc_default_max()` (module/os/linux/zfs/arc_os.c) is max(RAM * 5 / 8,
+    /// RAM - 1 GiB), or max(RAM * 5 / 8, `arc_c_min`) below 1 GiB of RAM (else max(RAM / 2,
+    /// `arc_c_min`)): 6a629f3234 ("arc_default_max on Linux should match FreeBSD", 2.3.0).
+    pub c_max_five_eighths: bool,
     /// A `zfs_arc_max` set at module load is applied by `arc_init()` even when it is not
     /// above `arc_c_min`, which is lowered to max(`zfs_arc_max` / 2, 32 MiB) (else
     /// `arc_tuning_update()` applies it only above `arc_c_min`): e945e8d7f4 ("Restore
@@ -295,6 +335,27 @@ pub struct ZfetchFeatures {
     /// seconds. 026fe79646 ("Speculative prefetch for reordered requests", 2.2.4; upstream
     /// 5e5fd0a178).
     pub reorder: bool,
+    /// The prescient indirect prefetch: `dmu_zfetch_prepare()` itself prefetches, at sync
+    /// read priority, the L1 blocks that begin inside the access beyond those the stream
+    /// prefetched (from `max(zs_ipf_end, blkid + 1)` to the access's end, rounded up to
+    /// whole L1 blocks), also on a miss; and `zfetch_max_idistance` defaults to 128 MiB.
+    /// 84d7d53e91 ("Improve speculative prefetcher for block cloning", 2.3.0).
+    pub prescient_indirect: bool,
+}
+
+/// The vdev queue's row (`module/zfs/vdev_queue.c`; the same in 2.2.11 and 2.3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VdevQueueFeatures {
+    /// `vdev_queue_class_to_issue` looks for a class under its minimum starting after the
+    /// last class issued (`vq_last_prio`), round-robin; before, in priority order.
+    /// 6f5aac3ca0 ("Reduce latency effects of non-interactive I/O", 2.1.0).
+    pub round_robin: bool,
+    /// Offset-ordered classes sort by 2^29 ns buckets of queueing time before offset and
+    /// look for the next offset within the oldest bucket; FIFO classes are lists.
+    /// 8469b5aac0 ("Another set of vdev queue optimizations", 2.2.0).
+    pub lba_deadline: bool,
+    /// `zfs_vdev_scrub_max_active` default: 2, 3 from 2.1.0 (6f5aac3ca0).
+    pub scrub_max_active: u32,
 }
 
 /// How `metaslab_group_activate()` sizes a vdev's turn of the allocation rotor.
@@ -389,6 +450,16 @@ pub struct ZilFeatures {
     /// to one metaslab set aside per vdev of more than `zfs_embedded_slog_min_ms` (64)
     /// metaslabs. aa755b3549 ("Set aside a metaslab for ZIL blocks", 2.1.0).
     pub embedded_log: bool,
+    /// `zfs_log_write` copies a small write into its record (WR_COPIED) when the write
+    /// commits (`commit`: O_SYNC, O_DSYNC or `sync=always`) rather than only for O_SYNC /
+    /// O_DSYNC, and an itx is synchronous only while the file is open O_SYNC
+    /// (`z_sync_cnt`); `zfs_fsync`'s fsyncer count is gone. c3773de168 ("ZIL: Cleanup sync
+    /// and commit handling", 2.3.0).
+    pub copied_on_commit: bool,
+    /// The `zil_commit_error_count`, `zil_commit_stall_count` and
+    /// `zil_commit_suspend_count` kstats: 7ddc1f737f ("zil: add stats for commit
+    /// failure/fallback", 2.3.0).
+    pub commit_failure_stats: bool,
 }
 
 /// 0.8.6's ZIL (OpenZFS 8585's commit waiters; zil_maxblocksize from 0.8.3).
@@ -403,6 +474,8 @@ const ZIL_0_8: ZilFeatures = ZilFeatures {
     issue_pipeline: false,
     metaslab_stats_own_block: false,
     embedded_log: false,
+    copied_on_commit: false,
+    commit_failure_stats: false,
 };
 
 /// The rows of the 2016-2020 ARC (0.8 and 2.1): the same code but for 2.0's and 2.1's
@@ -414,6 +487,7 @@ const ARC_0_8: ArcFeatures = ArcFeatures {
     compressed_arc: true,
     c_max_floor_c_min: false,
     c_starts_at_min: false,
+    c_max_five_eighths: false,
     arc_max_lowers_c_min: false,
     meta_limit_pct: 75,
     p_growth_guard: false,
@@ -444,7 +518,12 @@ const ZFETCH_0_8: ZfetchFeatures = ZfetchFeatures {
     io_active_limit: false,
     caller_limits: true,
     reorder: false,
+    prescient_indirect: false,
 };
+
+/// 0.8.6's vdev queue.
+const VDEV_QUEUE_0_8: VdevQueueFeatures =
+    VdevQueueFeatures { round_robin: false, lba_deadline: false, scrub_max_active: 2 };
 
 /// Allocation before 2.2.
 const POOL_0_8: PoolFeatures =
@@ -477,6 +556,9 @@ impl ZfsFeatures {
                 pool: POOL_0_8,
                 // Not modelled (refused by the ZIL's parameters): 0.8's row stands in.
                 zil: ZilFeatures { modelled: false, ..ZIL_0_8 },
+                vdev_queue: VDEV_QUEUE_0_8,
+                prefetch_fills_buf: false,
+                direct_io: false,
             },
             ZfsRelease::V0_8 => ZfsFeatures {
                 dbuf_cache: true,
@@ -492,6 +574,9 @@ impl ZfsFeatures {
                 zfetch: ZFETCH_0_8,
                 pool: POOL_0_8,
                 zil: ZIL_0_8,
+                vdev_queue: VDEV_QUEUE_0_8,
+                prefetch_fills_buf: false,
+                direct_io: false,
             },
             ZfsRelease::V2_1 => ZfsFeatures {
                 dbuf_cache: true,
@@ -534,6 +619,11 @@ impl ZfsFeatures {
                     embedded_log: true,
                     ..ZIL_0_8
                 },
+                vdev_queue: VdevQueueFeatures { round_robin: true, scrub_max_active: 3, ..VDEV_QUEUE_0_8 },
+                // Not yet (the existing prefetch CPU model takes 0.8's rule: see the
+                // feature's docs).
+                prefetch_fills_buf: false,
+                direct_io: false,
             },
             ZfsRelease::V2_2 => ZfsFeatures {
                 dbuf_cache: true,
@@ -551,6 +641,7 @@ impl ZfsFeatures {
                     compressed_arc: true,
                     c_max_floor_c_min: true,
                     c_starts_at_min: true,
+                    c_max_five_eighths: false,
                     arc_max_lowers_c_min: true,
                     meta_limit_pct: 75,
                     p_growth_guard: true,
@@ -577,6 +668,7 @@ impl ZfsFeatures {
                     io_active_limit: true,
                     caller_limits: false,
                     reorder: patch >= 4,
+                    prescient_indirect: false,
                 },
                 pool: PoolFeatures { metaslab_aliquot: 1 << 20, mg_aliquot: MgAliquot::DataDisks },
                 zil: ZilFeatures {
@@ -598,8 +690,30 @@ impl ZfsFeatures {
                     issue_pipeline: true,
                     metaslab_stats_own_block: true,
                     embedded_log: true,
+                    copied_on_commit: false,
+                    commit_failure_stats: false,
                 },
+                vdev_queue: VdevQueueFeatures { round_robin: true, lba_deadline: true, scrub_max_active: 3 },
+                // Not yet (the existing prefetch CPU model takes 0.8's rule: see the
+                // feature's docs).
+                prefetch_fills_buf: false,
+                direct_io: false,
             },
+            ZfsRelease::V2_3 => {
+                let f = ZfsFeatures::resolve(ZfsRelease::V2_2, 11);
+                ZfsFeatures {
+                    arc: ArcFeatures {
+                        c_max_five_eighths: true,
+                        sizes: ArcStructSizes { dnode: 992, ..f.arc.sizes },
+                        ..f.arc
+                    },
+                    zfetch: ZfetchFeatures { prescient_indirect: true, ..f.zfetch },
+                    zil: ZilFeatures { copied_on_commit: true, commit_failure_stats: true, ..f.zil },
+                    prefetch_fills_buf: patch < 1,
+                    direct_io: true,
+                    ..f
+                }
+            }
         }
     }
 }
@@ -617,13 +731,14 @@ impl ZfsRelease {
 mod tests {
     use super::*;
 
-    const ALL: [ZfsRelease; 4] = [ZfsRelease::V0_6, ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2];
+    const ALL: [ZfsRelease; 5] =
+        [ZfsRelease::V0_6, ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3];
 
     #[test]
     fn the_illumos_era_has_none_of_the_2016_arc_rewrite() {
         let f = ZfsRelease::V0_6.features();
         assert!(!f.dbuf_cache && !f.hold_accesses_arc && !f.compressed_arc && !f.abd);
-        for r in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+        for r in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3] {
             let f = r.features();
             assert!(f.dbuf_cache && f.hold_accesses_arc && f.compressed_arc && f.abd);
         }
@@ -660,6 +775,7 @@ mod tests {
                 assert!(!z.io_active_limit || z.byte_distances);
                 assert!(z.caller_limits || z.io_active_limit);
                 assert!(!z.reorder || !z.caller_limits);
+                assert!(!z.prescient_indirect || z.reorder);
             }
         }
         let at = |r, p| ZfsFeatures::resolve(r, p).zfetch;
@@ -704,5 +820,22 @@ mod tests {
         let l21 = ZfsFeatures::resolve(ZfsRelease::V2_1, 16).l2arc;
         assert!(l21.hdr_limit_meta_limit && !at(11).hdr_limit_meta_limit);
         assert!(!ZfsRelease::V0_8.features().l2arc.persistent && l21.persistent);
+    }
+
+    /// 2.3.2 is 2.2.11 but for the features the 2.3 row names (see the module docs).
+    #[test]
+    fn the_23_row_is_2211_with_its_differences() {
+        let f22 = ZfsFeatures::resolve(ZfsRelease::V2_2, 11);
+        let f23 = ZfsFeatures::resolve(ZfsRelease::V2_3, 2);
+        assert!(f23.arc.c_max_five_eighths && !f22.arc.c_max_five_eighths);
+        assert_eq!((f22.arc.sizes.dnode, f23.arc.sizes.dnode), (984, 992));
+        assert_eq!(ArcFeatures { c_max_five_eighths: false, sizes: f22.arc.sizes, ..f23.arc }, f22.arc);
+        assert!(f23.zfetch.prescient_indirect && !f22.zfetch.prescient_indirect);
+        assert_eq!(ZfetchFeatures { prescient_indirect: false, ..f23.zfetch }, f22.zfetch);
+        assert!(f23.zil.copied_on_commit && f23.zil.commit_failure_stats);
+        assert_eq!(ZilFeatures { copied_on_commit: false, commit_failure_stats: false, ..f23.zil }, f22.zil);
+        assert_eq!((f23.l2arc, f23.pool, f23.sync_on_total), (f22.l2arc, f22.pool, f22.sync_on_total));
+        assert!(f23.direct_io && !f22.direct_io);
+        assert!(ZfsFeatures::resolve(ZfsRelease::V2_3, 0).prefetch_fills_buf && !f23.prefetch_fills_buf);
     }
 }

@@ -256,6 +256,8 @@ impl<'a> Sim<'a> {
                     compressed_arc: z.arc.zfs_compressed_arc_enabled.unwrap_or(true)
                         && features.compressed_arc,
                     abd_scatter: features.abd && z.arc.zfs_abd_scatter_enabled.unwrap_or(true),
+                    prefetch_fills_buf: crate::config::ZfsFeatures::resolve(z.release, z.release_patch)
+                        .prefetch_fills_buf,
                 };
                 let writes = WritePath::new(cfg, z, &pool);
                 // The intent log's parameters are checked whether or not it is built.
@@ -387,6 +389,7 @@ impl<'a> Sim<'a> {
             zwrite: ZfsWrite::IDLE,
             fsync: Fsync::None,
             o_sync: false,
+            o_direct: false,
             read_committed: false,
             after_commit: State::Start,
             after_write: State::WriteDone,

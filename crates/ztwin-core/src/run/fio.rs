@@ -109,6 +109,8 @@ struct CloneRun {
     write_class: u8,
     /// Its files are open O_SYNC / O_DSYNC.
     o_sync: bool,
+    /// Its files are open O_DIRECT (direct=1).
+    o_direct: bool,
     /// end_fsync or fsync_on_close: the files to fsync when its I/O is done.
     end_fsync: bool,
     files: Vec<u32>,
@@ -201,6 +203,11 @@ impl Sim<'_> {
     /// Whether client `i`'s clone opened its files O_SYNC / O_DSYNC.
     pub(super) fn fio_o_sync(&self, i: usize) -> bool {
         self.fio.as_ref().and_then(|run| run.clone_of(i)).is_some_and(|cl| cl.o_sync)
+    }
+
+    /// Client `i`'s files are open O_DIRECT (its job's direct=1).
+    pub(super) fn fio_o_direct(&self, i: usize) -> bool {
+        self.fio.as_ref().and_then(|run| run.clone_of(i)).is_some_and(|cl| cl.o_direct)
     }
 
     /// Client `i`'s I/O completed at `now`.
@@ -430,6 +437,7 @@ impl Sim<'_> {
                     ramp_done: job.ramp_time_ns == 0,
                     write_class,
                     o_sync: job.sync != crate::config::FioSync::None,
+                    o_direct: job.direct,
                     end_fsync: wf::writes(&job) && (job.end_fsync || job.fsync_on_close),
                     files: job.clone_files[clone].clone(),
                     slots_left: depth as u32,

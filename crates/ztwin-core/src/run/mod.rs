@@ -167,6 +167,8 @@ struct Client {
     fsync: Fsync,
     /// The write's file is open O_SYNC / O_DSYNC.
     o_sync: bool,
+    /// The I/O's file is open O_DIRECT (fio's direct=1; ZFS decides what that does).
+    o_direct: bool,
     /// The read's commit (`sync=always`) is done.
     read_committed: bool,
     /// Where a commit goes on when it is done.

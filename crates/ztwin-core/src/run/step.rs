@@ -86,6 +86,7 @@ impl Sim<'_> {
                             c.space = table;
                             c.read_offset = offset;
                             c.read_len = len;
+                            c.o_direct = false;
                             c.started = now;
                             c.cpu_pending += self.costs.syscall;
                             self.zfs_prefetch_read(c);
@@ -111,6 +112,7 @@ impl Sim<'_> {
                             }
                             c.fsync = Fsync::None;
                             c.o_sync = io.write && self.fio_o_sync(i);
+                            c.o_direct = self.fio_o_direct(i);
                             c.space = io.file;
                             c.read_offset = io.offset;
                             c.read_len = io.len;
@@ -131,6 +133,9 @@ impl Sim<'_> {
                         self.source.next(i, &mut self.stmts[i]);
                     }
                     c.started = now;
+                    // InnoDB's O_DIRECT reads pass through the ARC here (left undone: 2.3's
+                    // direct=standard would make them Direct I/O).
+                    c.o_direct = false;
                     let s = &self.stmts[i];
                     c.cpu_pending += self.costs.statement * u64::from(s.queries.max(1))
                         + self.costs.row * u64::from(s.rows);
@@ -329,7 +334,9 @@ impl Sim<'_> {
                     }
                     c.read_committed = false;
                     c.read = match &self.fs {
-                        Fs::Zfs(z) => FileRead::Zfs(z.start_read(c.space + 1, c.read_offset, c.read_len)),
+                        Fs::Zfs(z) => {
+                            FileRead::Zfs(z.start_read(c.space + 1, c.read_offset, c.read_len, c.o_direct))
+                        }
                         Fs::Extent(x) => FileRead::Extent(x.start_read(c.space, c.read_offset, c.read_len)),
                     };
                     c.state = State::FileRead;
@@ -460,7 +467,7 @@ impl Sim<'_> {
                 let class = if self.mode == Mode::Fio { self.fio_write_class(i) } else { CLASS_MEAN_RATIO };
                 // Invariant: this arm matched Fs::Zfs just above.
                 let Fs::Zfs(z) = &self.fs else { unreachable!() };
-                c.zwrite = z.start_write(c.space + 1, c.w_offset, c.w_len, class, c.o_sync, now);
+                c.zwrite = z.start_write(c.space + 1, c.w_offset, c.w_len, class, c.o_sync, c.o_direct, now);
                 c.state = State::ZfsWrite;
                 Flow::Next
             }

@@ -26,7 +26,7 @@ fn simulate(cfg: &VariantConfig) -> Sim<'_> {
 /// even when the ARC does not keep it (primarycache=metadata).
 #[test]
 fn a_block_in_flight_is_waited_for_without_an_arc_access() {
-    for release in [ZfsRelease::V0_8, ZfsRelease::V2_2] {
+    for release in [ZfsRelease::V0_8, ZfsRelease::V2_2, ZfsRelease::V2_3] {
         for primarycache in [CacheProperty::All, CacheProperty::Metadata] {
             let mut cfg = test_variant();
             let WorkloadConfig::Sysbench(w) = &mut cfg.workload else { unreachable!() };

@@ -6,13 +6,14 @@
 //!
 //! `module/zfs/arc.c` `arc_init()`, `arc_tuning_update()` (and `arc_default_max()`,
 //! `module/os/linux/zfs/arc_os.c` from 2.0) at zfs-0.6.1, zfs-0.8.6, zfs-2.1.16,
-//! zfs-2.2.0. What differs between releases is a feature each
-//! ([`crate::config::ArcFeatures`]): `c_max_floor_c_min`, `c_starts_at_min`,
-//! `arc_max_lowers_c_min`, `meta_limit_pct`.
+//! zfs-2.2.0, zfs-2.3.2. What differs between releases is a feature each
+//! ([`crate::config::ArcFeatures`]): `c_max_floor_c_min`, `c_max_five_eighths`,
+//! `c_starts_at_min`, `arc_max_lowers_c_min`, `meta_limit_pct`.
 //!
 //! # Tunables (zfs(4) names; value 0 in [`ArcTunables`](crate::config::ArcTunables) = release default)
 //!
-//! - `zfs_arc_max`: 0 = RAM/2 (`arc_default_max`, 2.x: max(RAM/2, c_min)); applied only if
+//! - `zfs_arc_max`: 0 = RAM/2 (`arc_default_max`, 2.0 .. 2.2: max(RAM/2, c_min); 2.3:
+//!   max(RAM * 5/8, RAM - 1 GiB), with c_min for RAM - 1 GiB below 1 GiB); applied only if
 //!   at least 64 MiB and below RAM; 0.8 also ignores it unless above c_min
 //!   (`arc_tuning_update`); 2.1+ lowers c_min to max(zfs_arc_max/2, 32 MiB) when c_min is
 //!   not below it (`arc_init`).
@@ -65,8 +66,17 @@ impl ArcLimits {
         let t = &params.tunables;
         let mut c_min = (ram / 32).max(TWO_MAXBLOCKS);
         // 0.6 (zfs-0.6.1 arc_init; FreeBSD's takes c_max from vfs.zfs.arc_max the same
-        // way) and 0.8: c_max = RAM / 2.
-        let mut c_max = if f.c_max_floor_c_min { (ram / 2).max(c_min) } else { ram / 2 };
+        // way) and 0.8: c_max = RAM / 2; 2.0 .. 2.2 Linux arc_default_max: max(RAM / 2,
+        // c_min); 2.3: max(RAM * 5 / 8, RAM - 1 GiB, or c_min below 1 GiB).
+        let mut c_max = if f.c_max_five_eighths {
+            let size = if ram >= 1 << 30 { ram - (1 << 30) } else { c_min };
+            // allmem * 5 / 8 without overflow (replay sizes RAM from its --size).
+            (ram / 8 * 5 + ram % 8 * 5 / 8).max(size)
+        } else if f.c_max_floor_c_min {
+            (ram / 2).max(c_min)
+        } else {
+            ram / 2
+        };
         if t.zfs_arc_max != 0
             && t.zfs_arc_max >= MIN_ARC_MAX
             && t.zfs_arc_max < ram

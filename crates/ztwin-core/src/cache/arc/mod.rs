@@ -452,6 +452,19 @@ impl Arc {
         self.evict_if_over(now);
     }
 
+    /// The block's cached version is gone without a new buffer (a Direct I/O write put
+    /// the new one on disk, 2.3): its header and L2 copy go, as in [`Arc::write_done`]. The
+    /// real header, keyed by the old block pointer, lingers unreachable until `arc_freed`
+    /// when the txg frees the old block (`fs::zfs::direct`, simplification 2).
+    pub fn free(&mut self, key: BlockKey) {
+        if let Some(i) = self.slab.find(key.0) {
+            self.slab.unlink(i);
+            self.destroy(i);
+        } else if let Some(seq) = self.l2.as_ref().and_then(|l| l.find(key.0)) {
+            self.l2_destroy_l2only(seq);
+        }
+    }
+
     /// F_LCOPY when buffers are kept uncompressed (zfs_compressed_arc_enabled = 0).
     pub(in crate::cache) fn copy_flag(&self) -> u8 {
         if self.compressed {

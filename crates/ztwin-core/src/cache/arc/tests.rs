@@ -222,6 +222,16 @@ fn defaults_from_ram() {
     assert_eq!((l.c_max, l.c_min, l.c), (8 * GIB, 512 * MIB, 512 * MIB), "2.1 starts at c_min");
     let l = ArcLimits::from_params(&params(ZfsRelease::V2_2, 512 * MIB, 0));
     assert_eq!((l.c_max, l.c_min), (256 * MIB, 32 * MIB), "c_min floor 32 MiB");
+    // 2.3 (6a629f3234): max(5/8 of RAM, RAM - 1 GiB); below 1 GiB, max(5/8, c_min).
+    let l = ArcLimits::from_params(&params(ZfsRelease::V2_3, 16 * GIB, 0));
+    assert_eq!((l.c_max, l.c_min, l.c), (15 * GIB, 512 * MIB, 512 * MIB));
+    let l = ArcLimits::from_params(&params(ZfsRelease::V2_3, 2 * GIB, 0));
+    assert_eq!(l.c_max, 1280 * MIB, "5/8 of 2 GiB is above 1 GiB");
+    let l = ArcLimits::from_params(&params(ZfsRelease::V2_3, 512 * MIB, 0));
+    assert_eq!(l.c_max, 320 * MIB);
+    // The lab's 4 GiB guest with zfs_arc_max 256 MiB: the tunable, as in 2.2.
+    let l = ArcLimits::from_params(&params(ZfsRelease::V2_3, 4 * GIB, 256 * MIB));
+    assert_eq!((l.c_max, l.c_min, l.c), (256 * MIB, 128 * MIB, 128 * MIB));
 }
 
 #[test]
@@ -241,7 +251,7 @@ fn small_arc_max_per_release() {
 
 #[test]
 fn mru_hit_promotes_only_after_mintime() {
-    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3] {
         let mut a = Arc::new(&params(rel, 4 * GIB, 256 * MIB));
         assert_eq!(a.read(k(1), data(16384, 16384), DEMAND, 0), ArcRead::Miss { ghost: false });
         assert_eq!(a.read(k(1), data(16384, 16384), DEMAND, 61 * MS), ArcRead::Hit);
@@ -403,7 +413,7 @@ fn mru_ghost_hit_moves_pd_up_22() {
 
 #[test]
 fn size_never_exceeds_c_after_read() {
-    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3] {
         let mut a = Arc::new(&params(rel, 4 * GIB, 256 * MIB));
         let mut t = 0;
         for i in 0..60_000u64 {
@@ -422,7 +432,7 @@ fn size_never_exceeds_c_after_read() {
 /// the ARC over its target, a hit evicts nothing and the next miss evicts.
 #[test]
 fn only_an_allocation_evicts() {
-    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3] {
         let mut a = Arc::new(&params(rel, 4 * GIB, 64 * MIB));
         // Prefetched blocks are protected for 1 s: twice c_max of them stay at t = 0.
         let n = 2 * a.stats().c_max / 16384;
@@ -492,7 +502,7 @@ fn compressed_sizes_counted() {
 #[test]
 fn uncacheable_not_kept() {
     let unc = ReadFlags { prefetch: false, uncacheable: true };
-    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_2] {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_2, ZfsRelease::V2_3] {
         let mut a = Arc::new(&params(rel, 4 * GIB, 256 * MIB));
         assert_eq!(a.read(k(1), data(16384, 16384), unc, 0), ArcRead::Miss { ghost: false });
         assert!(!a.contains(k(1)));
@@ -608,7 +618,8 @@ fn release() -> impl Strategy<Value = ZfsRelease> {
         Just(ZfsRelease::V0_6),
         Just(ZfsRelease::V0_8),
         Just(ZfsRelease::V2_1),
-        Just(ZfsRelease::V2_2)
+        Just(ZfsRelease::V2_2),
+        Just(ZfsRelease::V2_3)
     ]
 }
 
@@ -737,7 +748,7 @@ proptest! {
             out.iter().filter(|r| **r == ArcRead::Miss { ghost: true }).count() as u64);
         prop_assert!(s.c >= s.c_min && s.c <= s.c_max);
         prop_assert!(s.size <= s.c + 65536 + hdr_full_size(rel));
-        if rel == ZfsRelease::V2_2 {
+        if !rel.features().arc.has_arc_p() {
             prop_assert!(s.meta <= 1 << 32 && s.pd <= 1 << 32 && s.pm <= 1 << 32);
         } else {
             prop_assert!(s.mru_ghost_size + s.mfu_ghost_size <= s.c + 65536);
@@ -779,7 +790,7 @@ proptest! {
 /// block brought in by a demand read never counts.
 #[test]
 fn demand_hits_after_predictive_prefetch() {
-    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3] {
         let mut a = Arc::new(&params(rel, 8 * GIB, GIB));
         let t = 10 * MS;
         a.access(k(1), data(16384, 16384), PREFETCH, t);
@@ -793,7 +804,7 @@ fn demand_hits_after_predictive_prefetch() {
         a.io_wait(k(2), data(16384, 16384), DEMAND, 3 * t);
         let s = a.stats();
         assert_eq!((s.hits, s.misses), (before.hits, before.misses), "{rel:?}: an iohit is neither");
-        let v22 = rel == ZfsRelease::V2_2;
+        let v22 = rel.features().arc.iohits();
         assert_eq!(
             (s.iohits, s.demand_data_iohits, s.demand_iohit_predictive_prefetch),
             if v22 { (1, 1, 1) } else { (0, 0, 0) }

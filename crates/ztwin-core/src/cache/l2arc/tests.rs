@@ -235,7 +235,7 @@ fn l2only_setup(rel: ZfsRelease) -> (Arc, Nanos) {
 
 #[test]
 fn l2_only_headers_count_against_the_arc() {
-    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3] {
         let (a, _) = l2only_setup(rel);
         let s = a.stats();
         assert!(s.l2_hdr_size > 0, "{rel:?}: some blocks are only on L2");
@@ -246,7 +246,7 @@ fn l2_only_headers_count_against_the_arc() {
         assert!(
             s.data_size + s.metadata_size + s.hdr_size + s.l2_hdr_size <= s.c + 16384 + hdr_full_size(rel)
         );
-        if rel != ZfsRelease::V2_2 {
+        if rel.features().arc.has_arc_p() {
             assert_eq!(s.arc_meta_used, s.size - s.data_size, "L2 headers are metadata");
         }
         check_l2(&a);
@@ -258,7 +258,7 @@ fn l2_only_headers_count_against_the_arc() {
 /// becomes unreachable, and the new data is in the ARC.
 #[test]
 fn a_write_replaces_an_l2_only_header() {
-    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3] {
         let (mut a, t) = l2only_setup(rel);
         let key =
             (0..120_000).find(|&i| a.l2_contains(k(i)) && a.slab.find(k(i).0).is_none()).expect("L2-only");
@@ -272,7 +272,7 @@ fn a_write_replaces_an_l2_only_header() {
 
 #[test]
 fn l2_hit_brings_block_back() {
-    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2] {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3] {
         let (mut a, t) = l2only_setup(rel);
         let key =
             (0..120_000).find(|&i| a.l2_contains(k(i)) && a.slab.find(k(i).0).is_none()).expect("L2-only");
@@ -284,7 +284,7 @@ fn l2_hit_brings_block_back() {
         assert_eq!((s.l2_hits, s.misses), (before.l2_hits + 1, before.misses + 1));
         assert_eq!(s.l2_read_bytes, before.l2_read_bytes + 12288);
         let st = a.slab.hdrs[a.slab.find(k(key).0).unwrap() as usize].state;
-        let want = if rel == ZfsRelease::V2_2 { State::Mru } else { State::Mfu };
+        let want = if rel.features().arc.iohits() { State::Mru } else { State::Mfu };
         assert_eq!(st, want, "{rel:?}: arc_access of an l2c_only header");
         assert_eq!(a.access(k(key), data(16384, 12288), DEMAND, t + MS), ArcAccess::Hit);
         check_l2(&a);

@@ -192,6 +192,21 @@ impl DbufLayer {
         }
     }
 
+    /// A Direct I/O write (2.3) took `key`'s data (`dmu_buf_will_clone_or_dio`): its dbuf,
+    /// if alive and unheld, is destroyed, releasing its parent (the real one stays with no
+    /// data: `fs::zfs::direct`, simplification 2). True if one was.
+    pub fn discard(&mut self, key: BlockKey, parent_of: impl Fn(BlockKey) -> Option<BlockKey>) -> bool {
+        let Some(i) = self.index.get(key.0) else { return false };
+        if self.slab[i as usize].holds > 0 {
+            return false;
+        }
+        if self.slab[i as usize].in_cache {
+            self.unlink(i);
+        }
+        self.destroy(i, &parent_of);
+        true
+    }
+
     /// The dbuf the cache will destroy next (its least recently released), if any.
     pub fn next_victim(&self) -> Option<(BlockKey, u32)> {
         (self.tail != NIL && self.cache_shift.is_some()).then(|| {

@@ -35,6 +35,7 @@
 use crate::cache::arc::{dbuf_copy_bytes, Arc, ArcAccess, BlockInfo, BlockKey, BufType, ReadFlags};
 use crate::dev::device::{Device, Op};
 use crate::fs::zfs::dbuf::DbufLayer;
+use crate::fs::zfs::direct::{setup_direct, DMU_MAX_ACCESS};
 use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
 use crate::fs::zfs::write_path::WritePath;
@@ -70,6 +71,9 @@ pub struct ZfsCosts {
     /// zfs_abd_scatter_enabled: whether a dbuf's buffer can share the header's (see
     /// `cache::arc::dbuf_copy_bytes`).
     pub abd_scatter: bool,
+    /// A prefetch read's completion decompresses the block into a buffer it frees
+    /// ([`crate::config::ZfsFeatures::prefetch_fills_buf`]).
+    pub prefetch_fills_buf: bool,
 }
 
 impl ZfsCosts {
@@ -110,6 +114,11 @@ pub struct ZfsRead {
     /// Completion of the chunk's data (L0) reads in flight: they are issued together, as
     /// dmu_buf_hold_array_by_dnode issues every record read of one request before waiting.
     data_done: Nanos,
+    /// A Direct I/O read (2.3, see `direct`): records not in memory are read into the
+    /// caller's pages, bypassing the ARC.
+    direct: bool,
+    /// Bytes of the chunk a direct read copies from memory (dbufs, dirty records, holes).
+    copy_bytes: u64,
 }
 
 impl ZfsRead {
@@ -127,6 +136,8 @@ impl ZfsRead {
         rec_last: 0,
         level: 0,
         data_done: 0,
+        direct: false,
+        copy_bytes: 0,
     };
 
     /// dbuf_will_dirty → dbuf_read of record `rec` of `object`, whole: the read walk with
@@ -147,6 +158,8 @@ impl ZfsRead {
             rec_last: rec,
             level: 0,
             data_done: now,
+            direct: false,
+            copy_bytes: 0,
         }
     }
 }
@@ -167,6 +180,8 @@ pub struct ReadCounters {
     pub block_waits: u64,
     /// ARC accesses made by prefetch reads.
     pub prefetch_lookups: u64,
+    /// Device reads of Direct I/O reads (2.3), which bypass the ARC.
+    pub direct_reads: u64,
 }
 
 /// One dataset on its pool, with the ARC, the dbufs and the prefetcher.
@@ -258,9 +273,23 @@ impl Zfs {
         self.wakeups.drain(..)
     }
 
-    /// A read of bytes [offset, offset + len) of `object`.
-    pub fn start_read(&self, object: u32, offset: u64, len: u32) -> ZfsRead {
-        ZfsRead { state: ReadState::Chunk, object, offset, len, chunk_end: offset, ..ZfsRead::IDLE }
+    /// A read of bytes [offset, offset + len) of `object`, by a file opened O_DIRECT when
+    /// `o_direct`: Direct I/O where the dataset's `direct` property makes it so (2.3; see
+    /// `direct`), else through the ARC. A request `direct=standard` would fail with EINVAL
+    /// is refused by the config check (fio's jobs); here it goes through the ARC.
+    pub fn start_read(&self, object: u32, offset: u64, len: u32, o_direct: bool) -> ZfsRead {
+        let blksz = u64::from(self.layout.geometry(object).data_block_size());
+        let direct = setup_direct(self.writes.direct, o_direct, false, offset, u64::from(len), blksz);
+        debug_assert!(direct.is_some(), "a misaligned O_DIRECT read with direct=standard passed the check");
+        ZfsRead {
+            state: ReadState::Chunk,
+            object,
+            offset,
+            len,
+            chunk_end: offset,
+            direct: direct == Some(true),
+            ..ZfsRead::IDLE
+        }
     }
 
     /// Starts bringing into the CPU caches what the walk of a read's first record will
@@ -290,7 +319,7 @@ impl Zfs {
         loop {
             let flow = match r.state {
                 ReadState::Chunk => {
-                    self.chunk(r, now);
+                    self.chunk(r, now, devices);
                     Flow::Next
                 }
                 ReadState::Record => self.record(r, now, cpu),
@@ -310,26 +339,35 @@ impl Zfs {
     }
 
     /// The next dmu_read_uio call of the read: its records, and dmu_zfetch_prepare for
-    /// them (dmu_buf_hold_array_by_dnode prepares before issuing the demand reads).
-    fn chunk(&mut self, r: &mut ZfsRead, now: Nanos) {
+    /// them (dmu_buf_hold_array_by_dnode prepares before issuing the demand reads), with
+    /// 2.3's prescient indirect prefetch, which prepare issues.
+    fn chunk(&mut self, r: &mut ZfsRead, now: Nanos, devices: &mut [Device]) {
         let end = r.offset + r.len as u64;
         r.chunk_off = r.chunk_end;
-        r.chunk_end = end.min((r.chunk_off / ZFS_READ_CHUNK_SIZE + 1) * ZFS_READ_CHUNK_SIZE);
+        // A direct read is one DMU call (its pages are pinned already).
+        let chunk = if r.direct { DMU_MAX_ACCESS } else { ZFS_READ_CHUNK_SIZE };
+        r.chunk_end = end.min((r.chunk_off / chunk + 1) * chunk);
         let len = r.chunk_end - r.chunk_off;
         let (first, last) = self.layout.records(r.object, r.chunk_off, len as u32);
         r.rec = first;
         r.rec_last = last;
         r.data_done = now;
         r.missed = false;
+        r.copy_bytes = 0;
         let req = Request {
             object: r.object,
             blkid: first,
             nblks: last - first + 1,
             length: len,
-            read: true,
+            // dmu_read_abd holds the dbufs with `read` false: zfetch prefetches no data.
+            read: !r.direct,
             shape: self.layout.zfetch_shape(r.object),
         };
         r.zfetch = self.zfetch.prepare(&req, now);
+        let prescient = self.zfetch.take_prescient();
+        if !prescient.is_empty() {
+            self.prescient_prefetch(r.object, prescient, now, devices);
+        }
         r.state = ReadState::Record;
     }
 
@@ -362,9 +400,13 @@ impl Zfs {
             self.counters.block_waits += 1;
             if level == 0 {
                 r.data_done = r.data_done.max(done);
-                r.missed = true;
+                // A direct read holds without reading: no `missed` for zfetch.
+                r.missed |= !r.direct;
             } else if done > now {
                 return Flow::Wait(done);
+            }
+            if r.direct && level == 0 {
+                self.direct_copy(r, key);
             }
             return Flow::Next;
         }
@@ -381,7 +423,19 @@ impl Zfs {
                 dbufs.set_hdr(hold.slot, hdr);
             }
         }
+        if r.direct && level == 0 {
+            self.direct_copy(r, key);
+        }
         Flow::Next
+    }
+
+    /// dmu_read_abd of a record whose dbuf holds its data (cached, or read by another
+    /// reader and waited for): copied under db_mtx; the hold goes at once.
+    fn direct_copy(&mut self, r: &mut ZfsRead, key: BlockKey) {
+        let Zfs { arc, dbufs, layout, .. } = self;
+        r.copy_bytes += overlap(r, layout, r.rec);
+        dbufs.release(key, arc.c(), |k| layout.parent_of(k));
+        settle_dbufs(arc, dbufs, layout);
     }
 
     /// One level of the walk: dbuf_create and arc_read of the block; a miss goes to a device.
@@ -410,6 +464,9 @@ impl Zfs {
             }
             r.state = ReadState::Record;
             return Flow::Next;
+        }
+        if r.direct && r.level == 0 {
+            return self.direct_read_record(r, now, cpu, devices);
         }
         let copy = costs.dbuf_copy(&info);
         let meta = info.kind == BufType::Metadata;
@@ -538,10 +595,16 @@ impl Zfs {
     /// Every record of the chunk is read: copy out, release the dbufs; true if that was
     /// the read's last chunk.
     fn chunk_end(&mut self, slot: usize, r: &mut ZfsRead, cpu: &mut Nanos) -> bool {
-        // dmu_read_uio: copy the chunk out of the dbufs into the caller's buffer,
-        // then dmu_buf_rele_array: the record dbufs go to the dbuf cache.
-        *cpu += ((r.chunk_end - r.chunk_off) as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
-        self.release_records(r);
+        if r.direct {
+            // dmu_read_abd copied what was in memory; the devices read the rest into the
+            // caller's pages; the record dbufs were released as they were copied.
+            *cpu += (r.copy_bytes as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
+        } else {
+            // dmu_read_uio: copy the chunk out of the dbufs into the caller's buffer,
+            // then dmu_buf_rele_array: the record dbufs go to the dbuf cache.
+            *cpu += ((r.chunk_end - r.chunk_off) as f64 * self.costs.memcpy_ns_per_byte) as Nanos;
+            self.release_records(r);
+        }
         for key in self.owned_inflight[slot].drain(..) {
             self.block_inflight.remove(key);
         }
@@ -574,6 +637,57 @@ impl Zfs {
         for owned in &mut self.owned_inflight {
             owned.clear();
         }
+    }
+}
+
+/// Bytes of read `r`'s current chunk inside record `rec`.
+fn overlap(r: &ZfsRead, layout: &ZfsLayout, rec: u64) -> u64 {
+    let rs = u64::from(layout.geometry(r.object).data_block_size());
+    let (start, end) = (rec * rs, (rec + 1) * rs);
+    r.chunk_end.min(end).saturating_sub(r.chunk_off.max(start))
+}
+
+impl Zfs {
+    /// `dmu_read_abd` of a record whose dbuf holds no data (a Direct I/O read, see
+    /// `direct`): dirty in memory, copied; a hole, zero-filled; else read from its block
+    /// pointer into the caller's pages, with no ARC access. The reader's hold on the parent
+    /// goes (the record's uncached dbuf is destroyed at release: not modelled).
+    fn direct_read_record(
+        &mut self,
+        r: &mut ZfsRead,
+        now: Nanos,
+        cpu: &mut Nanos,
+        devices: &mut [Device],
+    ) -> Flow {
+        let Zfs { arc, dbufs, layout, pool, costs, writes, .. } = self;
+        let (key, info) = layout.block(r.object, r.rec, 0);
+        if layout.nlevels(r.object) > 1 {
+            let parent = layout.key(r.object, r.rec, 1);
+            dbufs.release(parent, arc.c(), |k| layout.parent_of(k));
+            settle_dbufs(arc, dbufs, layout);
+        }
+        *cpu += costs.zfs_block;
+        let bytes = overlap(r, layout, r.rec);
+        if writes.txgs_dirty_in_memory(key.0) || info.psize == 0 {
+            // A dirty dbuf's data, or a hole's zeroes (abd_zero_off).
+            r.copy_bytes += bytes;
+        } else {
+            // zio_read at ZIO_PRIORITY_SYNC_READ into the caller's pages: checksummed and
+            // decompressed as any read, cached nowhere.
+            let done = pool.read(key, info.psize, now, devices);
+            r.data_done = r.data_done.max(done);
+            let decompress = if info.psize < info.lsize {
+                f64::from(info.lsize) * costs.decompress_ns_per_byte
+            } else {
+                0.0
+            };
+            *cpu += costs.device_io
+                + costs.zio
+                + (f64::from(info.psize) * costs.checksum_ns_per_byte + decompress) as Nanos;
+            self.counters.direct_reads += 1;
+        }
+        r.state = ReadState::Advance;
+        Flow::Next
     }
 }
 

@@ -158,6 +158,14 @@ pub enum Assign {
 /// 16 MiB, so the bit is free).
 pub const OVERRIDDEN: u32 = 1 << 31;
 
+/// With [`OVERRIDDEN`]: a Direct I/O write (2.3, `dmu_write_direct`) wrote the record; its
+/// dbuf holds no data (`DB_NOFILL`, then `DB_UNCACHED` with `dr_diowrite`), so a reader or
+/// a partial write reads it from its new place.
+pub const DIRECT: u32 = 1 << 30;
+
+/// The flag bits of a record's charge.
+pub const FLAGS: u32 = OVERRIDDEN | DIRECT;
+
 /// The pool's txgs: the open one's dirty records, the one syncing, and the throttle's state.
 #[derive(Debug)]
 pub struct Txgs {
@@ -234,9 +242,21 @@ impl Txgs {
         self.open_bytes
     }
 
-    /// Whether record `key` is dirty in the open txg (its dbuf holds the data in memory).
+    /// Whether record `key` is dirty in the open txg with its data in memory (its dbuf
+    /// holds it; not after a Direct I/O write, whose data went to disk).
     pub fn is_dirty(&self, key: u64) -> bool {
-        self.open.contains_key(&key)
+        self.open.get(&key).is_some_and(|v| v & DIRECT == 0)
+    }
+
+    /// A Direct I/O write of record `key` (lsize `bytes`) at `now` (`dmu_write_direct`):
+    /// `dmu_buf_will_clone_or_dio` undirties what the open txg had of it, then the record
+    /// is dirty again, charged its size (`dr_accounted`), and overridden: the sync writes no
+    /// data for it.
+    pub fn dirty_direct(&mut self, key: u64, bytes: u32, now: Nanos) {
+        self.dirty(key, bytes, now);
+        if let Some(v) = self.open.get_mut(&key) {
+            *v |= OVERRIDDEN | DIRECT;
+        }
     }
 
     /// The txg syncing, if any.
@@ -291,8 +311,9 @@ impl Txgs {
     /// open txg (its bytes are charged).
     pub fn dirty(&mut self, key: u64, bytes: u32, now: Nanos) -> bool {
         if let Some(v) = self.open.get_mut(&key) {
-            // Dirtied again after dmu_sync wrote it: dbuf_unoverride, the sync writes it.
-            *v &= !OVERRIDDEN;
+            // Dirtied again after dmu_sync (or a Direct I/O write) wrote it:
+            // dbuf_unoverride, the sync writes it.
+            *v &= !FLAGS;
             return false;
         }
         self.open.insert(key, bytes);

@@ -42,11 +42,15 @@ use std::collections::VecDeque;
 use serde_json::{json, Value};
 
 use crate::cache::arc::BlockKey;
+use crate::config::DirectProperty;
 use crate::config::{VariantConfig, ZfsConfig};
 use crate::dev::device::{Device, Op};
+use crate::fs::zfs::direct::{setup_direct, ZFS_VDEV_DIRECT_WRITE_VERIFY};
 use crate::fs::zfs::layer::{ReadStep, Zfs, ZfsRead};
 use crate::fs::zfs::pool::{Pool, VDEV_LABEL_START_SIZE};
-use crate::fs::zfs::txg::{aggregate, max_async_writes, Assign, LeafWrite, Txgs, WriteParams, OVERRIDDEN};
+use crate::fs::zfs::txg::{
+    aggregate, max_async_writes, Assign, LeafWrite, Txgs, WriteParams, FLAGS, OVERRIDDEN,
+};
 use crate::fs::zfs::zil::{Zil, ZilIo, ZilStats};
 use crate::sim::time::{Nanos, SEC};
 
@@ -91,6 +95,8 @@ pub struct TxgRecord {
 /// The pool's write path state.
 pub struct WritePath {
     txgs: Txgs,
+    /// The dataset's `direct` property in force (disabled before 2.3).
+    pub(super) direct: DirectProperty,
     /// The intent log, when the variant can commit it (`zil::wanted`).
     pub(super) zil: Option<Box<Zil>>,
     /// Per leaf device: writes waiting in the vdev queue, and those issued (completion,
@@ -137,6 +143,7 @@ impl WritePath {
         }
         WritePath {
             txgs: Txgs::new(params, z.recordsize),
+            direct: z.direct(),
             zil: None,
             pending: vec![VecDeque::new(); n],
             inflight: vec![Vec::new(); n],
@@ -153,6 +160,11 @@ impl WritePath {
             throttled: Vec::new(),
             woken: Vec::new(),
         }
+    }
+
+    /// Whether record `key` is dirty in the open txg with its data in memory.
+    pub(super) fn txgs_dirty_in_memory(&self, key: u64) -> bool {
+        self.txgs.is_dirty(key)
     }
 
     /// When the write path next has something to do: a write completes, the uberblock is
@@ -180,6 +192,9 @@ enum WriteState {
     Dirty,
     /// The read-modify-write read of the current record (`WriteOp::rmw_read`).
     Read,
+    /// Every record is dirty; the Direct I/O writes issued complete at `direct_done`
+    /// (`zio_wait` in `dmu_write_abd`).
+    DirectWait,
 }
 
 /// One write request in the ZFS write path: bytes [offset, offset + len) of `object`,
@@ -200,6 +215,10 @@ pub struct ZfsWrite {
     rmw_read: ZfsRead,
     /// An O_SYNC/O_DSYNC write (its itxs are synchronous, WR_COPIED when small).
     o_sync: bool,
+    /// A Direct I/O write (2.3, see `direct`): its whole records are written at once.
+    direct: bool,
+    /// When its Direct I/O writes are done.
+    direct_done: Nanos,
 }
 
 impl ZfsWrite {
@@ -216,6 +235,8 @@ impl ZfsWrite {
         rmw: false,
         rmw_read: ZfsRead::IDLE,
         o_sync: false,
+        direct: false,
+        direct_done: 0,
     };
 }
 
@@ -234,7 +255,10 @@ pub enum WriteStep {
 impl Zfs {
     /// A write of bytes [offset, offset + len) of `object` whose data is of content class
     /// `class` (see `content`), starting at `now`; `o_sync`: the file is open O_SYNC or
-    /// O_DSYNC.
+    /// O_DSYNC; `o_direct`: open O_DIRECT (Direct I/O where the dataset's `direct`
+    /// property makes it so, 2.3: see `direct`; a request `direct=standard` would fail
+    /// with EINVAL is refused by the config check, and here goes through the ARC).
+    #[allow(clippy::too_many_arguments)]
     pub fn start_write(
         &self,
         object: u32,
@@ -242,10 +266,26 @@ impl Zfs {
         len: u32,
         class: u8,
         o_sync: bool,
+        o_direct: bool,
         now: Nanos,
     ) -> ZfsWrite {
         let (first, last) = self.layout.records(object, offset, len);
-        ZfsWrite { object, offset, len, class, rec: first, last, tx_start: now, o_sync, ..ZfsWrite::IDLE }
+        let blksz = u64::from(self.layout.geometry(object).data_block_size());
+        let direct = setup_direct(self.writes.direct, o_direct, true, offset, u64::from(len), blksz);
+        debug_assert!(direct.is_some(), "a misaligned O_DIRECT write with direct=standard passed the check");
+        ZfsWrite {
+            object,
+            offset,
+            len,
+            class,
+            rec: first,
+            last,
+            tx_start: now,
+            o_sync,
+            direct: direct == Some(true),
+            direct_done: now,
+            ..ZfsWrite::IDLE
+        }
     }
 
     /// Steps write `w` of writer `slot` at `now` until it waits or is done; the CPU its
@@ -285,10 +325,15 @@ impl Zfs {
                     }
                 }
                 WriteState::Dirty => {
-                    if self.dirty_record(w, now, cpu) {
+                    if self.dirty_record(w, now, cpu, devices) {
+                        if w.direct_done > now {
+                            w.state = WriteState::DirectWait;
+                            return WriteStep::WaitUntil(w.direct_done);
+                        }
                         return WriteStep::Done;
                     }
                 }
+                WriteState::DirectWait => return WriteStep::Done,
             }
         }
     }
@@ -296,34 +341,28 @@ impl Zfs {
     /// dmu_write_uio_dbuf for one record: read it first if the write covers part of it
     /// and it is not in memory, then dirty it with the writer's content. True when that
     /// was the write's last record.
-    fn dirty_record(&mut self, w: &mut ZfsWrite, now: Nanos, cpu: &mut Nanos) -> bool {
-        let Zfs { arc, dbufs, layout, data_flags, writes, costs, .. } = self;
+    fn dirty_record(
+        &mut self,
+        w: &mut ZfsWrite,
+        now: Nanos,
+        cpu: &mut Nanos,
+        devices: &mut [Device],
+    ) -> bool {
         let object = w.object;
-        let rs = u64::from(layout.geometry(object).data_block_size());
+        let rs = u64::from(self.layout.geometry(object).data_block_size());
         let rec_start = w.rec * rs;
         let from = w.offset.max(rec_start);
         let to = (w.offset + u64::from(w.len)).min(rec_start + rs);
         let chunk = to.saturating_sub(from);
-        let key = layout.key(object, w.rec, 0);
-        if chunk < rs && !w.rmw && !dbufs.exists(key) && !writes.txgs.is_dirty(key.0) {
-            // dbuf_will_dirty -> dbuf_read of the whole record: the read walk.
-            w.rmw = true;
-            w.rmw_read = ZfsRead::rmw(layout, object, w.rec, now);
-            w.state = WriteState::Read;
-            return false;
+        if w.direct && chunk == rs {
+            // dmu_write_uio_dnode: a whole record of a Direct I/O write goes direct.
+            self.direct_write_record(w, now, cpu, devices);
+        } else {
+            self.dirty_record_buffered(w, chunk, now, cpu);
+            if w.state == WriteState::Read {
+                return false;
+            }
         }
-        w.rmw = false;
-        writes.txgs.dirty(key.0, rs as u32, now);
-        if let Some(zil) = &mut writes.zil {
-            // zfs_log_write of the chunk, in the open txg.
-            *cpu += zil.log_write(object, w.rec, chunk as u32, w.o_sync, writes.txgs.open_txg(), costs);
-        }
-        layout.set_record(object, w.rec, w.class);
-        let info = layout.block(object, w.rec, 0).1;
-        // The dirty buffer is in memory from now on: reads find it (arc_write_done puts
-        // it on MRU at sync; the model does it now).
-        arc.write_done(key, info, *data_flags, now);
-        *cpu += costs.zfs_block + (chunk as f64 * costs.memcpy_ns_per_byte) as Nanos;
         if w.rec < w.last {
             w.rec += 1;
             w.tx_start = now;
@@ -331,6 +370,84 @@ impl Zfs {
             return false;
         }
         true
+    }
+
+    /// dmu_write_uio_dbuf's part for one record through the ARC: read it first (state
+    /// `Read`) if the write covers `chunk` < a record of it and it is not in memory, else
+    /// dirty it with the writer's content.
+    fn dirty_record_buffered(&mut self, w: &mut ZfsWrite, chunk: u64, now: Nanos, cpu: &mut Nanos) {
+        let Zfs { arc, dbufs, layout, data_flags, writes, costs, .. } = self;
+        let object = w.object;
+        let rs = u64::from(layout.geometry(object).data_block_size());
+        let key = layout.key(object, w.rec, 0);
+        if chunk < rs && !w.rmw && !dbufs.exists(key) && !writes.txgs.is_dirty(key.0) {
+            // dbuf_will_dirty -> dbuf_read of the whole record: the read walk.
+            w.rmw = true;
+            w.rmw_read = ZfsRead::rmw(layout, object, w.rec, now);
+            w.state = WriteState::Read;
+            return;
+        }
+        w.rmw = false;
+        writes.txgs.dirty(key.0, rs as u32, now);
+        if let Some(zil) = &mut writes.zil {
+            // zfs_log_write of the chunk, in the open txg (WR_INDIRECT for a Direct I/O
+            // write's misaligned piece).
+            let direct = w.direct.then_some(false);
+            *cpu +=
+                zil.log_write(object, w.rec, chunk as u32, w.o_sync, direct, writes.txgs.open_txg(), costs);
+        }
+        layout.set_record(object, w.rec, w.class);
+        let info = layout.block(object, w.rec, 0).1;
+        // The dirty buffer is in memory from now on: reads find it (arc_write_done puts
+        // it on MRU at sync; the model does it now).
+        arc.write_done(key, info, *data_flags, now);
+        *cpu += costs.zfs_block + (chunk as f64 * costs.memcpy_ns_per_byte) as Nanos;
+    }
+
+    /// `dmu_write_direct` of the current record (see `direct`): the dbuf's data and the old
+    /// block's ARC header go, the record is dirty and overridden in the open txg, its new
+    /// block is written at once to a new place (every leaf of a mirror) at sync-write
+    /// priority, and the write's completion is waited for at the request's end.
+    fn direct_write_record(&mut self, w: &mut ZfsWrite, now: Nanos, cpu: &mut Nanos, devices: &mut [Device]) {
+        let Zfs { arc, dbufs, layout, writes, costs, pool, .. } = self;
+        let object = w.object;
+        let rs = layout.geometry(object).data_block_size();
+        let key = layout.key(object, w.rec, 0);
+        // dmu_buf_will_clone_or_dio: the dbuf loses its buffer (simplification 2).
+        if dbufs.discard(key, |k| layout.parent_of(k)) {
+            super::layer::settle_dbufs(arc, dbufs, layout);
+        }
+        arc.free(key);
+        writes.txgs.dirty_direct(key.0, rs, now);
+        if let Some(zil) = &mut writes.zil {
+            *cpu += zil.log_write(object, w.rec, rs, w.o_sync, Some(true), writes.txgs.open_txg(), costs);
+        }
+        layout.set_record(object, w.rec, w.class);
+        let info = layout.block(object, w.rec, 0).1;
+        let asize = u64::from(layout.compression.asize(info.psize));
+        let checksum = (f64::from(info.psize) * costs.checksum_ns_per_byte) as Nanos;
+        *cpu += costs.zfs_block + costs.zio + checksum;
+        if asize == 0 {
+            // All zeroes compress to a hole: nothing is written.
+            return;
+        }
+        let mut write_leaf = |leaf: usize, offset: Option<u64>, cpu: &mut Nanos| {
+            let done = match offset {
+                Some(o) => devices[leaf].submit_at(now, Op::Write, o, asize as u32),
+                None => devices[leaf].submit(now, Op::Write, asize as u32),
+            };
+            w.direct_done = w.direct_done.max(done);
+            // zio_dio_checksum_verify after the leaf write.
+            *cpu += costs.device_io + if ZFS_VDEV_DIRECT_WRITE_VERIFY { checksum } else { 0 };
+        };
+        match pool.cow_write(key, asize, false) {
+            Some((d0, _)) => {
+                for &leaf in pool.children(d0.vdev as usize) {
+                    write_leaf(leaf, Some(d0.offset + VDEV_LABEL_START_SIZE), cpu);
+                }
+            }
+            None => write_leaf(pool.children(0)[0], None, cpu),
+        }
     }
 
     /// When the write path next has something to do (see `WritePath::next_at`), if ever.
@@ -401,7 +518,7 @@ impl Zfs {
         for &(k, flagged) in &scratch {
             let key = BlockKey(k);
             let (object, blkid) = (key.object(), key.blkid());
-            let charged = flagged & !OVERRIDDEN;
+            let charged = flagged & !FLAGS;
             w.current.records += 1;
             w.current.dirty_bytes += u64::from(charged);
             let info = layout.block(object, blkid, 0).1;
@@ -650,10 +767,9 @@ impl Zfs {
 
     /// The `/proc/spl/kstat/zfs/zil` rows of the release, over a window.
     pub fn zil_report(&self, a: &ZilStats, b: &ZilStats) -> Value {
-        let write_alloc =
-            self.writes.zil.as_ref().is_some_and(|z| z.params().features.metaslab_stats_own_block);
+        let Some(zil) = self.writes.zil.as_ref() else { return Value::Object(Default::default()) };
         let mut m = serde_json::Map::new();
-        for (name, v) in b.rows(a, write_alloc) {
+        for (name, v) in b.rows(a, &zil.params().features) {
             m.insert(name.into(), json!(v));
         }
         Value::Object(m)

@@ -42,6 +42,14 @@
 //!   `stride`, else `future`); an access overlapping the position is a hit for its new
 //!   part; one shortly behind a recently used stream is ignored (`past`). Stream times are
 //!   whole seconds (`gethrestime_sec()`).
+//! - **2.3.0 .. 2.3.2** (84d7d53e91 "Improve speculative prefetcher for block cloning",
+//!   read at zfs-2.3.2): as 2.2.11, and `dmu_zfetch_prepare()` itself prefetches the L1
+//!   blocks the access needs beyond those already prefetched (the prescient indirect
+//!   prefetch: L1 blocks from `max(zs_ipf_end before this access, blkid + 1)` to the
+//!   access's end, both rounded up to whole L1 blocks, at sync read priority, with no
+//!   stream to report to), on a miss too, and only on the paths that go on to prefetch
+//!   (not on `past`, nothing new, or the end of the file); `zfetch_max_idistance` is
+//!   128 MiB. The caller takes those blocks with [`Zfetch::take_prescient`].
 //!
 //! # Interface
 //!
@@ -91,7 +99,7 @@ pub const ZFETCH_RANGES: usize = 9;
 /// | `zfetch_max_sec_reap` | - | 2 |
 /// | `zfetch_min_distance` | - | 4 MiB |
 /// | `zfetch_max_distance` | 8 MiB | 64 MiB |
-/// | `zfetch_max_idistance` | 64 MiB (a module parameter from 2.0, 7dfc56d866) | 64 MiB |
+/// | `zfetch_max_idistance` | 64 MiB (a module parameter from 2.0, 7dfc56d866) | 64 MiB; 128 MiB from 2.3.0 (84d7d53e91) |
 /// | `zfetch_array_rd_sz` (dmu.c caller) | 1 MiB | 1 MiB in 2.1, removed in 2.2.0 |
 /// | `zfetch_max_reorder`, `zfetch_hole_shift` | - | 2.2.4+: 16 MiB, 2 |
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,7 +190,12 @@ impl ZfetchParams {
             max_sec_reap: t.zfetch_max_sec_reap.unwrap_or(2),
             min_distance: t.zfetch_min_distance.unwrap_or(4 << 20),
             max_distance,
-            max_idistance: t.zfetch_max_idistance.unwrap_or(64 << 20),
+            // 84d7d53e91 (2.3.0) doubled the default.
+            max_idistance: t.zfetch_max_idistance.unwrap_or(if rules.prescient_indirect {
+                128 << 20
+            } else {
+                64 << 20
+            }),
             max_reorder: t.zfetch_max_reorder.unwrap_or(16 << 20),
             hole_shift: t.zfetch_hole_shift.unwrap_or(2),
             array_rd_sz: if rules.caller_limits { t.zfetch_array_rd_sz.unwrap_or(1 << 20) } else { u64::MAX },
@@ -236,7 +249,8 @@ pub struct StreamId {
 }
 
 impl StreamId {
-    const NONE: StreamId = StreamId { slot: NIL, generation: 0 };
+    /// No stream: a prefetch nobody reports to (2.3's prescient indirect prefetch).
+    pub const NONE: StreamId = StreamId { slot: NIL, generation: 0 };
 }
 
 /// A prepared prefetch: what `dmu_zfetch_prepare()` hands to `dmu_zfetch_run()`.
@@ -373,6 +387,8 @@ pub struct Zfetch {
     /// Per object number (dense: the dataset's files).
     files: Vec<Dnode>,
     stats: ZfetchStats,
+    /// L1 block ids the last `prepare` asked for at once (2.3's prescient prefetch).
+    prescient: Range<u64>,
 }
 
 impl Zfetch {
@@ -402,7 +418,16 @@ impl Zfetch {
             free: Vec::with_capacity(room),
             files: vec![NO_DNODE; files + 1],
             stats: ZfetchStats::default(),
+            prescient: 0..0,
         }
+    }
+
+    /// The L1 blocks of the prescient indirect prefetch of the last [`Zfetch::prepare`]
+    /// (2.3+; empty otherwise), cut at the file's last L1 block: `dbuf_prefetch()` of each,
+    /// at sync read priority, with no stream ([`Zfetch::done`] of `StreamId::NONE`, which
+    /// does nothing); the caller counts the issued ones in `io_issued`.
+    pub fn take_prescient(&mut self) -> Range<u64> {
+        std::mem::replace(&mut self.prescient, 0..0)
     }
 
     /// The parameters in force.
@@ -886,6 +911,7 @@ impl Zfetch {
                     self.create_22(req.object, shape, end_blkid, now_s);
                 }
                 self.stats.misses += 1;
+                self.set_prescient(0, blkid, end_blkid, shape);
                 return None;
             }
         }
@@ -904,11 +930,29 @@ impl Zfetch {
             self.remove(req.object, found);
             return None;
         }
+        let ipf_end_before = self.slab[found as usize].ipf_end;
         self.distances(found, shape, end, nblks, fetch_data);
         let zs = &mut self.slab[found as usize];
         zs.refs += 1;
         zs.callers += 1;
-        Some(StreamId { slot: found, generation: zs.generation })
+        let id = StreamId { slot: found, generation: zs.generation };
+        self.set_prescient(ipf_end_before, blkid, end, shape);
+        Some(id)
+    }
+
+    /// 2.3's prescient indirect prefetch (`prescient:` in `dmu_zfetch_prepare()`): L1
+    /// blocks from `max(ipf_start, blkid + 1)` to `end_blkid`, each rounded up to a whole
+    /// L1 block, cut at the file's last L1 block (`dbuf_prefetch_impl()` issues nothing
+    /// past the end).
+    fn set_prescient(&mut self, ipf_start: u64, blkid: u64, end_blkid: u64, shape: FileShape) {
+        if !self.p.rules.prescient_indirect {
+            return;
+        }
+        let epbs = shape.epbs();
+        let start = roundup_shift(ipf_start.max(blkid + 1), epbs);
+        let last_l1 = shape.maxblkid >> epbs;
+        let end = roundup_shift(end_blkid, epbs).min(last_l1 + 1);
+        self.prescient = start..end.max(start);
     }
 
     /// `dmu_zfetch_hit()`: the stream advances by `nblks` and through any future ranges

@@ -71,8 +71,9 @@ pub const ENGINES: [&str; 6] = ["psync", "sync", "pvsync", "pvsync2", "libaio", 
 /// "increasing iodepth beyond 1 will not affect synchronous ioengines"). libaio: iodepth
 /// only with O_DIRECT on a filesystem that does direct I/O ("buffered I/O is not async
 /// on that OS": io_submit completes a buffered read before it returns); ZFS before 2.3
-/// accepts O_DIRECT but buffers the I/O, so there too one. io_uring: iodepth (a read that
-/// would block is handed to an io-wq worker, buffered or not).
+/// accepts O_DIRECT but buffers the I/O, so there too one, and 2.3's Direct I/O is done
+/// within the call too (`zfs_read`/`zfs_write` wait for their zios), so one. io_uring:
+/// iodepth (a read that would block is handed to an io-wq worker, buffered or not).
 pub fn inflight(job: &FioJob, fs: &FsConfig) -> u32 {
     let direct_io = match fs {
         FsConfig::Zfs(_) => false,
@@ -245,7 +246,25 @@ pub fn validate(f: &FioWorkload, files: &FilesDataset, fs: &FsConfig) -> Result<
         }
         BufferPolicy::new(&job.buffers, version, &at("buffers"))?;
         match fs {
-            FsConfig::Zfs(_) => {}
+            FsConfig::Zfs(z) => {
+                // 2.3 zfs_setup_direct: with direct=standard an O_DIRECT request whose
+                // offset or length is not a multiple of PAGE_SIZE is EINVAL (direct=always
+                // sends it through the ARC; disabled, and releases before 2.3, ignore
+                // O_DIRECT). fio allocates page-aligned buffers for direct=1.
+                let page = crate::fs::zfs::direct::PAGE_SIZE;
+                ensure(
+                    !job.direct
+                        || z.direct() != crate::config::DirectProperty::Standard
+                        || (u64::from(job.bs_read) % page == 0
+                            && u64::from(job.bs_write) % page == 0
+                            && job.offset % page == 0),
+                    "bs",
+                    format!(
+                        "O_DIRECT on a dataset with direct=standard (OpenZFS {}) needs bs and offset in multiples of the page ({page} bytes); fio would fail with EINVAL",
+                        z.release.name()
+                    ),
+                )?;
+            }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
                 ensure(
                     job.direct,

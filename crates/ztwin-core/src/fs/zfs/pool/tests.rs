@@ -242,7 +242,7 @@ proptest! {
     #[test]
     fn allocations_never_overlap(
         widths in prop::collection::vec(1usize..=3, 1..=4),
-        release in prop::sample::select(vec![ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2]),
+        release in prop::sample::select(vec![ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3]),
         recordsize in prop::sample::select(vec![4096u32, 16384, 131072]),
         ratio in prop::sample::select(vec![1.0f64, 1.28, 2.0]),
         ashift in prop::sample::select(vec![9u8, 12]),

@@ -206,6 +206,24 @@ impl ZilParams {
     }
 }
 
+impl ZilParams {
+    /// `zfs_log_write`'s choice for a chunk of an O_SYNC/O_DSYNC write (`o_sync`) or not:
+    /// 2.3 copies a write that commits (`commit`: O_SYNC, O_DSYNC or `sync=always`), 2.2
+    /// and before only an O_SYNC/O_DSYNC one (`ioflag`). The itx is synchronous for an
+    /// O_SYNC file either way (the caller's choice).
+    pub fn log_state(&self, resid: u64, o_sync: bool, slog: bool) -> WrState {
+        let commit = o_sync || (self.features.copied_on_commit && self.sync == SyncProperty::Always);
+        self.write_state(resid, commit, slog)
+    }
+
+    /// `zfs_log_write` of a chunk of a write made with Direct I/O (2.3: `UIO_DIRECT` set
+    /// on the request, whether this chunk went direct or, misaligned, through the ARC):
+    /// WR_INDIRECT always.
+    pub fn log_state_direct(&self) -> WrState {
+        WrState::Indirect
+    }
+}
+
 /// Whether a variant can commit the log: a ZFS dataset with `sync=always`, fio jobs
 /// that fsync or open their files O_SYNC/O_DSYNC, or a database that writes (it fsyncs
 /// its files). Otherwise the ZIL is not built (its itxs would never be committed, and a
@@ -273,15 +291,23 @@ pub struct ZilStats {
 }
 
 impl ZilStats {
-    /// The rows of the release's kstat (2.2.0 adds the `_write` and `_alloc` rows), then
+    /// The rows of the release's kstat (2.2.0 adds the `_write` and `_alloc` rows, 2.3.0
+    /// the commit error, stall and suspend counts, always 0 here: simplification 9), then
     /// the model's own counters, each as the difference `self - before`.
-    pub fn rows(&self, before: &ZilStats, write_alloc: bool) -> Vec<(&'static str, u64)> {
+    pub fn rows(&self, before: &ZilStats, features: &ZilFeatures) -> Vec<(&'static str, u64)> {
         macro_rules! rows {
             ($($f:ident),*) => { vec![$((stringify!($f), self.$f.saturating_sub(before.$f))),*] };
         }
-        let mut v = rows!(
-            zil_commit_count,
-            zil_commit_writer_count,
+        let write_alloc = features.metaslab_stats_own_block;
+        let mut v = rows!(zil_commit_count, zil_commit_writer_count);
+        if features.commit_failure_stats {
+            v.extend([
+                ("zil_commit_error_count", 0),
+                ("zil_commit_stall_count", 0),
+                ("zil_commit_suspend_count", 0),
+            ]);
+        }
+        v.extend(rows!(
             zil_itx_count,
             zil_itx_indirect_count,
             zil_itx_indirect_bytes,
@@ -291,7 +317,7 @@ impl ZilStats {
             zil_itx_needcopy_bytes,
             zil_itx_metaslab_normal_count,
             zil_itx_metaslab_normal_bytes
-        );
+        ));
         if write_alloc {
             v.extend(rows!(zil_itx_metaslab_normal_write, zil_itx_metaslab_normal_alloc));
         }
@@ -320,6 +346,9 @@ struct Itx {
     blkid: u64,
     len: u32,
     state: WrState,
+    /// Written by Direct I/O (2.3): `zfs_get_data` finds the dirty record's
+    /// `dr_diowrite` and stores its block pointer, with no dmu_sync and no write.
+    direct: bool,
 }
 
 impl Itx {
@@ -598,14 +627,19 @@ impl Zil {
     }
 
     /// `zfs_log_write` for one record-sized chunk: `len` bytes of record `blkid` of
-    /// `object`, dirtied in txg `txg` by an O_SYNC/O_DSYNC write when `o_sync`. Returns the
-    /// CPU it costs (copying a WR_COPIED record's data).
+    /// `object`, dirtied in txg `txg` by an O_SYNC/O_DSYNC write when `o_sync`; `direct`:
+    /// the write is Direct I/O (2.3), `Some(true)` when this record was written directly
+    /// (its block pointer is known: a commit writes nothing for it), `Some(false)` when
+    /// this piece went through the ARC. Returns the CPU it costs (copying a WR_COPIED
+    /// record's data).
+    #[allow(clippy::too_many_arguments)]
     pub fn log_write(
         &mut self,
         object: u32,
         blkid: u64,
         len: u32,
         o_sync: bool,
+        direct: Option<bool>,
         txg: u64,
         costs: &ZfsCosts,
     ) -> Nanos {
@@ -613,8 +647,11 @@ impl Zil {
             // The itxs are made but nothing ever commits them: not kept.
             return 0;
         }
-        let state = self.p.write_state(u64::from(len), o_sync, self.has_slog);
-        let itx = Itx { txg, object, blkid, len, state };
+        let state = match direct {
+            Some(_) => self.p.log_state_direct(),
+            None => self.p.log_state(u64::from(len), o_sync, self.has_slog),
+        };
+        let itx = Itx { txg, object, blkid, len, state, direct: direct == Some(true) };
         if o_sync {
             self.sync_itxs.push_back(itx);
         } else if let Some(q) = self.async_itxs.get_mut(object as usize) {
@@ -946,6 +983,9 @@ impl Zil {
     fn dmu_sync(&mut self, io: &mut ZilIo, k: usize, itx: &Itx, now: Nanos, cpu: &mut Nanos) {
         if itx.txg <= io.txgs.last_synced() {
             return; // EEXIST: on disk already.
+        }
+        if itx.direct {
+            return; // A Direct I/O write: its block is on disk, its pointer in the record.
         }
         let key = io.layout.key(itx.object, itx.blkid, 0);
         // A txg syncing cannot be overridden: dmu_sync_late_arrival writes the block in a

@@ -106,3 +106,43 @@ fn metaslab_sizes_follow_vdev_metaslab_set_size() {
     assert!(tb >> 33 > EMBEDDED_SLOG_MIN_MS);
     assert_eq!(metaslab_shift(64 * tb), 34, "3 TB up: 16 GiB each");
 }
+
+/// 2.3 (c3773de168): with sync=always a small write that is not O_SYNC is copied into its
+/// record, where 2.2.11 leaves it need-copy; O_SYNC writes are copied in both.
+#[test]
+fn sync_always_copies_small_writes_from_23() {
+    for (release, patch, want) in
+        [(ZfsRelease::V2_2, 11, WrState::NeedCopy), (ZfsRelease::V2_3, 2, WrState::Copied)]
+    {
+        let mut z = zfs(release, patch);
+        z.sync = SyncProperty::Always;
+        let p = ZilParams::resolve(&z).unwrap();
+        assert_eq!(p.log_state(4096, false, false), want, "{release:?}");
+        assert_eq!(p.log_state(4096, true, false), WrState::Copied);
+        z.sync = SyncProperty::Standard;
+        assert_eq!(ZilParams::resolve(&z).unwrap().log_state(4096, false, false), WrState::NeedCopy);
+    }
+}
+
+/// 2.3's kstat has the commit error, stall and suspend counts after the writer count.
+#[test]
+fn kstat_rows_of_23() {
+    let s = ZilStats::default();
+    let names = |r, p| -> Vec<&str> {
+        s.rows(&s, &ZfsFeatures::resolve(r, p).zil).into_iter().map(|(n, _)| n).collect()
+    };
+    let n23 = names(ZfsRelease::V2_3, 2);
+    assert_eq!(
+        &n23[..5],
+        &[
+            "zil_commit_count",
+            "zil_commit_writer_count",
+            "zil_commit_error_count",
+            "zil_commit_stall_count",
+            "zil_commit_suspend_count"
+        ]
+    );
+    let n22 = names(ZfsRelease::V2_2, 11);
+    assert_eq!(n22.len() + 3, n23.len());
+    assert!(!n22.contains(&"zil_commit_stall_count"));
+}
