@@ -317,6 +317,17 @@ impl Database {
         self.writes().map(|w| w.stats())
     }
 
+    /// Whether the database opens file `file` with O_DIRECT (its data files by
+    /// innodb_flush_method; see `Writes::o_direct` for the logs).
+    pub fn o_direct(&self, file: u32, cfg: &InnodbConfig) -> bool {
+        match self {
+            Database::Innodb(d) => match &d.writes {
+                Some(w) => w.o_direct(file),
+                None => innodb::writes::FlushMethod::parse(&cfg.innodb_flush_method).is_some_and(|m| m.data_direct()),
+            },
+        }
+    }
+
     /// The smallest read a data file sees (a page).
     pub fn page_size(&self) -> u32 {
         match self {

@@ -133,9 +133,6 @@ impl Sim<'_> {
                         self.source.next(i, &mut self.stmts[i]);
                     }
                     c.started = now;
-                    // InnoDB's O_DIRECT reads pass through the ARC here (left undone: 2.3's
-                    // direct=standard would make them Direct I/O).
-                    c.o_direct = false;
                     let s = &self.stmts[i];
                     c.cpu_pending += self.costs.statement * u64::from(s.queries.max(1))
                         + self.costs.row * u64::from(s.rows);
@@ -234,6 +231,9 @@ impl Sim<'_> {
                     }
                     self.bp_inflight.insert(key.0, 0);
                     (c.read_offset, c.read_len) = range;
+                    // innodb_flush_method=O_DIRECT reads the data files with O_DIRECT (2.3's
+                    // direct=standard makes them Direct I/O; 2.2 and before ignore it).
+                    c.o_direct = self.db_o_direct(c.space);
                     c.cpu_pending += self.costs.syscall;
                     self.zfs_prefetch_read(c);
                     c.state = State::ReadStart;
@@ -695,6 +695,7 @@ impl Sim<'_> {
                 Flow::Next
             }
             Some(FileOp::Write { file, offset, len, o_sync }) => {
+                c.o_direct = self.db_o_direct(file);
                 c.space = file;
                 (c.w_offset, c.w_len, c.read_offset, c.read_len) = (offset, len, offset, len);
                 c.write = true;
@@ -713,8 +714,9 @@ impl Sim<'_> {
                     Flow::Next
                 }
                 Fs::Zfs(_) => {
-                    // A ZFS file takes the write in the submitting thread (no O_DIRECT
-                    // before 2.3): as a plain write.
+                    // A ZFS file takes the write in the submitting thread: as a plain
+                    // write (Direct I/O when 2.3's direct property makes it so).
+                    c.o_direct = self.db_o_direct(file);
                     c.space = file;
                     (c.w_offset, c.w_len, c.read_offset, c.read_len) = (offset, len, offset, len);
                     c.write = true;
@@ -750,6 +752,14 @@ impl Sim<'_> {
                 }
                 Flow::Next
             }
+        }
+    }
+
+    /// Whether the database opens driver file `file` with O_DIRECT.
+    fn db_o_direct(&self, file: u32) -> bool {
+        match (&self.db, &self.cfg.database) {
+            (Some(db), Some(DatabaseConfig::Innodb(cfg))) => db.o_direct(file, cfg),
+            _ => false,
         }
     }
 

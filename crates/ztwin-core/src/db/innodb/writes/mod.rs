@@ -495,6 +495,18 @@ impl Writes {
         self.redo.settle();
     }
 
+    /// Whether file `file` is open O_DIRECT: the data files (tables, ibdata1) with
+    /// O_DIRECT and O_DIRECT_NO_FSYNC; MySQL 5.7's redo log never (its flush method
+    /// applies to data files), MariaDB's when it chose unbuffered redo (`mariadb_redo`);
+    /// the binary log never.
+    pub fn o_direct(&self, file: u32) -> bool {
+        if file <= self.files.system() {
+            return self.p.method.data_direct();
+        }
+        let is_log = file < self.files.log(0) + self.files.logs;
+        is_log && matches!(&self.redo, Log::Mariadb(l) if !l.mode().buffered)
+    }
+
     /// The resolved options.
     pub fn params(&self) -> &WriteParams {
         &self.p
