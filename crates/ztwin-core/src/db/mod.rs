@@ -307,6 +307,14 @@ impl Database {
         }
     }
 
+    /// A write of `offset` in driver file `file` returned: if it was a page of the page
+    /// cleaner's batch, the page is clean now (true: a frame may be had).
+    pub fn page_written(&mut self, file: u32, offset: u64) -> bool {
+        match self {
+            Database::Innodb(d) => d.writes.as_mut().is_some_and(|w| w.page_written(&mut d.bp, file, offset)),
+        }
+    }
+
     /// Whether a thread waits for a sync flush of the page cleaner.
     pub fn sync_flush_wanted(&self) -> bool {
         self.writes().is_some_and(|w| w.sync_flush_wanted())
@@ -323,7 +331,8 @@ impl Database {
         match self {
             Database::Innodb(d) => match &d.writes {
                 Some(w) => w.o_direct(file),
-                None => innodb::writes::FlushMethod::parse(&cfg.innodb_flush_method).is_some_and(|m| m.data_direct()),
+                None => innodb::writes::FlushMethod::parse(&cfg.innodb_flush_method)
+                    .is_some_and(|m| m.data_direct()),
             },
         }
     }

@@ -287,6 +287,8 @@ impl Sim<'_> {
                     let db = self.db.as_mut().expect("the page cleaner needs the database");
                     c.after_io = State::CleanerSleep;
                     c.state = if db.cleaner_pass(i, now, active) { State::DbIo } else { State::CleanerSleep };
+                    // The pass's LRU batch freed the clean pages of the tail at once.
+                    self.wake(Wait::Frame, now);
                     if c.state == State::CleanerSleep {
                         self.cleaner_sleep(i, c, now);
                         break;
@@ -358,6 +360,12 @@ impl Sim<'_> {
                 }
                 State::WriteDone => {
                     if c.after_write == State::DbIo {
+                        // A page the page cleaner wrote is clean from now on (its frame can
+                        // be taken by a thread's scan of the LRU tail).
+                        let db = self.db.as_mut().expect("database I/O needs the database");
+                        if db.page_written(c.space, c.w_offset) {
+                            self.wake(Wait::Frame, now);
+                        }
                         c.state = State::DbIo;
                         continue;
                     }

@@ -539,6 +539,22 @@ impl Writes {
         self.jobs[actor] = Job::Batch;
     }
 
+    /// A write of `offset` in `file` returned (a ZFS file takes the page cleaner's writes
+    /// one after the other): a page of the batch in flight is clean now. True if that
+    /// freed its frame: MySQL 5.7 frees an LRU-flushed page when its write completes;
+    /// MariaDB 10.11 leaves it at the LRU tail, clean, for a later batch or a thread's
+    /// scan (MDEV-33613), and its waiting threads wake only when a batch frees frames.
+    pub fn page_written(&mut self, bp: &mut BufferPool, file: u32, offset: u64) -> bool {
+        if file > self.files.system() || self.batch.is_empty() {
+            return false;
+        }
+        let key = PageKey::new(file, offset / u64::from(self.page_size)).0;
+        let Some(&(_, lru)) = self.batch.iter().find(|b| b.0 == key) else { return false };
+        let free = lru && matches!(self.cleaner, Cleaner::Mysql57 { .. });
+        bp.end_write(PageKey(key), free);
+        free
+    }
+
     /// A batch's writes are done: its pages are clean (an LRU page of MySQL 5.7's is freed);
     /// the next batch, or the pass's end.
     pub(super) fn batch_done(&mut self, bp: &mut BufferPool, actor: usize, now: Nanos) -> AfterIo {
