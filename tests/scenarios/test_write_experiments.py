@@ -75,9 +75,11 @@ def test_doublewrite_off_copies_nothing_and_on_copies_every_flushed_page(exp9):
 
 
 def test_mariadb_writes_its_redo_buffered_on_zfs_and_syncs_it_per_group(exp9):
-    """No Innodb_os_log_fsyncs in 10.11: the log's fdatasyncs are reported apart, at most
-    one per log write (group commit)."""
+    """No Innodb_os_log_fsyncs in 10.11: the log's fdatasyncs are reported apart; group
+    commit makes at most one log write and one fdatasync per commit (a flush of what an
+    earlier write left unflushed needs no write of its own)."""
     for name in ("ext4", "zfs-latency"):
         i = phase(exp9[name], "update-index")["innodb"]
         assert "Innodb_os_log_fsyncs" not in i
-        assert 0 < i["log_fdatasyncs"] <= i["Innodb_log_writes"] <= i["commits_with_redo"]
+        assert 0 < i["Innodb_log_writes"] <= i["commits_with_redo"]
+        assert 0 < i["log_fdatasyncs"] <= i["commits_with_redo"]

@@ -36,6 +36,7 @@ fn zfs(arc_max: u64, arc_min: u64) -> FsConfig {
         txg: Default::default(),
         ashift: 9,
         recordsize: 16384,
+        log_recordsize: None,
         indirect_block_size: 16384,
         compression: Compression::Lz4,
         primarycache: CacheProperty::All,

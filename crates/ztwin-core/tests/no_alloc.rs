@@ -90,6 +90,7 @@ fn zfs_loop_allocates_nothing_per_request() {
         txg: Default::default(),
         ashift: 12,
         recordsize: 16384,
+        log_recordsize: None,
         indirect_block_size: 131072,
         compression: Compression::Lz4,
         primarycache: CacheProperty::All,

@@ -87,6 +87,8 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "zil": {f: getattr(fs.zil, f) for f in ZilSpec.model_fields},
             "direct": fs.direct,
         }
+        if fs.log_recordsize is not None:
+            fs_out["log_recordsize"] = fs.log_recordsize
     else:
         fs_out = {"type": fs.type, "device": fs.device, "block_size": fs.block_size, "bcache": None}
         if fs.bcache is not None:

@@ -262,6 +262,10 @@ class ZfsSpec(_Model):
         "sector size; 12 (4 KiB) is what SSDs and most virtual disks give; 9 for 512-byte sectors.",
     )
     recordsize: RecordSize = Field(128 * 1024, description="zfs recordsize; default 128K.")
+    log_recordsize: Optional[RecordSize] = Field(
+        None, description="recordsize of a second dataset holding the database's redo and binary logs "
+        "(experiment 2's 128K log dataset); default: the logs share the data's dataset."
+    )
     indirect_block_size: IndirectSize = Field(
         128 * 1024, description="Indirect block size: 128K since zfs-0.7.0 (16K for files created under 0.6.x)."
     )

@@ -61,6 +61,7 @@ pub fn test_variant() -> VariantConfig {
             txg: TxgTunables::default(),
             ashift: 12,
             recordsize: 16384,
+            log_recordsize: None,
             indirect_block_size: 131072,
             compression: Compression::Lz4,
             primarycache: CacheProperty::All,

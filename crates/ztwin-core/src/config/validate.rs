@@ -251,6 +251,13 @@ impl VariantConfig {
                         z.release.name()
                     ),
                 )?;
+                if let Some(rs) = z.log_recordsize {
+                    ensure(
+                        rs.is_power_of_two() && (512..=features.max_recordsize).contains(&rs),
+                        "filesystem.log_recordsize",
+                        "must be a power of two from 512 B to the release's largest recordsize",
+                    )?;
+                }
                 ensure(
                     z.recordsize <= features.max_recordsize,
                     "filesystem.recordsize",

@@ -185,7 +185,11 @@ impl<'a> Sim<'a> {
                     .iter()
                     .enumerate()
                     .map(|(k, &size)| {
-                        let g = FileGeometry::try_new(size, z.recordsize, z.indirect_block_size)?;
+                        // The database's logs (after its tables and ibdata1) may be in a
+                        // dataset of their own recordsize.
+                        let logs = db.as_ref().and_then(|d| d.writes()).is_some_and(|w| k as u32 > w.files().system());
+                        let rs = if logs { z.log_recordsize.unwrap_or(z.recordsize) } else { z.recordsize };
+                        let g = FileGeometry::try_new(size, rs, z.indirect_block_size)?;
                         // Block keys number a file's blocks in BLKID_BITS bits.
                         if g.l0_blocks() > 1 << BlockKey::BLKID_BITS {
                             let name = match &cfg.dataset {
