@@ -109,8 +109,9 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
         "ephemeral": bool(values["ephemeral"]),
         "rotational": rotational,
         "flush_latency_ns": values["flush_latency"] or 0,
-    } | ({"queue_rotational": values["queue_rotational"]} if values["queue_rotational"] is not None else {}) | (
-        {"iops_size_bytes": values["iops_size"]} if values["iops_size"] is not None else {})
+        "queue_rotational": values["queue_rotational"],
+        "iops_size_bytes": values["iops_size"],
+    }
 
 
 def _resolve_rotational(loc: tuple, values: dict[str, Any], raw: dict, errs: list[_Err]) -> Optional[dict[str, Any]]:

@@ -87,8 +87,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "zil": {f: getattr(fs.zil, f) for f in ZilSpec.model_fields},
             "direct": fs.direct,
         }
-        if fs.log_recordsize is not None:
-            fs_out["log_recordsize"] = fs.log_recordsize
+        fs_out["log_recordsize"] = fs.log_recordsize
     else:
         fs_out = {"type": fs.type, "device": fs.device, "block_size": fs.block_size, "bcache": None}
         if fs.bcache is not None:
@@ -147,7 +146,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "innodb_lru_scan_depth": db.innodb_lru_scan_depth or 0,
             "server": db.server,
             "character_set_server": db.character_set_server,
-        } | {f: getattr(db, f) for f in _INNODB_WRITE_OPTIONS if getattr(db, f) is not None}
+        } | {f: getattr(db, f) for f in _INNODB_WRITE_OPTIONS}
         dataset_out = {
             "type": "sysbench", "tables": ds.tables, "table_size": ds.table_size,
             "compress_ratio": None if ds.compress_ratio is None else float(ds.compress_ratio),
@@ -191,7 +190,8 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
                 err(("phases", i, "type"), "a fio workload runs phases of type fio (with jobs and runs), not workload")
                 continue
             dur = r.duration if ph.duration is None else ph.duration
-            doc = {"type": "workload", "name": ph.name, "warmup_ns": r.warmup if ph.warmup is None else ph.warmup, "duration_ns": dur}
+            doc = {"type": "workload", "name": ph.name, "warmup_ns": r.warmup if ph.warmup is None else ph.warmup,
+                   "duration_ns": dur, "test": None}
             if ph.test is not None:
                 tests = SysbenchWorkloadSpec.model_fields["test"].annotation.__args__
                 if ph.test not in tests:
