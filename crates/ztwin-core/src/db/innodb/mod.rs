@@ -6,6 +6,7 @@ pub mod flush_list;
 pub mod ibd_records;
 pub mod mariadb_flush;
 pub mod mariadb_redo;
+pub mod percona_flush;
 pub mod page_cleaner;
 pub mod page_image;
 pub mod redo;
