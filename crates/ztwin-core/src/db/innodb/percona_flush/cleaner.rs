@@ -169,7 +169,8 @@ impl Recommender {
         let loops = r.p.innodb_flushing_avg_loops;
         if self.n_iterations >= loops || elapsed >= loops {
             elapsed = elapsed.max(1);
-            self.avg_page_rate = ((self.sum_pages as f64 / elapsed as f64) + self.avg_page_rate as f64) as u64 / 2;
+            self.avg_page_rate =
+                ((self.sum_pages as f64 / elapsed as f64) + self.avg_page_rate as f64) as u64 / 2;
             let lsn_rate = (cur_lsn.saturating_sub(self.prev_lsn) as f64 / elapsed as f64) as u64;
             self.lsn_avg_rate = (self.lsn_avg_rate + lsn_rate) / 2;
             self.prev_lsn = cur_lsn;
@@ -334,8 +335,13 @@ impl Coordinator {
         if timed {
             self.next_loop_ns = obs.now_ns + SEC;
         }
-        let mut pass =
-            CleanerPass { kind: PassKind::Nothing, per_instance: [0; MAX_BUFFER_POOLS], instances: n_inst, lsn_limit: LSN_MAX, rec: None };
+        let mut pass = CleanerPass {
+            kind: PassKind::Nothing,
+            per_instance: [0; MAX_BUFFER_POOLS],
+            instances: n_inst,
+            lsn_limit: LSN_MAX,
+            rec: None,
+        };
         if !timed && r.p.innodb_flush_sync && self.sync_lsn > 0 {
             pass.kind = PassKind::Sync;
             pass.lsn_limit = std::mem::take(&mut self.sync_lsn);

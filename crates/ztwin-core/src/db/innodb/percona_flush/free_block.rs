@@ -70,8 +70,13 @@ pub fn backoff_sleep_us(n: u64, high_priority: bool) -> Option<u64> {
         8..=10 => 5,
         _ => n - 5,
     };
-    let b = if i >= 63 { MAX_FREE_LIST_BACKOFF_SLEEP_US } else { (1u64 << i).min(MAX_FREE_LIST_BACKOFF_SLEEP_US) };
-    let div = if high_priority { FREE_LIST_BACKOFF_HIGH_PRIO_DIVIDER } else { FREE_LIST_BACKOFF_LOW_PRIO_DIVIDER };
+    let b = if i >= 63 {
+        MAX_FREE_LIST_BACKOFF_SLEEP_US
+    } else {
+        (1u64 << i).min(MAX_FREE_LIST_BACKOFF_SLEEP_US)
+    };
+    let div =
+        if high_priority { FREE_LIST_BACKOFF_HIGH_PRIO_DIVIDER } else { FREE_LIST_BACKOFF_LOW_PRIO_DIVIDER };
     Some(b / div)
 }
 
@@ -97,7 +102,9 @@ impl FreeFrames {
     /// (`srv_current_thread_priority`: only master and purge threads with
     /// innodb_priority_master / innodb_priority_purge; user threads have none), with
     /// `free_len` frames on the free list and `lru_batch_running` (an LRU batch of the
-    /// instance not yet ended).
+    /// instance being put together, `init_flush[BUF_FLUSH_LRU]`: between `buf_flush_start`
+    /// and `buf_flush_end`, before its writes complete; with batches run at one instant,
+    /// false).
     ///
     /// Backoff (while the LRU manager threads run): every round that finds the free list
     /// empty yields (rounds 0-2) or sleeps ([`backoff_sleep_us`]), counts

@@ -18,7 +18,13 @@ use crate::sim::time::{Nanos, MS, SEC};
 /// 1 % after a batch that did nothing: one millisecond more (at most
 /// `srv_cleaner_max_lru_time`, 1000); under 5 % with at least 50 ms of sleep: 50 ms less;
 /// otherwise unchanged.
-pub fn adapt_sleep_time(free_len: u64, lru_len: u64, lru_scan_depth: u64, last_processed: u64, sleep_ms: u64) -> u64 {
+pub fn adapt_sleep_time(
+    free_len: u64,
+    lru_len: u64,
+    lru_scan_depth: u64,
+    last_processed: u64,
+    sleep_ms: u64,
+) -> u64 {
     let max_free = lru_len.min(lru_scan_depth);
     if free_len < max_free / 100 && last_processed > 0 {
         0
@@ -110,7 +116,8 @@ impl LruManager {
     pub fn begin(&mut self, r: &Resolved, now: Nanos, free_len: u64, lru_len: u64) -> LruBatch {
         let depth = r.p.innodb_lru_scan_depth;
         let fold = self.fold;
-        self.sleep_ms = adapt_sleep_time(free_len / fold, lru_len / fold, depth, self.last_processed, self.sleep_ms);
+        self.sleep_ms =
+            adapt_sleep_time(free_len / fold, lru_len / fold, depth, self.last_processed, self.sleep_ms);
         self.next_loop_ns = now + self.sleep_ms * MS;
         LruBatch {
             max: fold * depth.min(lru_len / fold),
@@ -138,7 +145,10 @@ pub fn lru_list_batch<V: PoolView>(view: &mut V, b: &LruBatch, nb: &Neighbours) 
     let mut budget = view.lru_len();
     let mut cur = view.lru_prev(None);
     while let Some(page) = cur {
-        if res.processed() >= b.max || view.free_len() >= b.free_target || view.lru_len() <= b.lru_min || budget == 0
+        if res.processed() >= b.max
+            || view.free_len() >= b.free_target
+            || view.lru_len() <= b.lru_min
+            || budget == 0
         {
             break;
         }

@@ -71,6 +71,18 @@
 //!   target `lsn - max_modified_age_sync`, asks a sync flush (`buf_flush_request_force`: to
 //!   the target plus `3 * lsn_avg_rate`, with `innodb_flush_sync` on) and polls every 10 ms
 //!   (`buf_flush_wait_flushed`) until every instance's oldest modification reaches the target.
+//! - Status variables ([`Stats`]; `srv_export_innodb_status`, `innodb_status_variables`).
+//!   `Innodb_buffer_pool_pages_flushed` counts the flush-list pages written and the LRU
+//!   managers' pages written and evicted (not single-page flushes).
+//!   `Innodb_buffer_pool_pages_LRU_flushed` (Percona's) reads a per-instance counter nothing
+//!   increments and `buf_get_total_stat` does not sum: always 0 in 5.7.22.
+//!   `Innodb_buffer_pool_wait_free` counts rounds, not threads. Percona's
+//!   `Innodb_checkpoint_age` is `lsn - last_checkpoint_lsn` and `Innodb_checkpoint_max_age`
+//!   is `max_checkpoint_age` ([`PerconaFlush::checkpoint_age`]); its `Innodb_lsn_current`,
+//!   `_flushed`, `_last_checkpoint`, `Innodb_master_thread_active_loops`, `_idle_loops` and
+//!   `Innodb_background_log_sync` belong to the redo log and master thread, and
+//!   `Innodb_ibuf_free_list` / `Innodb_ibuf_segment_size` (the change buffer's free pages and
+//!   file segment, `ibuf_export_ibuf_status`) to the change buffer: none is kept here.
 //!
 //! What matters for experiment 2 (60G pool, 16K pages, innodb_io_capacity 600, O_DSYNC,
 //! doublewrite off, 16 threads): 8 instances of 491,460 frames (3,931,680 in all), 4 page
@@ -90,7 +102,7 @@
 //! the per-instance rounding of the requests (under 8 pages a pass), the 8 × 1024 free
 //! frames held back (0.2 % of the pool), the instances' separate LRU lists under uniformly
 //! spread pages. So a driver may run one merged instance with the per-instance limits
-//! multiplied by the instances (`fold`: below), provided it ends each pass's batches as
+//! multiplied by the instances (`merged`, below), provided it ends each pass's batches as
 //! the instances would (one end per instance that wrote: [`instance_of`] groups a batch's
 //! pages; [`CleanerPass::batches`]).
 //!
@@ -112,9 +124,11 @@
 //!   legacy thread's signal cuts it short); `let pass = fl.cleaner_pass(&obs, |target,
 //!   counts| ...)` (counts: each instance's dirty pages with oldest modification ≤ target; in
 //!   the merged mode the merged count split evenly, [`even_share`]); per instance with
-//!   `pass.per_instance[i] > 0`, `fl.flush_list_batch(&mut view, oldest_first,
+//!   `pass.per_instance[i] > 0`, `fl.flush_list_batch(i, &mut view, oldest_first,
 //!   pass.per_instance[i], pass.lsn_limit)` and its batch end, `innodb_page_cleaners`
-//!   batches at a time; then `fl.cleaner_end(&pass, pages_written)`.
+//!   batches at a time (merged: one batch of `pass.requested()` pages, whose written pages
+//!   [`instance_of_key`] splits into the instances' batch ends); then
+//!   `fl.cleaner_end(&pass, pages_written)`.
 //! - A thread needing a frame: `let mut w = FrameWaiter::default()`, then loop on
 //!   `fl.get_free_block(i, &mut w, free_len, lru_batch_running, false)`: [`FrameStep::Take`]
 //!   takes one; `Yield`/`Sleep` wait and ask again; legacy's `ScanLru` runs
@@ -198,9 +212,9 @@ pub use free_block::{FrameStep, FrameWaiter, FreeFrames, SinglePage};
 pub use lru_manager::{LruBatch, LruBatchResult, LruManager};
 
 use crate::db::innodb::buffer_pool::{PageKey, BUF_LRU_MIN_LEN};
-use crate::db::innodb::mariadb_flush::PoolView;
 #[cfg(doc)]
 use crate::db::innodb::mariadb_flush::PageState;
+use crate::db::innodb::mariadb_flush::PoolView;
 use crate::db::innodb::page_cleaner::LogAges;
 use crate::sim::time::{Nanos, MS};
 
@@ -365,7 +379,7 @@ impl Params {
         // srv_start: a chunk larger than an instance's share shrinks to it.
         let mut chunk = self.innodb_buffer_pool_chunk_size.max(ps);
         if chunk.saturating_mul(instances) > size {
-            chunk = size / instances + u64::from(size % instances != 0);
+            chunk = size / instances + u64::from(!size.is_multiple_of(instances));
         }
         let m = chunk.saturating_mul(instances).max(1);
         let pool_size = size.div_ceil(m).saturating_mul(m);
@@ -381,7 +395,8 @@ impl Params {
         // innodb_empty_free_list_algorithm_allowed: backoff needs 5 * BUF_LRU_MIN_LEN pages
         // per instance.
         let allowed = pool_size / ps / instances >= 5 * BUF_LRU_MIN_LEN as u64;
-        let algorithm = if allowed { self.innodb_empty_free_list_algorithm } else { EmptyFreeListAlgorithm::Legacy };
+        let algorithm =
+            if allowed { self.innodb_empty_free_list_algorithm } else { EmptyFreeListAlgorithm::Legacy };
         Resolved {
             p: *self,
             instances,
@@ -557,7 +572,11 @@ impl PerconaFlush {
 
     /// A page cleaner pass at `obs.now_ns`; `pages_for_lsn(target, counts)` fills each
     /// instance's count of dirty pages with oldest modification at most `target`.
-    pub fn cleaner_pass(&mut self, obs: &CleanerObs, pages_for_lsn: impl FnMut(u64, &mut [u64])) -> CleanerPass {
+    pub fn cleaner_pass(
+        &mut self,
+        obs: &CleanerObs,
+        pages_for_lsn: impl FnMut(u64, &mut [u64]),
+    ) -> CleanerPass {
         self.stats.cleaner_passes += 1;
         let pass = self.cleaner.begin_pass(&self.r, &self.log, obs, pages_for_lsn);
         if let Some(rec) = &pass.rec {
@@ -568,21 +587,20 @@ impl PerconaFlush {
         pass
     }
 
-    /// One instance's flush-list batch (`buf_flush_do_batch(BUF_FLUSH_LIST)`): see
-    /// [`batch::flush_list_batch`]; `fold` is 1 per instance, the instances for the merged
-    /// pool. Returns the pages written; its end lets legacy threads scan again.
+    /// Instance `i`'s flush-list batch (`buf_flush_do_batch(BUF_FLUSH_LIST)`, see
+    /// [`batch::flush_list_batch`]) on `view` (that instance, or the merged pool with `i` 0).
+    /// Returns the pages written; its end lets legacy threads of the instance scan again.
     pub fn flush_list_batch<V: PoolView, I: IntoIterator<Item = (PageKey, u64)>>(
         &mut self,
+        i: usize,
         view: &mut V,
         oldest_first: I,
         min_n: u64,
         lsn_limit: u64,
     ) -> u64 {
-        let fold = if self.lru.len() == 1 { self.r.instances } else { 1 };
+        let fold = self.lru[i].fold();
         let n = batch::flush_list_batch(view, oldest_first, min_n, lsn_limit, &self.r.neighbours(), fold);
-        for f in &mut self.free {
-            f.batch_ended();
-        }
+        self.free[i].batch_ended();
         n
     }
 
