@@ -8,6 +8,7 @@ pub mod mariadb_flush;
 pub mod mariadb_redo;
 pub mod page_cleaner;
 pub mod page_image;
+pub mod percona_flush;
 pub mod redo;
 pub mod redo_records;
 pub mod writes;
