@@ -397,6 +397,12 @@ class InnodbSpec(_Model):
     innodb_change_buffering: Optional[Literal["none", "inserts", "deletes", "changes", "purges", "all"]] = Field(
         None, description="MySQL 5.7 default all; MariaDB 10.11 none."
     )
+    # The binary log (MySQL 5.7's is modelled).
+    log_bin: Optional[bool] = Field(None, description="The binary log on (default off); MySQL 5.7's group commit is modelled.")
+    sync_binlog: Optional[int] = Field(None, ge=0, lt=2**32, description="fsync the binary log every Nth group (MySQL 5.7 default 1; 0 never).")
+    max_binlog_size: Optional[Size] = Field(None, description="A binary log file is rotated past this size (default 1G, 4K to 1G).")
+    binlog_group_commit_sync_delay: Optional[int] = Field(None, ge=0, le=1_000_000, description="Microseconds the sync stage waits for more commits (default 0).")
+    binlog_group_commit_sync_no_delay_count: Optional[int] = Field(None, ge=0, le=100_000, description="Commits that end that wait early (default 0).")
 
 
 class SysbenchDatasetSpec(_Model):

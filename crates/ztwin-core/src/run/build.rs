@@ -41,6 +41,9 @@ impl<'a> Sim<'a> {
                 let mut database =
                     Database::innodb(db, TableLayout::new(&schema, ds.table_size, db.innodb_page_size));
                 let mut files = vec![database.file_size(); ds.tables as usize];
+                // The write options are checked whatever the workload (a read-only run
+                // ignores them, but a bad one is refused all the same).
+                WriteParams::new(db)?;
                 if let WorkloadConfig::Sysbench(wl) = &cfg.workload {
                     if cfg.sysbench_writes() {
                         // The write path's files: ibdata1 (the doublewrite buffer, undo
