@@ -702,18 +702,7 @@ impl Sim<'_> {
                 }
                 Flow::Next
             }
-            Some(FileOp::Write { file, offset, len, o_sync }) => {
-                c.o_direct = self.db_o_direct(file);
-                c.space = file;
-                (c.w_offset, c.w_len, c.read_offset, c.read_len) = (offset, len, offset, len);
-                c.write = true;
-                c.o_sync = o_sync;
-                c.fsync = Fsync::None;
-                c.cpu_pending += self.costs.syscall;
-                c.after_write = State::DbIo;
-                c.state = State::WriteStart;
-                Flow::Next
-            }
+            Some(FileOp::Write { file, offset, len, o_sync }) => self.db_write(c, file, offset, len, o_sync),
             Some(FileOp::WriteAsync { file, offset, len }) => match &mut self.fs {
                 Fs::Extent(x) => {
                     // io_submit: in flight at once; the barrier waits for it.
@@ -721,20 +710,9 @@ impl Sim<'_> {
                     c.async_until = c.async_until.max(done);
                     Flow::Next
                 }
-                Fs::Zfs(_) => {
-                    // A ZFS file takes the write in the submitting thread: as a plain
-                    // write (Direct I/O when 2.3's direct property makes it so).
-                    c.o_direct = self.db_o_direct(file);
-                    c.space = file;
-                    (c.w_offset, c.w_len, c.read_offset, c.read_len) = (offset, len, offset, len);
-                    c.write = true;
-                    c.o_sync = false;
-                    c.fsync = Fsync::None;
-                    c.cpu_pending += self.costs.syscall;
-                    c.after_write = State::DbIo;
-                    c.state = State::WriteStart;
-                    Flow::Next
-                }
+                // A ZFS file takes the write in the submitting thread: as a plain write
+                // (Direct I/O when 2.3's direct property makes it so).
+                Fs::Zfs(_) => self.db_write(c, file, offset, len, false),
             },
             Some(FileOp::Sync { file }) => match &mut self.fs {
                 Fs::Extent(x) => {
@@ -761,6 +739,21 @@ impl Sim<'_> {
                 Flow::Next
             }
         }
+    }
+
+    /// The database's write of `len` bytes at `offset` of driver file `file`
+    /// (`o_sync`: the file is open O_SYNC), through the write path; then DbIo again.
+    fn db_write(&mut self, c: &mut Client, file: u32, offset: u64, len: u32, o_sync: bool) -> Flow {
+        c.o_direct = self.db_o_direct(file);
+        c.space = file;
+        (c.w_offset, c.w_len, c.read_offset, c.read_len) = (offset, len, offset, len);
+        c.write = true;
+        c.o_sync = o_sync;
+        c.fsync = Fsync::None;
+        c.cpu_pending += self.costs.syscall;
+        c.after_write = State::DbIo;
+        c.state = State::WriteStart;
+        Flow::Next
     }
 
     /// Whether the database opens driver file `file` with O_DIRECT.

@@ -461,18 +461,7 @@ impl Writes {
     /// dirty page, no I/O in progress, no waiter; the LSN and the counters go on.
     pub fn restart(&mut self) {
         self.flush_list = FlushList::with_capacity(4096);
-        for q in &mut self.io {
-            q.clear();
-        }
-        self.jobs.fill(Job::None);
-        self.pass.clear();
-        self.batch.clear();
-        (self.pass_pos, self.lru_pages, self.sync_target) = (0, 0, None);
-        self.log_waiters.clear();
-        self.ckpt_waiters.clear();
-        self.released.clear();
-        // Everything appended is durable after the shutdown.
-        self.redo.settle();
+        self.drop_io();
         self.cleaner_restart();
     }
 
@@ -482,6 +471,11 @@ impl Writes {
         for &(key, _) in &self.batch {
             bp.end_write(PageKey(key), false);
         }
+        self.drop_io();
+    }
+
+    /// Every thread's queued I/O, job and wait dropped; what the log appended is durable.
+    fn drop_io(&mut self) {
         for q in &mut self.io {
             q.clear();
         }
