@@ -77,3 +77,49 @@ pub struct RotationalConfig {
     /// Bytes the drive reads ahead into its cache after a read (0 = no read-ahead).
     pub readahead_bytes: u64,
 }
+
+/// A hardware RAID controller with a write-back cache, exposing each drive of `volumes`
+/// as its own volume (single-drive RAID 0 virtual drives, or JBOD behind the cache); see
+/// `dev::controller` for the mechanism and the sources of the defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerConfig {
+    /// Name used by reports and messages (e.g. "perc").
+    pub name: String,
+    /// The devices behind the controller, by name: each is one volume, its drive's
+    /// mechanics and limits those of the device.
+    pub volumes: Vec<String>,
+    /// Cache memory holding dirty write data, bytes, shared by the volumes (DRAM of the
+    /// card: 512 MiB to 2 GiB on 2012-2018 cards).
+    pub cache_bytes: u64,
+    /// Write policy: true = Write Back (a write completes once in the cache; MegaRAID's
+    /// "WB", which needs a healthy battery or flash backup), false = Write Through (it
+    /// completes when the drive has it).
+    pub write_back: bool,
+    /// Controller time per command (firmware, DMA set-up), ns: a cache hit completes after
+    /// it; a command that goes to the drive adds it.
+    pub cache_latency_ns: u64,
+    /// Rate at which a hit's data moves between host memory and the cache, bytes/s.
+    pub cache_bytes_per_sec: f64,
+    /// Largest write the controller issues to a drive when destaging adjacent dirty data
+    /// as one command, bytes.
+    pub destage_max_bytes: u64,
+    /// Destage writes the controller keeps queued at each drive.
+    pub destage_queue_depth: u32,
+}
+
+/// A Linux md array (`mdadm --create --level=10`) over devices; see `dev::md_raid10`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArrayConfig {
+    /// Name of the array (e.g. "md0"), which a filesystem's `device` may name.
+    pub name: String,
+    /// RAID level: "raid10" (the only one modelled).
+    pub level: String,
+    /// The member devices, in raid-disk order (`mdadm --create ... DEVICES`).
+    pub members: Vec<String>,
+    /// mdadm's `--layout` for RAID10: "n2" (default), "f2", "o2", or another copy count.
+    pub layout: String,
+    /// mdadm's `--chunk`, bytes (default 512 KiB since mdadm 3.1).
+    pub chunk_bytes: u64,
+}

@@ -53,6 +53,8 @@ pub fn test_variant() -> VariantConfig {
             queue_rotational: None,
             iops_size_bytes: None,
         }],
+        controllers: vec![],
+        arrays: vec![],
         filesystem: FsConfig::Zfs(ZfsConfig {
             release: ZfsRelease::V0_8,
             vdevs: vec!["disk".into()],
