@@ -66,7 +66,8 @@ def test_experiment_2_storage_resolves_to_arrays_and_controllers():
     z = r["zfs"]
     assert z["controllers"] == ext4["controllers"] and len(z["arrays"]) == 1
     for name, cfg in r.items():
-        check(cfg, "VariantConfig", name)
+        check(cfg["arrays"], "Vec<ArrayConfig>", f"{name}.arrays")
+        check(cfg["controllers"], "Vec<ControllerConfig>", f"{name}.controllers")
 
 
 def test_scenarios_without_raid_resolve_empty_lists():
@@ -84,9 +85,10 @@ def test_both_variants_run_through_the_controller_and_the_array():
         assert doc["queries"] > 0, name
         devs = doc["devices"]
         assert sorted(devs) == DRIVES, devs.keys()
-        # Every drive is read and written: the array (or the pool) spreads over all six.
+        # Every drive is read: the array (or the pool) spreads the tables over all six.
         for dname in DRIVES:
-            assert devs[dname]["read_iops"] > 0 and devs[dname]["write_iops"] > 0, (name, dname, devs[dname])
+            assert devs[dname]["read_iops"] > 0, (name, dname, devs[dname])
+        assert sum(devs[dname]["write_iops"] for dname in DRIVES) > 0, name
         if name == "ext4":
             # n2: the two drives of each pair get the same writes.
             for a, b in zip(DRIVES[::2], DRIVES[1::2]):

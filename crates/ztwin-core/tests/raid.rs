@@ -3,68 +3,14 @@
 
 use ztwin_core::config::*;
 use ztwin_core::run::run_variant;
-use ztwin_core::sim::time::{MS, SEC, US};
 
 const DRIVES: [&str; 4] = ["sda", "sdb", "sdc", "sdd"];
 
-/// A 15K SAS drive as the `sas-15k-600g` preset describes it.
-fn drive(name: &str) -> DeviceConfig {
-    let mut d = test_variant().devices[0].clone();
-    d.name = name.into();
-    d.kind = "sas-15k-600g".into();
-    d.iops_limit = None;
-    d.read_latency_ns = 100 * US;
-    d.write_latency_ns = 100 * US;
-    d.latency_sigma = 0.0;
-    d.transfer_bytes_per_sec = 1.2e9;
-    d.parallelism = 1;
-    d.capacity_bytes = Some(600_127_266_816);
-    d.flush_latency_ns = 100 * US;
-    d.rotational = Some(RotationalConfig {
-        rpm: 15_000,
-        track_to_track_seek_ns: 200 * US,
-        average_seek_ns: 2900 * US,
-        full_stroke_seek_ns: 6 * MS,
-        write_settle_ns: 200 * US,
-        outer_rate_bytes_per_sec: 250e6,
-        inner_rate_bytes_per_sec: 150e6,
-        readahead_bytes: 1 << 20,
-    });
-    d
-}
-
-fn controller(write_back: bool) -> ControllerConfig {
-    ControllerConfig {
-        name: "perc".into(),
-        volumes: DRIVES.iter().map(|s| s.to_string()).collect(),
-        cache_bytes: 1 << 30,
-        write_back,
-        cache_latency_ns: 40 * US,
-        cache_bytes_per_sec: 4e9,
-        destage_max_bytes: 1 << 20,
-        destage_queue_depth: 2,
-    }
-}
-
-/// oltp_update_index on ext4 over md0 (n2, 512K chunks) of four drives behind the
-/// controller.
+/// oltp_update_index on ext4 over md0 (n2, 512K chunks) of four 15K drives behind the
+/// controller, its write policy as given.
 fn ext4_on_md(write_back: bool) -> VariantConfig {
-    let mut c = test_variant();
-    c.devices = DRIVES.iter().map(|n| drive(n)).collect();
-    c.controllers = vec![controller(write_back)];
-    c.arrays = vec![ArrayConfig {
-        name: "md0".into(),
-        level: "raid10".into(),
-        members: DRIVES.iter().map(|s| s.to_string()).collect(),
-        layout: "n2".into(),
-        chunk_bytes: 512 << 10,
-    }];
-    c.filesystem = FsConfig::Ext4(ExtentFsConfig { device: "md0".into(), block_size: 4096, bcache: None });
-    let Some(DatabaseConfig::Innodb(db)) = &mut c.database else { unreachable!() };
-    db.innodb_flush_method = "O_DIRECT".into();
-    let WorkloadConfig::Sysbench(w) = &mut c.workload else { unreachable!() };
-    w.test = SysbenchTest::OltpUpdateIndex;
-    c.run = RunConfig { warmup_ns: SEC, duration_ns: 3 * SEC, report_interval_ns: SEC };
+    let mut c = test_raid_variant();
+    c.controllers[0].write_back = write_back;
     c
 }
 

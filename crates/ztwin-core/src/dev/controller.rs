@@ -289,7 +289,7 @@ impl Controller {
             let next = vol.dirty.range(vol.cursor..).next().or_else(|| vol.dirty.iter().next());
             let Some((&s, &e)) = next else { return };
             vol.dirty.remove(&s);
-            let end = e.min(s + max);
+            let end = e.min(s.saturating_add(max));
             if end < e {
                 vol.dirty.insert(end, e);
             }
@@ -311,6 +311,10 @@ impl Controller {
             self.counters.write_through += 1;
             let done = self.volumes[v].drive.submit_at(now, Op::Write, offset, bytes);
             return done.saturating_add(self.p.latency_ns);
+        }
+        if bytes == 0 {
+            self.counters.write_hits += 1;
+            return now.saturating_add(self.p.latency_ns);
         }
         let mut t = now;
         loop {

@@ -125,6 +125,9 @@ impl Geometry {
                 format!("the members are smaller than a chunk times the far copies ({chunk_bytes} x {far} bytes)"),
             ));
         }
+        if chunks > (1u64 << 54) >> chunk_shift {
+            return Err(Error::config("members", "the array would be larger than 8 EiB: members this large are not modelled"));
+        }
         let used = (chunks * u64::from(copies)).div_ceil(u64::from(raid_disks));
         let stride = if far_offset { 1u64 << chunk_shift } else { (used / u64::from(far)) << chunk_shift };
         Ok(Geometry {
