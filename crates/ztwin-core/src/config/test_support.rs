@@ -1,11 +1,12 @@
 //! Small valid variants that unit and integration tests start from.
 
 use super::{
-    ArcTunables, ArrayConfig, ControllerConfig, ExtentFsConfig, RotationalConfig, CacheProperty, CharacterSet, Compression, CpuCosts, DatabaseConfig, DatasetConfig,
-    DeviceConfig, FileConfig, FilesDataset, FioBuffers, FioDistribution, FioFileService, FioJob, FioPhase,
-    FioRw, FioWorkload, FsConfig, InnodbConfig, InnodbServer, MachineConfig, PhaseConfig, PoolTunables,
-    PrepareRandType, RandType, RunConfig, SysbenchDataset, SysbenchTest, SysbenchWorkload, TxgTunables,
-    VariantConfig, WorkloadConfig, ZfsConfig, ZfsRelease,
+    ArcTunables, ArrayConfig, CacheProperty, CharacterSet, Compression, ControllerConfig, CpuCosts,
+    DatabaseConfig, DatasetConfig, DeviceConfig, ExtentFsConfig, FileConfig, FilesDataset, FioBuffers,
+    FioDistribution, FioFileService, FioJob, FioPhase, FioRw, FioWorkload, FsConfig, InnodbConfig,
+    InnodbServer, MachineConfig, PhaseConfig, PoolTunables, PrepareRandType, RandType, RotationalConfig,
+    RunConfig, SysbenchDataset, SysbenchTest, SysbenchWorkload, TxgTunables, VariantConfig, WorkloadConfig,
+    ZfsConfig, ZfsRelease,
 };
 use crate::sim::time::{MS, SEC, US};
 

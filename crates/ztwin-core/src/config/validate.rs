@@ -344,7 +344,11 @@ impl VariantConfig {
                 }
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
-                ensure(has(&x.device) || array.is_some(), "filesystem.device", &self.unknown_device(&x.device))?;
+                ensure(
+                    has(&x.device) || array.is_some(),
+                    "filesystem.device",
+                    &self.unknown_device(&x.device),
+                )?;
                 if let (Some(a), Some(b)) = (array, &x.bcache) {
                     ensure(
                         !a.members.contains(&b.cache_device),
@@ -546,8 +550,12 @@ fn validate_sysbench(w: &SysbenchWorkload, ds: &SysbenchDataset) -> Result<()> {
 impl VariantConfig {
     /// The message for a device name that is not one of the scenario's.
     fn unknown_device(&self, name: &str) -> String {
-        let names: Vec<&str> =
-            self.devices.iter().map(|d| d.name.as_str()).chain(self.arrays.iter().map(|a| a.name.as_str())).collect();
+        let names: Vec<&str> = self
+            .devices
+            .iter()
+            .map(|d| d.name.as_str())
+            .chain(self.arrays.iter().map(|a| a.name.as_str()))
+            .collect();
         format!("names unknown device '{name}'; devices of this scenario: {}", names.join(", "))
     }
 
@@ -562,7 +570,11 @@ impl VariantConfig {
                 &at("name"),
                 "an array's name must differ from every device's",
             )?;
-            ensure(!self.arrays[..k].iter().any(|o| o.name == a.name), &at("name"), "array names must be unique")?;
+            ensure(
+                !self.arrays[..k].iter().any(|o| o.name == a.name),
+                &at("name"),
+                "array names must be unique",
+            )?;
             ensure(
                 (2..=256).contains(&a.members.len()),
                 &at("members"),

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArrayConfig, ControllerConfig, DatabaseConfig, DatasetConfig, DeviceConfig, FioPhase, FsConfig, MachineConfig, PhaseConfig,
-    WorkloadConfig, WorkloadPhase,
+    ArrayConfig, ControllerConfig, DatabaseConfig, DatasetConfig, DeviceConfig, FioPhase, FsConfig,
+    MachineConfig, PhaseConfig, WorkloadConfig, WorkloadPhase,
 };
 use crate::error::{Error, Result};
 

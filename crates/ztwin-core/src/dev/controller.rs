@@ -97,7 +97,8 @@ pub struct ControllerParams {
 impl ControllerParams {
     /// The parameters of `cfg`, checked; errors name `controllers[i].FIELD` as `at` gives.
     pub fn new(cfg: &ControllerConfig, at: impl Fn(&str) -> String) -> Result<ControllerParams> {
-        let ensure = |ok: bool, f: &str, what: &str| if ok { Ok(()) } else { Err(Error::config(at(f), what)) };
+        let ensure =
+            |ok: bool, f: &str, what: &str| if ok { Ok(()) } else { Err(Error::config(at(f), what)) };
         ensure(
             (1 << 20..=1 << 40).contains(&cfg.cache_bytes),
             "cache_bytes",
@@ -214,7 +215,14 @@ impl Controller {
             .into_iter()
             .map(|drive| Volume { drive, dirty: BTreeMap::new(), inflight: Vec::new(), cursor: 0 })
             .collect();
-        Controller { name: name.into(), p, used: 0, peak: 0, volumes, counters: ControllerCounters::default() }
+        Controller {
+            name: name.into(),
+            p,
+            used: 0,
+            peak: 0,
+            volumes,
+            counters: ControllerCounters::default(),
+        }
     }
 
     /// The controller's name.
@@ -351,8 +359,10 @@ impl Controller {
         let vol = &self.volumes[v];
         let mut pos = s;
         while pos < e {
-            let in_dirty = vol.dirty.range(..=pos).next_back().filter(|(_, &end)| end > pos).map(|(_, &end)| end);
-            let in_flight = vol.inflight.iter().filter(|d| d.start <= pos && d.end > pos).map(|d| d.end).max();
+            let in_dirty =
+                vol.dirty.range(..=pos).next_back().filter(|(_, &end)| end > pos).map(|(_, &end)| end);
+            let in_flight =
+                vol.inflight.iter().filter(|d| d.start <= pos && d.end > pos).map(|d| d.end).max();
             match in_dirty.max(in_flight) {
                 Some(end) => pos = end,
                 None => return false,
@@ -439,7 +449,10 @@ pub fn check(controllers: &[ControllerConfig], devices: &[DeviceConfig]) -> Resu
                 ));
             }
             if seen.contains(&name.as_str()) {
-                return Err(Error::config(at("volumes"), format!("device '{name}' is behind two controllers")));
+                return Err(Error::config(
+                    at("volumes"),
+                    format!("device '{name}' is behind two controllers"),
+                ));
             }
             seen.push(name);
         }
@@ -459,7 +472,10 @@ pub fn attach(controllers: &[ControllerConfig], cfgs: &[DeviceConfig], devices: 
         let drives = idx
             .iter()
             .map(|&d| {
-                Device::new(&cfgs[d], seed ^ 0x5bd1_e995_u64.wrapping_mul((i as u64 + 1) << 16 | d as u64 + 1))
+                Device::new(
+                    &cfgs[d],
+                    seed ^ 0x5bd1_e995_u64.wrapping_mul(((i as u64 + 1) << 16) | (d as u64 + 1)),
+                )
             })
             .collect();
         let ctrl = Rc::new(RefCell::new(Controller::new(&c.name, p, drives)));

@@ -30,6 +30,11 @@
 //! are counted either way: they are what ZFS asked for. A rotational device's writes are
 //! served at the platter (its mechanics), so its flush finds nothing of theirs to destage.
 //!
+//! A device behind a hardware RAID controller ([`Device::attach`], `dev::controller`) is
+//! the host's view of a volume: its I/O and flushes go through the controller's cache,
+//! which serves them, or sends them to the drive behind it (a device of its own, with this
+//! device's configuration); its counters are what the host sees (iostat on the volume).
+//!
 //! Simplifications: 1. the throttle is a leaky bucket with no burst credit (gp2's burst
 //! bucket is not modelled; scenarios say "no burst"); 2. reads and writes share one cap,
 //! as EBS counts them; 3. a request's completion time is fixed when it is submitted, which

@@ -25,7 +25,12 @@
 //!   equals wins.
 //! - A flush (REQ_PREFLUSH) goes to every member as an empty flush, and the request's
 //!   data, if any, follows when all have completed (md.c `md_flush_request`,
-//!   `submit_flushes`, `md_submit_flush_data`).
+//!   `submit_flushes`, `md_submit_flush_data`). The array declares a write cache and FUA
+//!   whatever its members (`blk_queue_write_cache(queue, true, true)`), so flushes always
+//!   reach md; each member's queue then applies its own flush policy.
+//! - The array reports itself rotational unless every member is non-rotational (md.c
+//!   `md_run`: QUEUE_FLAG_NONROT only if no in-array member is rotational and the array is
+//!   not degraded); `run::build` gives that to the database (MariaDB's neighbour flushing).
 //!
 //! Defaults (mdadm(8)): `--layout` for RAID10 is "n2"; `--chunk` is 512 KiB when creating
 //! an array (64 KiB before mdadm 3.1, and for arrays without metadata); RAID10's chunk
@@ -35,7 +40,8 @@
 //! Sources: drivers/md/raid10.c of Linux 4.15 (read in the stored index: `__raid10_find_phys`,
 //! `raid10_find_virt`, `read_balance`, `raid10_read_request`, `raid10_write_request`,
 //! `raid10_write_one_disk`, `raid10_make_request`) and of 3.x/4.x for `raid10_size`,
-//! `calc_sectors` and `setup_conf`; drivers/md/md.c (4.x) `submit_flushes`; mdadm(8)
+//! `calc_sectors` and `setup_conf`; drivers/md/md.c (4.x) `submit_flushes`, `md_run`, and
+//! the array's `blk_queue_write_cache` (as later patches show it); mdadm(8)
 //! (`--chunk`, `--layout`, `--bitmap`).
 //!
 //! Simplifications: 1. every member is in sync and healthy (no resync window, degraded
@@ -98,7 +104,10 @@ impl Geometry {
     /// `chunk_bytes`; errors name the `ArrayConfig` field at fault.
     pub fn new(layout: &str, chunk_bytes: u64, raid_disks: u32, member_bytes: u64) -> Result<Geometry> {
         let (near, far, far_offset) = parse_layout(layout).ok_or_else(|| {
-            Error::config("layout", format!("'{layout}' is not a RAID10 layout: n, f or o and a copy count, e.g. \"n2\""))
+            Error::config(
+                "layout",
+                format!("'{layout}' is not a RAID10 layout: n, f or o and a copy count, e.g. \"n2\""),
+            )
         })?;
         let copies = near.saturating_mul(far);
         if copies < 2 || copies > raid_disks || copies as usize > MAX_COPIES {
@@ -118,15 +127,21 @@ impl Geometry {
         }
         let chunk_shift = (chunk_bytes >> 9).trailing_zeros();
         // raid10_size and calc_sectors.
-        let chunks = (member_bytes >> 9 >> chunk_shift) / u64::from(far) * u64::from(raid_disks) / u64::from(near);
+        let chunks =
+            (member_bytes >> 9 >> chunk_shift) / u64::from(far) * u64::from(raid_disks) / u64::from(near);
         if chunks == 0 {
             return Err(Error::config(
                 "members",
-                format!("the members are smaller than a chunk times the far copies ({chunk_bytes} x {far} bytes)"),
+                format!(
+                    "the members are smaller than a chunk times the far copies ({chunk_bytes} x {far} bytes)"
+                ),
             ));
         }
         if chunks > (1u64 << 54) >> chunk_shift {
-            return Err(Error::config("members", "the array would be larger than 8 EiB: members this large are not modelled"));
+            return Err(Error::config(
+                "members",
+                "the array would be larger than 8 EiB: members this large are not modelled",
+            ));
         }
         let used = (chunks * u64::from(copies)).div_ceil(u64::from(raid_disks));
         let stride = if far_offset { 1u64 << chunk_shift } else { (used / u64::from(far)) << chunk_shift };
@@ -304,14 +319,21 @@ impl Raid10 {
         if cfg.level != "raid10" {
             return Err(Error::config(at("level"), format!("'{}' is not modelled: only raid10", cfg.level)));
         }
-        let geo = Geometry::new(&cfg.layout, cfg.chunk_bytes, members.len() as u32, member_bytes).map_err(|e| {
-            match e {
-                Error::Config { field, message } => Error::config(at(&field), message),
-                other => other,
-            }
-        })?;
+        let geo =
+            Geometry::new(&cfg.layout, cfg.chunk_bytes, members.len() as u32, member_bytes).map_err(|e| {
+                match e {
+                    Error::Config { field, message } => Error::config(at(&field), message),
+                    other => other,
+                }
+            })?;
         let n = members.len();
-        Ok(Raid10 { name: cfg.name.clone(), geo, members, mirrors: vec![Mirror::default(); n], counters: Default::default() })
+        Ok(Raid10 {
+            name: cfg.name.clone(),
+            geo,
+            members,
+            mirrors: vec![Mirror::default(); n],
+            counters: Default::default(),
+        })
     }
 
     /// The array's name.
@@ -355,7 +377,15 @@ impl Raid10 {
     }
 
     /// Sends `sectors` at sector `addr` of raid disk `disk` to its device at `now`.
-    fn member_io(&mut self, devices: &mut [Device], now: Nanos, op: Op, disk: u32, addr: u64, sectors: u64) -> Nanos {
+    fn member_io(
+        &mut self,
+        devices: &mut [Device],
+        now: Nanos,
+        op: Op,
+        disk: u32,
+        addr: u64,
+        sectors: u64,
+    ) -> Nanos {
         let bytes = (sectors << 9).min(u64::from(u32::MAX)) as u32;
         let done = devices[self.members[disk as usize]].submit_at(now, op, addr << 9, bytes);
         let m = &mut self.mirrors[disk as usize];

@@ -37,7 +37,10 @@ impl BlockTarget {
             let Some(c) = cfg.devices[i].capacity_bytes else {
                 return Err(Error::config(
                     format!("devices[{i}] ({m}).capacity_bytes"),
-                    format!("a member of array '{}' needs its size (the array's size follows from it)", a.name),
+                    format!(
+                        "a member of array '{}' needs its size (the array's size follows from it)",
+                        a.name
+                    ),
                 ));
             };
             members.push(i);
@@ -72,7 +75,14 @@ impl BlockTarget {
 
     /// A read or write of `bytes` at byte `offset` at `now` (calls in nondecreasing
     /// `now`); returns its completion and the device requests it took.
-    pub fn submit(&mut self, devices: &mut [Device], now: Nanos, op: Op, offset: u64, bytes: u32) -> (Nanos, u32) {
+    pub fn submit(
+        &mut self,
+        devices: &mut [Device],
+        now: Nanos,
+        op: Op,
+        offset: u64,
+        bytes: u32,
+    ) -> (Nanos, u32) {
         match self {
             BlockTarget::Device(i) => (devices[*i].submit_at(now, op, offset, bytes), 1),
             BlockTarget::Raid10(r) => r.submit(devices, now, op, offset, bytes, false),

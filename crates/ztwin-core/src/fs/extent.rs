@@ -133,7 +133,8 @@ impl ExtentLayer {
             let (start, bytes) = fs.read_range(r.offset, r.len);
             let done = match bcache {
                 None => {
-                    let (done, ios) = target.submit(devices, now, Op::Read, fs.device_offset(r.file, start), bytes);
+                    let (done, ios) =
+                        target.submit(devices, now, Op::Read, fs.device_offset(r.file, start), bytes);
                     *cpu += *device_io * u64::from(ios);
                     done
                 }
@@ -179,7 +180,8 @@ impl ExtentLayer {
         let (start, bytes) = fs.read_range(offset, len);
         match bcache {
             None => {
-                let (done, ios) = target.submit(devices, now, Op::Write, fs.device_offset(file, start), bytes);
+                let (done, ios) =
+                    target.submit(devices, now, Op::Write, fs.device_offset(file, start), bytes);
                 *cpu += *device_io * u64::from(ios);
                 done
             }

@@ -4,9 +4,9 @@ use super::*;
 use crate::cache::arc::{ArcLimits, BlockKey};
 use crate::db::innodb::ibd_records;
 use crate::db::innodb::writes::{system_file_pages, DbFiles, WriteParams, Writes};
+use crate::fs::extent::BlockTarget;
 use crate::fs::zfs::content::{FileBlocks, CLASS_HOLE, CLASS_MEAN_RATIO};
 use crate::fs::zfs::zfetch::ZfetchParams;
-use crate::fs::extent::BlockTarget;
 use crate::fs::zfs::zil::{self, Zil, ZilParams};
 
 impl<'a> Sim<'a> {
@@ -65,11 +65,19 @@ impl<'a> Sim<'a> {
                         // Whether the kernel reports the data files' device rotational
                         // (MariaDB flushes neighbours only there): a ZFS dataset's
                         // anonymous device is never among the non-rotational devices;
-                        // XFS/ext4: the device's.
+                        // XFS/ext4: the device's; an md array is non-rotational only when
+                        // every member is (md.c `md_run`).
                         let rotational = match &cfg.filesystem {
                             FsConfig::Zfs(_) => true,
                             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
-                                cfg.devices.iter().any(|d| d.name == x.device && d.reports_rotational())
+                                let rot = |n: &str| {
+                                    cfg.devices.iter().any(|d| d.name == n && d.reports_rotational())
+                                };
+                                rot(&x.device)
+                                    || cfg
+                                        .arrays
+                                        .iter()
+                                        .any(|a| a.name == x.device && a.members.iter().any(|m| rot(m)))
                             }
                         };
                         let table_pages = database.file_size() / u64::from(db.innodb_page_size);
@@ -323,7 +331,10 @@ impl<'a> Sim<'a> {
                     Some(_) if target.device().is_none() => {
                         return Err(Error::config(
                             "filesystem.bcache",
-                            format!("bcache over md array '{}' is not modelled: put it on a device", x.device),
+                            format!(
+                                "bcache over md array '{}' is not modelled: put it on a device",
+                                x.device
+                            ),
                         ));
                     }
                     Some(b) => {

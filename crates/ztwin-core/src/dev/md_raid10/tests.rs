@@ -139,9 +139,10 @@ fn a_flush_reaches_every_member() {
 #[test]
 fn bad_layouts_are_refused_by_key() {
     let bad = |a: ArrayConfig, key: &str| {
-        let e = Raid10::new(&a, (0..a.members.len()).collect(), 100 << 30, |f| format!("arrays[0] (md0).{f}"))
-            .unwrap_err()
-            .to_string();
+        let e =
+            Raid10::new(&a, (0..a.members.len()).collect(), 100 << 30, |f| format!("arrays[0] (md0).{f}"))
+                .unwrap_err()
+                .to_string();
         assert!(e.contains(&format!("arrays[0] (md0).{key}")), "{e}");
     };
     bad(array("x2", 6), "layout");
