@@ -192,7 +192,12 @@ fn cat_warms_the_arc_and_a_restart_empties_it() {
         prepare_rand_type: Default::default(),
     });
     let bench = |name: &str| {
-        PhaseConfig::Workload(WorkloadPhase { name: name.into(), warmup_ns: 0, duration_ns: 10 * SEC, test: None })
+        PhaseConfig::Workload(WorkloadPhase {
+            name: name.into(),
+            warmup_ns: 0,
+            duration_ns: 10 * SEC,
+            test: None,
+        })
     };
     c.phases = vec![
         PhaseConfig::Cat(CatPhase { name: "cat".into(), read_size: 128 << 10, passes: 1 }),
