@@ -14,7 +14,7 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
-use ztwin_core::config::{test_fio_variant, test_variant, test_write_variant};
+use ztwin_core::config::{test_fio_variant, test_raid_variant, test_variant, test_write_variant};
 use ztwin_core::config::{VariantConfig, WorkloadConfig};
 use ztwin_core::run::{check_variant_json, run_variant_observed};
 use ztwin_core::sim::time::{MS, SEC};
@@ -201,6 +201,12 @@ proptest! {
         let base = serde_json::to_value(test_fio_variant()).unwrap();
         run_briefly(&base, &picks);
     }
+
+    #[test]
+    fn mutated_raid_configs_run_without_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+        let base = serde_json::to_value(test_raid_variant()).unwrap();
+        run_briefly(&base, &picks);
+    }
 }
 
 proptest! {
@@ -234,11 +240,23 @@ proptest! {
         let base = serde_json::to_value(test_fio_variant()).unwrap();
         check(&base, &picks);
     }
+
+    #[test]
+    fn mutated_raid_configs_are_refused_or_built_never_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+        let base = serde_json::to_value(test_raid_variant()).unwrap();
+        check(&base, &picks);
+    }
 }
 
 #[test]
 fn the_bases_build() {
-    for base in [test_variant(), test_fio_variant(), test_write_variant(false), test_write_variant(true)] {
+    for base in [
+        test_variant(),
+        test_fio_variant(),
+        test_raid_variant(),
+        test_write_variant(false),
+        test_write_variant(true),
+    ] {
         check_variant_json(&serde_json::to_string(&base).unwrap()).unwrap();
     }
 }

@@ -716,9 +716,9 @@ impl Sim<'_> {
             },
             Some(FileOp::Sync { file }) => match &mut self.fs {
                 Fs::Extent(x) => {
-                    // fsync of an O_DIRECT-written file: the device's cache flush.
-                    let dev = x.fs.device;
-                    let done = self.devices[dev].flush(now.max(c.async_until));
+                    // fsync of an O_DIRECT-written file: the device's cache flush (an array's
+                    // reaches every member).
+                    let done = x.flush(now.max(c.async_until), &mut self.devices);
                     self.queue.at(done.max(now), Event::Client(i));
                     Flow::Wait
                 }
