@@ -36,7 +36,7 @@ def test_workload_phases_default_to_run_and_cat_to_128k_reads():
     cfg = ztwin.resolve(with_phases({"type": "cat"}, {"type": "workload", "duration": "3s"}))["base"]
     assert cfg["phases"] == [
         {"type": "cat", "name": "cat", "read_size": 128 * 1024, "passes": 1},
-        {"type": "workload", "name": "benchmark", "warmup_ns": 2 * 10**9, "duration_ns": 3 * 10**9},
+        {"type": "workload", "name": "benchmark", "warmup_ns": 2 * 10**9, "duration_ns": 3 * 10**9, "test": None},
     ]
 
 

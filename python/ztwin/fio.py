@@ -462,7 +462,7 @@ def _defaults(fio_version: tuple[int, int] = (3, 36)) -> dict[str, Any]:
 # Ways to flush that are not modelled: refused by name.
 SYNC_OPTIONS = ("write_barrier", "sync_file_range")
 
-#: Options that commit what a job writes (modelled on ZFS only).
+#: Options that commit what a job writes (ZFS's intent log; ext4's jbd2 and the XFS log).
 COMMIT_OPTIONS = ("fsync", "fdatasync", "sync", "end_fsync", "fsync_on_close")
 
 

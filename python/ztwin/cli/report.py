@@ -254,6 +254,9 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
             row("ZIL indirect writes (/s)", rate("zil", "zil_itx_indirect_count"))
         if any("txg" in variants[n] for n in names):
             row("txgs synced", lambda d: _num(g(d, "txg", "txgs_synced"), ",.0f"))
+        if any("journal" in variants[n] for n in names):
+            row("journal commits (/s)", rate("journal", "commits"))
+            row("journal writes (MB/s)", lambda d: "-" if g(d, "journal", "log_bytes") is None or not d.get("window_s") else f"{g(d, 'journal', 'log_bytes') / 1e6 / d['window_s']:,.2f}")
 
     def arc_hit(d: dict[str, Any]) -> str:
         h, m = g(d, "arc", "hits"), g(d, "arc", "misses")

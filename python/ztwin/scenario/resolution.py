@@ -125,10 +125,6 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
                 if not job["direct"]:
                     err(("workload", "job_file" if w.job_file else "jobs"),
                         f"job [{job['name']}]: direct=0 (buffered I/O through the Linux page cache) is not modelled on {fs.type}; set direct=1")
-                if fiomod.job_commits(job):
-                    err(("workload", "job_file" if w.job_file else "jobs"),
-                        f"job [{job['name']}]: fsync, fdatasync, sync, end_fsync and fsync_on_close are modelled on ZFS only "
-                        f"(its intent log); {fs.type}'s journal ({'jbd2' if fs.type == 'ext4' else 'the XFS log'}) is not modelled yet")
         dataset_out = {"type": "files", "files": fio_res.files} if fio_res is not None else None
         workload_out = {"type": "fio", "fio_version": w.fio_version, "jobs": fio_res.jobs if fio_res else []}
     else:

@@ -315,6 +315,23 @@ impl Database {
         }
     }
 
+    /// What a write of driver file `file` does to its inode (XFS/ext4's journal): the
+    /// binary log grows as it is written (an extension), every other file is written in
+    /// place (preallocated).
+    pub fn write_kind(&self, file: u32) -> crate::fs::journal::WriteKind {
+        use crate::fs::journal::WriteKind;
+        match self.writes() {
+            Some(w) if w.is_binlog(file) => WriteKind::Extend,
+            _ => WriteKind::Overwrite,
+        }
+    }
+
+    /// Whether the server syncs its files with fdatasync (MariaDB's `os_file_sync_posix`)
+    /// rather than fsync (MySQL 5.7's `os_file_fsync_posix`).
+    pub fn syncs_with_fdatasync(&self) -> bool {
+        self.writes().is_some_and(|w| w.params().server == crate::config::InnodbServer::Mariadb1011)
+    }
+
     /// Whether a thread waits for a sync flush of the page cleaner.
     pub fn sync_flush_wanted(&self) -> bool {
         self.writes().is_some_and(|w| w.sync_flush_wanted())

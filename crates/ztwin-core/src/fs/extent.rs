@@ -28,7 +28,9 @@
 use crate::cache::bcache::{Bcache, Target};
 use crate::dev::device::{Device, Op};
 pub use crate::dev::target::BlockTarget;
-use crate::fs::journal::BlockDev;
+use crate::fs::journal::ext4::{CheckpointStep, Ext4Journal};
+use crate::fs::journal::xfs::XfsLog;
+use crate::fs::journal::{BlockDev, DeviceCaps, SyncPlan, WriteKind};
 use crate::fs::ReadStep;
 use crate::sim::time::Nanos;
 
@@ -88,6 +90,102 @@ pub struct ExtentLayer {
     pub bcache: Option<(Box<Bcache>, usize)>,
     /// CPU of issuing a device I/O and its interrupt, simulated ns.
     pub device_io: Nanos,
+    /// The filesystem's journal, when the run syncs files (fsync, O_SYNC, a database).
+    pub journal: Option<Box<Journal>>,
+}
+
+/// The journal of an extent filesystem: ext4's jbd2 or XFS's log (`fs::journal`).
+/// One per run, boxed in the layer: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum Journal {
+    /// ext4 (data=ordered).
+    Ext4(Ext4Journal),
+    /// XFS.
+    Xfs(XfsLog),
+}
+
+/// A journal's counters: ext4's jbd2 transactions (XFS: CIL checkpoints) committed, those
+/// the timer (XFS: the log worker or the CIL's size) started, bytes written to the
+/// journal, fsync/fdatasync calls, those that waited for a commit (XFS: forced the log)
+/// and those that sent a cache flush themselves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JournalCounters {
+    /// Commits.
+    pub commits: u64,
+    /// Commits started without an fsync.
+    pub timer_commits: u64,
+    /// Bytes written to the journal.
+    pub log_bytes: u64,
+    /// fsync and fdatasync calls.
+    pub syncs: u64,
+    /// Syncs that waited for a commit.
+    pub sync_waits: u64,
+    /// Syncs that sent a cache flush themselves.
+    pub sync_flushes: u64,
+}
+
+/// What a writer must do after its write's metadata changes were logged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Noted {
+    /// Wait until then (ext4: a block it changes is being written to the journal).
+    pub wait_until: Option<Nanos>,
+    /// ext4's journal is short of space: run [`ExtentLayer::checkpoint_step`] until done,
+    /// then note the write again.
+    pub needs_checkpoint: bool,
+}
+
+impl Journal {
+    /// The device capabilities its plans are lowered for.
+    pub fn caps(&self) -> DeviceCaps {
+        match self {
+            Journal::Ext4(j) => j.caps(),
+            Journal::Xfs(l) => l.caps(),
+        }
+    }
+
+    /// Its counters, in the terms both journals share.
+    pub fn counters(&self) -> JournalCounters {
+        match self {
+            Journal::Ext4(j) => {
+                let s = j.stats();
+                JournalCounters {
+                    commits: s.commits,
+                    timer_commits: s.timer_commits,
+                    log_bytes: s.journal_blocks * u64::from(j.params().block_size),
+                    syncs: s.syncs,
+                    sync_waits: s.sync_waits,
+                    sync_flushes: s.sync_flushes,
+                }
+            }
+            Journal::Xfs(l) => {
+                let s = l.stats();
+                JournalCounters {
+                    commits: s.checkpoints,
+                    timer_commits: s.background_checkpoints,
+                    log_bytes: s.log_bytes,
+                    syncs: s.syncs,
+                    sync_waits: s.log_forces,
+                    sync_flushes: s.sync_flushes,
+                }
+            }
+        }
+    }
+
+    /// When its thread next has something to do unasked (a commit timer, writeback).
+    pub fn due(&self) -> Option<Nanos> {
+        match self {
+            Journal::Ext4(j) => j.due(),
+            Journal::Xfs(l) => l.due(),
+        }
+    }
+
+    /// Every commit (ext4: transaction; XFS: checkpoint sequence) up to this one is done.
+    pub fn committed_through(&self) -> u64 {
+        match self {
+            Journal::Ext4(j) => j.committed_through(),
+            Journal::Xfs(l) => l.completed_through(),
+        }
+    }
 }
 
 /// One read request: bytes [offset, offset + len) of file `file`.
@@ -127,7 +225,7 @@ impl ExtentLayer {
         cpu: &mut Nanos,
         devices: &mut [Device],
     ) -> ReadStep {
-        let ExtentLayer { fs, target, bcache, device_io } = self;
+        let ExtentLayer { fs, target, bcache, device_io, .. } = self;
         if !r.issued {
             r.issued = true;
             let (start, bytes) = fs.read_range(r.offset, r.len);
@@ -176,7 +274,7 @@ impl ExtentLayer {
         cpu: &mut Nanos,
         devices: &mut [Device],
     ) -> Nanos {
-        let ExtentLayer { fs, target, bcache, device_io } = self;
+        let ExtentLayer { fs, target, bcache, device_io, .. } = self;
         let (start, bytes) = fs.read_range(offset, len);
         match bcache {
             None => {
@@ -198,6 +296,82 @@ impl ExtentLayer {
 }
 
 impl ExtentLayer {
+    /// A write of `kind` to file `file` at `now` (after its data I/O was issued): the
+    /// journal logs its metadata changes (the timestamps, once per coarse tick; an
+    /// extension's allocation).
+    pub fn note_write(&mut self, file: u32, kind: WriteKind, now: Nanos) -> Noted {
+        match self.journal.as_deref_mut() {
+            None => Noted::default(),
+            Some(Journal::Ext4(j)) => {
+                let e = j.note_write(file, kind, now);
+                Noted { wait_until: e.wait_until, needs_checkpoint: e.needs_checkpoint }
+            }
+            Some(Journal::Xfs(l)) => {
+                l.note_write(file, kind, now);
+                Noted::default()
+            }
+        }
+    }
+
+    /// `fsync` (`datasync`: `fdatasync`) of file `file` at `now`, its data written: what it
+    /// waits for and issues (without a journal: a cache flush).
+    pub fn sync_plan(&mut self, file: u32, datasync: bool, now: Nanos) -> SyncPlan {
+        match self.journal.as_deref_mut() {
+            None => {
+                let mut p = SyncPlan::default();
+                p.then.push(crate::fs::journal::IoOp::Flush, false);
+                p
+            }
+            Some(Journal::Ext4(j)) => j.fsync(file, datasync, now),
+            Some(Journal::Xfs(l)) => l.fsync(file, datasync, now),
+        }
+    }
+
+    /// The journal's thread (kjournald2, the flusher's metadata writeback; XFS's CIL push
+    /// and log worker) at `now`: returns when it next has something to do and the commit
+    /// its waiters may now have.
+    pub fn journal_step(&mut self, now: Nanos, devices: &mut [Device]) -> (Option<Nanos>, u64) {
+        let ExtentLayer { target, journal, .. } = self;
+        let Some(j) = journal.as_deref_mut() else { return (None, 0) };
+        let mut io = TargetIo { target, devices };
+        match j {
+            Journal::Ext4(j) => {
+                let step = j.commit_step(now, &mut io);
+                let mut wake = step.wake_at;
+                if j.writeback_due().is_some_and(|t| t <= now) {
+                    j.writeback_step(now, &mut io);
+                }
+                if let Some(t) = j.writeback_due() {
+                    wake = Some(wake.map_or(t, |w| w.min(t)));
+                }
+                (wake, step.committed_through)
+            }
+            Journal::Xfs(l) => {
+                let step = l.log_step(now, &mut io);
+                (step.wake_at, step.completed_through)
+            }
+        }
+    }
+
+    /// ext4's forced checkpoint for a writer short of journal space (see [`Noted`]).
+    pub fn checkpoint_step(&mut self, now: Nanos, devices: &mut [Device]) -> CheckpointStep {
+        let ExtentLayer { target, journal, .. } = self;
+        match journal.as_deref_mut() {
+            Some(Journal::Ext4(j)) => j.checkpoint_step(now, &mut TargetIo { target, devices }),
+            _ => CheckpointStep::Done,
+        }
+    }
+
+    /// Steps plan run `run` (a sync's cache flush) on the filesystem's target.
+    pub fn plan_step(
+        &mut self,
+        run: &mut crate::fs::journal::PlanRun,
+        now: Nanos,
+        devices: &mut [Device],
+    ) -> crate::fs::journal::IoStep {
+        run.step(now, &mut TargetIo { target: &mut self.target, devices })
+    }
+
     /// The cache flush an fsync of an O_DIRECT-written file sends (`blkdev_issue_flush`) at
     /// `now`: to the device, or to every member of an array; returns its completion (its
     /// CPU is not counted, as for a device's flush before arrays existed).

@@ -4,7 +4,10 @@ use super::*;
 use crate::cache::arc::{ArcLimits, BlockKey};
 use crate::db::innodb::ibd_records;
 use crate::db::innodb::writes::{system_file_pages, DbFiles, WriteParams, Writes, BINLOG_SLOTS};
-use crate::fs::extent::BlockTarget;
+use crate::fs::extent::{BlockTarget, Journal};
+use crate::fs::journal::ext4::{Ext4FileSpec, Ext4Journal, Ext4Layout, Ext4Params};
+use crate::fs::journal::xfs::{XfsLayout, XfsLog, XfsParams};
+use crate::fs::journal::DeviceCaps;
 use crate::fs::zfs::content::{FileBlocks, CLASS_HOLE, CLASS_MEAN_RATIO};
 use crate::fs::zfs::zfetch::ZfetchParams;
 use crate::fs::zfs::zil::{self, Zil, ZilParams};
@@ -311,7 +314,7 @@ impl<'a> Sim<'a> {
                 Fs::Zfs(zfs)
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
-                if matches!(&cfg.database, Some(DatabaseConfig::Innodb(db)) if db.innodb_flush_method != "O_DIRECT")
+                if matches!(&cfg.database, Some(DatabaseConfig::Innodb(db)) if !db.innodb_flush_method.starts_with("O_DIRECT"))
                 {
                     return Err(Error::config(
                         "database.innodb_flush_method",
@@ -377,7 +380,12 @@ impl<'a> Sim<'a> {
                         Some((Box::new(cache), cache_device))
                     }
                 };
-                Fs::Extent(Box::new(ExtentLayer { fs, target, bcache, device_io: costs.device_io }))
+                // The journal, for a run that syncs files (a database's writes, fio's syncs).
+                let syncs = cfg.sysbench_writes()
+                    || matches!(&cfg.workload, WorkloadConfig::Fio(f) if f.jobs.iter().any(crate::workload::fio::syncs));
+                let journal =
+                    if syncs { Some(Box::new(build_journal(cfg, &fs, &target, files.len())?)) } else { None };
+                Fs::Extent(Box::new(ExtentLayer { fs, target, bcache, device_io: costs.device_io, journal }))
             }
         };
         // The ARC and the buffer pool share the machine's memory. The twin models no memory
@@ -428,6 +436,8 @@ impl<'a> Sim<'a> {
             sec_buffered: false,
             applied: false,
             async_until: 0,
+            datasync: false,
+            journal_checkpoint: false,
         };
 
         if slots > events::MAX_CLIENTS {
@@ -464,6 +474,8 @@ impl<'a> Sim<'a> {
             master_due: None,
             cleaner_activity: 0,
             released: Vec::with_capacity(slots),
+            journal_wake: None,
+            sync_plans: vec![(crate::fs::journal::Plan::EMPTY, None); slots],
             waits: vec![Wait::None; slots],
             queue,
             bp_inflight: SmallMap::with_capacity(threads * 4),
@@ -485,6 +497,47 @@ impl<'a> Sim<'a> {
             zil_wake: None,
             events: 0,
         })
+    }
+}
+
+/// The journal of the extent filesystem `fs` on `target` over `nfiles` files laid out
+/// side by side (ext4's jbd2 as mkfs.ext4 lays it out, or XFS's log), for a run that
+/// syncs files. A target of unknown size is taken as twice the files' extent (ASSUMED:
+/// only where mke2fs puts the journal and the inode tables depends on it).
+fn build_journal(cfg: &VariantConfig, fs: &ExtentFs, target: &BlockTarget, nfiles: usize) -> Result<Journal> {
+    let end = fs.device_offset(nfiles as u32, 0);
+    let fs_bytes = target.capacity(cfg).unwrap_or_else(|| end.saturating_mul(2).max(1 << 30));
+    // The block layer's view of the target: a volatile write cache when a device under it
+    // has one; no FUA (virtio-blk declares none; md passes FUA to members that do);
+    // requests up to BLK_DEF_MAX_SECTORS.
+    let devices: Vec<usize> = match target {
+        BlockTarget::Device(i) => vec![*i],
+        BlockTarget::Raid10(r) => r.members().to_vec(),
+    };
+    let caps = DeviceCaps {
+        write_cache: devices.iter().any(|&i| cfg.devices[i].flush_latency_ns > 0),
+        fua: false,
+        max_request_bytes: DeviceCaps::BLK_DEF_MAX_SECTORS * 512,
+    };
+    let field = |e: Error| match e {
+        Error::Config { message, .. } => Error::config("filesystem", message),
+        other => other,
+    };
+    match &cfg.filesystem {
+        FsConfig::Ext4(x) => {
+            let p = Ext4Params { block_size: x.block_size, ..Ext4Params::default() };
+            let specs: Vec<Ext4FileSpec> = (0..nfiles as u32)
+                .map(|k| Ext4FileSpec { data_offset: fs.device_offset(k, 0), bytes: fs.file_size })
+                .collect();
+            let layout = Ext4Layout::mke2fs(&p, fs_bytes, &specs).map_err(field)?;
+            Ok(Journal::Ext4(Ext4Journal::new(p, &layout, caps).map_err(field)?))
+        }
+        FsConfig::Xfs(_) => {
+            let log = XfsLog::new(XfsParams::default(), XfsLayout::mkfs(fs_bytes), nfiles as u32, caps)
+                .map_err(field)?;
+            Ok(Journal::Xfs(log))
+        }
+        FsConfig::Zfs(_) => Err(Error::config("filesystem", "ZFS has no extent journal")),
     }
 }
 

@@ -184,8 +184,9 @@ fn the_binary_log_groups_commits_behind_one_fsync() {
         let (t, window) = (f(s, &["tps"]), f(s, &["window_s"]));
         let commits = f(b, &["commits"]);
         assert!((commits / window / t - 1.0).abs() < 0.05, "{b}");
-        assert!(f(b, &["fsyncs"]) <= f(b, &["flush_groups"]) && f(b, &["fsyncs"]) > 0.0, "{b}");
-        assert!(f(b, &["redo_flushes"]) >= f(b, &["flush_groups"]), "{b}");
+        // (A group's stages may straddle the window's edges: one more or less.)
+        assert!(f(b, &["fsyncs"]) <= f(b, &["flush_groups"]) + 1.0 && f(b, &["fsyncs"]) > 0.0, "{b}");
+        assert!(f(b, &["redo_flushes"]) + 1.0 >= f(b, &["flush_groups"]), "{b}");
         // oltp_update_index: 643 or 644 bytes of events a transaction.
         let per_trx = f(b, &["bytes_written"]) / commits;
         assert!((640.0..650.0).contains(&per_trx), "{per_trx}");
@@ -197,4 +198,29 @@ fn the_binary_log_groups_commits_behind_one_fsync() {
         tps.push(t);
     }
     assert!(tps[1] > 3.0 * tps[0], "{tps:?}");
+}
+
+/// ext4's journal under the database's syncs: MySQL 5.7 fsyncs its files after O_DIRECT
+/// writes that changed their timestamps, so its syncs commit jbd2 transactions (a
+/// journal write between two cache flushes on a device without FUA); MariaDB 10.11
+/// fdatasyncs them, which needs no commit after an overwrite: one cache flush each.
+#[test]
+fn mysql_fsyncs_commit_the_journal_and_mariadb_fdatasyncs_flush() {
+    for server in [crate::config::InnodbServer::Mysql57, crate::config::InnodbServer::Mariadb1011] {
+        let mut cfg = write_variant(SysbenchTest::OltpUpdateIndex);
+        on_ext4(&mut cfg, MS);
+        innodb(&mut cfg).server = server;
+        let r = run_variant(&cfg).unwrap();
+        let s = &r.summary;
+        let j = &s["journal"];
+        let syncs = f(j, &["syncs"]);
+        assert!(syncs > 0.0, "{j}");
+        if server == crate::config::InnodbServer::Mysql57 {
+            assert!(f(j, &["sync_waits"]) > 0.2 * syncs, "fsyncs wait for commits: {j}");
+            assert!(f(j, &["commits"]) > 0.0 && f(j, &["log_bytes"]) > 0.0, "{j}");
+        } else {
+            assert_eq!(f(j, &["sync_waits"]), 0.0, "fdatasync after an overwrite commits nothing: {j}");
+            assert!(f(j, &["sync_flushes"]) >= 0.99 * syncs, "{j}");
+        }
+    }
 }

@@ -35,6 +35,8 @@ pub(super) enum Event {
     TxgSync,
     /// The intent log has something due.
     Zil,
+    /// XFS/ext4: the journal's thread (kjournald2, the log worker) has something due.
+    Journal,
     /// Database thread `i` (a client slot: the page cleaner, the master thread) wakes from
     /// its timed sleep.
     Timer(usize),
@@ -45,6 +47,7 @@ const PREFETCH_TAG: u32 = 1 << 30;
 const FEED: u32 = 1 << 31;
 const SYNC: u32 = FEED + 1;
 const ZIL: u32 = FEED + 2;
+const JOURNAL: u32 = FEED + 3;
 const TIMER: u32 = FEED + 8;
 
 /// The most clients a run may have (their events carry their index below the tags).
@@ -64,6 +67,7 @@ impl Event {
             Event::L2arcFeed => FEED,
             Event::TxgSync => SYNC,
             Event::Zil => ZIL,
+            Event::Journal => JOURNAL,
             Event::Timer(i) => {
                 debug_assert!(i < MAX_CLIENTS);
                 TIMER + i as u32
@@ -76,6 +80,7 @@ impl Event {
             FEED => Event::L2arcFeed,
             SYNC => Event::TxgSync,
             ZIL => Event::Zil,
+            JOURNAL => Event::Journal,
             t if t >= TIMER => Event::Timer((t - TIMER) as usize),
             t if t >= PREFETCH_TAG => Event::Prefetch(t & (PREFETCH_TAG - 1)),
             t => Event::Client(t as usize),
@@ -88,7 +93,8 @@ impl Event {
             Event::L2arcFeed => 0,
             Event::TxgSync => 1,
             Event::Zil => 2,
-            Event::Timer(_) => 3,
+            Event::Journal => 3,
+            Event::Timer(_) => 4,
             Event::Client(_) | Event::Prefetch(_) => u8::MAX,
         }
     }
@@ -153,6 +159,7 @@ mod tests {
             Event::L2arcFeed,
             Event::TxgSync,
             Event::Zil,
+            Event::Journal,
             Event::Timer(0),
             Event::Timer(17),
         ] {

@@ -8,7 +8,7 @@
 //! any other file read (the ZFS walk through dbufs and the ARC, or one device read on
 //! XFS/ext4 with O_DIRECT), records its completion latency and asks again.
 //!
-//! Syncs (ZFS only): an fsync the clone asks for (`fsync=N`, `fdatasync=N`) is an I/O of
+//! Syncs: an fsync the clone asks for (`fsync=N`, `fdatasync=N`) is an I/O of
 //! its own, a `zil_commit` of its file, reported apart as fio 3.x does ("sync": its
 //! count and latency percentiles, not in the read or write figures); a write of a job with
 //! `sync` (O_SYNC/O_DSYNC) returns after its commit, so its clat includes it. With
@@ -109,6 +109,8 @@ struct CloneRun {
     write_class: u8,
     /// Its files are open O_SYNC / O_DSYNC.
     o_sync: bool,
+    /// Its syncs are fdatasync (O_DSYNC files, fdatasync=N).
+    datasync: bool,
     /// Its files are open O_DIRECT (direct=1).
     o_direct: bool,
     /// end_fsync or fsync_on_close: the files to fsync when its I/O is done.
@@ -205,6 +207,11 @@ impl Sim<'_> {
         self.fio.as_ref().and_then(|run| run.clone_of(i)).is_some_and(|cl| cl.o_sync)
     }
 
+    /// Client `i`'s clone syncs with fdatasync (O_DSYNC, fdatasync=N).
+    pub(super) fn fio_datasync(&self, i: usize) -> bool {
+        self.fio.as_ref().and_then(|run| run.clone_of(i)).is_some_and(|cl| cl.datasync)
+    }
+
     /// Client `i`'s files are open O_DIRECT (its job's direct=1).
     pub(super) fn fio_o_direct(&self, i: usize) -> bool {
         self.fio.as_ref().and_then(|run| run.clone_of(i)).is_some_and(|cl| cl.o_direct)
@@ -212,7 +219,7 @@ impl Sim<'_> {
 
     /// Client `i`'s I/O completed at `now`.
     pub(super) fn fio_done(&mut self, i: usize, c: &Client, now: Nanos) {
-        if c.fsync != Fsync::None {
+        if matches!(c.fsync, Fsync::Io | Fsync::End) {
             self.fio_sync_done(i, c, now);
             return;
         }
@@ -437,6 +444,9 @@ impl Sim<'_> {
                     ramp_done: job.ramp_time_ns == 0,
                     write_class,
                     o_sync: job.sync != crate::config::FioSync::None,
+                    // fdatasync=N, or O_DSYNC: the data and what reading it needs.
+                    datasync: job.sync == crate::config::FioSync::Dsync
+                        || (job.fdatasync > 0 && job.fsync == 0),
                     o_direct: job.direct,
                     end_fsync: wf::writes(&job) && (job.end_fsync || job.fsync_on_close),
                     files: job.clone_files[clone].clone(),

@@ -107,6 +107,14 @@ enum State {
     /// Running the database's file operations for this thread (`Database::next_op`);
     /// then `Client::after_io`.
     DbIo,
+    /// XFS/ext4: a write's metadata change waits for journal space (ext4's forced
+    /// checkpoint), then is noted again; then WriteDone.
+    JournalCheckpoint,
+    /// XFS/ext4: an fsync or fdatasync: the journal's plan (a commit to wait for, then a
+    /// cache flush); then `Client::after_commit`.
+    JournalSync,
+    /// XFS/ext4: the sync's last I/O (its cache flush) issued and awaited.
+    JournalSyncThen,
     /// The page cleaner sleeps until its timer; then a pass.
     CleanerSleep,
     CleanerPass,
@@ -135,6 +143,8 @@ enum Wait {
     Log,
     /// A free frame (released when the page cleaner's batch is done).
     Frame,
+    /// XFS/ext4: the journal's commit `n` (released when the journal reports it done).
+    Journal(u64),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -187,6 +197,10 @@ struct Client {
     applied: bool,
     /// Asynchronous writes issued by this thread complete by then (a barrier waits).
     async_until: Nanos,
+    /// The sync is an fdatasync (not an fsync).
+    datasync: bool,
+    /// XFS/ext4: the write's metadata change found the journal short of space.
+    journal_checkpoint: bool,
 }
 
 /// Whether a client's request is an fsync.
@@ -197,6 +211,8 @@ enum Fsync {
     Io,
     /// An end fsync (end_fsync, fsync_on_close).
     End,
+    /// The sync that ends an O_SYNC/O_DSYNC write on XFS/ext4 (the write's, not an I/O).
+    Write,
 }
 
 /// CPU costs in simulated ns on this machine's vCPUs (reference costs / speed).
@@ -247,6 +263,8 @@ struct Snapshot {
     db_writes: Option<WriteStats>,
     /// Txgs synced so far (ZFS).
     txgs: usize,
+    /// XFS/ext4's journal counters, when it has one.
+    journal: Option<crate::fs::extent::JournalCounters>,
 }
 
 /// The series being recorded across phases, and the run's observer.
@@ -310,6 +328,10 @@ struct Sim<'a> {
     cleaner_activity: u64,
     /// Scratch for the threads the database released.
     released: Vec<u32>,
+    /// XFS/ext4: when the journal's thread is next due (None: idle until kicked), and each
+    /// client's sync plan in progress (its last I/O, lowered once issued).
+    journal_wake: Option<Nanos>,
+    sync_plans: Vec<(crate::fs::journal::Plan, Option<crate::fs::journal::PlanRun>)>,
     /// Per client: the page a blocked client waits for ([`Wait::None`] when not blocked),
     /// so that a wake-up needs no other client's state.
     waits: Vec<Wait>,

@@ -111,7 +111,11 @@ impl Sim<'_> {
         loop {
             if self.queue.requests() == 0 {
                 // Writers waiting for dirty data to drop wait on the sync's writes, and
-                // committers on the intent log's.
+                // committers on the intent log's (XFS/ext4: the journal's).
+                if let Some(t) = self.journal_wake.filter(|_| self.journal_waiting()) {
+                    self.journal_event(t.max(self.clock));
+                    continue;
+                }
                 let (throttled, committing) = match &self.fs {
                     Fs::Zfs(z) => (z.writers_throttled(), z.zil_waiting()),
                     Fs::Extent(_) => (false, false),
@@ -130,7 +134,7 @@ impl Sim<'_> {
             }
             // Invariant: the loop broke out above unless requests() > 0 (or a write event was queued).
             let (t, event) = self.queue.pop().expect("a request is pending");
-            if let Event::L2arcFeed | Event::TxgSync | Event::Zil = event {
+            if let Event::L2arcFeed | Event::TxgSync | Event::Zil | Event::Journal = event {
                 // A background thread: no clock of its own, no report row before it.
                 self.dispatch(event, t);
                 continue;
@@ -218,6 +222,7 @@ impl Sim<'_> {
                 }
             }
             Event::Timer(k) => self.timer_event(k, t),
+            Event::Journal => self.journal_event(t),
         }
         self.schedule_sync();
         self.schedule_zil();
@@ -324,7 +329,7 @@ impl Sim<'_> {
             c.async_until = 0;
         }
         self.waits.fill(Wait::None);
-        (self.cleaner_due, self.master_due) = (None, None);
+        (self.cleaner_due, self.master_due, self.journal_wake) = (None, None, None);
         if let Some(db) = &mut self.db {
             db.abandon();
         }
@@ -481,6 +486,9 @@ impl Sim<'_> {
                     }
                     if let Some(zil) = self.zil_window(&a, &b) {
                         doc["zil"] = zil;
+                    }
+                    if let Some(journal) = self.journal_window(&a, &b) {
+                        doc["journal"] = journal;
                     }
                     self.mode = Mode::Workload { issue_until: 0 };
                     self.clock = self.clock.max(start);

@@ -38,6 +38,10 @@ impl Sim<'_> {
                 Fs::Zfs(z) => z.txgs_synced(),
                 Fs::Extent(_) => 0,
             },
+            journal: match &self.fs {
+                Fs::Extent(x) => x.journal.as_ref().map(|j| j.counters()),
+                Fs::Zfs(_) => None,
+            },
         }
     }
 
@@ -158,8 +162,9 @@ impl Sim<'_> {
     /// Devices over a window, as iostat would show them.
     pub(super) fn devices_window(&self, a: &Snapshot, b: &Snapshot) -> Value {
         let window_s = (b.time - a.time).max(1) as f64 / SEC as f64;
-        // Flushes are sent by the intent log and the database's fsyncs: shown where they exist.
-        let flushes = a.zil.is_some() || a.db_writes.is_some();
+        // Flushes are sent by the intent log, the journal and the database's fsyncs: shown
+        // where they exist.
+        let flushes = a.zil.is_some() || a.journal.is_some() || a.db_writes.is_some();
         let mut devices = Map::new();
         for (k, d) in self.devices.iter().enumerate() {
             let (x, y) = (&a.devices[k], &b.devices[k]);
@@ -252,6 +257,9 @@ impl Sim<'_> {
         if let Some(zil) = self.zil_window(a, b) {
             out["zil"] = zil;
         }
+        if let Some(journal) = self.journal_window(a, b) {
+            out["journal"] = journal;
+        }
         if let (Fs::Zfs(zfs), Some(_)) = (&self.fs, &a.db_writes) {
             // The txgs synced since the window started (/proc/spl/kstat/zfs/POOL/txgs).
             out["txg"] = zfs.write_report(a.txgs);
@@ -319,6 +327,20 @@ impl Sim<'_> {
     }
 
     /// `/proc/spl/kstat/zfs/zil` over a window, where the dataset has an intent log.
+    /// ext4's jbd2 (XFS: its log) over a window, when the run has one.
+    pub(super) fn journal_window(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
+        let (x, y) = (a.journal.as_ref()?, b.journal.as_ref()?);
+        Some(json!({
+            "kind": if matches!(self.cfg.filesystem, FsConfig::Ext4(_)) { "jbd2" } else { "xfs-log" },
+            "commits": y.commits - x.commits,
+            "timer_commits": y.timer_commits - x.timer_commits,
+            "log_bytes": y.log_bytes - x.log_bytes,
+            "syncs": y.syncs - x.syncs,
+            "sync_waits": y.sync_waits - x.sync_waits,
+            "sync_flushes": y.sync_flushes - x.sync_flushes,
+        }))
+    }
+
     pub(super) fn zil_window(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
         let (Fs::Zfs(z), Some(x), Some(y)) = (&self.fs, &a.zil, &b.zil) else { return None };
         Some(z.zil_report(x, y))

@@ -3,6 +3,8 @@
 
 use super::*;
 use crate::db::innodb::writes::{AfterIo, FileOp, FrameStep, LogWait};
+use crate::fs::journal::ext4::CheckpointStep;
+use crate::fs::journal::{IoStep, PlanRun, WriteKind};
 use crate::fs::zfs::content::CLASS_MEAN_RATIO;
 use crate::workload::statement::Op;
 
@@ -100,7 +102,9 @@ impl Sim<'_> {
                             };
                             c.read_committed = false;
                             if io.sync {
-                                // fsync(2) / fdatasync(2): zfs_fsync commits the file's log.
+                                // fsync(2) / fdatasync(2): zfs_fsync commits the file's log;
+                                // XFS/ext4 their journal's plan.
+                                c.datasync = self.fio_datasync(i);
                                 c.fsync = if end { Fsync::End } else { Fsync::Io };
                                 c.space = io.file;
                                 c.write = false;
@@ -278,6 +282,21 @@ impl Sim<'_> {
                         break;
                     }
                 }
+                State::JournalCheckpoint => {
+                    if self.journal_checkpoint(i, c, now) == Flow::Wait {
+                        break;
+                    }
+                }
+                State::JournalSync => {
+                    if self.journal_sync(i, c, now) == Flow::Wait {
+                        break;
+                    }
+                }
+                State::JournalSyncThen => {
+                    if self.journal_sync_then(i, c, now) == Flow::Wait {
+                        break;
+                    }
+                }
                 State::CleanerSleep | State::MasterSleep => break,
                 State::CleanerPass => {
                     let active = self.db_activity();
@@ -359,6 +378,23 @@ impl Sim<'_> {
                     }
                 }
                 State::WriteDone => {
+                    if c.journal_checkpoint {
+                        c.state = State::JournalCheckpoint;
+                        continue;
+                    }
+                    if c.o_sync
+                        && c.fsync == Fsync::None
+                        && matches!(self.fs, Fs::Extent(_))
+                        && self.mode == Mode::Fio
+                    {
+                        // An O_SYNC/O_DSYNC write on XFS/ext4 (`generic_write_sync`): the
+                        // journal's sync of the file, then the write completes.
+                        c.fsync = Fsync::Write;
+                        c.datasync = self.fio_datasync(i);
+                        c.after_commit = State::WriteDone;
+                        c.state = State::Commit;
+                        continue;
+                    }
                     if c.after_write == State::DbIo {
                         // A page the page cleaner wrote is clean from now on (its frame can
                         // be taken by a thread's scan of the LRU tail).
@@ -465,10 +501,21 @@ impl Sim<'_> {
         }
         match &mut self.fs {
             Fs::Extent(x) => {
-                let done =
+                let mut done =
                     x.write(i, c.space, c.w_offset, c.w_len, now, &mut c.cpu_pending, &mut self.devices);
+                // Its metadata change (the timestamps; a file's extension) in the journal.
+                let kind = match &self.db {
+                    Some(db) => db.write_kind(c.space),
+                    None => WriteKind::Overwrite,
+                };
+                let noted = x.note_write(c.space, kind, now);
+                if let Some(t) = noted.wait_until {
+                    done = done.max(t);
+                }
+                c.journal_checkpoint = noted.needs_checkpoint;
                 c.state = State::WriteDone;
                 self.queue.at(done, Event::Client(i));
+                self.schedule_journal();
                 Flow::Wait
             }
             Fs::Zfs(_) => {
@@ -519,8 +566,10 @@ impl Sim<'_> {
         let Sim { fs, devices, .. } = self;
         let step = match fs {
             Fs::Zfs(z) => z.commit(i, c.space + 1, now, &mut c.cpu_pending, devices),
-            // Refused where jobs are checked: XFS/ext4 have no log modelled.
-            Fs::Extent(_) => CommitStep::Done,
+            Fs::Extent(_) => {
+                c.state = State::JournalSync;
+                return Flow::Next;
+            }
         };
         match step {
             CommitStep::Done => {
@@ -705,32 +754,29 @@ impl Sim<'_> {
             Some(FileOp::Write { file, offset, len, o_sync }) => self.db_write(c, file, offset, len, o_sync),
             Some(FileOp::WriteAsync { file, offset, len }) => match &mut self.fs {
                 Fs::Extent(x) => {
-                    // io_submit: in flight at once; the barrier waits for it.
+                    // io_submit: in flight at once; the barrier waits for it. Its timestamps
+                    // are noted in the journal (no wait: simplification of the driver).
                     let done = x.write(i, file, offset, len, now, &mut c.cpu_pending, &mut self.devices);
+                    x.note_write(file, WriteKind::Overwrite, now);
                     c.async_until = c.async_until.max(done);
+                    self.schedule_journal();
                     Flow::Next
                 }
                 // A ZFS file takes the write in the submitting thread: as a plain write
                 // (Direct I/O when 2.3's direct property makes it so).
                 Fs::Zfs(_) => self.db_write(c, file, offset, len, false),
             },
-            Some(FileOp::Sync { file }) => match &mut self.fs {
-                Fs::Extent(x) => {
-                    // fsync of an O_DIRECT-written file: the device's cache flush (an array's
-                    // reaches every member).
-                    let done = x.flush(now.max(c.async_until), &mut self.devices);
-                    self.queue.at(done.max(now), Event::Client(i));
-                    Flow::Wait
-                }
-                Fs::Zfs(_) => {
-                    c.space = file;
-                    c.fsync = Fsync::Io;
-                    c.cpu_pending += self.costs.syscall;
-                    c.after_commit = State::DbIo;
-                    c.state = State::Commit;
-                    Flow::Next
-                }
-            },
+            Some(FileOp::Sync { file }) => {
+                // fsync or fdatasync (the server's call): zil_commit on ZFS, the journal's
+                // plan on XFS/ext4 (`commit`).
+                c.space = file;
+                c.fsync = Fsync::Io;
+                c.datasync = self.db.as_ref().is_some_and(|d| d.syncs_with_fdatasync());
+                c.cpu_pending += self.costs.syscall;
+                c.after_commit = State::DbIo;
+                c.state = State::Commit;
+                Flow::Next
+            }
             Some(FileOp::Barrier) => {
                 if c.async_until > now {
                     self.queue.at(c.async_until, Event::Client(i));
@@ -797,8 +843,8 @@ impl Sim<'_> {
     /// thread wakes it.
     fn cleaner_sleep(&mut self, i: usize, c: &mut Client, now: Nanos) {
         c.state = State::CleanerSleep;
-        let waiting = self.waits.iter().any(|&w| w == Wait::Frame)
-            || self.db.as_ref().is_some_and(|d| d.sync_flush_wanted());
+        let waiting =
+            self.waits.contains(&Wait::Frame) || self.db.as_ref().is_some_and(|d| d.sync_flush_wanted());
         let next = self.db.as_ref().and_then(|d| d.cleaner_next(now, c.started, waiting));
         // Nanos::MAX: an untimed sleep, ended only by a thread (`kick_cleaner`).
         let due = next.unwrap_or(Nanos::MAX);
@@ -857,5 +903,140 @@ impl Sim<'_> {
     /// Client `k`'s state (None while the clients are taken out for a step).
     fn clients_state(&self, k: usize) -> Option<State> {
         self.clients.get(k).map(|c| c.state)
+    }
+
+    /// XFS/ext4: `fsync`/`fdatasync` of the client's file (`c.space`): the journal's plan.
+    /// A commit to wait for parks the client until the journal reports it; the rest (a
+    /// cache flush) follows in `JournalSyncThen`.
+    fn journal_sync(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        let Fs::Extent(x) = &mut self.fs else { unreachable!("journal syncs on XFS/ext4 only") };
+        let plan = x.sync_plan(c.space, c.datasync, now);
+        self.sync_plans[i] = (plan.then, None);
+        let waits =
+            plan.wait_commit.filter(|&n| x.journal.as_ref().is_some_and(|j| n > j.committed_through()));
+        if plan.kick {
+            self.kick_journal(now);
+        }
+        c.state = State::JournalSyncThen;
+        if let Some(n) = waits {
+            self.waits[i] = Wait::Journal(n);
+            c.resume = State::JournalSyncThen;
+            c.state = State::Blocked;
+            return Flow::Wait;
+        }
+        Flow::Next
+    }
+
+    /// XFS/ext4: the sync's last I/O (a cache flush, through an array to every member),
+    /// issued and awaited; then `after_commit`.
+    fn journal_sync_then(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        let Sim { fs: Fs::Extent(x), devices, queue, sync_plans, .. } = self else {
+            unreachable!("journal syncs on XFS/ext4 only")
+        };
+        let (plan, run) = &mut sync_plans[i];
+        let caps = x.journal.as_ref().map_or(
+            crate::fs::journal::DeviceCaps { write_cache: true, fua: false, max_request_bytes: 1 << 20 },
+            |j| j.caps(),
+        );
+        let run = run.get_or_insert_with(|| PlanRun::new(plan, caps));
+        match x.plan_step(run, now, devices) {
+            IoStep::WaitUntil(t) => {
+                queue.at(t.max(now), Event::Client(i));
+                Flow::Wait
+            }
+            IoStep::Done => {
+                sync_plans[i].1 = None;
+                c.state = c.after_commit;
+                Flow::Next
+            }
+        }
+    }
+
+    /// ext4: a writer's forced checkpoint (its journal short of space), then its write's
+    /// metadata noted again.
+    fn journal_checkpoint(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        let Sim { fs: Fs::Extent(x), devices, queue, .. } = self else {
+            unreachable!("journal checkpoints on ext4 only")
+        };
+        match x.checkpoint_step(now, devices) {
+            CheckpointStep::WaitUntil(t) => {
+                queue.at(t.max(now), Event::Client(i));
+                Flow::Wait
+            }
+            CheckpointStep::WaitCommit(n) => {
+                let done = x.journal.as_ref().is_none_or(|j| j.committed_through() >= n);
+                self.kick_journal(now);
+                if done {
+                    return Flow::Next;
+                }
+                self.waits[i] = Wait::Journal(n);
+                c.resume = State::JournalCheckpoint;
+                c.state = State::Blocked;
+                Flow::Wait
+            }
+            CheckpointStep::Done => {
+                let kind = match &self.db {
+                    Some(db) => db.write_kind(c.space),
+                    None => WriteKind::Overwrite,
+                };
+                let Fs::Extent(x) = &mut self.fs else { unreachable!() };
+                let noted = x.note_write(c.space, kind, now);
+                c.journal_checkpoint = noted.needs_checkpoint;
+                c.state = State::WriteDone;
+                if let Some(t) = noted.wait_until.filter(|&t| t > now) {
+                    self.queue.at(t, Event::Client(i));
+                    return Flow::Wait;
+                }
+                Flow::Next
+            }
+        }
+    }
+
+    /// The journal's thread wakes at its own next due time (a commit timer started by a
+    /// write), unless it wakes earlier already.
+    fn schedule_journal(&mut self) {
+        let Fs::Extent(x) = &self.fs else { return };
+        let Some(t) = x.journal.as_ref().and_then(|j| j.due()) else { return };
+        if self.journal_wake.is_none_or(|w| t < w) {
+            self.journal_wake = Some(t);
+            self.queue.at(t, Event::Journal);
+        }
+    }
+
+    /// The journal's thread must run now (an fsync asked a commit).
+    fn kick_journal(&mut self, now: Nanos) {
+        if self.journal_wake.is_none_or(|t| t > now) {
+            self.journal_wake = Some(now);
+            self.queue.at(now, Event::Journal);
+        }
+    }
+
+    /// The journal's thread at `now`: its I/O and commits; clients whose commit is done
+    /// go on; it sleeps until it next has something to do.
+    pub(super) fn journal_event(&mut self, now: Nanos) {
+        if self.journal_wake.is_some_and(|t| t > now) {
+            return;
+        }
+        self.journal_wake = None;
+        let Sim { fs: Fs::Extent(x), devices, .. } = self else { return };
+        let (wake, through) = x.journal_step(now, devices);
+        for j in 0..self.nclients {
+            if let Wait::Journal(n) = self.waits[j] {
+                if n <= through {
+                    self.waits[j] = Wait::None;
+                    self.queue.at(now, Event::Client(j));
+                }
+            }
+        }
+        if let Some(t) = wake {
+            let t = t.max(now + 1);
+            self.journal_wake = Some(t);
+            self.queue.at(t, Event::Journal);
+        }
+    }
+
+    /// Whether clients wait for the journal (the run goes on for them).
+    pub(super) fn journal_waiting(&self) -> bool {
+        self.waits.iter().any(|w| matches!(w, Wait::Journal(_)))
     }
 }

@@ -755,6 +755,21 @@ impl Ext4Journal {
         &self.p
     }
 
+    /// When kjournald2 or the flusher next has something to do without being kicked: the
+    /// running transaction's commit timer, the metadata writeback (None: nothing).
+    pub fn due(&self) -> Option<Nanos> {
+        let timer = self.running.map(|r| r.timer);
+        match (timer, self.writeback_due()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The device capabilities its plans are lowered for.
+    pub fn caps(&self) -> DeviceCaps {
+        self.caps
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> Ext4Stats {
         self.stats

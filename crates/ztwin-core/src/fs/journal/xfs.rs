@@ -307,6 +307,17 @@ impl XfsLog {
         })
     }
 
+    /// When the log worker next has something to do without a force: its period, while
+    /// the CIL holds items (None: nothing).
+    pub fn due(&self) -> Option<Nanos> {
+        (self.cil_items > 0).then_some(self.next_worker)
+    }
+
+    /// The device capabilities its plans are lowered for.
+    pub fn caps(&self) -> DeviceCaps {
+        self.caps
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> XfsStats {
         self.stats

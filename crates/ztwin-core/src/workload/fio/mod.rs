@@ -223,24 +223,6 @@ pub fn validate(f: &FioWorkload, files: &FilesDataset, fs: &FsConfig) -> Result<
                 "randrw with different read and write block sizes is not modelled".into(),
             )?;
         }
-        if !matches!(fs, FsConfig::Zfs(_)) && syncs(job) {
-            let key = if job.sync != crate::config::FioSync::None {
-                "sync"
-            } else if job.fsync > 0 {
-                "fsync"
-            } else if job.fdatasync > 0 {
-                "fdatasync"
-            } else if job.end_fsync {
-                "end_fsync"
-            } else {
-                "fsync_on_close"
-            };
-            ensure(
-                false,
-                key,
-                "synchronous writes and fsync are modelled on ZFS only (its intent log); XFS's log and ext4's jbd2 journal are not modelled yet".into(),
-            )?;
-        }
         if let Some(p) = job.buffers.buffer_compress_percentage {
             ensure(p <= 100, "buffers.buffer_compress_percentage", "must be 0 to 100".into())?;
         }

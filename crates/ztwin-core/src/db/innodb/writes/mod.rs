@@ -501,6 +501,12 @@ impl Writes {
         is_log && matches!(&self.redo, Log::Mariadb(l) if !l.mode().buffered)
     }
 
+    /// Whether driver file `file` is a binary log file.
+    pub fn is_binlog(&self, file: u32) -> bool {
+        let first = self.files.log(0) + self.files.logs;
+        (first..first + self.files.binlogs).contains(&file)
+    }
+
     /// The resolved options.
     pub fn params(&self) -> &WriteParams {
         &self.p
@@ -660,10 +666,12 @@ impl Writes {
         }
         row.sec_in_pool = sec_in_pool || !self.p.change_buffering;
         let t = &mut self.trx[client];
-        let mut env = Env::default();
-        env.page_size = self.page_size;
-        env.space_id = Self::space_id(l.table);
-        env.ibuf_leaf = IBUF_LEAF;
+        let mut env = Env {
+            page_size: self.page_size,
+            space_id: Self::space_id(l.table),
+            ibuf_leaf: IBUF_LEAF,
+            ..Env::default()
+        };
         env.undo.update_page = t.update_page;
         env.undo.insert_page = t.insert_page;
         env.undo.rseg_page = RSEG_FIRST + (t.redo_id() % u64::from(RSEGS)) as u32;
@@ -705,8 +713,7 @@ impl Writes {
     /// asks of the log. A transaction that wrote nothing returns at once.
     pub fn commit(&mut self, bp: &mut BufferPool, client: usize, now: Nanos) -> LogWait {
         let t = &mut self.trx[client];
-        let mut env = Env::default();
-        env.page_size = self.page_size;
+        let mut env = Env { page_size: self.page_size, ..Env::default() };
         env.undo.update_page = t.update_page;
         env.undo.insert_page = t.insert_page;
         env.undo.rseg_page = RSEG_FIRST + (t.redo_id() % u64::from(RSEGS)) as u32;
