@@ -33,6 +33,7 @@
 //! `BUF_LRU_SEARCH_SCAN_THRESHOLD` (100) pages (MariaDB skips the scan while
 //! `try_LRU_scan` is clear).
 
+use super::percona::{activity_count, instance_ends, Percona};
 use super::*;
 use crate::db::innodb::doublewrite::BatchPlan;
 use crate::db::innodb::mariadb_flush::dblwr::DoublewriteBuffer;
@@ -40,7 +41,6 @@ use crate::db::innodb::mariadb_flush::{
     self as mf, log_close, FlushAhead, MariadbFlush, Observation, PageState, Pass, PoolView,
 };
 use crate::db::innodb::mariadb_redo::records::file_modify_record;
-use super::percona::{activity_count, instance_ends, Percona};
 use crate::db::innodb::percona_flush::{self as pf, even_share, CleanerWait};
 
 /// The page cleaner of the server.
@@ -510,7 +510,8 @@ impl Writes {
                 if want > 0 {
                     p.candidates.clear();
                     // The walk passes over pages written as neighbours: take enough.
-                    let take = usize::try_from(want.saturating_mul(2).saturating_add(64)).unwrap_or(usize::MAX);
+                    let take =
+                        usize::try_from(want.saturating_mul(2).saturating_add(64)).unwrap_or(usize::MAX);
                     p.candidates.extend(
                         self.flush_list
                             .iter_oldest()

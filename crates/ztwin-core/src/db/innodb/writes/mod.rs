@@ -3,7 +3,8 @@
 //! thread short of a free frame write, as file operations the driver executes through
 //! the filesystem layer ([`FileOp`]). The mechanisms are the tested units beside this
 //! module (`redo`, `redo_records`, `flush_list`, `page_cleaner`, `doublewrite`); this
-//! module sequences them as MySQL 5.7.29's threads do.
+//! module sequences them as MySQL 5.7.29's threads do (MariaDB 10.11's and Percona Server
+//! 5.7's flushing: `cleaner` and `percona`, simplifications 7 and 8).
 //!
 //! Mechanism.
 //! - A row change (`row_upd_step`, `row_ins_step`): the statement's thread first finds its
@@ -71,11 +72,16 @@
 //! 5. Checkpoints are not written (a 512-byte write and an fsync of the first log file
 //!    every few seconds); the checkpoint age is measured to the oldest dirty page, as if
 //!    each checkpoint were taken at once.
-//! 6. Neighbour flushing (`innodb_flush_neighbors`) and purge are not modelled.
+//! 6. Neighbour flushing (`innodb_flush_neighbors`) is not modelled for MySQL 5.7 (MariaDB's
+//!    and Percona's page cleaners flush neighbours); purge is not modelled.
 //! 7. MariaDB 10.11 has its own redo log and record formats (`mariadb_redo`: no block
 //!    framing, one undo log per transaction, rows whose history purge reset, the log
 //!    buffered on ZFS and O_DIRECT on a block device) and its own checkpoint ages; its
-//!    page cleaner and free-frame wait are MySQL 5.7's here for now.
+//!    page cleaner and free-frame wait are `mariadb_flush`'s (`cleaner`).
+//! 8. Percona Server 5.7 is MySQL 5.7 here (pages, redo log and records, binary log,
+//!    doublewrite) except its flushing: `percona_flush` in its merged mode, an LRU manager
+//!    thread (a third database thread, [`lru_manager_actor`]), threads backing off for
+//!    free frames, a flush-list-only page cleaner, `log_free_check`'s polls (`percona`).
 
 use std::collections::VecDeque;
 

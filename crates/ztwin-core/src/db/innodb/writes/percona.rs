@@ -115,7 +115,13 @@ struct LruJob {
 
 impl Percona {
     /// The flushing of `params` with the log's `ages`, for `clients` client threads.
-    pub(super) fn new(p: &WriteParams, params: pf::Params, ages: &LogAges, extent_pages: u64, clients: usize) -> Percona {
+    pub(super) fn new(
+        p: &WriteParams,
+        params: pf::Params,
+        ages: &LogAges,
+        extent_pages: u64,
+        clients: usize,
+    ) -> Percona {
         let dblwr = Doublewrite::new(p.doublewrite, p.method.syncs_data(), extent_pages);
         Percona {
             fl: PerconaFlush::new(params, *ages, 0, true),
