@@ -23,7 +23,9 @@
 //! 4. [`cache::arc`] answers hit or miss, with OpenZFS's MRU/MFU/ghost lists and the
 //!    release's adaptive targets; sizes are compressed sizes (`fs::zfs::compression`).
 //! 5. [`dev`] queues each device read behind the device's IOPS and throughput caps and its
-//!    parallelism; [`dev::cpu`] queues the CPU work on the vCPUs.
+//!    parallelism (through a RAID controller's cache, `dev::controller`, and a Linux md
+//!    array's mapping, `dev::md_raid10`, where the scenario has them); [`dev::cpu`] queues
+//!    the CPU work on the vCPUs.
 //! 6. [`sim`] orders all of it on one integer-nanosecond clock; [`stats`] counts it in
 //!    the terms users read (arcstats names, latency percentiles, per-interval series).
 //!

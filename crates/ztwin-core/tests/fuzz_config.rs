@@ -14,7 +14,9 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
-use ztwin_core::config::{test_fio_variant, test_percona_variant, test_variant, test_write_variant};
+use ztwin_core::config::{
+    test_fio_variant, test_percona_variant, test_raid_variant, test_variant, test_write_variant,
+};
 use ztwin_core::config::{VariantConfig, WorkloadConfig};
 use ztwin_core::run::{check_variant_json, run_variant_observed};
 use ztwin_core::sim::time::{MS, SEC};
@@ -201,6 +203,12 @@ proptest! {
         let base = serde_json::to_value(test_fio_variant()).unwrap();
         run_briefly(&base, &picks);
     }
+
+    #[test]
+    fn mutated_raid_configs_run_without_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+        let base = serde_json::to_value(test_raid_variant()).unwrap();
+        run_briefly(&base, &picks);
+    }
 }
 
 /// The write bases: MySQL 5.7 on ZFS, MariaDB 10.11 on ext4, Percona Server 5.7 on ZFS.
@@ -244,11 +252,19 @@ proptest! {
         let base = serde_json::to_value(test_fio_variant()).unwrap();
         check(&base, &picks);
     }
+
+    #[test]
+    fn mutated_raid_configs_are_refused_or_built_never_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+        let base = serde_json::to_value(test_raid_variant()).unwrap();
+        check(&base, &picks);
+    }
 }
 
 #[test]
 fn the_bases_build() {
-    for base in [test_variant(), test_fio_variant(), write_base(0), write_base(1), write_base(2)] {
+    for base in
+        [test_variant(), test_fio_variant(), test_raid_variant(), write_base(0), write_base(1), write_base(2)]
+    {
         check_variant_json(&serde_json::to_string(&base).unwrap()).unwrap();
     }
 }

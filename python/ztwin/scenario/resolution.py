@@ -12,15 +12,17 @@ from typing import Any, Optional
 
 from .. import fio as fiomod
 from .errors import _Err, _get
-from .hardware import _resolve_device, _resolve_machine
+from .hardware import _resolve_array, _resolve_controllers, _resolve_device, _resolve_machine
 from .schema import (
     ArcSpec,
     BcacheSpec,
     CatPhaseSpec,
+    DeviceSpec,
     FioPhaseSpec,
     FioWorkloadSpec,
     InnodbSpec,
     L2arcSpec,
+    MdArraySpec,
     PoolSpec,
     SysbenchDatasetSpec,
     SysbenchWorkloadSpec,
@@ -65,7 +67,9 @@ _INNODB_WRITE_OPTIONS = (
 def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, base_dir: Path) -> tuple[Optional[dict], list[_Err]]:
     errs: list[_Err] = []
     machine = _resolve_machine(spec.machine, errs)
-    devices = [d for n, s in spec.devices.items() if (d := _resolve_device(n, s, raw, errs)) is not None]
+    devices = [d for n, s in spec.devices.items() if isinstance(s, DeviceSpec) and (d := _resolve_device(n, s, raw, errs)) is not None]
+    arrays = [a for n, s in spec.devices.items() if isinstance(s, MdArraySpec) and (a := _resolve_array(n, s, spec.devices, errs)) is not None]
+    controllers = _resolve_controllers(spec.controllers, spec.devices, raw, errs)
     fs = spec.filesystem
 
     def err(loc: tuple, msg: str) -> None:
@@ -220,6 +224,8 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
         "seed": spec.seed,
         "machine": machine,
         "devices": devices,
+        "controllers": controllers,
+        "arrays": arrays,
         "filesystem": fs_out,
         "database": db_out,
         "dataset": dataset_out,

@@ -114,6 +114,61 @@ class DeviceSpec(_Model):
         None, gt=0, description="QEMU's throttle.iops-size: a request larger than this counts as several operations "
         "against iops_limit (default: each request counts once)."
     )
+    controller: Optional[str] = Field(
+        None, min_length=1, description="The [controllers.NAME] this device sits behind (a hardware RAID controller "
+        "exposing it as its own volume, with the controller's cache in front of it); default none."
+    )
+
+
+RAID10_LAYOUT = r"[nfo][1-9][0-9]?"
+
+
+class MdArraySpec(_Model):
+    """``[devices.NAME] type = "md-raid10"``: a Linux md RAID10 array over devices, as
+    ``mdadm --create /dev/NAME --level=10 --layout=LAYOUT --chunk=CHUNK MEMBERS`` makes it.
+    A filesystem's ``device`` may name it; its size follows from the members'."""
+
+    type: Literal["md-raid10"]
+    description: Optional[str] = None
+    members: list[str] = Field(min_length=2, description="Member devices ([devices.*] names), in mdadm's raid-disk order.")
+    layout: Annotated[str, _check(lambda v: re.fullmatch(RAID10_LAYOUT, v) is not None, "layout",
+                                  'must be n, f or o and a copy count: "n2" (near), "f2" (far), "o2" (offset)')] = Field(
+        "n2", description="mdadm --layout for RAID10: n2 (default), f2, o2, or another copy count.")
+    chunk: Size = Field(512 * 1024, description="mdadm --chunk: 512K (default since mdadm 3.1); a power of two, at least 4K.")
+
+
+def _device_tag(v: Any) -> Any:
+    # A device table has no type; an array says which.
+    t = v.get("type") if isinstance(v, dict) else getattr(v, "type", None)
+    return "device" if t is None else t
+
+
+DEVICE_TYPES = ("md-raid10",)
+DeviceEntry = Annotated[
+    Union[Annotated[DeviceSpec, Tag("device")], Annotated[MdArraySpec, Tag("md-raid10")]],
+    Discriminator(_device_tag),
+]
+
+
+class ControllerSpec(_Model):
+    """``[controllers.NAME]``: a hardware RAID controller with a battery-backed write-back
+    cache; each device with ``controller = "NAME"`` is one of its volumes (one drive each).
+    Defaults: a 2014-2018 card (LSI/Broadcom MegaRAID, Dell PERC, HPE Smart Array) with a
+    healthy battery; see ztwin_core::dev::controller for the sources and assumptions."""
+
+    description: Optional[str] = None
+    model: Optional[str] = Field(None, description="Reporting only (e.g. \"PERC H730\", \"MegaRAID 9361-8i\").")
+    cache: Size = Field(1024 * MiB, gt=0, description="Cache memory for dirty writes, shared by the volumes (1 GiB: "
+                        "the common size of the era's cards; assumption).")
+    write_policy: Literal["write-back", "write-through"] = Field(
+        "write-back", description="MegaRAID's Write Policy: write-back (default; a write completes in the cache, "
+        "which the battery protects) or write-through (it completes at the drive).")
+    cache_latency: Duration = Field(40_000, description="Controller time per command (firmware, DMA): a cache hit "
+                                    "completes after it (assumption: 40us).")
+    cache_rate: Rate = Field(4 * 10**9, gt=0, description="Host-to-cache transfer rate (assumption: 4GB/s; PCIe 3.0 x8).")
+    destage_max: Size = Field(1 * MiB, description="Largest write the controller sends a drive when destaging "
+                              "adjacent dirty data (assumption: 1MiB).")
+    destage_queue_depth: int = Field(2, ge=1, le=256, description="Destage writes queued at each drive (assumption: 2).")
 
 
 ROTATIONAL_KEYS = ("track_to_track_seek", "average_seek", "full_stroke_seek", "write_settle", "media_rate_outer",
@@ -333,7 +388,7 @@ class XfsSpec(_Model):
     """``[filesystem] type = "xfs"``: extent-mapped, no per-record metadata reads."""
 
     type: Literal["xfs"]
-    device: str = Field(description="Device holding the filesystem (a name of [devices.*]); with bcache its backing device.")
+    device: str = Field(description="Device or md array holding the filesystem (a name of [devices.*]); with bcache its backing device.")
     block_size: FsBlockSize = Field(4096, description="mkfs.xfs default block size 4K.")
     bcache: Optional[BcacheSpec] = Field(None, description="bcache under the filesystem (the filesystem is on /dev/bcache0).")
 
@@ -342,7 +397,7 @@ class Ext4Spec(_Model):
     """``[filesystem] type = "ext4"``: extent-mapped, no per-record metadata reads."""
 
     type: Literal["ext4"]
-    device: str = Field(description="Device holding the filesystem (a name of [devices.*]); with bcache its backing device.")
+    device: str = Field(description="Device or md array holding the filesystem (a name of [devices.*]); with bcache its backing device.")
     block_size: FsBlockSize = Field(4096, description="mke2fs default block size 4K.")
     bcache: Optional[BcacheSpec] = Field(None, description="bcache under the filesystem (the filesystem is on /dev/bcache0).")
 
@@ -567,7 +622,10 @@ class VariantSpec(_Model):
     description: str = ""
     seed: int = Field(0, ge=0, lt=2**64, description="Seed of every random stream; same seed, same numbers.")
     machine: MachineSpec
-    devices: dict[str, DeviceSpec] = Field(min_length=1)
+    devices: dict[str, DeviceEntry] = Field(min_length=1)
+    controllers: dict[str, ControllerSpec] = Field(
+        default_factory=dict, description="Hardware RAID controllers with a cache; devices name theirs with controller = NAME."
+    )
     filesystem: FsSpec
     database: Optional[InnodbSpec] = Field(None, description="The database (sysbench; none for fio). Default: InnoDB with MySQL's defaults.")
     dataset: Optional[SysbenchDatasetSpec] = Field(None, description="sysbench tables (fio: the job file names the files). Default: sysbench's.")

@@ -1,11 +1,12 @@
 //! Small valid variants that unit and integration tests start from.
 
 use super::{
-    ArcTunables, CacheProperty, CharacterSet, Compression, CpuCosts, DatabaseConfig, DatasetConfig,
-    DeviceConfig, FileConfig, FilesDataset, FioBuffers, FioDistribution, FioFileService, FioJob, FioPhase,
-    FioRw, FioWorkload, FsConfig, InnodbConfig, InnodbServer, MachineConfig, PhaseConfig, PoolTunables,
-    PrepareRandType, RandType, RunConfig, SysbenchDataset, SysbenchTest, SysbenchWorkload, TxgTunables,
-    VariantConfig, WorkloadConfig, ZfsConfig, ZfsRelease,
+    ArcTunables, ArrayConfig, CacheProperty, CharacterSet, Compression, ControllerConfig, CpuCosts,
+    DatabaseConfig, DatasetConfig, DeviceConfig, ExtentFsConfig, FileConfig, FilesDataset, FioBuffers,
+    FioDistribution, FioFileService, FioJob, FioPhase, FioRw, FioWorkload, FsConfig, InnodbConfig,
+    InnodbServer, MachineConfig, PhaseConfig, PoolTunables, PrepareRandType, RandType, RotationalConfig,
+    RunConfig, SysbenchDataset, SysbenchTest, SysbenchWorkload, TxgTunables, VariantConfig, WorkloadConfig,
+    ZfsConfig, ZfsRelease,
 };
 use crate::sim::time::{MS, SEC, US};
 
@@ -53,6 +54,8 @@ pub fn test_variant() -> VariantConfig {
             queue_rotational: None,
             iops_size_bytes: None,
         }],
+        controllers: vec![],
+        arrays: vec![],
         filesystem: FsConfig::Zfs(ZfsConfig {
             release: ZfsRelease::V0_8,
             vdevs: vec!["disk".into()],
@@ -236,5 +239,71 @@ pub fn test_fio_variant() -> VariantConfig {
         jobs: vec![job("seqread", FioRw::Read, 128 << 10), rand, job("write", FioRw::Write, 128 << 10)],
     });
     c.phases = vec![PhaseConfig::Fio(FioPhase { name: "seqread".into(), jobs: vec![0] })];
+    c
+}
+
+/// A small valid variant on experiment 2's kind of storage, for tests: the test variant's
+/// machine and database (O_DIRECT), oltp_update_index, on ext4 over md0 (RAID10 n2, 512 KiB
+/// chunks) of four 15K SAS drives (the `sas-15k-600g` preset's mechanics) behind one
+/// controller "perc" with a 1 GiB write-back cache (the scenario defaults). Tests change
+/// what they study.
+#[doc(hidden)]
+pub fn test_raid_variant() -> VariantConfig {
+    let mut c = test_variant();
+    c.scenario = "test-raid".into();
+    let drives = ["sda", "sdb", "sdc", "sdd"];
+    let base = c.devices[0].clone();
+    c.devices = drives
+        .iter()
+        .map(|name| DeviceConfig {
+            name: (*name).into(),
+            kind: "sas-15k-600g".into(),
+            iops_limit: None,
+            read_latency_ns: 100 * US,
+            write_latency_ns: 100 * US,
+            latency_sigma: 0.0,
+            transfer_bytes_per_sec: 1.2e9,
+            parallelism: 1,
+            capacity_bytes: Some(600_127_266_816),
+            flush_latency_ns: 100 * US,
+            rotational: Some(RotationalConfig {
+                rpm: 15_000,
+                track_to_track_seek_ns: 200 * US,
+                average_seek_ns: 2900 * US,
+                full_stroke_seek_ns: 6 * MS,
+                write_settle_ns: 200 * US,
+                outer_rate_bytes_per_sec: 250e6,
+                inner_rate_bytes_per_sec: 150e6,
+                readahead_bytes: 1 << 20,
+            }),
+            ..base.clone()
+        })
+        .collect();
+    let names: Vec<String> = drives.iter().map(|s| s.to_string()).collect();
+    c.controllers = vec![ControllerConfig {
+        name: "perc".into(),
+        volumes: names.clone(),
+        cache_bytes: 1 << 30,
+        write_back: true,
+        cache_latency_ns: 40 * US,
+        cache_bytes_per_sec: 4e9,
+        destage_max_bytes: 1 << 20,
+        destage_queue_depth: 2,
+    }];
+    c.arrays = vec![ArrayConfig {
+        name: "md0".into(),
+        level: "raid10".into(),
+        members: names,
+        layout: "n2".into(),
+        chunk_bytes: 512 << 10,
+    }];
+    c.filesystem = FsConfig::Ext4(ExtentFsConfig { device: "md0".into(), block_size: 4096, bcache: None });
+    if let Some(DatabaseConfig::Innodb(db)) = &mut c.database {
+        db.innodb_flush_method = "O_DIRECT".into();
+    }
+    if let WorkloadConfig::Sysbench(w) = &mut c.workload {
+        w.test = SysbenchTest::OltpUpdateIndex;
+    }
+    c.run = RunConfig { warmup_ns: SEC, duration_ns: 3 * SEC, report_interval_ns: SEC };
     c
 }

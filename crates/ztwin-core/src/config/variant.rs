@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    DatabaseConfig, DatasetConfig, DeviceConfig, FioPhase, FsConfig, MachineConfig, PhaseConfig,
-    WorkloadConfig, WorkloadPhase,
+    ArrayConfig, ControllerConfig, DatabaseConfig, DatasetConfig, DeviceConfig, FioPhase, FsConfig,
+    MachineConfig, PhaseConfig, WorkloadConfig, WorkloadPhase,
 };
 use crate::error::{Error, Result};
 
@@ -23,6 +23,13 @@ pub struct VariantConfig {
     pub machine: MachineConfig,
     /// Every block device of the machine, by name.
     pub devices: Vec<DeviceConfig>,
+    /// Hardware RAID controllers with a cache in front of some of the devices (none: every
+    /// device is reached directly).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub controllers: Vec<ControllerConfig>,
+    /// Linux md arrays over devices, which the filesystem may sit on (none: no array).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arrays: Vec<ArrayConfig>,
     /// The filesystem holding the database files.
     pub filesystem: FsConfig,
     /// The database engine above the filesystem (None for a fio workload: fio reads the

@@ -30,6 +30,11 @@
 //! are counted either way: they are what ZFS asked for. A rotational device's writes are
 //! served at the platter (its mechanics), so its flush finds nothing of theirs to destage.
 //!
+//! A device behind a hardware RAID controller ([`Device::attach`], `dev::controller`) is
+//! the host's view of a volume: its I/O and flushes go through the controller's cache,
+//! which serves them, or sends them to the drive behind it (a device of its own, with this
+//! device's configuration); its counters are what the host sees (iostat on the volume).
+//!
 //! Simplifications: 1. the throttle is a leaky bucket with no burst credit (gp2's burst
 //! bucket is not modelled; scenarios say "no burst"); 2. reads and writes share one cap,
 //! as EBS counts them; 3. a request's completion time is fixed when it is submitted, which
@@ -46,6 +51,7 @@ use rand_pcg::Pcg64Mcg;
 
 use rand::Rng;
 
+use super::controller::Port;
 use super::disk::{Disk, DiskMechanics};
 use crate::config::DeviceConfig;
 use crate::sim::time::{Nanos, SEC};
@@ -106,6 +112,9 @@ pub struct Device {
     last_offset: u64,
     /// Service time of a cache flush (0: no volatile write cache).
     flush_ns: Nanos,
+    /// The RAID controller this device is a volume of ([`super::controller`]): its I/O
+    /// and flushes go through the controller's cache to the drive behind it.
+    port: Option<Port>,
 }
 
 impl Device {
@@ -167,7 +176,19 @@ impl Device {
             tracks_queue: false,
             last_offset: 0,
             flush_ns: cfg.flush_latency_ns,
+            port: None,
         }
+    }
+
+    /// Makes the device a volume of a RAID controller (`dev::controller::attach`): from
+    /// now on its I/O goes through the controller, which serves it with its own drive.
+    pub fn attach(&mut self, port: Port) {
+        self.port = Some(port);
+    }
+
+    /// The controller port of a volume behind a RAID controller, if any.
+    pub fn port(&self) -> Option<&Port> {
+        self.port.as_ref()
     }
 
     /// A rotating device (vdev_nonrot false), whose position matters.
@@ -219,6 +240,28 @@ impl Device {
     /// in nondecreasing `now`); returns its completion time. The offset matters to a
     /// rotational device only.
     pub fn submit_at(&mut self, now: Nanos, op: Op, offset: u64, bytes: u32) -> Nanos {
+        let done = match &self.port {
+            Some(port) => port.submit(now, op, offset, bytes),
+            None => self.serve(now, op, offset, bytes),
+        };
+        self.last_offset = offset.saturating_add(u64::from(bytes));
+        self.occupy(now, done);
+        match op {
+            Op::Read => {
+                self.counters.reads += 1;
+                self.counters.read_bytes += bytes as u64;
+            }
+            Op::Write => {
+                self.counters.writes += 1;
+                self.counters.write_bytes += bytes as u64;
+            }
+        }
+        done
+    }
+
+    /// The device's own service of an I/O (no controller in front): admission, a slot,
+    /// the service time; returns its completion.
+    fn serve(&mut self, now: Nanos, op: Op, offset: u64, bytes: u32) -> Nanos {
         let admit = self.next_admit.max(now as f64);
         let ops = self.iops_size.map_or(1, |n| u64::from(bytes).div_ceil(n).max(1));
         self.next_admit =
@@ -243,19 +286,6 @@ impl Device {
             }
         };
         *slot = Reverse(done);
-        drop(slot);
-        self.last_offset = offset.saturating_add(u64::from(bytes));
-        self.occupy(now, done);
-        match op {
-            Op::Read => {
-                self.counters.reads += 1;
-                self.counters.read_bytes += bytes as u64;
-            }
-            Op::Write => {
-                self.counters.writes += 1;
-                self.counters.write_bytes += bytes as u64;
-            }
-        }
         done
     }
 
@@ -281,6 +311,9 @@ impl Device {
     /// its completion time (see the module docs).
     pub fn flush(&mut self, now: Nanos) -> Nanos {
         self.counters.flushes += 1;
+        if let Some(port) = &self.port {
+            return port.flush(now);
+        }
         if self.flush_ns == 0 {
             return now;
         }

@@ -4,6 +4,7 @@ use super::*;
 use crate::cache::arc::{ArcLimits, BlockKey};
 use crate::db::innodb::ibd_records;
 use crate::db::innodb::writes::{system_file_pages, DbFiles, WriteParams, Writes, BINLOG_SLOTS};
+use crate::fs::extent::BlockTarget;
 use crate::fs::zfs::content::{FileBlocks, CLASS_HOLE, CLASS_MEAN_RATIO};
 use crate::fs::zfs::zfetch::ZfetchParams;
 use crate::fs::zfs::zil::{self, Zil, ZilParams};
@@ -27,12 +28,15 @@ impl<'a> Sim<'a> {
         for (i, d) in cfg.devices.iter().enumerate() {
             Device::check(d, |f| format!("devices[{i}] ({}).{f}", d.name))?;
         }
+        crate::dev::controller::check(&cfg.controllers, &cfg.devices)?;
         let mut devices: Vec<Device> = cfg
             .devices
             .iter()
             .enumerate()
             .map(|(i, d)| Device::new(d, cfg.seed ^ (0xd1b5_4a32_d192_ed03u64.wrapping_mul(i as u64 + 1))))
             .collect();
+        // Volumes behind a RAID controller send their I/O through its cache.
+        crate::dev::controller::attach(&cfg.controllers, &cfg.devices, &mut devices, cfg.seed);
         // The database and its files, or fio's files (which exist once a job makes them).
         let (db, files, exists, compress_ratio, class) = match (&cfg.database, &cfg.dataset) {
             (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Sysbench(ds)) => {
@@ -68,11 +72,19 @@ impl<'a> Sim<'a> {
                         // Whether the kernel reports the data files' device rotational
                         // (MariaDB flushes neighbours only there): a ZFS dataset's
                         // anonymous device is never among the non-rotational devices;
-                        // XFS/ext4: the device's.
+                        // XFS/ext4: the device's; an md array is non-rotational only when
+                        // every member is (md.c `md_run`).
                         let rotational = match &cfg.filesystem {
                             FsConfig::Zfs(_) => true,
                             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
-                                cfg.devices.iter().any(|d| d.name == x.device && d.reports_rotational())
+                                let rot = |n: &str| {
+                                    cfg.devices.iter().any(|d| d.name == n && d.reports_rotational())
+                                };
+                                rot(&x.device)
+                                    || cfg
+                                        .arrays
+                                        .iter()
+                                        .any(|a| a.name == x.device && a.members.iter().any(|m| rot(m)))
                             }
                         };
                         let table_pages = database.file_size() / u64::from(db.innodb_page_size);
@@ -308,14 +320,15 @@ impl<'a> Sim<'a> {
                     ));
                 }
                 let fs = ExtentFs {
-                    device: device_index(&x.device, "filesystem.device")?,
                     block_size: x.block_size,
                     // fio files of several sizes each get a slot of the largest.
                     file_size: files.iter().copied().max().unwrap_or(0),
                 };
+                // A device, or an md array over devices.
+                let target = BlockTarget::build(cfg, &x.device, "filesystem.device")?;
                 // The files side by side from the device's start (extent.rs, simplification 3).
-                let (end, dev) = (fs.device_offset(files.len() as u32, 0), &cfg.devices[fs.device]);
-                if let Some(capacity) = dev.capacity_bytes.filter(|&c| end > c) {
+                let end = fs.device_offset(files.len() as u32, 0);
+                if let Some(capacity) = target.capacity(cfg).filter(|&c| end > c) {
                     return Err(Error::config(
                         "filesystem.device",
                         format!(
@@ -323,12 +336,21 @@ impl<'a> Sim<'a> {
                             files.len(),
                             crate::support::gib(end),
                             crate::support::gib(capacity),
-                            dev.name
+                            target.name(cfg)
                         ),
                     ));
                 }
                 let bcache = match &x.bcache {
                     None => None,
+                    Some(_) if target.device().is_none() => {
+                        return Err(Error::config(
+                            "filesystem.bcache",
+                            format!(
+                                "bcache over md array '{}' is not modelled: put it on a device",
+                                x.device
+                            ),
+                        ));
+                    }
                     Some(b) => {
                         let cache_device = device_index(&b.cache_device, "filesystem.bcache.cache_device")?;
                         let capacity = cfg.devices[cache_device].capacity_bytes.unwrap_or(0);
@@ -356,7 +378,7 @@ impl<'a> Sim<'a> {
                         Some((Box::new(cache), cache_device))
                     }
                 };
-                Fs::Extent(Box::new(ExtentLayer { fs, bcache, device_io: costs.device_io }))
+                Fs::Extent(Box::new(ExtentLayer { fs, target, bcache, device_io: costs.device_io }))
             }
         };
         // The ARC and the buffer pool share the machine's memory. The twin models no memory

@@ -751,18 +751,7 @@ impl Sim<'_> {
                 }
                 Flow::Next
             }
-            Some(FileOp::Write { file, offset, len, o_sync }) => {
-                c.o_direct = self.db_o_direct(file);
-                c.space = file;
-                (c.w_offset, c.w_len, c.read_offset, c.read_len) = (offset, len, offset, len);
-                c.write = true;
-                c.o_sync = o_sync;
-                c.fsync = Fsync::None;
-                c.cpu_pending += self.costs.syscall;
-                c.after_write = State::DbIo;
-                c.state = State::WriteStart;
-                Flow::Next
-            }
+            Some(FileOp::Write { file, offset, len, o_sync }) => self.db_write(c, file, offset, len, o_sync),
             Some(FileOp::WriteAsync { file, offset, len }) => match &mut self.fs {
                 Fs::Extent(x) => {
                     // io_submit: in flight at once; the barrier waits for it.
@@ -770,26 +759,15 @@ impl Sim<'_> {
                     c.async_until = c.async_until.max(done);
                     Flow::Next
                 }
-                Fs::Zfs(_) => {
-                    // A ZFS file takes the write in the submitting thread: as a plain
-                    // write (Direct I/O when 2.3's direct property makes it so).
-                    c.o_direct = self.db_o_direct(file);
-                    c.space = file;
-                    (c.w_offset, c.w_len, c.read_offset, c.read_len) = (offset, len, offset, len);
-                    c.write = true;
-                    c.o_sync = false;
-                    c.fsync = Fsync::None;
-                    c.cpu_pending += self.costs.syscall;
-                    c.after_write = State::DbIo;
-                    c.state = State::WriteStart;
-                    Flow::Next
-                }
+                // A ZFS file takes the write in the submitting thread: as a plain write
+                // (Direct I/O when 2.3's direct property makes it so).
+                Fs::Zfs(_) => self.db_write(c, file, offset, len, false),
             },
             Some(FileOp::Sync { file }) => match &mut self.fs {
                 Fs::Extent(x) => {
-                    // fsync of an O_DIRECT-written file: the device's cache flush.
-                    let dev = x.fs.device;
-                    let done = self.devices[dev].flush(now.max(c.async_until));
+                    // fsync of an O_DIRECT-written file: the device's cache flush (an array's
+                    // reaches every member).
+                    let done = x.flush(now.max(c.async_until), &mut self.devices);
                     self.queue.at(done.max(now), Event::Client(i));
                     Flow::Wait
                 }
@@ -810,6 +788,21 @@ impl Sim<'_> {
                 Flow::Next
             }
         }
+    }
+
+    /// The database's write of `len` bytes at `offset` of driver file `file`
+    /// (`o_sync`: the file is open O_SYNC), through the write path; then DbIo again.
+    fn db_write(&mut self, c: &mut Client, file: u32, offset: u64, len: u32, o_sync: bool) -> Flow {
+        c.o_direct = self.db_o_direct(file);
+        c.space = file;
+        (c.w_offset, c.w_len, c.read_offset, c.read_len) = (offset, len, offset, len);
+        c.write = true;
+        c.o_sync = o_sync;
+        c.fsync = Fsync::None;
+        c.cpu_pending += self.costs.syscall;
+        c.after_write = State::DbIo;
+        c.state = State::WriteStart;
+        Flow::Next
     }
 
     /// Whether the database opens driver file `file` with O_DIRECT.

@@ -492,18 +492,7 @@ impl Writes {
     /// dirty page, no I/O in progress, no waiter; the LSN and the counters go on.
     pub fn restart(&mut self) {
         self.flush_list = FlushList::with_capacity(4096);
-        for q in &mut self.io {
-            q.clear();
-        }
-        self.jobs.fill(Job::None);
-        self.pass.clear();
-        self.batch.clear();
-        (self.pass_pos, self.lru_pages, self.sync_target) = (0, 0, None);
-        self.log_waiters.clear();
-        self.ckpt_waiters.clear();
-        self.released.clear();
-        // Everything appended is durable after the shutdown.
-        self.redo.settle();
+        self.drop_io();
         self.cleaner_restart();
     }
 
@@ -513,6 +502,12 @@ impl Writes {
         for &(key, _) in &self.batch {
             bp.end_write(PageKey(key), false);
         }
+        self.percona_abandon(bp);
+        self.drop_io();
+    }
+
+    /// Every thread's queued I/O, job and wait dropped; what the log appended is durable.
+    fn drop_io(&mut self) {
         for q in &mut self.io {
             q.clear();
         }
@@ -524,7 +519,6 @@ impl Writes {
         self.ckpt_waiters.clear();
         self.released.clear();
         self.redo.settle();
-        self.percona_abandon(bp);
     }
 
     /// Whether file `file` is open O_DIRECT: the data files (tables, ibdata1) with
