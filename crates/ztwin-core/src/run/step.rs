@@ -2,7 +2,7 @@
 //! statement, the buffer pool, the file read) and the hand-off to the ZFS path or a device.
 
 use super::*;
-use crate::db::innodb::writes::{AfterIo, FileOp, FrameStep, LogWait};
+use crate::db::innodb::writes::{AfterIo, FileOp, FrameStep, LogFree, LogWait};
 use crate::fs::journal::ext4::CheckpointStep;
 use crate::fs::journal::{IoStep, PlanRun, WriteKind};
 use crate::fs::zfs::content::CLASS_MEAN_RATIO;
@@ -207,15 +207,34 @@ impl Sim<'_> {
                     let db = self.db.as_mut().expect("sysbench statements need the database");
                     // buf_page_init_for_read: the page takes its frame and its place in
                     // the LRU list before the read is issued.
-                    let got = db.insert_for_read(key, c.page);
+                    let got = db.insert_for_read(i, key, c.page);
                     let Some(range) = got else {
                         // No frame: MySQL 5.7's thread writes a dirty LRU page itself;
                         // MariaDB's (or one finding nothing to write) waits for the page
-                        // cleaner's batch.
-                        if db.no_frame(i) == FrameStep::Io {
-                            c.after_io = State::FrameRetry;
-                            c.state = State::DbIo;
-                            continue;
+                        // cleaner's batch; Percona Server's backs off and asks again.
+                        match db.no_frame(i) {
+                            FrameStep::Io => {
+                                c.after_io = State::FrameRetry;
+                                c.state = State::DbIo;
+                                continue;
+                            }
+                            FrameStep::Wait => {}
+                            FrameStep::Yield(times) => {
+                                // os_thread_yield: its system calls on the vCPUs.
+                                c.cpu_pending += self.costs.syscall * u64::from(times);
+                                let done = self.cpus.run(now, c.cpu_pending);
+                                c.cpu_pending = 0;
+                                c.resume = State::FrameRetry;
+                                c.state = State::Blocked;
+                                self.queue.at(done, Event::Client(i));
+                                break;
+                            }
+                            FrameStep::Sleep(ns) => {
+                                c.resume = State::FrameRetry;
+                                c.state = State::Blocked;
+                                self.queue.at(now.saturating_add(ns), Event::Client(i));
+                                break;
+                            }
                         }
                         c.resume = State::FrameRetry;
                         self.waits[i] = Wait::Frame;
@@ -256,12 +275,23 @@ impl Sim<'_> {
                         }
                         continue;
                     }
-                    if !db.log_free_check(i) {
-                        c.resume = State::Apply;
-                        self.waits[i] = Wait::Log;
-                        c.state = State::Blocked;
-                        self.kick_cleaner(now);
-                        break;
+                    match db.log_free_check(i) {
+                        LogFree::Go => {}
+                        LogFree::Wait => {
+                            c.resume = State::Apply;
+                            self.waits[i] = Wait::Log;
+                            c.state = State::Blocked;
+                            self.kick_cleaner(now);
+                            break;
+                        }
+                        LogFree::Poll(ns) => {
+                            // Percona Server's buf_flush_wait_flushed: a sleep, then again.
+                            c.resume = State::Apply;
+                            c.state = State::Blocked;
+                            self.queue.at(now.saturating_add(ns), Event::Client(i));
+                            self.poll_cleaner_wake(now);
+                            break;
+                        }
                     }
                     db.modify(i, &l, !c.sec_buffered, now);
                     self.poll_cleaner_wake(now);
@@ -297,7 +327,20 @@ impl Sim<'_> {
                         break;
                     }
                 }
-                State::CleanerSleep | State::MasterSleep => break,
+                State::CleanerSleep | State::MasterSleep | State::LruSleep => break,
+                State::LruBatch => {
+                    // Guaranteed: the LRU manager exists only with Percona Server's writes.
+                    let db = self.db.as_mut().expect("the LRU manager needs the database");
+                    c.after_io = State::LruSleep;
+                    let io = db.lru_batch(i, now);
+                    // The batch freed the clean pages of the tail at once.
+                    self.wake(Wait::Frame, now);
+                    if !io {
+                        self.lru_sleep(i, c, now);
+                        break;
+                    }
+                    c.state = State::DbIo;
+                }
                 State::CleanerPass => {
                     let active = self.db_activity();
                     let active = active != std::mem::replace(&mut self.cleaner_activity, active);
@@ -399,7 +442,7 @@ impl Sim<'_> {
                         // A page the page cleaner wrote is clean from now on (its frame can
                         // be taken by a thread's scan of the LRU tail).
                         let db = self.db.as_mut().expect("database I/O needs the database");
-                        if db.page_written(c.space, c.w_offset) {
+                        if db.page_written(i, c.space, c.w_offset) {
                             self.wake(Wait::Frame, now);
                         }
                         c.state = State::DbIo;
@@ -749,6 +792,12 @@ impl Sim<'_> {
                     self.master_sleep(i, c, now);
                     return Flow::Wait;
                 }
+                if c.state == State::LruSleep {
+                    // Every page of the batch is free.
+                    self.wake(Wait::Frame, now);
+                    self.lru_sleep(i, c, now);
+                    return Flow::Wait;
+                }
                 Flow::Next
             }
             Some(FileOp::Write { file, offset, len, o_sync }) => self.db_write(c, file, offset, len, o_sync),
@@ -869,6 +918,15 @@ impl Sim<'_> {
         self.queue.at(due, Event::Timer(i));
     }
 
+    /// Percona Server's LRU manager (thread `i`) sleeps until its timer (nothing wakes it
+    /// earlier).
+    fn lru_sleep(&mut self, i: usize, c: &mut Client, now: Nanos) {
+        c.state = State::LruSleep;
+        let due = self.db.as_ref().and_then(|d| d.lru_next(now)).unwrap_or(now + SEC);
+        self.lru_due = Some(due);
+        self.queue.at(due, Event::Timer(i));
+    }
+
     /// A thread needs the page cleaner now (no free frame, the checkpoint age): a
     /// sleeping cleaner wakes at once.
     fn kick_cleaner(&mut self, now: Nanos) {
@@ -882,17 +940,19 @@ impl Sim<'_> {
     /// A database thread's timer fired at `now`: it runs if the timer is its current one.
     pub(super) fn timer_event(&mut self, k: usize, now: Nanos) {
         let cleaner = crate::db::innodb::writes::cleaner_actor(self.nusers);
-        let (due, next) = if k == cleaner {
-            (&mut self.cleaner_due, State::CleanerPass)
+        let lru = crate::db::innodb::writes::lru_manager_actor(self.nusers);
+        let (due, next, expected) = if k == cleaner {
+            (&mut self.cleaner_due, State::CleanerPass, State::CleanerSleep)
+        } else if k == lru {
+            (&mut self.lru_due, State::LruBatch, State::LruSleep)
         } else {
-            (&mut self.master_due, State::MasterFlush)
+            (&mut self.master_due, State::MasterFlush, State::MasterSleep)
         };
         // The first timer at or after the thread's due time runs it; earlier ones are stale.
         if due.is_none_or(|d| d > now) {
             return;
         }
         *due = None;
-        let expected = if k == cleaner { State::CleanerSleep } else { State::MasterSleep };
         if self.clients_state(k) != Some(expected) {
             return;
         }
