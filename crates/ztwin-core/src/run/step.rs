@@ -2,6 +2,7 @@
 //! statement, the buffer pool, the file read) and the hand-off to the ZFS path or a device.
 
 use super::*;
+use crate::fs::zfs::layer::Wake;
 
 impl Sim<'_> {
     /// Sets the path of lookup `c.lookup` of the client's statement.
@@ -273,9 +274,7 @@ impl Sim<'_> {
         let step = match (fs, &mut c.read) {
             (Fs::Zfs(z), FileRead::Zfs(r)) => {
                 let step = z.read(i, r, now, &mut c.cpu_pending, devices);
-                for (t, k) in z.take_wakeups() {
-                    queue.at(t, Event::Prefetch(k));
-                }
+                schedule_wakeups(queue, z);
                 step
             }
             (Fs::Extent(x), FileRead::Extent(r)) => x.read(task, r, now, &mut c.cpu_pending, devices),
@@ -289,6 +288,8 @@ impl Sim<'_> {
                 queue.at(t, Event::Client(i));
                 Flow::Wait
             }
+            // Woken by the ZFS layer (`schedule_wakeups`) when its vdev queue issues the read.
+            ReadStep::Blocked => Flow::Wait,
             ReadStep::Done => {
                 self.page_read_done(i, c, now);
                 Flow::Next
@@ -334,15 +335,14 @@ impl Sim<'_> {
         // Invariant: the state ZfsWrite is entered only on ZFS (`write_start`).
         let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { unreachable!("ZfsWrite only on ZFS") };
         let step = z.write(i, &mut c.zwrite, now, &mut c.cpu_pending, devices);
-        for (t, k) in z.take_wakeups() {
-            queue.at(t, Event::Prefetch(k));
-        }
+        schedule_wakeups(queue, z);
         match step {
             WriteStep::WaitUntil(t) => {
                 queue.at(t, Event::Client(i));
                 Flow::Wait
             }
-            // Woken by the sync (`sync_event`).
+            // Woken by the sync (`sync_event`), or by the layer when its vdev queue issues
+            // the write's I/O (`schedule_wakeups`).
             WriteStep::Throttled => Flow::Wait,
             WriteStep::Done if z.commits_write(c.o_sync) => {
                 // zfs_write's zil_commit (O_SYNC, O_DSYNC, sync=always).
@@ -364,9 +364,13 @@ impl Sim<'_> {
     /// the writes it issued; a commit that returns at once leaves it to the client's next
     /// burst.
     fn commit(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
-        let Sim { fs, devices, .. } = self;
+        let Sim { fs, devices, queue, .. } = self;
         let step = match fs {
-            Fs::Zfs(z) => z.commit(i, c.space + 1, now, &mut c.cpu_pending, devices),
+            Fs::Zfs(z) => {
+                let step = z.commit(i, c.space + 1, now, &mut c.cpu_pending, devices);
+                schedule_wakeups(queue, z);
+                step
+            }
             // Refused where jobs are checked: XFS/ext4 have no log modelled.
             Fs::Extent(_) => CommitStep::Done,
         };
@@ -398,6 +402,7 @@ impl Sim<'_> {
     pub(super) fn zil_event(&mut self, now: Nanos) {
         let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { return };
         z.zil_event(now, devices);
+        schedule_wakeups(queue, z);
         for j in z.take_zil_woken() {
             queue.at(now, Event::Client(j as usize));
         }
@@ -415,6 +420,7 @@ impl Sim<'_> {
     pub(super) fn write_event(&mut self, now: Nanos) {
         let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { return };
         z.sync_event(now, devices);
+        schedule_wakeups(queue, z);
         for j in z.take_woken() {
             queue.at(now, Event::Client(j as usize));
         }
@@ -439,9 +445,7 @@ impl Sim<'_> {
     pub(super) fn prefetch_event(&mut self, k: u32, now: Nanos) {
         let Sim { fs: Fs::Zfs(z), devices, queue, cpus, .. } = self else { return };
         z.prefetch_event(k, now, cpus, devices);
-        for (t, k) in z.take_wakeups() {
-            queue.at(t, Event::Prefetch(k));
-        }
+        schedule_wakeups(queue, z);
     }
 
     /// Runs the client's accumulated CPU work on the vCPUs and schedules it to resume
@@ -492,6 +496,17 @@ impl Sim<'_> {
                 self.waits[j] = Wait::None;
                 self.queue.at(now, Event::Client(j));
             }
+        }
+    }
+}
+
+/// Schedules the clients and prefetch reads the ZFS layer released (prefetch chains
+/// waiting for reads in flight, and what its vdev queues issued after holding it).
+fn schedule_wakeups(queue: &mut Schedule, z: &mut Zfs) {
+    for (t, w) in z.take_wakeups() {
+        match w {
+            Wake::Client(j) => queue.at(t, Event::Client(j as usize)),
+            Wake::Prefetch(k) => queue.at(t, Event::Prefetch(k)),
         }
     }
 }

@@ -86,7 +86,7 @@ pub fn setup_direct(
     len: u64,
     blksz: u64,
 ) -> Option<bool> {
-    let aligned = offset % PAGE_SIZE == 0 && len % PAGE_SIZE == 0;
+    let aligned = offset.is_multiple_of(PAGE_SIZE) && len.is_multiple_of(PAGE_SIZE);
     match prop {
         DirectProperty::Disabled => Some(false),
         // Aligned: O_DIRECT is added for a read or a write of at least a block, and an
