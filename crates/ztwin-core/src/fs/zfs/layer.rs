@@ -197,6 +197,66 @@ pub enum Wake {
     Prefetch(u32),
 }
 
+const NO_WAITER: u32 = u32::MAX;
+
+/// Who waits for blocks whose reads a vdev queue holds: per block, a list in arrival
+/// order (nodes in a slab reused through a free list).
+#[derive(Debug, Default)]
+pub(super) struct Waiters {
+    /// Block key -> (first node, last node).
+    lists: SmallMap<(u32, u32)>,
+    nodes: Vec<(Wake, u32)>,
+    free: Vec<u32>,
+    len: usize,
+}
+
+impl Waiters {
+    /// `who` waits for block `key`.
+    pub(super) fn push(&mut self, key: u64, who: Wake) {
+        let n = match self.free.pop() {
+            Some(n) => {
+                self.nodes[n as usize] = (who, NO_WAITER);
+                n
+            }
+            None => {
+                self.nodes.push((who, NO_WAITER));
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        match self.lists.get_mut(key) {
+            Some((_, last)) => {
+                self.nodes[*last as usize].1 = n;
+                *last = n;
+            }
+            None => self.lists.insert(key, (n, n)),
+        }
+        self.len += 1;
+    }
+
+    /// The waiters of block `key`, in the order they came, who wait no more.
+    fn take(&mut self, key: u64, mut f: impl FnMut(Wake)) {
+        let Some((mut n, _)) = self.lists.remove(key) else { return };
+        while n != NO_WAITER {
+            let (who, next) = self.nodes[n as usize];
+            f(who);
+            self.free.push(n);
+            self.len -= 1;
+            n = next;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn clear(&mut self) {
+        self.lists.clear();
+        self.nodes.clear();
+        self.free.clear();
+        self.len = 0;
+    }
+}
+
 /// A client's Direct I/O device reads or writes of its current request (2.3).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct DirectIos {
@@ -258,7 +318,7 @@ pub struct Zfs {
     pub(super) wakeups: Vec<(Nanos, Wake)>,
     /// Who waits for a block whose read a vdev queue holds (`PENDING` in
     /// `block_inflight`): woken at its completion once it is issued.
-    pub(super) waiters: Vec<(u64, Wake)>,
+    pub(super) waiters: Waiters,
     /// Per client slot, its Direct I/O device I/Os (2.3).
     pub(super) direct_ios: Vec<DirectIos>,
     /// Prefetch reads (async-read class) a vdev queue holds, by block: a demand read that
@@ -303,7 +363,7 @@ impl Zfs {
             prefetches: Vec::with_capacity(1024),
             free_prefetches: Vec::with_capacity(1024),
             wakeups: Vec::with_capacity(64),
-            waiters: Vec::with_capacity(64),
+            waiters: Waiters::default(),
             direct_ios: vec![DirectIos::default(); slots],
             queued_prefetches: SmallMap::with_capacity(64),
             counters: ReadCounters::default(),
@@ -347,15 +407,7 @@ impl Zfs {
                             *v = done;
                         }
                     }
-                    let mut i = 0;
-                    while i < waiters.len() {
-                        if waiters[i].0 == key {
-                            wakeups.push((done, waiters[i].1));
-                            waiters.remove(i);
-                        } else {
-                            i += 1;
-                        }
-                    }
+                    waiters.take(key, |who| wakeups.push((done, who)));
                 }
                 Tag::Direct(slot) => {
                     let d = &mut direct_ios[slot as usize];
@@ -469,7 +521,7 @@ impl Zfs {
     /// Waits for block `key` whose read a vdev queue holds: `who` is woken at its
     /// completion once it is issued.
     fn block_on(&mut self, key: u64, who: Wake) -> Flow {
-        self.waiters.push((key, who));
+        self.waiters.push(key, who);
         Flow::Block
     }
 

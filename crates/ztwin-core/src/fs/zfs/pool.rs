@@ -267,6 +267,9 @@ const PLAIN_CHECKPOINT: u64 = 64;
 struct PlainPositions {
     bases: Vec<u64>,
     checkpoints: Vec<Vec<u64>>,
+    /// Per file, the last record placed, its offset and its stored size: a sequential
+    /// reader's next record is that size further.
+    cursors: Vec<(u64, u64, u32)>,
 }
 
 impl PlainPositions {
@@ -280,33 +283,46 @@ impl PlainPositions {
                 b
             })
             .collect();
-        PlainPositions { bases, checkpoints: vec![Vec::new(); files as usize] }
+        PlainPositions {
+            bases,
+            checkpoints: vec![Vec::new(); files as usize],
+            // Record 0 at 0 (as if record "-1" ended there).
+            cursors: vec![(u64::MAX, 0, 0); files as usize],
+        }
     }
 
     /// The offset of block `key` of `layout`'s files on the device.
-    fn offset(&mut self, layout: &ZfsLayout, key: BlockKey) -> u64 {
+    fn offset(&mut self, layout: &ZfsLayout, key: BlockKey, asize: u32) -> u64 {
         let f = key.object() as usize - 1;
         if key.level() > 0 || f >= self.bases.len() {
             // Indirect blocks: apart from the data (never aggregated with it).
             return (1 << 62) | (key.0 & ((1 << 62) - 1));
         }
-        let asize = |b: u64| u64::from(layout.compression.asize(layout.psize_at(key.object(), 0, b)));
-        let cps = &mut self.checkpoints[f];
-        if cps.is_empty() {
-            let n = layout.geometry(key.object()).l0_blocks();
-            let mut at = 0u64;
-            for b in 0..n {
-                if b % PLAIN_CHECKPOINT == 0 {
-                    cps.push(at);
+        let stored = |b: u64| u64::from(layout.compression.asize(layout.psize_at(key.object(), 0, b)));
+        let blkid = key.blkid();
+        let (cur_b, cur_at, cur_size) = self.cursors[f];
+        let at = if blkid == cur_b.wrapping_add(1) {
+            // A sequential reader's next record: no size to compute.
+            cur_at + u64::from(cur_size)
+        } else if cur_b <= blkid && blkid - cur_b < PLAIN_CHECKPOINT {
+            (cur_b..blkid).fold(cur_at, |at, b| at + stored(b))
+        } else {
+            let cps = &mut self.checkpoints[f];
+            if cps.is_empty() {
+                let n = layout.geometry(key.object()).l0_blocks();
+                let mut at = 0u64;
+                for b in 0..n {
+                    if b % PLAIN_CHECKPOINT == 0 {
+                        cps.push(at);
+                    }
+                    at += stored(b);
                 }
-                at += asize(b);
             }
-        }
-        let c = key.blkid() / PLAIN_CHECKPOINT;
-        let mut at = cps.get(c as usize).copied().unwrap_or(0);
-        for b in c * PLAIN_CHECKPOINT..key.blkid() {
-            at += asize(b);
-        }
+            let c = blkid / PLAIN_CHECKPOINT;
+            let from = cps.get(c as usize).copied().unwrap_or(0);
+            (c * PLAIN_CHECKPOINT..blkid).fold(from, |at, b| at + stored(b))
+        };
+        self.cursors[f] = (blkid, at, asize);
         self.bases[f] + at
     }
 }
@@ -686,8 +702,11 @@ impl Pool {
         let Some(map) = &self.map else {
             let leaf = self.vdevs[0].children[0];
             // The device ignores the offset; the queue needs it only to aggregate.
-            let offset =
-                if self.vq.issues_at_once(leaf, prio, now) { 0 } else { self.plain.offset(layout, key) };
+            let offset = if self.vq.issues_at_once(leaf, prio, now) {
+                0
+            } else {
+                self.plain.offset(layout, key, asize)
+            };
             return self.vq.submit_tracked(
                 Request::new(leaf, offset, asize, Op::Read, prio, tag),
                 now,

@@ -192,7 +192,7 @@ impl Zfs {
                     self.prefetches[k as usize] = op;
                     if done == PENDING {
                         // Its vdev queue holds it: woken when it is issued.
-                        self.waiters.push((key.0, Wake::Prefetch(k)));
+                        self.waiters.push(key.0, Wake::Prefetch(k));
                     } else {
                         self.wakeups.push((done, Wake::Prefetch(k)));
                     }
@@ -252,7 +252,7 @@ impl Zfs {
                         op.sync = false;
                         self.prefetches[k as usize] = op;
                         if done == PENDING {
-                            self.waiters.push((key.0, Wake::Prefetch(k)));
+                            self.waiters.push(key.0, Wake::Prefetch(k));
                         } else {
                             self.wakeups.push((done, Wake::Prefetch(k)));
                         }

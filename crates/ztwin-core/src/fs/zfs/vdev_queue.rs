@@ -270,9 +270,10 @@ struct Leaf {
     /// Queued I/Os (slab ids) per class: FIFO classes in arrival order, the others sorted
     /// by their tree's key.
     classes: [VecDeque<u32>; NUM_CLASSES],
-    /// vq_read_offset_tree, vq_write_offset_tree: queued I/Os by (offset, seq).
-    reads: Vec<u32>,
-    writes: Vec<u32>,
+    /// vq_read_offset_tree, vq_write_offset_tree: queued I/Os by (offset, seq) (double
+    /// ended: a sequential stream leaves from the front as it joins at the back).
+    reads: VecDeque<u32>,
+    writes: VecDeque<u32>,
     /// Issued I/Os: completion time and class.
     inflight: Vec<(Nanos, u8)>,
     queued: u32,
@@ -542,11 +543,20 @@ impl VdevQueue {
             Op::Read => &mut leaf.reads,
             Op::Write => &mut leaf.writes,
         };
-        let at = tree.partition_point(|&j| {
+        // Mostly a stream's next I/O goes last.
+        let last = tree.back().map(|&j| {
             let o = &slab[j as usize];
-            (o.offset, o.seq) < (io.offset, io.seq)
+            (o.offset, o.seq)
         });
-        tree.insert(at, id);
+        if last.is_none_or(|l| l < (io.offset, io.seq)) {
+            tree.push_back(id);
+        } else {
+            let at = tree.partition_point(|&j| {
+                let o = &slab[j as usize];
+                (o.offset, o.seq) < (io.offset, io.seq)
+            });
+            tree.insert(at, id);
+        }
         if leaf.queued == 0 {
             self.backlog += 1;
         }
@@ -560,20 +570,27 @@ impl VdevQueue {
         let lba = self.p.lba_deadline;
         let slab = &self.slab;
         let class = &mut self.leaves[leaf].classes[io.prio as usize];
-        if io.prio.fifo() {
+        let sort_key = |j: u32| {
+            let o = &slab[j as usize];
+            let b = if lba { o.ts >> VDQ_T_SHIFT } else { 0 };
+            (b, o.offset, o.seq)
+        };
+        if io.prio.fifo() || class.back().is_none_or(|&j| sort_key(j) < key) {
             class.push_back(id);
         } else {
-            let at = class.partition_point(|&j| {
-                let o = &slab[j as usize];
-                let b = if lba { o.ts >> VDQ_T_SHIFT } else { 0 };
-                (b, o.offset, o.seq) < key
-            });
+            let at = class.partition_point(|&j| sort_key(j) < key);
             class.insert(at, id);
         }
     }
 
     /// `vdev_queue_class_remove`: `id` leaves its class's queue.
     fn class_remove(&mut self, leaf: usize, id: u32, io: &Io) {
+        let class = &mut self.leaves[leaf].classes[io.prio as usize];
+        // Mostly the I/O issued is the class's first.
+        if class.front() == Some(&id) {
+            class.pop_front();
+            return;
+        }
         let key = self.class_key(io);
         let lba = self.p.lba_deadline;
         let slab = &self.slab;
@@ -602,12 +619,16 @@ impl VdevQueue {
             Op::Read => &mut l.reads,
             Op::Write => &mut l.writes,
         };
-        let at = tree.partition_point(|&j| {
-            let o = &slab[j as usize];
-            (o.offset, o.seq) < (io.offset, io.seq)
-        });
-        debug_assert_eq!(tree.get(at), Some(&id));
-        tree.remove(at);
+        if tree.front() == Some(&id) {
+            tree.pop_front();
+        } else {
+            let at = tree.partition_point(|&j| {
+                let o = &slab[j as usize];
+                (o.offset, o.seq) < (io.offset, io.seq)
+            });
+            debug_assert_eq!(tree.get(at), Some(&id));
+            tree.remove(at);
+        }
         l.queued -= 1;
         if l.queued == 0 {
             self.backlog -= 1;
@@ -723,7 +744,7 @@ impl VdevQueue {
         }
     }
 
-    fn tree(&self, leaf: usize, op: Op) -> &Vec<u32> {
+    fn tree(&self, leaf: usize, op: Op) -> &VecDeque<u32> {
         match op {
             Op::Read => &self.leaves[leaf].reads,
             Op::Write => &self.leaves[leaf].writes,
@@ -775,10 +796,14 @@ impl VdevQueue {
             Op::Write => &l.writes,
         };
         let io = |k: usize| &slab[t[k] as usize];
-        let pos = t.partition_point(|&j| {
-            let o = &slab[j as usize];
-            (o.offset, o.seq) < (zio.offset, zio.seq)
-        });
+        let pos = if t.front() == Some(&id) {
+            0
+        } else {
+            t.partition_point(|&j| {
+                let o = &slab[j as usize];
+                (o.offset, o.seq) < (zio.offset, zio.seq)
+            })
+        };
         debug_assert_eq!(t.get(pos), Some(&id));
         // IO_GAP(a, b): from a's end to b's start; an overlap is no gap (unsigned in C).
         let gap = |a: &Io, b: &Io| b.offset.checked_sub(a.end());

@@ -97,6 +97,8 @@ pub struct TxgRecord {
 /// The pool's write path state.
 pub struct WritePath {
     txgs: Txgs,
+    /// The last `vdev_queue_max_async_writes` computed, and the dirty bytes it is for.
+    async_max: std::cell::Cell<(u64, u32)>,
     /// The dataset's `direct` property in force (disabled before 2.3).
     pub(super) direct: DirectProperty,
     /// The intent log, when the variant can commit it (`zil::wanted`).
@@ -136,6 +138,7 @@ impl WritePath {
         let n = cfg.devices.len();
         let leaves = (0..pool.nvdevs()).flat_map(|k| pool.children(k).iter().copied()).collect();
         WritePath {
+            async_max: std::cell::Cell::new((0, max_async_writes(&params, 0))),
             txgs: Txgs::new(params, z.recordsize),
             direct: z.direct(),
             zil: None,
@@ -158,7 +161,14 @@ impl WritePath {
 
     /// `vdev_queue_max_async_writes` at the pool's dirty data.
     pub(super) fn async_write_max(&self) -> u32 {
-        max_async_writes(&self.txgs.params, self.txgs.dirty_total())
+        let dirty = self.txgs.dirty_total();
+        let (at, n) = self.async_max.get();
+        if at == dirty {
+            return n;
+        }
+        let n = max_async_writes(&self.txgs.params, dirty);
+        self.async_max.set((dirty, n));
+        n
     }
 
     /// Whether record `key` is dirty in the open txg with its data in memory.
@@ -578,8 +588,8 @@ impl Zfs {
     /// The async write class's maximum in force for the vdev queues
     /// (`vdev_queue_max_async_writes` at the pool's dirty data).
     pub(super) fn set_async_write_max(&mut self) {
-        let t = &self.writes.txgs;
-        self.pool.vq.set_async_write_max(max_async_writes(&t.params, t.dirty_total()));
+        let n = self.writes.async_write_max();
+        self.pool.vq.set_async_write_max(n);
     }
 
     /// spa_sync of the open txg at `now`: plans every write (see the module docs) and hands
