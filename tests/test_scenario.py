@@ -64,11 +64,14 @@ def test_minimal_scenario_resolves_with_real_defaults():
     (cfg,) = resolve(base()).values()
     assert cfg["variant"] == "base"
     db = cfg["database"]
-    assert db == {
+    read = {
         "type": "innodb", "innodb_buffer_pool_size": 128 * MiB, "innodb_page_size": 16384,
         "innodb_old_blocks_pct": 37, "innodb_old_blocks_time_ns": 10**9, "innodb_flush_method": "fsync",
         "innodb_lru_scan_depth": 0, "server": "mysql-5.7", "character_set_server": "latin1",
     }
+    assert {k: db[k] for k in read} == read
+    # The write options unset: the core resolves the server's defaults.
+    assert all(v is None for k, v in db.items() if k not in read) and len(db) > len(read)
     w = cfg["workload"]
     assert (w["threads"], w["rand_type"], w["rand_spec_iter"], w["rand_spec_pct"], w["rand_spec_res"]) == (1, "special", 12, 1.0, 75.0)
     assert (w["rand_pareto_h"], w["rand_zipfian_exp"], w["random_points"]) == (0.2, 0.8, 10)
@@ -275,7 +278,7 @@ def test_unknown_key_lists_allowed_keys_of_the_right_filesystem(load_file):
         ({"database": {"innodb_buffer_pool_size": "1M"}}, "database.innodb_buffer_pool_size", "at least 5 MiB"),
         ({"database": {"innodb_buffer_pool_size": "16G"}}, "database.innodb_buffer_pool_size", "not exceed the machine's RAM"),
         ({"database": {"innodb_old_blocks_pct": 99}}, "database.innodb_old_blocks_pct", "5 to 95"),
-        ({"database": {"innodb_flush_method": "O_DSYNC"}}, "database.innodb_flush_method", "must be 'fsync' or 'O_DIRECT'"),
+        ({"database": {"innodb_flush_method": "O_DSYN"}}, "database.innodb_flush_method", "must be 'fsync', 'O_DSYNC', 'O_DIRECT' or 'O_DIRECT_NO_FSYNC'"),
         ({"database": {"type": "postgres"}}, "database.type", "must be 'innodb'"),
         ({"dataset": {"compress_ratio": 0.5}}, "dataset.compress_ratio", "at least 1.0"),
         ({"database": {"server": "mysql-8.0"}}, "database.server", "must be 'mysql-5.7' or 'mariadb-10.11'"),
@@ -284,7 +287,10 @@ def test_unknown_key_lists_allowed_keys_of_the_right_filesystem(load_file):
         ({"dataset": {"tables": 2**24}}, "dataset.tables", "less than or equal to 16777215"),
         ({"dataset": {"table_size": 2**31}}, "dataset.table_size", "less than or equal to 2147483647"),
         ({"workload": {"type": "sysbench"}}, "workload.test", "required key missing"),
-        ({"workload": {"test": "oltp_write_only"}}, "workload.test", "must be 'oltp_point_select', 'select_random_points' or 'oltp_read_only'"),
+        ({"workload": {"test": "oltp_write"}}, "workload.test", "must be 'oltp_point_select', 'select_random_points', 'oltp_read_only', 'oltp_read_write', 'oltp_write_only', 'oltp_update_index', 'oltp_update_non_index', 'oltp_insert' or 'oltp_delete'"),
+        ({"phases": [{"type": "workload", "test": "oltp_writes"}]}, "phases[0].test", "must be a sysbench test"),
+        ({"database": {"log_bin": True, "server": "mariadb-10.11"}, "workload": {"test": "oltp_update_index"}}, "database.log_bin", "MariaDB's binary log"),
+        ({"database": {"sync_binlog": 0}}, "database.sync_binlog", "set log_bin = true"),
         ({"workload": {"test": "oltp_point_select", "rand_type": "random"}}, "workload.rand_type", "must be 'uniform', 'special', 'gaussian', 'pareto' or 'zipfian'"),
         ({"workload": {"test": "oltp_point_select", "threads": 5000}}, "workload.threads", "1 to 4096"),
         ({"seed": True}, "seed", "must be an integer, not a boolean"),

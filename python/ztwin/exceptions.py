@@ -26,6 +26,12 @@ _CORE_KEYS = {
     "warmup_ns": "warmup",
     "duration_ns": "duration",
     "report_interval_ns": "report_interval",
+    "chunk_bytes": "chunk",
+    "cache_bytes": "cache",
+    "cache_latency_ns": "cache_latency",
+    "cache_bytes_per_sec": "cache_rate",
+    "destage_max_bytes": "destage_max",
+    "write_back": "write_policy",
 }
 
 
@@ -34,6 +40,13 @@ def user_key(field: str) -> tuple[Any, ...]:
     ``("devices", "ebs", "size")``, ``filesystem.vdevs[0]`` is ``("filesystem", "vdevs", 0)``."""
     if not field:
         return ()
+    # An md array is a [devices.NAME] table; a controller's volumes are the devices naming it.
+    m = re.fullmatch(r"arrays\[\d+\] \(([^)]*)\)\.?(.*)", field)
+    if m:
+        return ("devices", m.group(1)) + user_key(m.group(2))
+    m = re.fullmatch(r"controllers\[\d+\] \(([^)]*)\)\.?(.*)", field)
+    if m:
+        return ("controllers", m.group(1)) + user_key(m.group(2))
     m = re.fullmatch(r"devices\[\d+\] \(([^)]*)\)\.?(.*)", field)
     if m:
         # A disk's mechanics are a sub-table in the core, keys of the device in the scenario.

@@ -25,7 +25,9 @@
 //! 5. On ZFS each leaf's vdev queue (`fs::zfs::vdev_queue`: priority classes, their
 //!    minimum and maximum in flight, aggregation) decides when a read goes to its device;
 //!    [`dev`] queues each device I/O behind the device's IOPS and throughput caps and its
-//!    parallelism; [`dev::cpu`] queues the CPU work on the vCPUs.
+//!    parallelism (through a RAID controller's cache, `dev::controller`, and a Linux md
+//!    array's mapping, `dev::md_raid10`, where the scenario has them); [`dev::cpu`] queues
+//!    the CPU work on the vCPUs.
 //! 6. [`sim`] orders all of it on one integer-nanosecond clock; [`stats`] counts it in
 //!    the terms users read (arcstats names, latency percentiles, per-interval series).
 //!

@@ -64,6 +64,7 @@ fn variant(cache_gib: u64, with_bcache: bool) -> VariantConfig {
             name: "benchmark".into(),
             warmup_ns: 10 * SEC,
             duration_ns: 30 * SEC,
+            test: None,
         }),
     ];
     c

@@ -36,6 +36,7 @@ fn zfs(arc_max: u64, arc_min: u64) -> FsConfig {
         txg: Default::default(),
         ashift: 9,
         recordsize: 16384,
+        log_recordsize: None,
         indirect_block_size: 16384,
         compression: Compression::Lz4,
         primarycache: CacheProperty::All,
@@ -193,7 +194,12 @@ fn cat_warms_the_arc_and_a_restart_empties_it() {
         prepare_rand_type: Default::default(),
     });
     let bench = |name: &str| {
-        PhaseConfig::Workload(WorkloadPhase { name: name.into(), warmup_ns: 0, duration_ns: 10 * SEC })
+        PhaseConfig::Workload(WorkloadPhase {
+            name: name.into(),
+            warmup_ns: 0,
+            duration_ns: 10 * SEC,
+            test: None,
+        })
     };
     c.phases = vec![
         PhaseConfig::Cat(CatPhase { name: "cat".into(), read_size: 128 << 10, passes: 1 }),
@@ -253,6 +259,7 @@ fn an_l2arc_serving_a_share_f_of_reads_multiplies_qps_by_one_over_one_minus_f() 
                 name: "bench".into(),
                 warmup_ns: 20 * SEC,
                 duration_ns: 30 * SEC,
+                test: None,
             }),
         ];
     }

@@ -14,7 +14,7 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
-use ztwin_core::config::{test_fio_variant, test_variant};
+use ztwin_core::config::{test_fio_variant, test_raid_variant, test_variant, test_write_variant};
 use ztwin_core::config::{VariantConfig, WorkloadConfig};
 use ztwin_core::run::{check_variant_json, run_variant_observed};
 use ztwin_core::sim::time::{MS, SEC};
@@ -201,10 +201,33 @@ proptest! {
         let base = serde_json::to_value(test_fio_variant()).unwrap();
         run_briefly(&base, &picks);
     }
+
+    #[test]
+    fn mutated_raid_configs_run_without_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+        let base = serde_json::to_value(test_raid_variant()).unwrap();
+        run_briefly(&base, &picks);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 150, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The write path (InnoDB's redo, page cleaner, doublewrite; the ZIL; MariaDB on ext4).
+    #[test]
+    fn mutated_write_configs_run_without_panic(mariadb in any::<bool>(), picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+        let base = serde_json::to_value(test_write_variant(mariadb)).unwrap();
+        run_briefly(&base, &picks);
+    }
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_write_configs_are_refused_or_built_never_panic(mariadb in any::<bool>(), picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+        let base = serde_json::to_value(test_write_variant(mariadb)).unwrap();
+        check(&base, &picks);
+    }
 
     #[test]
     fn mutated_sysbench_configs_are_refused_or_built_never_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
@@ -217,11 +240,23 @@ proptest! {
         let base = serde_json::to_value(test_fio_variant()).unwrap();
         check(&base, &picks);
     }
+
+    #[test]
+    fn mutated_raid_configs_are_refused_or_built_never_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+        let base = serde_json::to_value(test_raid_variant()).unwrap();
+        check(&base, &picks);
+    }
 }
 
 #[test]
 fn the_bases_build() {
-    for base in [test_variant(), test_fio_variant()] {
+    for base in [
+        test_variant(),
+        test_fio_variant(),
+        test_raid_variant(),
+        test_write_variant(false),
+        test_write_variant(true),
+    ] {
         check_variant_json(&serde_json::to_string(&base).unwrap()).unwrap();
     }
 }

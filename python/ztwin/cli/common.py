@@ -17,7 +17,6 @@ import os
 import sys
 from typing import Any, Callable, Optional
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -79,9 +78,19 @@ def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _current_context() -> Any:
+    """The running click context, or None. Typer 0.2x carries its own copy of click
+    (``typer._click``) and no longer installs click; older Typer runs on click itself."""
+    try:
+        from typer._click.globals import get_current_context  # type: ignore[import-not-found]
+    except ImportError:
+        from click import get_current_context
+    return get_current_context(silent=True)
+
+
 def _command_name(fn: Callable[..., Any]) -> str:
     """The running command's name as typed (``bench-replay``), else the function's (``bench_replay_cmd``)."""
-    ctx = click.get_current_context(silent=True)
+    ctx = _current_context()
     if ctx is not None and ctx.info_name:
         return ctx.info_name
     return fn.__name__.removesuffix("_cmd").replace("_", "-")

@@ -218,13 +218,42 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
         for dev in (variants[n].get("devices") or {}):
             if dev not in devs:
                 devs.append(dev)
+    # The database's writes (its write tests): request sizes, cache flushes, its counters.
+    writes = any(g(variants[n], "innodb", "Innodb_buffer_pool_pages_flushed") is not None for n in names)
+
+    def rate(*path: str) -> Callable[[dict[str, Any]], str]:
+        def f(d: dict[str, Any]) -> str:
+            x, ws = g(d, *path), d.get("window_s")
+            return "-" if x is None or not ws else f"{x / ws:,.1f}"
+
+        return f
+
     for dev in devs:
         row(f"{dev} reads (IOPS)", lambda d, dev=dev: _num(g(d, "devices", dev, "read_iops"), ",.0f"))
         row(f"{dev} reads (MB/s)", lambda d, dev=dev: _num(g(d, "devices", dev, "read_mbps"), ",.1f"))
         row(f"{dev} writes (IOPS)", lambda d, dev=dev: _num(g(d, "devices", dev, "write_iops"), ",.0f"))
+        if writes:
+            row(f"{dev} writes (MB/s)", lambda d, dev=dev: _num(g(d, "devices", dev, "write_mbps"), ",.1f"))
+            row(f"{dev} read size (KiB per I/O)", lambda d, dev=dev: _num(g(d, "devices", dev, "read_kib_per_io"), ",.1f"))
+            row(f"{dev} write size (KiB per I/O)", lambda d, dev=dev: _num(g(d, "devices", dev, "write_kib_per_io"), ",.1f"))
+            row(f"{dev} cache flushes (/s)", lambda d, dev=dev: _num(g(d, "devices", dev, "flushes_per_sec"), ",.1f"))
         row(f"{dev} utilization (%)", lambda d, dev=dev: _pct(g(d, "devices", dev, "utilization")))
     if any("innodb" in variants[n] for n in names):
         row("InnoDB buffer pool hit ratio (%)", lambda d: _pct(g(d, "innodb", "buffer_pool_hit_ratio")))
+    if writes:
+        row("InnoDB pages flushed (/s)", rate("innodb", "Innodb_buffer_pool_pages_flushed"))
+        row("InnoDB doublewrite pages (/s)", rate("innodb", "Innodb_dblwr_pages_written"))
+        row("InnoDB log writes (/s)", rate("innodb", "Innodb_log_writes"))
+        row("InnoDB log fsyncs (/s)", lambda d: rate("innodb", "Innodb_os_log_fsyncs")(d) if g(d, "innodb", "Innodb_os_log_fsyncs") is not None else rate("innodb", "log_fdatasyncs")(d))
+        row("InnoDB data fsyncs (/s)", rate("innodb", "Innodb_data_fsyncs"))
+        row("InnoDB waits for a free frame (/s)", rate("innodb", "Innodb_buffer_pool_wait_free"))
+        row("InnoDB dirty pages at end", lambda d: _num(g(d, "innodb", "Innodb_buffer_pool_pages_dirty"), ",.0f"))
+        row("InnoDB checkpoint age at end (MiB)", lambda d: "-" if g(d, "innodb", "checkpoint_age_bytes") is None else f"{g(d, 'innodb', 'checkpoint_age_bytes') / 2**20:,.1f}")
+        if any("zil" in variants[n] for n in names):
+            row("ZIL commits (/s)", rate("zil", "zil_commit_count"))
+            row("ZIL indirect writes (/s)", rate("zil", "zil_itx_indirect_count"))
+        if any("txg" in variants[n] for n in names):
+            row("txgs synced", lambda d: _num(g(d, "txg", "txgs_synced"), ",.0f"))
 
     def arc_hit(d: dict[str, Any]) -> str:
         h, m = g(d, "arc", "hits"), g(d, "arc", "misses")

@@ -6,7 +6,12 @@ A scenario file has these tables (every key is checked; an unknown key is an err
     description = "..."
     seed = 42                         # default 0
     [machine]        preset = "aws-i3.large"; any field overridable (vcpus, ram, [machine.cpu])
-    [devices.NAME]   preset = "aws-gp2"; size = "1000GiB"; any DeviceConfig field overridable
+    [devices.NAME]   preset = "aws-gp2"; size = "1000GiB"; any DeviceConfig field overridable;
+                     controller = "NAME" puts the device behind [controllers.NAME]
+    [devices.NAME]   type = "md-raid10"; members = [...]; layout = "n2"; chunk = "512K"
+                     (a Linux md array a filesystem's device may name)
+    [controllers.NAME] a hardware RAID controller's battery-backed cache: cache = "1GiB",
+                     write_policy = "write-back" | "write-through", cache_latency, ...
     [filesystem]     type = "zfs" | "xfs" | "ext4", then the fields of that filesystem
     [filesystem.arc] ZFS ARC tunables named as in zfs(4)
     [filesystem.bcache] XFS/ext4 on bcache: cache_device and bcache's sysfs tunables
@@ -30,7 +35,8 @@ The modules, in the order a scenario passes through them:
 - :mod:`.values`: the strict value types of the tables (sizes, durations, rates, ranges).
 - :mod:`.schema`: the pydantic models of the tables, one per table.
 - :mod:`.merge`: a variant's overrides merged into the base.
-- :mod:`.hardware`: ``[machine]`` and ``[devices.*]`` resolved through their presets.
+- :mod:`.hardware`: ``[machine]``, ``[devices.*]`` (devices and md arrays) and
+  ``[controllers.*]`` resolved through their presets.
 - :mod:`.resolution`: a validated variant turned into a ``VariantConfig``, with the
   checks across tables.
 - :mod:`.errors`: errors in the user's terms (keys as written, TOML types) and their message.

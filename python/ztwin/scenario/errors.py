@@ -14,7 +14,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from ..exceptions import ScenarioError
-from .schema import PHASE_TYPES, ScenarioSpec, _UNIONS
+from .schema import DEVICE_TYPES, PHASE_TYPES, ScenarioSpec, _UNIONS
 
 
 # Pydantic's type errors in the user's terms (TOML values).
@@ -105,7 +105,9 @@ def _model_at(loc: tuple[Any, ...]) -> Any:
         if isinstance(tp, tuple):  # discriminated union: the next element is the tag
             tag = loc[i] if i < len(loc) else None
             i += 1
-            tp = next((m for m in tp if _fields_of(m) and get_args(m.model_fields["type"].annotation) == (tag,)), None)
+            typed = [m for m in tp if "type" in _fields_of(m)]
+            tp = next((m for m in typed if get_args(m.model_fields["type"].annotation) == (tag,)), None) or next(
+                (m for m in tp if _fields_of(m) and "type" not in _fields_of(m)), None)  # a device has no type
         cur = tp
     return cur
 
@@ -117,6 +119,8 @@ def _user_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
         if len(out) > 1 and out[0] == key and out[1] in tags:
             del out[1]
     if len(out) > 2 and out[0] == "phases" and isinstance(out[1], int) and out[2] in PHASE_TYPES:
+        del out[2]
+    if len(out) > 2 and out[0] == "devices" and out[2] in ("device",) + DEVICE_TYPES:
         del out[2]
     return tuple(out)
 
@@ -135,7 +139,11 @@ def _pydantic_errors(e: ValidationError) -> list[_Err]:
             tags = _UNIONS.get(loc[-1] if loc else "", ())
             if len(loc) > 1 and loc[0] == "phases":
                 tags = PHASE_TYPES
+            if len(loc) > 1 and loc[0] == "devices":
+                tags = DEVICE_TYPES
             allowed = ", ".join(repr(t) for t in tags)
+            if tags == DEVICE_TYPES:
+                allowed += " (no type: a device)"
             if typ == "union_tag_not_found":
                 msg = f"required key missing: type, one of {allowed}"
                 inp = None

@@ -1,6 +1,8 @@
-"""``[machine]`` and ``[devices.*]`` resolved into the core's ``MachineConfig`` and
-``DeviceConfig``: a preset's values under the user's, AWS volume rules (gp2's limits follow
-from its size, gp3's provisioning bounds), rotational disks' seek curves.
+"""``[machine]``, ``[devices.*]`` and ``[controllers.*]`` resolved into the core's
+``MachineConfig``, ``DeviceConfig``, ``ArrayConfig`` and ``ControllerConfig``: a preset's
+values under the user's, AWS volume rules (gp2's limits follow from its size, gp3's
+provisioning bounds), rotational disks' seek curves, md arrays (``type = "md-raid10"``)
+and the volumes behind each RAID controller (the devices that name it).
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .errors import _Err, _get
-from .schema import ROTATIONAL_KEYS, CpuSpec, DeviceSpec, MachineSpec
+from .schema import ROTATIONAL_KEYS, ControllerSpec, CpuSpec, DeviceSpec, MachineSpec, MdArraySpec
 from .values import GiB, MiB
 
 
@@ -59,6 +61,8 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
         return None
     values: dict[str, Any] = {}
     for f in DeviceSpec.model_fields:
+        if f == "controller":
+            continue  # where the device sits, not what it is: the controllers' (see _resolve_controllers)
         user = getattr(spec, f)
         values[f] = user if user is not None else (getattr(base, f) if base is not None else None)
     kind = spec.preset or "custom"
@@ -109,6 +113,8 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
         "ephemeral": bool(values["ephemeral"]),
         "rotational": rotational,
         "flush_latency_ns": values["flush_latency"] or 0,
+        "queue_rotational": values["queue_rotational"],
+        "iops_size_bytes": values["iops_size"],
     }
 
 
@@ -183,3 +189,50 @@ def _resolve_machine(spec: MachineSpec, errs: list[_Err]) -> Optional[dict[str, 
         return None
     cpu["speed"] = float(cpu["speed"])
     return {"name": spec.name or spec.preset or "custom", "vcpus": vcpus, "ram_bytes": ram, "cpu": cpu}
+
+
+def _resolve_array(name: str, spec: MdArraySpec, devices: dict[str, Any], errs: list[_Err]) -> Optional[dict[str, Any]]:
+    """The core's ``ArrayConfig`` of ``[devices.NAME] type = "md-raid10"``; the members must be
+    devices (not arrays) of the scenario, each once. The layout's copies against the members,
+    the chunk and the sizes are the core's rules (``dev::md_raid10``)."""
+    loc = ("devices", name, "members")
+    n0 = len(errs)
+    for i, m in enumerate(spec.members):
+        if m not in devices:
+            known = ", ".join(n for n, d in devices.items() if isinstance(d, DeviceSpec))
+            errs.append(_Err(loc + (i,), f"names unknown device {m!r}; devices: {known}", m))
+        elif not isinstance(devices[m], DeviceSpec):
+            errs.append(_Err(loc + (i,), f"{m!r} is an md array; an array's members are devices", m))
+        elif m in spec.members[:i]:
+            errs.append(_Err(loc + (i,), f"device {m!r} is listed twice", m))
+    if len(errs) > n0:
+        return None
+    return {"name": name, "level": "raid10", "members": list(spec.members), "layout": spec.layout, "chunk_bytes": spec.chunk}
+
+
+def _resolve_controllers(controllers: dict[str, ControllerSpec], devices: dict[str, Any], raw: dict, errs: list[_Err]) -> list[dict[str, Any]]:
+    """The core's ``ControllerConfig`` list: each ``[controllers.NAME]`` with the devices that
+    name it as its volumes (in the order of ``[devices]``). A controller no device names is
+    left out (a variant may move its devices elsewhere); a device naming an unknown
+    controller is an error."""
+    for name, d in devices.items():
+        if isinstance(d, DeviceSpec) and d.controller is not None and d.controller not in controllers:
+            known = ", ".join(controllers) or "none (add a [controllers.NAME] table)"
+            errs.append(_Err(("devices", name, "controller"), f"unknown controller {d.controller!r}; controllers: {known}",
+                             _get(raw, ("devices", name, "controller"))))
+    out = []
+    for name, c in controllers.items():
+        volumes = [n for n, d in devices.items() if isinstance(d, DeviceSpec) and d.controller == name]
+        if not volumes:
+            continue
+        out.append({
+            "name": name,
+            "volumes": volumes,
+            "cache_bytes": c.cache,
+            "write_back": c.write_policy == "write-back",
+            "cache_latency_ns": c.cache_latency,
+            "cache_bytes_per_sec": float(c.cache_rate),
+            "destage_max_bytes": c.destage_max,
+            "destage_queue_depth": c.destage_queue_depth,
+        })
+    return out

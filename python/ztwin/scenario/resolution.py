@@ -12,17 +12,20 @@ from typing import Any, Optional
 
 from .. import fio as fiomod
 from .errors import _Err, _get
-from .hardware import _resolve_device, _resolve_machine
+from .hardware import _resolve_array, _resolve_controllers, _resolve_device, _resolve_machine
 from .schema import (
     ArcSpec,
     BcacheSpec,
     CatPhaseSpec,
+    DeviceSpec,
     FioPhaseSpec,
     FioWorkloadSpec,
     InnodbSpec,
     L2arcSpec,
+    MdArraySpec,
     PoolSpec,
     SysbenchDatasetSpec,
+    SysbenchWorkloadSpec,
     TunePhaseSpec,
     TxgSpec,
     VariantSpec,
@@ -34,13 +37,38 @@ from .schema import (
 
 
 # oltp_common.lua's transaction options, as the core's OltpOptions names them.
-_OLTP_OPTIONS = ("range_size", "point_selects", "simple_ranges", "sum_ranges", "order_ranges", "distinct_ranges", "range_selects", "skip_trx")
+_OLTP_OPTIONS = (
+    "range_size", "point_selects", "simple_ranges", "sum_ranges", "order_ranges", "distinct_ranges", "range_selects",
+    "skip_trx", "index_updates", "non_index_updates", "delete_inserts", "auto_inc",
+)
+_TRX_TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only")
+_READ_TESTS = ("oltp_read_only", "oltp_read_write")
+# Which sysbench 1.0.20 tests read each oltp_common.lua option (the scripts' event()).
+_OLTP_OPTION_TESTS = {
+    "range_size": _READ_TESTS, "point_selects": _READ_TESTS, "simple_ranges": _READ_TESTS,
+    "sum_ranges": _READ_TESTS, "order_ranges": _READ_TESTS, "distinct_ranges": _READ_TESTS,
+    "range_selects": _READ_TESTS, "skip_trx": _TRX_TESTS,
+    "index_updates": ("oltp_read_write", "oltp_write_only", "oltp_update_index"),
+    "non_index_updates": ("oltp_read_write", "oltp_write_only", "oltp_update_non_index"),
+    "delete_inserts": ("oltp_read_write", "oltp_write_only"),
+    "auto_inc": ("oltp_insert",),
+}
+_INNODB_WRITE_OPTIONS = (
+    "innodb_flush_log_at_trx_commit", "innodb_doublewrite", "innodb_io_capacity", "innodb_io_capacity_max",
+    "innodb_max_dirty_pages_pct", "innodb_max_dirty_pages_pct_lwm", "innodb_adaptive_flushing",
+    "innodb_adaptive_flushing_lwm", "innodb_flushing_avg_loops", "innodb_log_file_size",
+    "innodb_log_files_in_group", "innodb_flush_neighbors", "innodb_change_buffering",
+    "log_bin", "sync_binlog", "max_binlog_size", "binlog_group_commit_sync_delay",
+    "binlog_group_commit_sync_no_delay_count",
+)
 
 
 def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, base_dir: Path) -> tuple[Optional[dict], list[_Err]]:
     errs: list[_Err] = []
     machine = _resolve_machine(spec.machine, errs)
-    devices = [d for n, s in spec.devices.items() if (d := _resolve_device(n, s, raw, errs)) is not None]
+    devices = [d for n, s in spec.devices.items() if isinstance(s, DeviceSpec) and (d := _resolve_device(n, s, raw, errs)) is not None]
+    arrays = [a for n, s in spec.devices.items() if isinstance(s, MdArraySpec) and (a := _resolve_array(n, s, spec.devices, errs)) is not None]
+    controllers = _resolve_controllers(spec.controllers, spec.devices, raw, errs)
     fs = spec.filesystem
 
     def err(loc: tuple, msg: str) -> None:
@@ -65,6 +93,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "zil": {f: getattr(fs.zil, f) for f in ZilSpec.model_fields},
             "direct": fs.direct,
         }
+        fs_out["log_recordsize"] = fs.log_recordsize
     else:
         fs_out = {"type": fs.type, "device": fs.device, "block_size": fs.block_size, "bcache": None}
         if fs.bcache is not None:
@@ -123,7 +152,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "innodb_lru_scan_depth": db.innodb_lru_scan_depth or 0,
             "server": db.server,
             "character_set_server": db.character_set_server,
-        }
+        } | {f: getattr(db, f) for f in _INNODB_WRITE_OPTIONS}
         dataset_out = {
             "type": "sysbench", "tables": ds.tables, "table_size": ds.table_size,
             "compress_ratio": None if ds.compress_ratio is None else float(ds.compress_ratio),
@@ -135,12 +164,12 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "rand_spec_res": float(w.rand_spec_res), "rand_pareto_h": float(w.rand_pareto_h),
             "rand_zipfian_exp": float(w.rand_zipfian_exp), "random_points": w.random_points,
             # The write tests' options at sysbench's defaults until those tests run.
-            "oltp": {f: getattr(w, f) for f in _OLTP_OPTIONS}
-            | {"index_updates": 1, "non_index_updates": 1, "delete_inserts": 1, "auto_inc": True},
+            "oltp": {f: getattr(w, f) for f in _OLTP_OPTIONS},
         }
-        if w.test != "oltp_read_only":
-            for f in sorted(set(_OLTP_OPTIONS) & w.model_fields_set):
-                err(("workload", f), f"applies to the oltp_* transaction tests (oltp_read_only), not {w.test}")
+        used = {w.test} | {ph.test for ph in spec.phases if isinstance(ph, WorkloadPhaseSpec) and ph.test}
+        for f in sorted(set(_OLTP_OPTIONS) & w.model_fields_set):
+            if not used & set(_OLTP_OPTION_TESTS[f]):
+                err(("workload", f), f"applies to {', '.join(_OLTP_OPTION_TESTS[f])}, not {', '.join(sorted(used))}")
     is_fio = isinstance(w, FioWorkloadSpec)
     # The scenario's own rule (the core takes any interval: its tests use one row per run).
     if not is_fio and 0 < r.duration < r.report_interval:
@@ -167,7 +196,14 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
                 err(("phases", i, "type"), "a fio workload runs phases of type fio (with jobs and runs), not workload")
                 continue
             dur = r.duration if ph.duration is None else ph.duration
-            phases.append({"type": "workload", "name": ph.name, "warmup_ns": r.warmup if ph.warmup is None else ph.warmup, "duration_ns": dur})
+            doc = {"type": "workload", "name": ph.name, "warmup_ns": r.warmup if ph.warmup is None else ph.warmup,
+                   "duration_ns": dur, "test": None}
+            if ph.test is not None:
+                tests = SysbenchWorkloadSpec.model_fields["test"].annotation.__args__
+                if ph.test not in tests:
+                    err(("phases", i, "test"), f"must be a sysbench test: {', '.join(tests)}")
+                doc["test"] = ph.test
+            phases.append(doc)
         elif isinstance(ph, CatPhaseSpec):
             phases.append({"type": "cat", "name": ph.name, "read_size": ph.read_size, "passes": ph.passes})
         elif isinstance(ph, TunePhaseSpec):
@@ -187,6 +223,8 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
         "seed": spec.seed,
         "machine": machine,
         "devices": devices,
+        "controllers": controllers,
+        "arrays": arrays,
         "filesystem": fs_out,
         "database": db_out,
         "dataset": dataset_out,

@@ -106,6 +106,69 @@ class DeviceSpec(_Model):
         None, description="Service time of a cache flush (what the ZFS intent log sends after its writes); "
         "0 = no volatile write cache (power-loss-protected flash, a write cache off or battery-backed): the flush is free."
     )
+    queue_rotational: Optional[bool] = Field(
+        None, description="What the guest kernel reports in /sys/block/DEV/queue/rotational (default: true for a disk "
+        "with rpm, false otherwise; QEMU's virtio-blk disks report true). MariaDB flushes neighbour pages only there."
+    )
+    iops_size: Optional[Size] = Field(
+        None, gt=0, description="QEMU's throttle.iops-size: a request larger than this counts as several operations "
+        "against iops_limit (default: each request counts once)."
+    )
+    controller: Optional[str] = Field(
+        None, min_length=1, description="The [controllers.NAME] this device sits behind (a hardware RAID controller "
+        "exposing it as its own volume, with the controller's cache in front of it); default none."
+    )
+
+
+RAID10_LAYOUT = r"[nfo][1-9][0-9]?"
+
+
+class MdArraySpec(_Model):
+    """``[devices.NAME] type = "md-raid10"``: a Linux md RAID10 array over devices, as
+    ``mdadm --create /dev/NAME --level=10 --layout=LAYOUT --chunk=CHUNK MEMBERS`` makes it.
+    A filesystem's ``device`` may name it; its size follows from the members'."""
+
+    type: Literal["md-raid10"]
+    description: Optional[str] = None
+    members: list[str] = Field(min_length=2, description="Member devices ([devices.*] names), in mdadm's raid-disk order.")
+    layout: Annotated[str, _check(lambda v: re.fullmatch(RAID10_LAYOUT, v) is not None, "layout",
+                                  'must be n, f or o and a copy count: "n2" (near), "f2" (far), "o2" (offset)')] = Field(
+        "n2", description="mdadm --layout for RAID10: n2 (default), f2, o2, or another copy count.")
+    chunk: Size = Field(512 * 1024, description="mdadm --chunk: 512K (default since mdadm 3.1); a power of two, at least 4K.")
+
+
+def _device_tag(v: Any) -> Any:
+    # A device table has no type; an array says which.
+    t = v.get("type") if isinstance(v, dict) else getattr(v, "type", None)
+    return "device" if t is None else t
+
+
+DEVICE_TYPES = ("md-raid10",)
+DeviceEntry = Annotated[
+    Union[Annotated[DeviceSpec, Tag("device")], Annotated[MdArraySpec, Tag("md-raid10")]],
+    Discriminator(_device_tag),
+]
+
+
+class ControllerSpec(_Model):
+    """``[controllers.NAME]``: a hardware RAID controller with a battery-backed write-back
+    cache; each device with ``controller = "NAME"`` is one of its volumes (one drive each).
+    Defaults: a 2014-2018 card (LSI/Broadcom MegaRAID, Dell PERC, HPE Smart Array) with a
+    healthy battery; see ztwin_core::dev::controller for the sources and assumptions."""
+
+    description: Optional[str] = None
+    model: Optional[str] = Field(None, description="Reporting only (e.g. \"PERC H730\", \"MegaRAID 9361-8i\").")
+    cache: Size = Field(1024 * MiB, gt=0, description="Cache memory for dirty writes, shared by the volumes (1 GiB: "
+                        "the common size of the era's cards; assumption).")
+    write_policy: Literal["write-back", "write-through"] = Field(
+        "write-back", description="MegaRAID's Write Policy: write-back (default; a write completes in the cache, "
+        "which the battery protects) or write-through (it completes at the drive).")
+    cache_latency: Duration = Field(40_000, description="Controller time per command (firmware, DMA): a cache hit "
+                                    "completes after it (assumption: 40us).")
+    cache_rate: Rate = Field(4 * 10**9, gt=0, description="Host-to-cache transfer rate (assumption: 4GB/s; PCIe 3.0 x8).")
+    destage_max: Size = Field(1 * MiB, description="Largest write the controller sends a drive when destaging "
+                              "adjacent dirty data (assumption: 1MiB).")
+    destage_queue_depth: int = Field(2, ge=1, le=256, description="Destage writes queued at each drive (assumption: 2).")
 
 
 ROTATIONAL_KEYS = ("track_to_track_seek", "average_seek", "full_stroke_seek", "write_settle", "media_rate_outer",
@@ -254,6 +317,10 @@ class ZfsSpec(_Model):
         "sector size; 12 (4 KiB) is what SSDs and most virtual disks give; 9 for 512-byte sectors.",
     )
     recordsize: RecordSize = Field(128 * 1024, description="zfs recordsize; default 128K.")
+    log_recordsize: Optional[RecordSize] = Field(
+        None, description="recordsize of a second dataset holding the database's redo and binary logs "
+        "(experiment 2's 128K log dataset); default: the logs share the data's dataset."
+    )
     indirect_block_size: IndirectSize = Field(
         128 * 1024, description="Indirect block size: 128K since zfs-0.7.0 (16K for files created under 0.6.x)."
     )
@@ -321,7 +388,7 @@ class XfsSpec(_Model):
     """``[filesystem] type = "xfs"``: extent-mapped, no per-record metadata reads."""
 
     type: Literal["xfs"]
-    device: str = Field(description="Device holding the filesystem (a name of [devices.*]); with bcache its backing device.")
+    device: str = Field(description="Device or md array holding the filesystem (a name of [devices.*]); with bcache its backing device.")
     block_size: FsBlockSize = Field(4096, description="mkfs.xfs default block size 4K.")
     bcache: Optional[BcacheSpec] = Field(None, description="bcache under the filesystem (the filesystem is on /dev/bcache0).")
 
@@ -330,7 +397,7 @@ class Ext4Spec(_Model):
     """``[filesystem] type = "ext4"``: extent-mapped, no per-record metadata reads."""
 
     type: Literal["ext4"]
-    device: str = Field(description="Device holding the filesystem (a name of [devices.*]); with bcache its backing device.")
+    device: str = Field(description="Device or md array holding the filesystem (a name of [devices.*]); with bcache its backing device.")
     block_size: FsBlockSize = Field(4096, description="mke2fs default block size 4K.")
     bcache: Optional[BcacheSpec] = Field(None, description="bcache under the filesystem (the filesystem is on /dev/bcache0).")
 
@@ -352,7 +419,9 @@ class InnodbSpec(_Model):
     innodb_old_blocks_time: MsDuration = Field(
         1000 * 1_000_000, description="MySQL default 1000 (ms); a bare integer is ms as in MySQL."
     )
-    innodb_flush_method: Literal["fsync", "O_DIRECT"] = Field("fsync", description="MySQL default on Linux: fsync.")
+    innodb_flush_method: Literal["fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC"] = Field(
+        "fsync", description="MySQL 5.7 default on Linux: fsync (MariaDB 10.6+: O_DIRECT)."
+    )
     innodb_lru_scan_depth: Optional[int] = Field(
         None, ge=100, lt=2**32, description="Free frames the page cleaner keeps: MySQL 5.7 default 1024 (refilled only "
         "after write activity), MariaDB 10.11 default 1536 (refilled below half of it)."
@@ -364,6 +433,31 @@ class InnodbSpec(_Model):
         "latin1", description="Server character set when the tables were created: latin1 is the compiled default of "
         "MySQL 5.7 and MariaDB 10.11; Debian's and Ubuntu's MariaDB packages set utf8mb4 (CHAR columns get a length byte)."
     )
+    # The write path (sysbench's write tests). Unset: the server's default, resolved by the core.
+    innodb_flush_log_at_trx_commit: Optional[Literal[0, 1, 2]] = Field(
+        None, description="1 (default): each commit writes and flushes the redo log; 2: writes only; 0: neither "
+        "(the master thread writes and flushes once a second)."
+    )
+    innodb_doublewrite: Optional[bool] = Field(None, description="Default on: pages go to the doublewrite buffer first.")
+    innodb_io_capacity: Optional[int] = Field(None, ge=100, lt=2**32, description="Default 200 (pages/s the page cleaner aims at).")
+    innodb_io_capacity_max: Optional[int] = Field(None, ge=100, lt=2**32, description="Default max(2 x io_capacity, 2000).")
+    innodb_max_dirty_pages_pct: Optional[float] = Field(None, ge=0, lt=100, description="MySQL 5.7 default 75; MariaDB 10.11 90.")
+    innodb_max_dirty_pages_pct_lwm: Optional[float] = Field(None, ge=0, lt=100, description="Default 0 (no pre-flushing).")
+    innodb_adaptive_flushing: Optional[bool] = Field(None, description="Default on.")
+    innodb_adaptive_flushing_lwm: Optional[int] = Field(None, ge=0, le=70, description="Default 10 (% of the redo log's capacity).")
+    innodb_flushing_avg_loops: Optional[int] = Field(None, ge=1, le=1000, description="Default 30.")
+    innodb_log_file_size: Optional[Size] = Field(None, description="MySQL 5.7 default 48M; MariaDB 10.11 96M.")
+    innodb_log_files_in_group: Optional[int] = Field(None, ge=1, le=100, description="MySQL 5.7 default 2; MariaDB 10.5+ has one file.")
+    innodb_flush_neighbors: Optional[Literal[0, 1, 2]] = Field(None, description="Default 1.")
+    innodb_change_buffering: Optional[Literal["none", "inserts", "deletes", "changes", "purges", "all"]] = Field(
+        None, description="MySQL 5.7 default all; MariaDB 10.11 none."
+    )
+    # The binary log (MySQL 5.7's is modelled).
+    log_bin: Optional[bool] = Field(None, description="The binary log on (default off); MySQL 5.7's group commit is modelled.")
+    sync_binlog: Optional[int] = Field(None, ge=0, lt=2**32, description="fsync the binary log every Nth group (MySQL 5.7 default 1; 0 never).")
+    max_binlog_size: Optional[Size] = Field(None, description="A binary log file is rotated past this size (default 1G, 4K to 1G).")
+    binlog_group_commit_sync_delay: Optional[int] = Field(None, ge=0, le=1_000_000, description="Microseconds the sync stage waits for more commits (default 0).")
+    binlog_group_commit_sync_no_delay_count: Optional[int] = Field(None, ge=0, le=100_000, description="Commits that end that wait early (default 0).")
 
 
 class SysbenchDatasetSpec(_Model):
@@ -386,7 +480,10 @@ class SysbenchWorkloadSpec(_Model):
     """``[workload] type = "sysbench"``: options and defaults of sysbench 1.0."""
 
     type: Literal["sysbench"] = "sysbench"
-    test: Literal["oltp_point_select", "select_random_points", "oltp_read_only"]
+    test: Literal[
+        "oltp_point_select", "select_random_points", "oltp_read_only", "oltp_read_write", "oltp_write_only",
+        "oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete",
+    ]
     threads: PosInt = Field(1, description="--threads (default 1).")
     rand_type: Literal["uniform", "special", "gaussian", "pareto", "zipfian"] = Field(
         "special", description="--rand-type (sysbench 1.0 default special)."
@@ -406,6 +503,10 @@ class SysbenchWorkloadSpec(_Model):
     distinct_ranges: int = Field(1, ge=0, description="--distinct_ranges per transaction (default 1).")
     range_selects: bool = Field(True, description="--range_selects: run the range SELECTs at all (default on).")
     skip_trx: bool = Field(False, description="--skip_trx: no BEGIN/COMMIT, autocommit (default off).")
+    index_updates: int = Field(1, ge=0, description="--index_updates: UPDATE ... SET k = k + 1 per transaction (default 1).")
+    non_index_updates: int = Field(1, ge=0, description="--non_index_updates: UPDATE ... SET c = ? per transaction (default 1).")
+    delete_inserts: int = Field(1, ge=0, description="--delete_inserts: DELETE then INSERT of one id per transaction (default 1).")
+    auto_inc: bool = Field(True, description="--auto_inc: oltp_insert lets AUTO_INCREMENT pick the id (default on).")
 
 
 def _fio_version_ok(v: str) -> bool:
@@ -457,6 +558,7 @@ class WorkloadPhaseSpec(_Model):
     name: str = Field("benchmark", min_length=1)
     warmup: Optional[Duration] = Field(None, description="Warm-up before the measured window (default: run.warmup).")
     duration: Optional[Duration] = Field(None, description="Measured window (default: run.duration).")
+    test: Optional[str] = Field(None, description="The sysbench test of this phase (default: the workload's test).")
 
 
 class CatPhaseSpec(_Model):
@@ -506,7 +608,10 @@ class VariantSpec(_Model):
     description: str = ""
     seed: int = Field(0, ge=0, lt=2**64, description="Seed of every random stream; same seed, same numbers.")
     machine: MachineSpec
-    devices: dict[str, DeviceSpec] = Field(min_length=1)
+    devices: dict[str, DeviceEntry] = Field(min_length=1)
+    controllers: dict[str, ControllerSpec] = Field(
+        default_factory=dict, description="Hardware RAID controllers with a cache; devices name theirs with controller = NAME."
+    )
     filesystem: FsSpec
     database: Optional[InnodbSpec] = Field(None, description="The database (sysbench; none for fio). Default: InnoDB with MySQL's defaults.")
     dataset: Optional[SysbenchDatasetSpec] = Field(None, description="sysbench tables (fio: the job file names the files). Default: sysbench's.")

@@ -23,7 +23,8 @@ pub struct InnodbConfig {
     pub innodb_old_blocks_pct: u32,
     /// innodb_old_blocks_time, ns (1000 ms default).
     pub innodb_old_blocks_time_ns: u64,
-    /// innodb_flush_method ("O_DIRECT" or "fsync").
+    /// innodb_flush_method: "fsync" (MySQL 5.7's default on Linux), "O_DSYNC", "O_DIRECT"
+    /// (MariaDB 10.6+'s default), "O_DIRECT_NO_FSYNC".
     pub innodb_flush_method: String,
     /// innodb_lru_scan_depth (0: the server's default, 1024 in MySQL 5.7, per buffer pool
     /// instance; 1536 in MariaDB 10.11, for the one pool): the free frames the page cleaner
@@ -37,6 +38,97 @@ pub struct InnodbConfig {
     /// decides how `CHAR` columns are stored (see `db::innodb::page_image`).
     #[serde(default)]
     pub character_set_server: CharacterSet,
+    // The write path's options below: `None` is the server's default, which the model of
+    // that server resolves (`db::innodb::writes::WriteParams`), so one default lives in
+    // one place.
+    /// innodb_flush_log_at_trx_commit: 1 (default), 0 or 2.
+    #[serde(default)]
+    pub innodb_flush_log_at_trx_commit: Option<u8>,
+    /// innodb_doublewrite (default on).
+    #[serde(default)]
+    pub innodb_doublewrite: Option<bool>,
+    /// innodb_io_capacity (default 200).
+    #[serde(default)]
+    pub innodb_io_capacity: Option<u64>,
+    /// innodb_io_capacity_max (default: max(2 x io_capacity, 2000)).
+    #[serde(default)]
+    pub innodb_io_capacity_max: Option<u64>,
+    /// innodb_max_dirty_pages_pct (MySQL 5.7: 75; MariaDB 10.11: 90).
+    #[serde(default)]
+    pub innodb_max_dirty_pages_pct: Option<f64>,
+    /// innodb_max_dirty_pages_pct_lwm (0 in both).
+    #[serde(default)]
+    pub innodb_max_dirty_pages_pct_lwm: Option<f64>,
+    /// innodb_adaptive_flushing (on).
+    #[serde(default)]
+    pub innodb_adaptive_flushing: Option<bool>,
+    /// innodb_adaptive_flushing_lwm (10 %).
+    #[serde(default)]
+    pub innodb_adaptive_flushing_lwm: Option<u64>,
+    /// innodb_flushing_avg_loops (30).
+    #[serde(default)]
+    pub innodb_flushing_avg_loops: Option<u64>,
+    /// innodb_log_file_size, bytes (MySQL 5.7: 48 MiB; MariaDB 10.11: 96 MiB).
+    #[serde(default)]
+    pub innodb_log_file_size: Option<u64>,
+    /// innodb_log_files_in_group (MySQL 5.7: 2; MariaDB 10.5+ has one file).
+    #[serde(default)]
+    pub innodb_log_files_in_group: Option<u32>,
+    /// innodb_flush_neighbors (1).
+    #[serde(default)]
+    pub innodb_flush_neighbors: Option<u8>,
+    /// innodb_change_buffering (MySQL 5.7: all; MariaDB 10.11: none).
+    #[serde(default)]
+    pub innodb_change_buffering: Option<String>,
+    /// log_bin: the binary log is on (off by default in 5.7 and 10.11).
+    #[serde(default)]
+    pub log_bin: Option<bool>,
+    /// sync_binlog (MySQL 5.7: 1): fsync the binary log every Nth group commit; 0 never.
+    #[serde(default)]
+    pub sync_binlog: Option<u32>,
+    /// max_binlog_size, bytes (1 GiB).
+    #[serde(default)]
+    pub max_binlog_size: Option<u64>,
+    /// binlog_group_commit_sync_delay, microseconds (0).
+    #[serde(default)]
+    pub binlog_group_commit_sync_delay: Option<u64>,
+    /// binlog_group_commit_sync_no_delay_count (0).
+    #[serde(default)]
+    pub binlog_group_commit_sync_no_delay_count: Option<u64>,
+}
+
+impl Default for InnodbConfig {
+    /// MySQL 5.7's defaults (a 128 MiB pool of 16 KiB pages, fsync).
+    fn default() -> Self {
+        InnodbConfig {
+            innodb_buffer_pool_size: 128 << 20,
+            innodb_page_size: 16384,
+            innodb_old_blocks_pct: 37,
+            innodb_old_blocks_time_ns: 1_000_000_000,
+            innodb_flush_method: "fsync".into(),
+            innodb_lru_scan_depth: 0,
+            server: InnodbServer::default(),
+            character_set_server: CharacterSet::default(),
+            innodb_flush_log_at_trx_commit: None,
+            innodb_doublewrite: None,
+            innodb_io_capacity: None,
+            innodb_io_capacity_max: None,
+            innodb_max_dirty_pages_pct: None,
+            innodb_max_dirty_pages_pct_lwm: None,
+            innodb_adaptive_flushing: None,
+            innodb_adaptive_flushing_lwm: None,
+            innodb_flushing_avg_loops: None,
+            innodb_log_file_size: None,
+            innodb_log_files_in_group: None,
+            innodb_flush_neighbors: None,
+            innodb_change_buffering: None,
+            log_bin: None,
+            sync_binlog: None,
+            max_binlog_size: None,
+            binlog_group_commit_sync_delay: None,
+            binlog_group_commit_sync_no_delay_count: None,
+        }
+    }
 }
 
 /// A server character set, as far as it decides the bytes of a row.

@@ -37,6 +37,23 @@ pub struct DeviceConfig {
     /// protection, or the write cache off), so the block layer completes the flush at once.
     #[serde(default)]
     pub flush_latency_ns: u64,
+    /// What the kernel reports in `/sys/block/DEV/queue/rotational` (None: true for a disk
+    /// with mechanics, false otherwise). A virtual disk is rotational unless its driver
+    /// says otherwise (QEMU's virtio-blk does not). MariaDB flushes neighbour pages only
+    /// on rotational storage.
+    #[serde(default)]
+    pub queue_rotational: Option<bool>,
+    /// QEMU's `throttle.iops-size`: a request larger than this many bytes counts as
+    /// several operations against `iops_limit` (None: every request counts once).
+    #[serde(default)]
+    pub iops_size_bytes: Option<u64>,
+}
+
+impl DeviceConfig {
+    /// Whether the kernel reports the device rotational (see `queue_rotational`).
+    pub fn reports_rotational(&self) -> bool {
+        self.queue_rotational.unwrap_or(self.rotational.is_some())
+    }
 }
 
 /// Mechanics of a rotational disk (see `dev::disk`); values from the drive's data sheet.
@@ -59,4 +76,58 @@ pub struct RotationalConfig {
     pub inner_rate_bytes_per_sec: f64,
     /// Bytes the drive reads ahead into its cache after a read (0 = no read-ahead).
     pub readahead_bytes: u64,
+}
+
+/// A hardware RAID controller with a battery-backed write-back cache, exposing each device
+/// of `volumes` as its own volume (a single-drive virtual drive); see `dev::controller`
+/// for the mechanism, and the sources and assumptions behind the scenario defaults
+/// (python/ztwin/scenario/schema.py, `ControllerSpec`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerConfig {
+    /// Name used by reports and messages (the scenario's `[controllers.NAME]`).
+    pub name: String,
+    /// The devices behind the controller, by name: each is one volume, its drive's
+    /// mechanics and limits those of the device (the devices with `controller = NAME`).
+    pub volumes: Vec<String>,
+    /// Cache memory holding dirty write data, bytes, shared by the volumes. Scenario
+    /// default 1 GiB, an assumption: the size of 2014-2018 cards (HP ProLiant G7 technology
+    /// brief: the Smart Array P410i's 512 MB BBWC and 1 GB FBWC; Dell PERC H730 1 GB).
+    pub cache_bytes: u64,
+    /// MegaRAID's "Write Policy": true = Write Back (the default of MegaRAID Storage
+    /// Manager's virtual drive settings: a write completes once the controller cache has
+    /// it), false = Write Through (it completes when the drive has it; what the firmware
+    /// falls back to while the battery is missing or bad).
+    pub write_back: bool,
+    /// Controller time per command (firmware, DMA set-up), ns: a cache hit completes after
+    /// it; a command that goes to the drive adds it. Scenario default 40 us (assumption).
+    pub cache_latency_ns: u64,
+    /// Rate at which a hit's data moves between host memory and the cache, bytes/s.
+    /// Scenario default 4 GB/s (assumption; PCIe 3.0 x8 carries about 7.9 GB/s).
+    pub cache_bytes_per_sec: f64,
+    /// Largest write the controller issues to a drive when destaging adjacent dirty data
+    /// as one command, bytes. Scenario default 1 MiB (assumption: firmware not public).
+    pub destage_max_bytes: u64,
+    /// Destage writes the controller keeps queued at each drive. Scenario default 2
+    /// (assumption: enough for contiguous destaging to stream, `dev::disk` rule 1).
+    pub destage_queue_depth: u32,
+}
+
+/// A Linux md array (`mdadm --create /dev/NAME --level=10`) over devices; see
+/// `dev::md_raid10`. Defaults from mdadm(8) (`--layout`, `--chunk`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArrayConfig {
+    /// Name of the array (e.g. "md0"), which a filesystem's `device` may name.
+    pub name: String,
+    /// RAID level: "raid10" (mdadm's `--level=10`; the only one modelled).
+    pub level: String,
+    /// The member devices, in raid-disk order (the device list of `mdadm --create`).
+    pub members: Vec<String>,
+    /// mdadm's `--layout` for RAID10: 'n' (near), 'o' (offset) or 'f' (far) and a copy
+    /// count; "n2" is mdadm's default (mdadm(8), `--layout`).
+    pub layout: String,
+    /// mdadm's `--chunk`, bytes: 512 KiB when creating an array (mdadm(8), `--chunk`; 64
+    /// KiB before mdadm 3.1); a power of two of at least PAGE_SIZE (raid10.c `setup_conf`).
+    pub chunk_bytes: u64,
 }

@@ -18,7 +18,8 @@
 //! - `variant`: [`VariantConfig`], [`RunConfig`] and the JSON entry.
 //! - `phases`: [`PhaseConfig`] and its phases.
 //! - `machine`: [`MachineConfig`], [`CpuCosts`].
-//! - `devices`: [`DeviceConfig`], [`RotationalConfig`].
+//! - `devices`: [`DeviceConfig`], [`RotationalConfig`], a RAID controller's cache
+//!   ([`ControllerConfig`]) and Linux md arrays ([`ArrayConfig`]).
 //! - `filesystem`: [`FsConfig`] and the extent filesystems ([`ExtentFsConfig`]); `bcache`:
 //!   [`BcacheConfig`]; `zfs`: [`ZfsConfig`] and its module parameters; `zfs_features`:
 //!   [`ZfsFeatures`].
@@ -26,7 +27,7 @@
 //! - `dataset`: [`DatasetConfig`].
 //! - `workload`: [`WorkloadConfig`], sysbench and fio.
 //! - `validate`: [`VariantConfig::validate`].
-//! - `test_support`: [`test_variant`], [`test_fio_variant`].
+//! - `test_support`: [`test_variant`], [`test_fio_variant`], [`test_raid_variant`].
 
 mod bcache;
 mod database;
@@ -45,11 +46,11 @@ mod zfs_features;
 pub use bcache::{BcacheCacheMode, BcacheConfig, BcacheReplacement};
 pub use database::{CharacterSet, DatabaseConfig, InnodbConfig, InnodbServer};
 pub use dataset::{DatasetConfig, FileConfig, FilesDataset, PrepareRandType, SysbenchDataset};
-pub use devices::{DeviceConfig, RotationalConfig};
+pub use devices::{ArrayConfig, ControllerConfig, DeviceConfig, RotationalConfig};
 pub use filesystem::{ExtentFsConfig, FsConfig};
 pub use machine::{CpuCosts, MachineConfig};
 pub use phases::{CatPhase, FioPhase, PhaseConfig, RestartPhase, TunePhase, WorkloadPhase};
-pub use test_support::{test_fio_variant, test_variant};
+pub use test_support::{test_fio_variant, test_raid_variant, test_variant, test_write_variant};
 pub use validate::{MAX_SERIES_ROWS, MAX_SIMULATED_NS};
 pub use variant::{RunConfig, VariantConfig};
 pub use workload::{

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::L2arcTunables;
+use super::{L2arcTunables, SysbenchTest};
 
 /// One phase of a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -53,6 +53,9 @@ pub struct WorkloadPhase {
     pub warmup_ns: u64,
     /// Measured window, ns.
     pub duration_ns: u64,
+    /// The sysbench test this phase runs (None: the workload's).
+    #[serde(default)]
+    pub test: Option<SysbenchTest>,
 }
 
 /// Sequential reads of every table file by one process.

@@ -1,11 +1,12 @@
 //! Small valid variants that unit and integration tests start from.
 
 use super::{
-    ArcTunables, CacheProperty, CharacterSet, Compression, CpuCosts, DatabaseConfig, DatasetConfig,
-    DeviceConfig, FileConfig, FilesDataset, FioBuffers, FioDistribution, FioFileService, FioJob, FioPhase,
-    FioRw, FioWorkload, FsConfig, InnodbConfig, InnodbServer, MachineConfig, PhaseConfig, PoolTunables,
-    PrepareRandType, RandType, RunConfig, SysbenchDataset, SysbenchTest, SysbenchWorkload, TxgTunables,
-    VariantConfig, WorkloadConfig, ZfsConfig, ZfsRelease,
+    ArcTunables, ArrayConfig, CacheProperty, CharacterSet, Compression, ControllerConfig, CpuCosts,
+    DatabaseConfig, DatasetConfig, DeviceConfig, ExtentFsConfig, FileConfig, FilesDataset, FioBuffers,
+    FioDistribution, FioFileService, FioJob, FioPhase, FioRw, FioWorkload, FsConfig, InnodbConfig,
+    InnodbServer, MachineConfig, PhaseConfig, PoolTunables, PrepareRandType, RandType, RotationalConfig,
+    RunConfig, SysbenchDataset, SysbenchTest, SysbenchWorkload, TxgTunables, VariantConfig, WorkloadConfig,
+    ZfsConfig, ZfsRelease,
 };
 use crate::sim::time::{MS, SEC, US};
 
@@ -50,7 +51,11 @@ pub fn test_variant() -> VariantConfig {
             ephemeral: false,
             rotational: None,
             flush_latency_ns: 0,
+            queue_rotational: None,
+            iops_size_bytes: None,
         }],
+        controllers: vec![],
+        arrays: vec![],
         filesystem: FsConfig::Zfs(ZfsConfig {
             release: ZfsRelease::V0_8,
             vdevs: vec!["disk".into()],
@@ -59,6 +64,7 @@ pub fn test_variant() -> VariantConfig {
             txg: TxgTunables::default(),
             ashift: 12,
             recordsize: 16384,
+            log_recordsize: None,
             indirect_block_size: 131072,
             compression: Compression::Lz4,
             primarycache: CacheProperty::All,
@@ -87,6 +93,7 @@ pub fn test_variant() -> VariantConfig {
             character_set_server: CharacterSet::Latin1,
             innodb_flush_method: "O_DIRECT".into(),
             server: InnodbServer::Mysql57,
+            ..Default::default()
         })),
         dataset: DatasetConfig::Sysbench(SysbenchDataset {
             tables: 4,
@@ -109,6 +116,45 @@ pub fn test_variant() -> VariantConfig {
         run: RunConfig { warmup_ns: 2 * SEC, duration_ns: 4 * SEC, report_interval_ns: SEC },
         phases: vec![],
     }
+}
+
+/// The test variant running a sysbench write test (oltp_read_write) with every InnoDB
+/// write option set (so that mutations reach them): MySQL 5.7 on ZFS, or with `mariadb`
+/// MariaDB 10.11 on ext4 over the same device (a volatile write cache).
+#[doc(hidden)]
+pub fn test_write_variant(mariadb: bool) -> VariantConfig {
+    let mut c = test_variant();
+    c.scenario = "test-write".into();
+    if let WorkloadConfig::Sysbench(w) = &mut c.workload {
+        w.test = SysbenchTest::OltpReadWrite;
+    }
+    if let Some(DatabaseConfig::Innodb(d)) = &mut c.database {
+        d.innodb_flush_log_at_trx_commit = Some(1);
+        d.innodb_doublewrite = Some(true);
+        d.innodb_io_capacity = Some(200);
+        d.innodb_io_capacity_max = Some(2000);
+        d.innodb_max_dirty_pages_pct = Some(75.0);
+        d.innodb_max_dirty_pages_pct_lwm = Some(0.0);
+        d.innodb_adaptive_flushing = Some(true);
+        d.innodb_adaptive_flushing_lwm = Some(10);
+        d.innodb_flushing_avg_loops = Some(30);
+        d.innodb_log_file_size = Some(48 << 20);
+        d.innodb_log_files_in_group = Some(if mariadb { 1 } else { 2 });
+        d.innodb_flush_neighbors = Some(1);
+        d.innodb_change_buffering = Some(if mariadb { "none" } else { "all" }.into());
+        if mariadb {
+            d.server = InnodbServer::Mariadb1011;
+            d.character_set_server = CharacterSet::Utf8mb4;
+        }
+    }
+    if mariadb {
+        c.filesystem =
+            FsConfig::Ext4(super::ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
+        c.devices[0].flush_latency_ns = 500 * US;
+        c.devices[0].queue_rotational = Some(true);
+        c.devices[0].iops_size_bytes = Some(256 << 10);
+    }
+    c
 }
 
 /// A small valid fio variant for tests: the test variant's machine, device and ZFS
@@ -172,5 +218,71 @@ pub fn test_fio_variant() -> VariantConfig {
         jobs: vec![job("seqread", FioRw::Read, 128 << 10), rand, job("write", FioRw::Write, 128 << 10)],
     });
     c.phases = vec![PhaseConfig::Fio(FioPhase { name: "seqread".into(), jobs: vec![0] })];
+    c
+}
+
+/// A small valid variant on experiment 2's kind of storage, for tests: the test variant's
+/// machine and database (O_DIRECT), oltp_update_index, on ext4 over md0 (RAID10 n2, 512 KiB
+/// chunks) of four 15K SAS drives (the `sas-15k-600g` preset's mechanics) behind one
+/// controller "perc" with a 1 GiB write-back cache (the scenario defaults). Tests change
+/// what they study.
+#[doc(hidden)]
+pub fn test_raid_variant() -> VariantConfig {
+    let mut c = test_variant();
+    c.scenario = "test-raid".into();
+    let drives = ["sda", "sdb", "sdc", "sdd"];
+    let base = c.devices[0].clone();
+    c.devices = drives
+        .iter()
+        .map(|name| DeviceConfig {
+            name: (*name).into(),
+            kind: "sas-15k-600g".into(),
+            iops_limit: None,
+            read_latency_ns: 100 * US,
+            write_latency_ns: 100 * US,
+            latency_sigma: 0.0,
+            transfer_bytes_per_sec: 1.2e9,
+            parallelism: 1,
+            capacity_bytes: Some(600_127_266_816),
+            flush_latency_ns: 100 * US,
+            rotational: Some(RotationalConfig {
+                rpm: 15_000,
+                track_to_track_seek_ns: 200 * US,
+                average_seek_ns: 2900 * US,
+                full_stroke_seek_ns: 6 * MS,
+                write_settle_ns: 200 * US,
+                outer_rate_bytes_per_sec: 250e6,
+                inner_rate_bytes_per_sec: 150e6,
+                readahead_bytes: 1 << 20,
+            }),
+            ..base.clone()
+        })
+        .collect();
+    let names: Vec<String> = drives.iter().map(|s| s.to_string()).collect();
+    c.controllers = vec![ControllerConfig {
+        name: "perc".into(),
+        volumes: names.clone(),
+        cache_bytes: 1 << 30,
+        write_back: true,
+        cache_latency_ns: 40 * US,
+        cache_bytes_per_sec: 4e9,
+        destage_max_bytes: 1 << 20,
+        destage_queue_depth: 2,
+    }];
+    c.arrays = vec![ArrayConfig {
+        name: "md0".into(),
+        level: "raid10".into(),
+        members: names,
+        layout: "n2".into(),
+        chunk_bytes: 512 << 10,
+    }];
+    c.filesystem = FsConfig::Ext4(ExtentFsConfig { device: "md0".into(), block_size: 4096, bcache: None });
+    if let Some(DatabaseConfig::Innodb(db)) = &mut c.database {
+        db.innodb_flush_method = "O_DIRECT".into();
+    }
+    if let WorkloadConfig::Sysbench(w) = &mut c.workload {
+        w.test = SysbenchTest::OltpUpdateIndex;
+    }
+    c.run = RunConfig { warmup_ns: SEC, duration_ns: 3 * SEC, report_interval_ns: SEC };
     c
 }

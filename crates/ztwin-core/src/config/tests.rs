@@ -122,10 +122,19 @@ fn cross_table_rules_are_the_cores() {
         zfs(c).cache = vec!["l2".into()];
     });
     rejected("filesystem.cache", |c| zfs(c).cache = vec!["nope".into()]);
-    // The write tests' statements exist; the run refuses them until InnoDB writes.
-    rejected("workload.test", |c| {
+    // InnoDB's write options are checked where their server's defaults live.
+    rejected("database.innodb_flush_log_at_trx_commit", |c| {
         let WorkloadConfig::Sysbench(w) = &mut c.workload else { unreachable!() };
         w.test = SysbenchTest::OltpUpdateIndex;
+        let Some(DatabaseConfig::Innodb(d)) = &mut c.database else { unreachable!() };
+        d.innodb_flush_log_at_trx_commit = Some(3);
+    });
+    rejected("database.innodb_log_files_in_group", |c| {
+        let WorkloadConfig::Sysbench(w) = &mut c.workload else { unreachable!() };
+        w.test = SysbenchTest::OltpUpdateIndex;
+        let Some(DatabaseConfig::Innodb(d)) = &mut c.database else { unreachable!() };
+        d.server = crate::config::InnodbServer::Mariadb1011;
+        d.innodb_log_files_in_group = Some(2);
     });
 }
 

@@ -126,6 +126,12 @@ impl VariantConfig {
             }
         }
         let has = |n: &str| self.devices.iter().any(|d| d.name == n);
+        self.validate_arrays()?;
+        // The array the filesystem sits on, if any: its members serve nothing else.
+        let array = match &self.filesystem {
+            FsConfig::Xfs(x) | FsConfig::Ext4(x) => self.arrays.iter().find(|a| a.name == x.device),
+            FsConfig::Zfs(_) => None,
+        };
         match &self.filesystem {
             FsConfig::Zfs(z) => {
                 ensure(!z.vdevs.is_empty(), "filesystem.vdevs", "needs at least one device")?;
@@ -140,6 +146,16 @@ impl VariantConfig {
                             VdevConfig::Disk(_) => {}
                         }
                         for d in v.devices() {
+                            if let Some(a) = self.arrays.iter().find(|a| &a.name == d) {
+                                return Err(Error::config(
+                                    at,
+                                    format!(
+                                        "names md array '{}': ZFS on an md array is not modelled; give ZFS the devices ({})",
+                                        a.name,
+                                        a.members.join(", ")
+                                    ),
+                                ));
+                            }
                             ensure(has(d), &at, &self.unknown_device(d))?;
                             ensure(
                                 !used.contains(&d.as_str()),
@@ -251,6 +267,13 @@ impl VariantConfig {
                         z.release.name()
                     ),
                 )?;
+                if let Some(rs) = z.log_recordsize {
+                    ensure(
+                        rs.is_power_of_two() && (512..=features.max_recordsize).contains(&rs),
+                        "filesystem.log_recordsize",
+                        "must be a power of two from 512 B to the release's largest recordsize",
+                    )?;
+                }
                 ensure(
                     z.recordsize <= features.max_recordsize,
                     "filesystem.recordsize",
@@ -344,7 +367,18 @@ impl VariantConfig {
                 }
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
-                ensure(has(&x.device), "filesystem.device", &self.unknown_device(&x.device))?;
+                ensure(
+                    has(&x.device) || array.is_some(),
+                    "filesystem.device",
+                    &self.unknown_device(&x.device),
+                )?;
+                if let (Some(a), Some(b)) = (array, &x.bcache) {
+                    ensure(
+                        !a.members.contains(&b.cache_device),
+                        "filesystem.bcache.cache_device",
+                        &format!("device '{}' is a member of md array '{}'", b.cache_device, a.name),
+                    )?;
+                }
                 ensure(
                     x.block_size.is_power_of_two() && (512..=65536).contains(&x.block_size),
                     "filesystem.block_size",
@@ -539,8 +573,50 @@ fn validate_sysbench(w: &SysbenchWorkload, ds: &SysbenchDataset) -> Result<()> {
 impl VariantConfig {
     /// The message for a device name that is not one of the scenario's.
     fn unknown_device(&self, name: &str) -> String {
-        let names: Vec<&str> = self.devices.iter().map(|d| d.name.as_str()).collect();
+        let names: Vec<&str> = self
+            .devices
+            .iter()
+            .map(|d| d.name.as_str())
+            .chain(self.arrays.iter().map(|a| a.name.as_str()))
+            .collect();
         format!("names unknown device '{name}'; devices of this scenario: {}", names.join(", "))
+    }
+
+    /// The md arrays' names and members (their layout and chunk are the model's rules,
+    /// `dev::md_raid10`, checked when the run builds the array the filesystem uses).
+    fn validate_arrays(&self) -> Result<()> {
+        let mut members: Vec<(&str, &str)> = Vec::new();
+        for (k, a) in self.arrays.iter().enumerate() {
+            let at = |f: &str| format!("arrays[{k}] ({}).{f}", a.name);
+            ensure(
+                !self.devices.iter().any(|d| d.name == a.name),
+                &at("name"),
+                "an array's name must differ from every device's",
+            )?;
+            ensure(
+                !self.arrays[..k].iter().any(|o| o.name == a.name),
+                &at("name"),
+                "array names must be unique",
+            )?;
+            ensure(
+                (2..=256).contains(&a.members.len()),
+                &at("members"),
+                "an array needs 2 to 256 member devices",
+            )?;
+            for m in &a.members {
+                ensure(self.devices.iter().any(|d| &d.name == m), &at("members"), &self.unknown_device(m))?;
+                if let Some((_, other)) = members.iter().find(|(d, _)| d == m) {
+                    let what = if *other == a.name.as_str() {
+                        format!("device '{m}' is listed twice")
+                    } else {
+                        format!("device '{m}' is already a member of array '{other}'")
+                    };
+                    return Err(Error::config(at("members"), what));
+                }
+                members.push((m, &a.name));
+            }
+        }
+        Ok(())
     }
 
     fn validate_bcache(&self, b: &BcacheConfig, backing: &str) -> Result<()> {

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    DatabaseConfig, DatasetConfig, DeviceConfig, FioPhase, FsConfig, MachineConfig, PhaseConfig,
-    WorkloadConfig, WorkloadPhase,
+    ArrayConfig, ControllerConfig, DatabaseConfig, DatasetConfig, DeviceConfig, FioPhase, FsConfig,
+    MachineConfig, PhaseConfig, WorkloadConfig, WorkloadPhase,
 };
 use crate::error::{Error, Result};
 
@@ -23,6 +23,13 @@ pub struct VariantConfig {
     pub machine: MachineConfig,
     /// Every block device of the machine, by name.
     pub devices: Vec<DeviceConfig>,
+    /// Hardware RAID controllers with a cache in front of some of the devices (none: every
+    /// device is reached directly).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub controllers: Vec<ControllerConfig>,
+    /// Linux md arrays over devices, which the filesystem may sit on (none: no array).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arrays: Vec<ArrayConfig>,
     /// The filesystem holding the database files.
     pub filesystem: FsConfig,
     /// The database engine above the filesystem (None for a fio workload: fio reads the
@@ -69,8 +76,20 @@ impl VariantConfig {
                 name: "benchmark".into(),
                 warmup_ns: self.run.warmup_ns,
                 duration_ns: self.run.duration_ns,
+                test: None,
             })],
         }
+    }
+
+    /// Whether the sysbench tests the variant runs (the workload's, and the phases' own)
+    /// change data: the database then needs its write path.
+    pub fn sysbench_writes(&self) -> bool {
+        let WorkloadConfig::Sysbench(w) = &self.workload else { return false };
+        w.test.writes()
+            || self
+                .phases
+                .iter()
+                .any(|p| matches!(p, PhaseConfig::Workload(ph) if ph.test.is_some_and(|t| t.writes())))
     }
 
     /// Parses and validates a resolved variant from JSON.

@@ -270,6 +270,11 @@ pub struct ZfsConfig {
     pub ashift: u8,
     /// Dataset recordsize in bytes (power of two, 512 B to 16 MiB).
     pub recordsize: u32,
+    /// recordsize of a second dataset of the pool holding the database's logs (its redo
+    /// log and binary log), as experiment 2 keeps them on a 128K dataset beside the
+    /// 16K data directory; None: the logs are in the dataset of the data.
+    #[serde(default)]
+    pub log_recordsize: Option<u32>,
     /// Indirect block size in bytes (128 KiB since 0.7.0; 16 KiB in 0.6.x).
     pub indirect_block_size: u32,
     /// Dataset compression property.

@@ -6,13 +6,16 @@
 //! One database today (InnoDB, MySQL 5.7 and MariaDB 10.11); the enum is the seam for
 //! PostgreSQL beside it: every match on it is exhaustive, so the compiler shows each place
 //! a new engine must answer.
+pub mod binlog;
 pub mod innodb;
 
 use crate::config::InnodbConfig;
 use crate::sim::time::Nanos;
 use crate::workload::statement::{Index, Lookup, Op};
-use innodb::btree::{TableLayout, MAX_DEPTH};
+use innodb::btree::TableLayout;
 use innodb::buffer_pool::{BufferPool, PageKey};
+pub use innodb::writes::MAX_PATH;
+use innodb::writes::{AfterIo, FileOp, FrameStep, LogWait, WriteStats, Writes};
 
 /// InnoDB: the buffer pool over the tables' B+trees.
 pub struct Innodb {
@@ -23,6 +26,8 @@ pub struct Innodb {
     pub table: TableLayout,
     /// innodb_page_size, bytes.
     pub page_size: u32,
+    /// The write path, when the workload writes (`innodb::writes`).
+    pub writes: Option<Box<Writes>>,
 }
 
 /// The database the workload's statements run in.
@@ -34,7 +39,32 @@ pub enum Database {
 impl Database {
     /// InnoDB over tables laid out as `table` (built for `cfg`'s innodb_page_size).
     pub fn innodb(cfg: &InnodbConfig, table: TableLayout) -> Database {
-        Database::Innodb(Innodb { bp: BufferPool::new(cfg), table, page_size: cfg.innodb_page_size })
+        Database::Innodb(Innodb {
+            bp: BufferPool::new(cfg),
+            table,
+            page_size: cfg.innodb_page_size,
+            writes: None,
+        })
+    }
+
+    /// Attaches the write path (a workload that writes).
+    pub fn attach_writes(&mut self, w: Writes) {
+        match self {
+            Database::Innodb(d) => {
+                if w.params().server == crate::config::InnodbServer::Mariadb1011 {
+                    // MariaDB's page cleaner frees frames as a thread of its own.
+                    d.bp.set_refill(None);
+                }
+                d.writes = Some(Box::new(w));
+            }
+        }
+    }
+
+    /// The write path, if attached.
+    pub fn writes(&self) -> Option<&Writes> {
+        match self {
+            Database::Innodb(d) => d.writes.as_deref(),
+        }
     }
 
     /// The data file of table `name` (InnoDB's file-per-table: `NAME.ibd`).
@@ -51,16 +81,28 @@ impl Database {
         }
     }
 
-    /// The pages one lookup visits, root first, into `path`; returns how many.
-    pub fn page_path(&self, l: &Lookup, path: &mut [u64; MAX_DEPTH]) -> usize {
+    /// The pages one lookup visits, root first, into `path`; returns how many, and the
+    /// position of a secondary leaf whose miss the change buffer takes instead of a read
+    /// (`usize::MAX`: none).
+    pub fn page_path(&self, l: &Lookup, path: &mut [u64; MAX_PATH]) -> (usize, usize) {
         if l.op == Op::Commit {
-            return 0;
+            return (0, usize::MAX);
         }
         match self {
-            Database::Innodb(d) => match l.index {
-                Index::Clustered => d.table.clustered_path(l.key, path),
-                Index::Secondary => d.table.secondary_path(l.key, path),
-            },
+            Database::Innodb(d) => {
+                if l.writes() {
+                    if let Some(w) = &d.writes {
+                        return w.page_path(&d.table, l, path);
+                    }
+                }
+                let mut part = [0u64; innodb::btree::MAX_DEPTH];
+                let n = match l.index {
+                    Index::Clustered => d.table.clustered_path(l.key, &mut part),
+                    Index::Secondary => d.table.secondary_path(l.key, &mut part),
+                };
+                path[..n].copy_from_slice(&part[..n]);
+                (n, usize::MAX)
+            }
         }
     }
 
@@ -86,12 +128,18 @@ impl Database {
     }
 
     /// A read of `key` is issued: the page takes its frame now (`buf_page_init_for_read`).
-    /// Returns the byte range of the data file to read: (offset, length).
-    pub fn insert_for_read(&mut self, key: PageKey, page_no: u64) -> (u64, u32) {
+    /// Returns the byte range of the data file to read: (offset, length); None when no
+    /// frame could be had (see [`BufferPool::insert_for_read`]).
+    pub fn insert_for_read(&mut self, key: PageKey, page_no: u64) -> Option<(u64, u32)> {
         match self {
             Database::Innodb(d) => {
-                d.bp.insert_for_read(key);
-                (page_no * d.page_size as u64, d.page_size)
+                if !d.bp.insert_for_read(key) {
+                    return None;
+                }
+                if let Some(w) = &mut d.writes {
+                    w.frame_taken(&d.bp);
+                }
+                Some((page_no * d.page_size as u64, d.page_size))
             }
         }
     }
@@ -127,7 +175,165 @@ impl Database {
     /// The machine restarted: the cache starts empty.
     pub fn restart(&mut self, cfg: &InnodbConfig) {
         match self {
-            Database::Innodb(d) => d.bp = BufferPool::new(cfg),
+            Database::Innodb(d) => {
+                d.bp = BufferPool::new(cfg);
+                if let Some(w) = &mut d.writes {
+                    w.restart();
+                    if w.params().server == crate::config::InnodbServer::Mariadb1011 {
+                        d.bp.set_refill(None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `log_free_check` by `client` before a change (see `Writes::log_free_check`).
+    pub fn log_free_check(&mut self, client: usize) -> bool {
+        match self {
+            Database::Innodb(d) => d.writes.as_mut().is_none_or(|w| w.log_free_check(client)),
+        }
+    }
+
+    /// The change of write lookup `l` by `client`, its pages visited.
+    pub fn modify(&mut self, client: usize, l: &Lookup, sec_in_pool: bool, now: Nanos) {
+        match self {
+            Database::Innodb(d) => {
+                if let Some(w) = &mut d.writes {
+                    w.modify(&mut d.bp, &d.table, client, l, sec_in_pool, now);
+                }
+            }
+        }
+    }
+
+    /// COMMIT by `client` (see `Writes::commit`).
+    pub fn commit(&mut self, client: usize, now: Nanos) -> LogWait {
+        match self {
+            Database::Innodb(d) => match &mut d.writes {
+                Some(w) => w.commit(&mut d.bp, client, now),
+                None => LogWait::Done,
+            },
+        }
+    }
+
+    /// The commit of `client` asks the log again after a wait or its own write.
+    pub fn commit_retry(&mut self, client: usize) -> LogWait {
+        match self {
+            Database::Innodb(d) => {
+                d.writes.as_mut().map_or(LogWait::Done, |w| w.commit_retry(&mut d.bp, client))
+            }
+        }
+    }
+
+    /// The master thread's once-a-second log flush, by actor `actor`.
+    pub fn background_log_flush(&mut self, actor: usize) -> LogWait {
+        match self {
+            Database::Innodb(d) => d.writes.as_mut().map_or(LogWait::Done, |w| w.background_log_flush(actor)),
+        }
+    }
+
+    /// The next file operation of `actor`.
+    pub fn next_op(&mut self, actor: usize) -> Option<FileOp> {
+        match self {
+            Database::Innodb(d) => d.writes.as_mut().and_then(|w| w.next_op(actor)),
+        }
+    }
+
+    /// `actor`'s file operations are done.
+    pub fn io_done(&mut self, actor: usize, now: Nanos) -> AfterIo {
+        match self {
+            Database::Innodb(d) => match &mut d.writes {
+                Some(w) => w.io_done(&mut d.bp, actor, now),
+                None => AfterIo::Done,
+            },
+        }
+    }
+
+    /// Threads the log writer or the page cleaner released since the last call.
+    pub fn take_released(&mut self, out: &mut Vec<u32>) {
+        match self {
+            Database::Innodb(d) => {
+                if let Some(w) = &mut d.writes {
+                    out.extend(w.take_log_released());
+                }
+            }
+        }
+    }
+
+    /// A thread found no frame: MySQL 5.7's writes a dirty LRU page itself (its I/O is
+    /// queued), MariaDB's waits for the page cleaner.
+    pub fn no_frame(&mut self, actor: usize) -> FrameStep {
+        match self {
+            Database::Innodb(d) => match &mut d.writes {
+                Some(w) => w.no_frame(&mut d.bp, actor),
+                None => FrameStep::Wait,
+            },
+        }
+    }
+
+    /// Whether a thread asked for the page cleaner since the last call.
+    pub fn take_cleaner_wake(&mut self) -> bool {
+        match self {
+            Database::Innodb(d) => d.writes.as_mut().is_some_and(|w| w.take_cleaner_wake()),
+        }
+    }
+
+    /// When the page cleaner, done with a pass begun at `started`, runs again (None: when a
+    /// thread wakes it); `waiters`: threads wait for it.
+    pub fn cleaner_next(&self, now: Nanos, started: Nanos, waiters: bool) -> Option<Nanos> {
+        match self {
+            Database::Innodb(d) => {
+                d.writes.as_ref().and_then(|w| w.cleaner_next(&d.bp, now, started, waiters))
+            }
+        }
+    }
+
+    /// A page cleaner pass (see `Writes::cleaner_pass`).
+    pub fn cleaner_pass(&mut self, actor: usize, now: Nanos, active: bool) -> bool {
+        match self {
+            Database::Innodb(d) => {
+                d.writes.as_mut().is_some_and(|w| w.cleaner_pass(&mut d.bp, actor, now, active))
+            }
+        }
+    }
+
+    /// The run abandons what never completes: the write path drops its I/O and waiters.
+    pub fn abandon(&mut self) {
+        match self {
+            Database::Innodb(d) => {
+                if let Some(w) = &mut d.writes {
+                    w.abandon(&mut d.bp);
+                }
+            }
+        }
+    }
+
+    /// A write of `offset` in driver file `file` returned: if it was a page of the page
+    /// cleaner's batch, the page is clean now (true: a frame may be had).
+    pub fn page_written(&mut self, file: u32, offset: u64) -> bool {
+        match self {
+            Database::Innodb(d) => d.writes.as_mut().is_some_and(|w| w.page_written(&mut d.bp, file, offset)),
+        }
+    }
+
+    /// Whether a thread waits for a sync flush of the page cleaner.
+    pub fn sync_flush_wanted(&self) -> bool {
+        self.writes().is_some_and(|w| w.sync_flush_wanted())
+    }
+
+    /// The write path's counters, if it is attached.
+    pub fn write_stats(&self) -> Option<WriteStats> {
+        self.writes().map(|w| w.stats())
+    }
+
+    /// Whether the database opens file `file` with O_DIRECT (its data files by
+    /// innodb_flush_method; see `Writes::o_direct` for the logs).
+    pub fn o_direct(&self, file: u32, cfg: &InnodbConfig) -> bool {
+        match self {
+            Database::Innodb(d) => match &d.writes {
+                Some(w) => w.o_direct(file),
+                None => innodb::writes::FlushMethod::parse(&cfg.innodb_flush_method)
+                    .is_some_and(|m| m.data_direct()),
+            },
         }
     }
 

@@ -30,6 +30,11 @@
 //! are counted either way: they are what ZFS asked for. A rotational device's writes are
 //! served at the platter (its mechanics), so its flush finds nothing of theirs to destage.
 //!
+//! A device behind a hardware RAID controller ([`Device::attach`], `dev::controller`) is
+//! the host's view of a volume: its I/O and flushes go through the controller's cache,
+//! which serves them, or sends them to the drive behind it (a device of its own, with this
+//! device's configuration); its counters are what the host sees (iostat on the volume).
+//!
 //! Simplifications: 1. the throttle is a leaky bucket with no burst credit (gp2's burst
 //! bucket is not modelled; scenarios say "no burst"); 2. reads and writes share one cap,
 //! as EBS counts them; 3. a request's completion time is fixed when it is submitted, which
@@ -46,6 +51,7 @@ use rand_pcg::Pcg64Mcg;
 
 use rand::Rng;
 
+use super::controller::Port;
 use super::disk::{Disk, DiskMechanics};
 use crate::config::DeviceConfig;
 use crate::sim::time::{Nanos, SEC};
@@ -81,6 +87,8 @@ pub struct DeviceCounters {
 pub struct Device {
     name: String,
     op_interval_ns: f64,
+    /// QEMU's iops-size: a larger request counts as ceil(bytes / iops_size) operations.
+    iops_size: Option<u64>,
     byte_interval_ns: f64,
     transfer_ns_per_byte: f64,
     read_latency: Option<LogNormal<f64>>,
@@ -104,6 +112,9 @@ pub struct Device {
     last_offset: u64,
     /// Service time of a cache flush (0: no volatile write cache).
     flush_ns: Nanos,
+    /// The RAID controller this device is a volume of ([`super::controller`]): its I/O
+    /// and flushes go through the controller's cache to the drive behind it.
+    port: Option<Port>,
 }
 
 impl Device {
@@ -142,6 +153,7 @@ impl Device {
         Device {
             name: cfg.name.clone(),
             op_interval_ns: cfg.iops_limit.map_or(0.0, |iops| SEC as f64 / iops),
+            iops_size: cfg.iops_size_bytes.filter(|&n| n > 0),
             byte_interval_ns: cfg.throughput_limit_bytes_per_sec.map_or(0.0, |t| SEC as f64 / t),
             transfer_ns_per_byte: SEC as f64 / cfg.transfer_bytes_per_sec,
             read_latency: lognormal(cfg.read_latency_ns),
@@ -164,7 +176,19 @@ impl Device {
             tracks_queue: false,
             last_offset: 0,
             flush_ns: cfg.flush_latency_ns,
+            port: None,
         }
+    }
+
+    /// Makes the device a volume of a RAID controller (`dev::controller::attach`): from
+    /// now on its I/O goes through the controller, which serves it with its own drive.
+    pub fn attach(&mut self, port: Port) {
+        self.port = Some(port);
+    }
+
+    /// The controller port of a volume behind a RAID controller, if any.
+    pub fn port(&self) -> Option<&Port> {
+        self.port.as_ref()
     }
 
     /// A rotating device (vdev_nonrot false), whose position matters.
@@ -216,8 +240,32 @@ impl Device {
     /// in nondecreasing `now`); returns its completion time. The offset matters to a
     /// rotational device only.
     pub fn submit_at(&mut self, now: Nanos, op: Op, offset: u64, bytes: u32) -> Nanos {
+        let done = match &self.port {
+            Some(port) => port.submit(now, op, offset, bytes),
+            None => self.serve(now, op, offset, bytes),
+        };
+        self.last_offset = offset.saturating_add(u64::from(bytes));
+        self.occupy(now, done);
+        match op {
+            Op::Read => {
+                self.counters.reads += 1;
+                self.counters.read_bytes += bytes as u64;
+            }
+            Op::Write => {
+                self.counters.writes += 1;
+                self.counters.write_bytes += bytes as u64;
+            }
+        }
+        done
+    }
+
+    /// The device's own service of an I/O (no controller in front): admission, a slot,
+    /// the service time; returns its completion.
+    fn serve(&mut self, now: Nanos, op: Op, offset: u64, bytes: u32) -> Nanos {
         let admit = self.next_admit.max(now as f64);
-        self.next_admit = admit + self.op_interval_ns.max(bytes as f64 * self.byte_interval_ns);
+        let ops = self.iops_size.map_or(1, |n| u64::from(bytes).div_ceil(n).max(1));
+        self.next_admit =
+            admit + (self.op_interval_ns * ops as f64).max(bytes as f64 * self.byte_interval_ns);
         let (dist, median) = match op {
             Op::Read => (self.read_latency, self.read_median_ns),
             Op::Write => (self.write_latency, self.write_median_ns),
@@ -238,19 +286,6 @@ impl Device {
             }
         };
         *slot = Reverse(done);
-        drop(slot);
-        self.last_offset = offset.saturating_add(u64::from(bytes));
-        self.occupy(now, done);
-        match op {
-            Op::Read => {
-                self.counters.reads += 1;
-                self.counters.read_bytes += bytes as u64;
-            }
-            Op::Write => {
-                self.counters.writes += 1;
-                self.counters.write_bytes += bytes as u64;
-            }
-        }
         done
     }
 
@@ -276,6 +311,9 @@ impl Device {
     /// its completion time (see the module docs).
     pub fn flush(&mut self, now: Nanos) -> Nanos {
         self.counters.flushes += 1;
+        if let Some(port) = &self.port {
+            return port.flush(now);
+        }
         if self.flush_ns == 0 {
             return now;
         }
@@ -326,6 +364,8 @@ mod tests {
             ephemeral: false,
             rotational: None,
             flush_latency_ns: 0,
+            queue_rotational: None,
+            iops_size_bytes: None,
         }
     }
 
@@ -453,6 +493,8 @@ mod rotational_tests {
                 ephemeral: false,
                 rotational: Some(sas_7200()),
                 flush_latency_ns: 0,
+                queue_rotational: None,
+                iops_size_bytes: None,
             },
             1,
         )

@@ -14,22 +14,27 @@
 //! (`cached_dev_read_done()` -> `bch_data_insert()`), which competes with reads on the
 //! cache device's queue. A write is one O_DIRECT device write (through bcache if present).
 //!
+//! The filesystem sits on a [`BlockTarget`]: one device, or a Linux md RAID10 array
+//! (`dev::md_raid10`), whose mapping sends each read to one member and each write to every
+//! copy, and whose flush (an fsync's cache flush) reaches every member. Device offsets are
+//! the files' (simplification 3), so a rotational device or member seeks between them.
+//!
 //! Simplifications: 1. the extent map is always in memory (true for a handful of large,
 //! preallocated .ibd files); 2. innodb_flush_method=fsync (buffered I/O through the page
 //! cache) is not modelled yet and is rejected by the driver; 3. the table files lie one
 //! after the other on the device, each contiguous (what a fresh filesystem gives files
-//! written one at a time; only bcache's sequential detection sees device offsets).
+//! written one at a time); 4. bcache sits on a plain device only (not on an md array).
 
 use crate::cache::bcache::{Bcache, Target};
 use crate::dev::device::{Device, Op};
+pub use crate::dev::target::BlockTarget;
+use crate::fs::journal::BlockDev;
 use crate::fs::ReadStep;
 use crate::sim::time::Nanos;
 
-/// An extent-mapped filesystem on one device.
+/// The block mapping of an extent-mapped filesystem.
 #[derive(Debug, Clone)]
 pub struct ExtentFs {
-    /// Index of the device in the run's device list.
-    pub device: usize,
     /// Filesystem block size, bytes.
     pub block_size: u32,
     /// Size of each table file, bytes.
@@ -58,6 +63,13 @@ impl ExtentFs {
     }
 }
 
+/// The backing device of bcache: the filesystem's target, a plain device (the run refuses
+/// bcache over an array).
+fn backing(target: &BlockTarget) -> usize {
+    // Invariant: `run::build` builds bcache only over a device target.
+    target.device().expect("bcache's backing device is a plain device")
+}
+
 /// The device a bcache I/O goes to: the cache device, or the backing one.
 fn route(t: Target, backing: usize, cache: usize) -> usize {
     match t {
@@ -66,10 +78,12 @@ fn route(t: Target, backing: usize, cache: usize) -> usize {
     }
 }
 
-/// XFS or ext4 on its device, with bcache between them if present.
+/// XFS or ext4 on its device or array, with bcache between them if present.
 pub struct ExtentLayer {
     /// The filesystem's block mapping.
     pub fs: ExtentFs,
+    /// What the filesystem is made on (with bcache: the backing device, a plain device).
+    pub target: BlockTarget,
     /// bcache and its cache device (an index of the run's devices), if any.
     pub bcache: Option<(Box<Bcache>, usize)>,
     /// CPU of issuing a device I/O and its interrupt, simulated ns.
@@ -113,17 +127,19 @@ impl ExtentLayer {
         cpu: &mut Nanos,
         devices: &mut [Device],
     ) -> ReadStep {
-        let ExtentLayer { fs, bcache, device_io } = self;
+        let ExtentLayer { fs, target, bcache, device_io } = self;
         if !r.issued {
             r.issued = true;
             let (start, bytes) = fs.read_range(r.offset, r.len);
             let done = match bcache {
                 None => {
-                    *cpu += *device_io;
-                    devices[fs.device].submit(now, Op::Read, bytes)
+                    let (done, ios) =
+                        target.submit(devices, now, Op::Read, fs.device_offset(r.file, start), bytes);
+                    *cpu += *device_io * u64::from(ios);
+                    done
                 }
                 Some((b, cache)) => {
-                    let (backing, cache) = (fs.device, *cache);
+                    let (backing, cache) = (backing(target), *cache);
                     let res = b.read(task, fs.device_offset(r.file, start), bytes, now, |t, op, n| {
                         devices[route(t, backing, cache)].submit(now, op, n)
                     });
@@ -137,7 +153,7 @@ impl ExtentLayer {
         if r.insert_len != 0 {
             // Invariant: only the bcache path of `read` sets insert_len.
             let Some((b, cache)) = bcache else { unreachable!("an insert only with bcache") };
-            let (backing, cache) = (fs.device, *cache);
+            let (backing, cache) = (backing(target), *cache);
             let res = b.insert(task, r.insert_offset, r.insert_len, now, |t, op, n| {
                 devices[route(t, backing, cache)].submit(now, op, n)
             });
@@ -160,15 +176,17 @@ impl ExtentLayer {
         cpu: &mut Nanos,
         devices: &mut [Device],
     ) -> Nanos {
-        let ExtentLayer { fs, bcache, device_io } = self;
+        let ExtentLayer { fs, target, bcache, device_io } = self;
         let (start, bytes) = fs.read_range(offset, len);
         match bcache {
             None => {
-                *cpu += *device_io;
-                devices[fs.device].submit(now, Op::Write, bytes)
+                let (done, ios) =
+                    target.submit(devices, now, Op::Write, fs.device_offset(file, start), bytes);
+                *cpu += *device_io * u64::from(ios);
+                done
             }
             Some((b, cache)) => {
-                let (backing, cache) = (fs.device, *cache);
+                let (backing, cache) = (backing(target), *cache);
                 let res = b.write(task, fs.device_offset(file, start), bytes, false, now, |t, op, n| {
                     devices[route(t, backing, cache)].submit(now, op, n)
                 });
@@ -179,13 +197,41 @@ impl ExtentLayer {
     }
 }
 
+impl ExtentLayer {
+    /// The cache flush an fsync of an O_DIRECT-written file sends (`blkdev_issue_flush`) at
+    /// `now`: to the device, or to every member of an array; returns its completion (its
+    /// CPU is not counted, as for a device's flush before arrays existed).
+    pub fn flush(&mut self, now: Nanos, devices: &mut [Device]) -> Nanos {
+        self.target.flush(devices, now).0
+    }
+}
+
+/// A block target and the run's devices as one block device a journal plan runs on
+/// (`fs::journal::PlanRun`): writes at device offsets and cache flushes.
+pub struct TargetIo<'a> {
+    /// The target.
+    pub target: &'a mut BlockTarget,
+    /// The run's devices.
+    pub devices: &'a mut [Device],
+}
+
+impl BlockDev for TargetIo<'_> {
+    fn write(&mut self, now: Nanos, offset: u64, bytes: u32) -> Nanos {
+        self.target.submit(self.devices, now, Op::Write, offset, bytes).0
+    }
+
+    fn flush(&mut self, now: Nanos) -> Nanos {
+        self.target.flush(self.devices, now).0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn aligned_pages_read_exactly_their_size() {
-        let fs = ExtentFs { device: 0, block_size: 4096, file_size: 1 << 30 };
+        let fs = ExtentFs { block_size: 4096, file_size: 1 << 30 };
         assert_eq!(fs.read_bytes(16384 * 7, 16384), 16384);
         assert_eq!(fs.read_bytes(100, 16384), 20480);
         assert_eq!(fs.read_range(100, 16384), (0, 20480));

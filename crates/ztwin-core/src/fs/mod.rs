@@ -2,6 +2,7 @@
 //! driver calls with the same shape: start a read, step it until it waits or is done
 //! ([`ReadStep`]).
 pub mod extent;
+pub mod journal;
 pub mod zfs;
 
 use crate::sim::time::Nanos;

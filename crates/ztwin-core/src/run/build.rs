@@ -3,6 +3,8 @@
 use super::*;
 use crate::cache::arc::{ArcLimits, BlockKey};
 use crate::db::innodb::ibd_records;
+use crate::db::innodb::writes::{system_file_pages, DbFiles, WriteParams, Writes, BINLOG_SLOTS};
+use crate::fs::extent::BlockTarget;
 use crate::fs::zfs::content::{FileBlocks, CLASS_HOLE, CLASS_MEAN_RATIO};
 use crate::fs::zfs::zfetch::ZfetchParams;
 use crate::fs::zfs::zil::{self, Zil, ZilParams};
@@ -26,20 +28,77 @@ impl<'a> Sim<'a> {
         for (i, d) in cfg.devices.iter().enumerate() {
             Device::check(d, |f| format!("devices[{i}] ({}).{f}", d.name))?;
         }
+        crate::dev::controller::check(&cfg.controllers, &cfg.devices)?;
         let mut devices: Vec<Device> = cfg
             .devices
             .iter()
             .enumerate()
             .map(|(i, d)| Device::new(d, cfg.seed ^ (0xd1b5_4a32_d192_ed03u64.wrapping_mul(i as u64 + 1))))
             .collect();
+        // Volumes behind a RAID controller send their I/O through its cache.
+        crate::dev::controller::attach(&cfg.controllers, &cfg.devices, &mut devices, cfg.seed);
         // The database and its files, or fio's files (which exist once a job makes them).
         let (db, files, exists, compress_ratio, class) = match (&cfg.database, &cfg.dataset) {
             (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Sysbench(ds)) => {
                 // The dataset names the schema; the database lays its tables out.
                 let schema = TableSchema::SYSBENCH;
-                let database =
+                let mut database =
                     Database::innodb(db, TableLayout::new(&schema, ds.table_size, db.innodb_page_size));
-                let files = vec![database.file_size(); ds.tables as usize];
+                let mut files = vec![database.file_size(); ds.tables as usize];
+                // The write options are checked whatever the workload (a read-only run
+                // ignores them, but a bad one is refused all the same).
+                WriteParams::new(db)?;
+                if let WorkloadConfig::Sysbench(wl) = &cfg.workload {
+                    if cfg.sysbench_writes() {
+                        // The write path's files: ibdata1 (the doublewrite buffer, undo
+                        // logs), then the redo log files.
+                        let params = WriteParams::new(db)?;
+                        let binlogs = if params.binlog.is_some() { BINLOG_SLOTS } else { 0 };
+                        let db_files = DbFiles { tables: ds.tables, logs: params.log_files, binlogs };
+                        files.push(system_file_pages() * u64::from(db.innodb_page_size));
+                        files.extend((0..params.log_files).map(|_| params.log_file_size));
+                        if let Some(b) = &params.binlog {
+                            // A file grows past max_binlog_size by the group that reached it.
+                            files.extend((0..binlogs).map(|_| b.max_binlog_size + (16 << 20)));
+                        }
+                        let threads = wl.threads as usize;
+                        // The block device's logical sector under ext4/XFS (ASSUMED 512
+                        // bytes, as the lab's virtio disks and most cloud volumes report);
+                        // none under a ZFS dataset.
+                        let block_sector = match &cfg.filesystem {
+                            FsConfig::Zfs(_) => None,
+                            FsConfig::Xfs(_) | FsConfig::Ext4(_) => Some(512),
+                        };
+                        // Whether the kernel reports the data files' device rotational
+                        // (MariaDB flushes neighbours only there): a ZFS dataset's
+                        // anonymous device is never among the non-rotational devices;
+                        // XFS/ext4: the device's; an md array is non-rotational only when
+                        // every member is (md.c `md_run`).
+                        let rotational = match &cfg.filesystem {
+                            FsConfig::Zfs(_) => true,
+                            FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
+                                let rot = |n: &str| {
+                                    cfg.devices.iter().any(|d| d.name == n && d.reports_rotational())
+                                };
+                                rot(&x.device)
+                                    || cfg
+                                        .arrays
+                                        .iter()
+                                        .any(|a| a.name == x.device && a.members.iter().any(|m| rot(m)))
+                            }
+                        };
+                        let table_pages = database.file_size() / u64::from(db.innodb_page_size);
+                        database.attach_writes(Writes::new(
+                            db,
+                            db_files,
+                            table_pages,
+                            threads,
+                            cfg.seed,
+                            block_sector,
+                            rotational,
+                        )?);
+                    }
+                }
                 let exists = vec![true; files.len()];
                 (Some(database), files, exists, ds.compress_ratio, CLASS_MEAN_RATIO)
             }
@@ -60,14 +119,6 @@ impl<'a> Sim<'a> {
             (WorkloadConfig::Sysbench(wl), DatasetConfig::Sysbench(ds)) => (
                 {
                     SysbenchGen::check(wl)?;
-                    if wl.test.writes() {
-                        return Err(Error::config(
-                            "workload.test",
-                            "sysbench's write tests need InnoDB's write path (the redo log, dirty pages, the page \
-                             cleaner) in the run, which is not wired yet: oltp_point_select, select_random_points and \
-                             oltp_read_only run",
-                        ));
-                    }
                     wl.threads as usize
                 },
                 StatementSource::Sysbench(
@@ -98,6 +149,9 @@ impl<'a> Sim<'a> {
                 return Err(Error::config("workload", "a sysbench workload needs a sysbench dataset"))
             }
         };
+        // Client slots: the workload's threads, then the database's own threads (the page
+        // cleaner and the master thread) when it writes.
+        let slots = threads + if db.as_ref().is_some_and(|d| d.writes().is_some()) { 2 } else { 0 };
         // The smallest read a file sees (bcache's unit): an InnoDB page, or fio's smallest block.
         let read_unit = match (&db, &cfg.workload) {
             (Some(d), _) => d.page_size(),
@@ -146,7 +200,11 @@ impl<'a> Sim<'a> {
                     .iter()
                     .enumerate()
                     .map(|(k, &size)| {
-                        let g = FileGeometry::try_new(size, z.recordsize, z.indirect_block_size)?;
+                        // The database's logs (after its tables and ibdata1) may be in a
+                        // dataset of their own recordsize.
+                        let logs = db.as_ref().and_then(|d| d.writes()).is_some_and(|w| k as u32 > w.files().system());
+                        let rs = if logs { z.log_recordsize.unwrap_or(z.recordsize) } else { z.recordsize };
+                        let g = FileGeometry::try_new(size, rs, z.indirect_block_size)?;
                         // Block keys number a file's blocks in BLKID_BITS bits.
                         if g.l0_blocks() > 1 << BlockKey::BLKID_BITS {
                             let name = match &cfg.dataset {
@@ -244,10 +302,10 @@ impl<'a> Sim<'a> {
                     zfs_costs,
                     features.arc.iohits(),
                     writes,
-                    threads,
+                    slots,
                 ));
                 if zil::wanted(cfg) {
-                    let zil = Zil::new(z, &cfg.devices, &mut zfs.pool, threads, nfiles as u32)?;
+                    let zil = Zil::new(z, &cfg.devices, &mut zfs.pool, slots, nfiles as u32)?;
                     zfs.attach_zil(zil);
                 }
                 Fs::Zfs(zfs)
@@ -261,14 +319,15 @@ impl<'a> Sim<'a> {
                     ));
                 }
                 let fs = ExtentFs {
-                    device: device_index(&x.device, "filesystem.device")?,
                     block_size: x.block_size,
                     // fio files of several sizes each get a slot of the largest.
                     file_size: files.iter().copied().max().unwrap_or(0),
                 };
+                // A device, or an md array over devices.
+                let target = BlockTarget::build(cfg, &x.device, "filesystem.device")?;
                 // The files side by side from the device's start (extent.rs, simplification 3).
-                let (end, dev) = (fs.device_offset(files.len() as u32, 0), &cfg.devices[fs.device]);
-                if let Some(capacity) = dev.capacity_bytes.filter(|&c| end > c) {
+                let end = fs.device_offset(files.len() as u32, 0);
+                if let Some(capacity) = target.capacity(cfg).filter(|&c| end > c) {
                     return Err(Error::config(
                         "filesystem.device",
                         format!(
@@ -276,12 +335,21 @@ impl<'a> Sim<'a> {
                             files.len(),
                             crate::support::gib(end),
                             crate::support::gib(capacity),
-                            dev.name
+                            target.name(cfg)
                         ),
                     ));
                 }
                 let bcache = match &x.bcache {
                     None => None,
+                    Some(_) if target.device().is_none() => {
+                        return Err(Error::config(
+                            "filesystem.bcache",
+                            format!(
+                                "bcache over md array '{}' is not modelled: put it on a device",
+                                x.device
+                            ),
+                        ));
+                    }
                     Some(b) => {
                         let cache_device = device_index(&b.cache_device, "filesystem.bcache.cache_device")?;
                         let capacity = cfg.devices[cache_device].capacity_bytes.unwrap_or(0);
@@ -303,13 +371,13 @@ impl<'a> Sim<'a> {
                             backing_size: fs.device_offset(files.len() as u32, 0),
                             unit,
                             // The clients' threads and the `cat` process.
-                            tasks: threads + 1,
+                            tasks: slots + 1,
                             seed: cfg.seed,
                         });
                         Some((Box::new(cache), cache_device))
                     }
                 };
-                Fs::Extent(Box::new(ExtentLayer { fs, bcache, device_io: costs.device_io }))
+                Fs::Extent(Box::new(ExtentLayer { fs, target, bcache, device_io: costs.device_io }))
             }
         };
         // The ARC and the buffer pool share the machine's memory. The twin models no memory
@@ -332,7 +400,7 @@ impl<'a> Sim<'a> {
         let client = Client {
             state: State::Start,
             lookup: 0,
-            path: [0; MAX_DEPTH],
+            path: [0; MAX_PATH],
             path_len: 0,
             path_pos: 0,
             scan: 0,
@@ -353,15 +421,22 @@ impl<'a> Sim<'a> {
             o_direct: false,
             read_committed: false,
             after_commit: State::Start,
+            after_write: State::WriteDone,
+            after_io: State::Start,
+            resume: State::NextPage,
+            bufferable: u8::MAX,
+            sec_buffered: false,
+            applied: false,
+            async_until: 0,
         };
 
-        if threads > events::MAX_CLIENTS {
+        if slots > events::MAX_CLIENTS {
             return Err(Error::config(
                 "workload",
-                format!("{threads} clients; at most {}", events::MAX_CLIENTS),
+                format!("{threads} clients; at most {}", events::MAX_CLIENTS - 2),
             ));
         }
-        let mut queue = Schedule::with_capacity(threads + 3);
+        let mut queue = Schedule::with_capacity(slots + 3);
         // The l2arc_feed_thread first wakes after l2arc_feed_secs.
         let next_feed = fs_has_cache.then_some(SEC);
         if let Some(t) = next_feed {
@@ -382,9 +457,14 @@ impl<'a> Sim<'a> {
             source,
             next_stmts: stmts.clone(),
             stmts,
-            clients: vec![client; threads],
-            nclients: threads,
-            waits: vec![Wait::None; threads],
+            clients: vec![client; slots],
+            nclients: slots,
+            nusers: threads,
+            cleaner_due: None,
+            master_due: None,
+            cleaner_activity: 0,
+            released: Vec::with_capacity(slots),
+            waits: vec![Wait::None; slots],
             queue,
             bp_inflight: SmallMap::with_capacity(threads * 4),
             statements: 0,

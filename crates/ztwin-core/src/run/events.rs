@@ -35,6 +35,9 @@ pub(super) enum Event {
     TxgSync,
     /// The intent log has something due.
     Zil,
+    /// Database thread `i` (a client slot: the page cleaner, the master thread) wakes from
+    /// its timed sleep.
+    Timer(usize),
 }
 
 /// Targets below this are clients; prefetches are tagged above it.
@@ -42,6 +45,7 @@ const PREFETCH_TAG: u32 = 1 << 30;
 const FEED: u32 = 1 << 31;
 const SYNC: u32 = FEED + 1;
 const ZIL: u32 = FEED + 2;
+const TIMER: u32 = FEED + 8;
 
 /// The most clients a run may have (their events carry their index below the tags).
 pub(super) const MAX_CLIENTS: usize = PREFETCH_TAG as usize;
@@ -60,6 +64,10 @@ impl Event {
             Event::L2arcFeed => FEED,
             Event::TxgSync => SYNC,
             Event::Zil => ZIL,
+            Event::Timer(i) => {
+                debug_assert!(i < MAX_CLIENTS);
+                TIMER + i as u32
+            }
         }
     }
 
@@ -68,6 +76,7 @@ impl Event {
             FEED => Event::L2arcFeed,
             SYNC => Event::TxgSync,
             ZIL => Event::Zil,
+            t if t >= TIMER => Event::Timer((t - TIMER) as usize),
             t if t >= PREFETCH_TAG => Event::Prefetch(t & (PREFETCH_TAG - 1)),
             t => Event::Client(t as usize),
         }
@@ -79,6 +88,7 @@ impl Event {
             Event::L2arcFeed => 0,
             Event::TxgSync => 1,
             Event::Zil => 2,
+            Event::Timer(_) => 3,
             Event::Client(_) | Event::Prefetch(_) => u8::MAX,
         }
     }
@@ -143,6 +153,8 @@ mod tests {
             Event::L2arcFeed,
             Event::TxgSync,
             Event::Zil,
+            Event::Timer(0),
+            Event::Timer(17),
         ] {
             assert_eq!(Event::decode(e.encode()), e);
         }

@@ -204,7 +204,6 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
                     (None, WorkloadConfig::Sysbench(_)) => 4096,
                 };
                 let fs = ExtentFs {
-                    device: 0,
                     block_size: x.block_size,
                     file_size: files.iter().copied().max().unwrap_or(0),
                 };

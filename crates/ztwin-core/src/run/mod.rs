@@ -47,9 +47,11 @@ use crate::cache::l2arc::{L2arcConfig, L2arcDeviceConfig, L2arcParams};
 use crate::config::{
     CacheProperty, DatabaseConfig, DatasetConfig, FsConfig, PhaseConfig, VariantConfig, WorkloadConfig,
 };
-use crate::db::innodb::btree::{TableLayout, TableSchema, MAX_DEPTH};
+use crate::db::innodb::btree::{TableLayout, TableSchema};
 use crate::db::innodb::buffer_pool::PageKey;
+use crate::db::innodb::writes::WriteStats;
 use crate::db::Database;
+use crate::db::MAX_PATH;
 use crate::dev::cpu::Cpus;
 use crate::dev::device::{Device, DeviceCounters, Op};
 use crate::error::{Error, Result};
@@ -95,6 +97,22 @@ enum State {
     Blocked,
     /// Nothing more to issue in this phase.
     Idle,
+    /// A write lookup's pages are in the pool (or its commit is reached): the database
+    /// makes the change (after `log_free_check`) or commits.
+    Apply,
+    /// The commit asks the log again (after waiting for another writer, or its own write).
+    CommitRetry,
+    /// A page read found no free frame (after the thread flushed one or waited): it asks again.
+    FrameRetry,
+    /// Running the database's file operations for this thread (`Database::next_op`);
+    /// then `Client::after_io`.
+    DbIo,
+    /// The page cleaner sleeps until its timer; then a pass.
+    CleanerSleep,
+    CleanerPass,
+    /// The master thread sleeps until its timer; then its log flush.
+    MasterSleep,
+    MasterFlush,
 }
 
 /// What the clients of the current phase do.
@@ -113,13 +131,17 @@ enum Mode {
 enum Wait {
     None,
     Page(u64),
+    /// The redo log's writer or the checkpoint age (released by the database).
+    Log,
+    /// A free frame (released when the page cleaner's batch is done).
+    Frame,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Client {
     state: State,
     lookup: usize,
-    path: [u64; MAX_DEPTH],
+    path: [u64; MAX_PATH],
     path_len: usize,
     path_pos: usize,
     /// Leaves a range scan has moved on past its first (0 for point lookups).
@@ -151,6 +173,20 @@ struct Client {
     read_committed: bool,
     /// Where a commit goes on when it is done.
     after_commit: State,
+    /// Where a write goes on when it is done: `WriteDone` (fio's) or `DbIo`.
+    after_write: State,
+    /// Where a thread goes on when its database I/O is done.
+    after_io: State,
+    /// Where a blocked thread resumes when woken.
+    resume: State,
+    /// The path position of a secondary leaf whose miss is change-buffered (u8::MAX: none),
+    /// and whether this lookup's was.
+    bufferable: u8,
+    sec_buffered: bool,
+    /// The write lookup's change is made (its commit done).
+    applied: bool,
+    /// Asynchronous writes issued by this thread complete by then (a barrier waits).
+    async_until: Nanos,
 }
 
 /// Whether a client's request is an fsync.
@@ -207,6 +243,10 @@ struct Snapshot {
     bcache: Option<BcacheStats>,
     zfetch: Option<ZfetchStats>,
     zil: Option<ZilStats>,
+    /// InnoDB's write counters, when it writes.
+    db_writes: Option<WriteStats>,
+    /// Txgs synced so far (ZFS).
+    txgs: usize,
 }
 
 /// The series being recorded across phases, and the run's observer.
@@ -258,8 +298,18 @@ struct Sim<'a> {
     next_stmts: Vec<Statement>,
     /// Taken out of `self` while one of them steps (see [`Sim::step`]).
     clients: Vec<Client>,
-    /// Number of clients (event targets below it are clients).
+    /// Number of clients (event targets below it are clients): the workload's threads,
+    /// then the database's own threads when it writes (page cleaner, master thread).
     nclients: usize,
+    /// The workload's threads (clients 0..nusers).
+    nusers: usize,
+    /// When the page cleaner's and the master thread's timers are due (None: no timer).
+    cleaner_due: Option<Nanos>,
+    master_due: Option<Nanos>,
+    /// Write counts at the page cleaner's last pass (srv_check_activity).
+    cleaner_activity: u64,
+    /// Scratch for the threads the database released.
+    released: Vec<u32>,
     /// Per client: the page a blocked client waits for ([`Wait::None`] when not blocked),
     /// so that a wake-up needs no other client's state.
     waits: Vec<Wait>,
@@ -398,3 +448,6 @@ mod write_tests;
 
 #[cfg(test)]
 mod zil_tests;
+
+#[cfg(test)]
+mod db_write_tests;

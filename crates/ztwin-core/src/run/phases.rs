@@ -42,6 +42,12 @@ impl Sim<'_> {
     pub(super) fn restart(&mut self, vm_moved: bool) -> Result<(Nanos, Option<Value>)> {
         if let (Some(d), Some(DatabaseConfig::Innodb(db))) = (&mut self.db, &self.cfg.database) {
             d.restart(db);
+            // The server's own threads start again with the next workload.
+            for k in self.nusers..self.nclients {
+                self.clients[k].state = State::Idle;
+                self.waits[k] = Wait::None;
+            }
+            (self.cleaner_due, self.master_due) = (None, None);
         }
         let mut ready = self.clock;
         if let Fs::Extent(x) = &mut self.fs {
@@ -135,6 +141,8 @@ impl Sim<'_> {
                 self.abandon_in_progress();
                 break;
             }
+            // A database thread's timer left from before a restart fires when the clock is there.
+            let t = if let Event::Timer(_) = event { t.max(self.clock) } else { t };
             self.report_until(rec, t.min(report_limit))?;
             if let Some((ws, we)) = window {
                 if start_snap.is_none() && t >= ws {
@@ -209,9 +217,34 @@ impl Sim<'_> {
                     self.zil_event(t);
                 }
             }
+            Event::Timer(k) => self.timer_event(k, t),
         }
         self.schedule_sync();
         self.schedule_zil();
+    }
+
+    /// The database's own threads (page cleaner, master thread), when it writes, start
+    /// their timed loops at `now` unless they run already.
+    fn start_db_threads(&mut self, now: Nanos) {
+        if self.nclients == self.nusers {
+            return;
+        }
+        let cleaner = crate::db::innodb::writes::cleaner_actor(self.nusers);
+        let master = crate::db::innodb::writes::master_actor(self.nusers);
+        for (k, sleep) in [(cleaner, State::CleanerSleep), (master, State::MasterSleep)] {
+            let c = &mut self.clients[k];
+            if matches!(c.state, State::Start | State::Idle) {
+                c.state = sleep;
+                c.started = now;
+                let due = now + SEC;
+                if k == cleaner {
+                    self.cleaner_due = Some(due);
+                } else {
+                    self.master_due = Some(due);
+                }
+                self.queue.at(due, Event::Timer(k));
+            }
+        }
     }
 
     /// Txgs the ZFS write path has synced so far (None on XFS/ext4).
@@ -288,8 +321,13 @@ impl Sim<'_> {
         self.schedule_zil();
         for c in &mut self.clients {
             c.state = State::Idle;
+            c.async_until = 0;
         }
         self.waits.fill(Wait::None);
+        (self.cleaner_due, self.master_due) = (None, None);
+        if let Some(db) = &mut self.db {
+            db.abandon();
+        }
     }
 
     /// Runs every phase, telling `observer` (if any) how far the clock has come.
@@ -300,7 +338,6 @@ impl Sim<'_> {
             next_report: self.cfg.run.report_interval_ns,
             observer,
         };
-        let threads = self.clients.len();
         let mut phases = Vec::new();
         let mut main = Value::Null;
         // Where the series ends: a run that ends with a workload phase ends at its window's
@@ -385,10 +422,17 @@ impl Sim<'_> {
                 PhaseConfig::Workload(w) => {
                     let window = (start + w.warmup_ns, start + w.warmup_ns + w.duration_ns);
                     self.mode = Mode::Workload { issue_until: window.1 };
-                    for i in 0..threads {
+                    if let WorkloadConfig::Sysbench(base) = &self.cfg.workload {
+                        // The phase's own test, or the workload's.
+                        self.source.set_test(w.test.unwrap_or(base.test));
+                    }
+                    for i in 0..self.nusers {
                         self.clients[i].state = State::Start;
+                        // A statement drawn ahead belongs to the previous phase's test.
+                        self.clients[i].next_ready = false;
                         self.queue.at(start, Event::Client(i));
                     }
+                    self.start_db_threads(start);
                     // Infallible: `drain` answers Some when given a window.
                     let (a, b) = self.drain(&mut rec, Some(window))?.expect("a window was given");
                     let mut doc = self.window_summary(&a, &b, w.warmup_ns);

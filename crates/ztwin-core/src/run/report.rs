@@ -33,6 +33,11 @@ impl Sim<'_> {
                 Fs::Zfs(z) => z.zil_stats(),
                 Fs::Extent(_) => None,
             },
+            db_writes: self.db.as_ref().and_then(|d| d.write_stats()),
+            txgs: match &self.fs {
+                Fs::Zfs(z) => z.txgs_synced(),
+                Fs::Extent(_) => 0,
+            },
         }
     }
 
@@ -96,12 +101,25 @@ impl Sim<'_> {
                 if req > 0 { 1.0 - reads as f64 / req as f64 } else { f64::NAN },
             );
         }
+        if let (Some(x), Some(y)) = (&a.db_writes, &b.db_writes) {
+            s.set("innodb_pages_flushed", (y.pages_flushed - x.pages_flushed) as f64 / dt);
+            s.set(
+                "innodb_os_log_written_mbps",
+                (y.redo.os_log_written - x.redo.os_log_written) as f64 / 1e6 / dt,
+            );
+            s.set("innodb_data_fsyncs", (y.data_fsyncs - x.data_fsyncs) as f64 / dt);
+            s.set("innodb_pages_dirty", y.pages_dirty as f64);
+            s.set("innodb_checkpoint_age", y.checkpoint_age as f64);
+        }
         for (k, d) in self.devices.iter().enumerate() {
             let (x, y) = (&a.devices[k], &b.devices[k]);
             let name = d.name();
             s.set(&format!("{name}_read_iops"), (y.reads - x.reads) as f64 / dt);
             s.set(&format!("{name}_write_iops"), (y.writes - x.writes) as f64 / dt);
             s.set(&format!("{name}_read_mbps"), (y.read_bytes - x.read_bytes) as f64 / 1e6 / dt);
+            if a.db_writes.is_some() {
+                s.set(&format!("{name}_write_mbps"), (y.write_bytes - x.write_bytes) as f64 / 1e6 / dt);
+            }
             s.set(
                 &format!("{name}_utilization"),
                 (y.busy_ns.saturating_sub(x.busy_ns) as f64 / SEC as f64 / dt).min(1.0),
@@ -140,8 +158,8 @@ impl Sim<'_> {
     /// Devices over a window, as iostat would show them.
     pub(super) fn devices_window(&self, a: &Snapshot, b: &Snapshot) -> Value {
         let window_s = (b.time - a.time).max(1) as f64 / SEC as f64;
-        // Flushes are sent by the intent log only: shown where it exists.
-        let flushes = a.zil.is_some();
+        // Flushes are sent by the intent log and the database's fsyncs: shown where they exist.
+        let flushes = a.zil.is_some() || a.db_writes.is_some();
         let mut devices = Map::new();
         for (k, d) in self.devices.iter().enumerate() {
             let (x, y) = (&a.devices[k], &b.devices[k]);
@@ -154,6 +172,12 @@ impl Sim<'_> {
             });
             if flushes {
                 doc["flushes_per_sec"] = json!(y.flushes.saturating_sub(x.flushes) as f64 / window_s);
+            }
+            if a.db_writes.is_some() {
+                // iostat's rareq-sz and wareq-sz.
+                let avg = |n: u64, b: u64| if n == 0 { None } else { Some(b as f64 / n as f64 / 1024.0) };
+                doc["read_kib_per_io"] = json!(avg(y.reads - x.reads, y.read_bytes - x.read_bytes));
+                doc["write_kib_per_io"] = json!(avg(y.writes - x.writes, y.write_bytes - x.write_bytes));
             }
             devices.insert(d.name().to_string(), doc);
         }
@@ -171,7 +195,9 @@ impl Sim<'_> {
     /// Whether the workload's events are transactions of several queries (a "tps"
     /// column beside "qps" in the series).
     pub(super) fn transactions(&self) -> bool {
+        let phase_trx = |p: &PhaseConfig| matches!(p, PhaseConfig::Workload(ph) if ph.test.is_some_and(|t| t.transactions()));
         matches!(&self.cfg.workload, WorkloadConfig::Sysbench(w) if w.test.transactions())
+            || self.cfg.phases.iter().any(phase_trx)
     }
 
     /// The summary of a workload phase's measured window.
@@ -213,6 +239,9 @@ impl Sim<'_> {
                 "read_requests": req,
                 "buffer_pool_pages": db.cache_pages(),
             });
+            if let (Some(x), Some(y)) = (&a.db_writes, &b.db_writes) {
+                innodb_write_window(&mut out["innodb"], x, y);
+            }
         }
         if let Some(arc) = self.arc_window_of(a, b) {
             out["arc"] = arc;
@@ -222,6 +251,10 @@ impl Sim<'_> {
         }
         if let Some(zil) = self.zil_window(a, b) {
             out["zil"] = zil;
+        }
+        if let (Fs::Zfs(zfs), Some(_)) = (&self.fs, &a.db_writes) {
+            // The txgs synced since the window started (/proc/spl/kstat/zfs/POOL/txgs).
+            out["txg"] = zfs.write_report(a.txgs);
         }
         if let (Fs::Zfs(zfs), FsConfig::Zfs(z)) = (&self.fs, &self.cfg.filesystem) {
             let layout = &zfs.layout;
@@ -417,4 +450,51 @@ fn arc_window(a: &ArcStats, b: &ArcStats, adaptation: ArcAdaptation) -> Value {
         }
     }
     Value::Object(m)
+}
+
+/// InnoDB's write counters over a window, by their SHOW GLOBAL STATUS names (the gauges
+/// at the window's end). MariaDB 10.11 has no Innodb_os_log_fsyncs (its log's fdatasyncs
+/// are in Innodb_data_fsyncs: shown as log_fdatasyncs), and its Innodb_os_log_written
+/// counts the LSN bytes appended, not the bytes written.
+fn innodb_write_window(doc: &mut Value, x: &WriteStats, y: &WriteStats) {
+    let log_fsyncs = if y.mariadb { "log_fdatasyncs" } else { "Innodb_os_log_fsyncs" };
+    let pairs = [
+        ("Innodb_buffer_pool_pages_flushed", y.pages_flushed - x.pages_flushed),
+        ("Innodb_buffer_pool_pages_LRU_flushed", y.pages_lru_flushed - x.pages_lru_flushed),
+        ("Innodb_buffer_pool_wait_free", y.wait_free - x.wait_free),
+        ("Innodb_dblwr_pages_written", y.dblwr_pages_written - x.dblwr_pages_written),
+        ("Innodb_dblwr_writes", y.dblwr_writes - x.dblwr_writes),
+        ("Innodb_data_fsyncs", y.data_fsyncs - x.data_fsyncs),
+        ("Innodb_data_writes", y.data_writes - x.data_writes),
+        ("Innodb_data_written", y.data_written - x.data_written),
+        ("Innodb_log_write_requests", y.redo.log_write_requests - x.redo.log_write_requests),
+        ("Innodb_log_writes", y.redo.log_writes - x.redo.log_writes),
+        ("Innodb_os_log_written", y.redo.os_log_written - x.redo.os_log_written),
+        (log_fsyncs, y.redo.os_log_fsyncs - x.redo.os_log_fsyncs),
+        ("Innodb_rows_updated", y.rows_updated - x.rows_updated),
+        ("Innodb_rows_deleted", y.rows_deleted - x.rows_deleted),
+        ("Innodb_rows_inserted", y.rows_inserted - x.rows_inserted),
+        ("commits_with_redo", y.commits - x.commits),
+        ("checkpoint_age_waits", y.checkpoint_waits - x.checkpoint_waits),
+        ("page_cleaner_passes", y.cleaner_passes - x.cleaner_passes),
+        ("Innodb_buffer_pool_pages_dirty", y.pages_dirty),
+        ("checkpoint_age_bytes", y.checkpoint_age),
+    ];
+    for (name, v) in pairs {
+        doc[name] = json!(v);
+    }
+    if let (Some(a), Some(b)) = (&x.binlog, &y.binlog) {
+        // The binary log's group commit (MySQL 5.7 has no status variables for it; Percona
+        // Server's Binlog_group_commits counts the sync stages).
+        doc["binlog"] = json!({
+            "commits": b.commits - a.commits,
+            "flush_groups": b.flush_groups - a.flush_groups,
+            "commit_groups": b.commit_groups - a.commit_groups,
+            "redo_flushes": b.redo_flushes - a.redo_flushes,
+            "bytes_written": b.bytes_written - a.bytes_written,
+            "writes": b.writes - a.writes,
+            "fsyncs": b.fsyncs - a.fsyncs,
+            "rotations": b.rotations - a.rotations,
+        });
+    }
 }

@@ -2,7 +2,10 @@
 //! statement, the buffer pool, the file read) and the hand-off to the ZFS path or a device.
 
 use super::*;
+use crate::db::innodb::writes::{AfterIo, FileOp, FrameStep, LogWait};
+use crate::fs::zfs::content::CLASS_MEAN_RATIO;
 use crate::fs::zfs::layer::Wake;
+use crate::workload::statement::Op;
 
 impl Sim<'_> {
     /// Sets the path of lookup `c.lookup` of the client's statement.
@@ -11,7 +14,11 @@ impl Sim<'_> {
         // Guaranteed by `Sim::new`: a sysbench workload needs a sysbench dataset, which needs the database.
         let db = self.db.as_ref().expect("sysbench statements need the database");
         c.space = l.table;
-        c.path_len = db.page_path(&l, &mut c.path);
+        let (len, bufferable) = db.page_path(&l, &mut c.path);
+        c.path_len = len;
+        c.bufferable = bufferable.min(u8::MAX as usize) as u8;
+        c.sec_buffered = false;
+        c.applied = false;
         c.path_pos = 0;
         c.scan = 0;
     }
@@ -20,9 +27,9 @@ impl Sim<'_> {
     /// [`Sim::prefetch_slots`]) or current one (for [`Sim::prefetch_nodes`]).
     fn for_each_page(&self, stmt: &Statement, mut f: impl FnMut(PageKey)) {
         let Some(db) = self.db.as_ref() else { return };
-        let mut path = [0u64; MAX_DEPTH];
+        let mut path = [0u64; MAX_PATH];
         for l in &stmt.lookups[..stmt.n] {
-            let len = db.page_path(l, &mut path);
+            let (len, _) = db.page_path(l, &mut path);
             for &page in &path[..len] {
                 f(PageKey::new(l.table, page));
             }
@@ -55,15 +62,19 @@ impl Sim<'_> {
 
     fn step_client(&mut self, i: usize, c: &mut Client, now: Nanos) {
         if c.state == State::Blocked {
-            // Woken (see `wake`): re-run the page access now that the page is in the pool.
-            c.state = State::NextPage;
-            c.cpu_pending = c.cpu_pending.saturating_sub(self.costs.page_access);
+            // Woken (see `wake`): a page access runs again now that the page is in the
+            // pool (its CPU was counted); a commit, a change or a read's frame asks again.
+            c.state = c.resume;
+            if c.resume == State::NextPage {
+                c.cpu_pending = c.cpu_pending.saturating_sub(self.costs.page_access);
+            }
         }
         loop {
             match c.state {
                 State::Start => {
                     match self.mode {
-                        Mode::Workload { issue_until } if now >= issue_until => {
+                        Mode::Workload { issue_until } if now >= issue_until || i >= self.nusers => {
+                            // The database's own threads run on their timers, not statements.
                             c.state = State::Idle;
                             break;
                         }
@@ -123,9 +134,6 @@ impl Sim<'_> {
                         self.source.next(i, &mut self.stmts[i]);
                     }
                     c.started = now;
-                    // InnoDB's O_DIRECT reads pass through the ARC here (left undone: 2.3's
-                    // direct=standard would make them Direct I/O).
-                    c.o_direct = false;
                     let s = &self.stmts[i];
                     c.cpu_pending += self.costs.statement * u64::from(s.queries.max(1))
                         + self.costs.row * u64::from(s.rows);
@@ -149,12 +157,20 @@ impl Sim<'_> {
                                 continue;
                             }
                         }
+                        if l.op != Op::Read && !c.applied {
+                            c.state = State::Apply;
+                            continue;
+                        }
                         c.lookup += 1;
                         if c.lookup == self.stmts[i].n {
                             c.state = State::Finish;
                             continue;
                         }
                         self.start_lookup(i, c);
+                        if c.path_len == 0 {
+                            // A commit visits no page.
+                            continue;
+                        }
                     }
                     c.page = c.path[c.path_pos];
                     let key = PageKey::new(c.space, c.page);
@@ -162,6 +178,7 @@ impl Sim<'_> {
                     if let Some(waiters) = self.bp_inflight.get_mut(key.0) {
                         *waiters += 1;
                         self.waits[i] = Wait::Page(key.0);
+                        c.resume = State::NextPage;
                         c.state = State::Blocked;
                         break;
                     }
@@ -172,14 +189,140 @@ impl Sim<'_> {
                         c.path_pos += 1;
                         continue;
                     }
+                    if c.path_pos == c.bufferable as usize {
+                        // The change buffer takes the change: the leaf is not read.
+                        c.sec_buffered = true;
+                        c.path_pos += 1;
+                        continue;
+                    }
                     self.bp_reads += 1;
-                    self.bp_inflight.insert(key.0, 0);
+                    c.state = State::FrameRetry;
+                }
+                State::FrameRetry => {
+                    let key = PageKey::new(c.space, c.page);
+                    // Guaranteed by `Sim::new` (see start_lookup).
+                    let db = self.db.as_mut().expect("sysbench statements need the database");
                     // buf_page_init_for_read: the page takes its frame and its place in
                     // the LRU list before the read is issued.
-                    (c.read_offset, c.read_len) = db.insert_for_read(key, c.page);
+                    let got = db.insert_for_read(key, c.page);
+                    let Some(range) = got else {
+                        // No frame: MySQL 5.7's thread writes a dirty LRU page itself;
+                        // MariaDB's (or one finding nothing to write) waits for the page
+                        // cleaner's batch.
+                        if db.no_frame(i) == FrameStep::Io {
+                            c.after_io = State::FrameRetry;
+                            c.state = State::DbIo;
+                            continue;
+                        }
+                        c.resume = State::FrameRetry;
+                        self.waits[i] = Wait::Frame;
+                        c.state = State::Blocked;
+                        self.poll_cleaner_wake(now);
+                        self.kick_cleaner(now);
+                        break;
+                    };
+                    self.poll_cleaner_wake(now);
+                    if let Some(waiters) = self.bp_inflight.get_mut(key.0) {
+                        // Another thread started reading it while this one got its frame.
+                        *waiters += 1;
+                        self.waits[i] = Wait::Page(key.0);
+                        c.resume = State::NextPage;
+                        c.state = State::Blocked;
+                        break;
+                    }
+                    self.bp_inflight.insert(key.0, 0);
+                    (c.read_offset, c.read_len) = range;
+                    // innodb_flush_method=O_DIRECT reads the data files with O_DIRECT (2.3's
+                    // direct=standard makes them Direct I/O; 2.2 and before ignore it).
+                    c.o_direct = self.db_o_direct(c.space);
                     c.cpu_pending += self.costs.syscall;
                     self.zfs_prefetch_read(c);
                     c.state = State::ReadStart;
+                }
+                State::Apply => {
+                    let l = self.stmts[i].lookups[c.lookup];
+                    // Guaranteed by `Sim::new` (see start_lookup).
+                    let db = self.db.as_mut().expect("sysbench statements need the database");
+                    if l.op == Op::Commit {
+                        let step = db.commit(i, now);
+                        self.poll_cleaner_wake(now);
+                        self.wake_db_released(now);
+                        self.log_step(i, c, step, now);
+                        if c.state == State::Blocked {
+                            break;
+                        }
+                        continue;
+                    }
+                    if !db.log_free_check(i) {
+                        c.resume = State::Apply;
+                        self.waits[i] = Wait::Log;
+                        c.state = State::Blocked;
+                        self.kick_cleaner(now);
+                        break;
+                    }
+                    db.modify(i, &l, !c.sec_buffered, now);
+                    self.poll_cleaner_wake(now);
+                    c.applied = true;
+                    c.state = State::NextPage;
+                }
+                State::CommitRetry => {
+                    // Guaranteed by `Sim::new` (see start_lookup).
+                    let step = self.db.as_mut().expect("commits need the database").commit_retry(i);
+                    self.wake_db_released(now);
+                    self.log_step(i, c, step, now);
+                    if c.state == State::Blocked {
+                        break;
+                    }
+                }
+                State::DbIo => {
+                    if self.db_io(i, c, now) == Flow::Wait {
+                        break;
+                    }
+                }
+                State::CleanerSleep | State::MasterSleep => break,
+                State::CleanerPass => {
+                    let active = self.db_activity();
+                    let active = active != std::mem::replace(&mut self.cleaner_activity, active);
+                    c.started = now;
+                    // Guaranteed: the page cleaner exists only with the database's writes.
+                    let db = self.db.as_mut().expect("the page cleaner needs the database");
+                    c.after_io = State::CleanerSleep;
+                    c.state = if db.cleaner_pass(i, now, active) { State::DbIo } else { State::CleanerSleep };
+                    // The pass's LRU batch freed the clean pages of the tail at once.
+                    self.wake(Wait::Frame, now);
+                    if c.state == State::CleanerSleep {
+                        self.cleaner_sleep(i, c, now);
+                        break;
+                    }
+                }
+                State::MasterFlush => {
+                    // Guaranteed: the master thread exists only with the database's writes.
+                    let step = self
+                        .db
+                        .as_mut()
+                        .expect("the master thread needs the database")
+                        .background_log_flush(i);
+                    c.after_io = State::MasterSleep;
+                    match step {
+                        LogWait::Done => {
+                            self.master_sleep(i, c, now);
+                            break;
+                        }
+                        LogWait::Wait => {
+                            c.resume = State::MasterFlush;
+                            self.waits[i] = Wait::Log;
+                            c.state = State::Blocked;
+                            break;
+                        }
+                        LogWait::Io => c.state = State::DbIo,
+                        // The binary log's sync delay is a committing thread's, not the master's.
+                        LogWait::Sleep(ns) => {
+                            c.resume = State::MasterFlush;
+                            c.state = State::Blocked;
+                            self.queue.at(now.saturating_add(ns), Event::Client(i));
+                            break;
+                        }
+                    }
                 }
                 State::ReadStart => {
                     if self.run_pending_cpu(i, c, now) {
@@ -217,6 +360,16 @@ impl Sim<'_> {
                     }
                 }
                 State::WriteDone => {
+                    if c.after_write == State::DbIo {
+                        // A page the page cleaner wrote is clean from now on (its frame can
+                        // be taken by a thread's scan of the LRU tail).
+                        let db = self.db.as_mut().expect("database I/O needs the database");
+                        if db.page_written(c.space, c.w_offset) {
+                            self.wake(Wait::Frame, now);
+                        }
+                        c.state = State::DbIo;
+                        continue;
+                    }
                     self.fio_done(i, c, now);
                     c.state = State::Start;
                 }
@@ -320,7 +473,7 @@ impl Sim<'_> {
                 Flow::Wait
             }
             Fs::Zfs(_) => {
-                let class = self.fio_write_class(i);
+                let class = if self.mode == Mode::Fio { self.fio_write_class(i) } else { CLASS_MEAN_RATIO };
                 // Invariant: this arm matched Fs::Zfs just above.
                 let Fs::Zfs(z) = &self.fs else { unreachable!() };
                 c.zwrite = z.start_write(c.space + 1, c.w_offset, c.w_len, class, c.o_sync, c.o_direct, now);
@@ -351,8 +504,7 @@ impl Sim<'_> {
                 Flow::Next
             }
             WriteStep::Done => {
-                self.fio_done(i, c, now);
-                c.state = State::Start;
+                c.state = State::WriteDone;
                 Flow::Next
             }
         }
@@ -497,6 +649,218 @@ impl Sim<'_> {
                 self.queue.at(now, Event::Client(j));
             }
         }
+    }
+
+    /// What a commit's or a log flush's step asks of thread `i`: go on (its lookup is
+    /// done), wait for another writer, or write the log itself.
+    fn log_step(&mut self, i: usize, c: &mut Client, step: LogWait, now: Nanos) {
+        match step {
+            LogWait::Done => {
+                c.applied = true;
+                c.state = State::NextPage;
+            }
+            LogWait::Wait => {
+                c.resume = State::CommitRetry;
+                self.waits[i] = Wait::Log;
+                c.state = State::Blocked;
+            }
+            LogWait::Io => {
+                c.after_io = State::CommitRetry;
+                c.state = State::DbIo;
+            }
+            LogWait::Sleep(ns) => {
+                // Woken by its own event (a sleep, not a wait on another thread).
+                c.resume = State::CommitRetry;
+                c.state = State::Blocked;
+                self.queue.at(now.saturating_add(ns), Event::Client(i));
+            }
+        }
+    }
+
+    /// Thread `i`'s database I/O: the next file operation, or, all done, what its job
+    /// leads to (threads it released are woken).
+    fn db_io(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        // Guaranteed: DbIo is entered only from the database's steps.
+        let db = self.db.as_mut().expect("database I/O needs the database");
+        match db.next_op(i) {
+            None => {
+                if c.async_until > now {
+                    self.queue.at(c.async_until, Event::Client(i));
+                    return Flow::Wait;
+                }
+                let after = db.io_done(i, now);
+                self.wake_db_released(now);
+                self.poll_cleaner_wake(now);
+                if after == AfterIo::More {
+                    return Flow::Next;
+                }
+                c.state = c.after_io;
+                if c.state == State::CleanerSleep {
+                    self.wake(Wait::Frame, now);
+                    self.cleaner_sleep(i, c, now);
+                    return Flow::Wait;
+                }
+                if c.state == State::MasterSleep {
+                    self.master_sleep(i, c, now);
+                    return Flow::Wait;
+                }
+                Flow::Next
+            }
+            Some(FileOp::Write { file, offset, len, o_sync }) => self.db_write(c, file, offset, len, o_sync),
+            Some(FileOp::WriteAsync { file, offset, len }) => match &mut self.fs {
+                Fs::Extent(x) => {
+                    // io_submit: in flight at once; the barrier waits for it.
+                    let done = x.write(i, file, offset, len, now, &mut c.cpu_pending, &mut self.devices);
+                    c.async_until = c.async_until.max(done);
+                    Flow::Next
+                }
+                // A ZFS file takes the write in the submitting thread: as a plain write
+                // (Direct I/O when 2.3's direct property makes it so).
+                Fs::Zfs(_) => self.db_write(c, file, offset, len, false),
+            },
+            Some(FileOp::Sync { file }) => match &mut self.fs {
+                Fs::Extent(x) => {
+                    // fsync of an O_DIRECT-written file: the device's cache flush (an array's
+                    // reaches every member).
+                    let done = x.flush(now.max(c.async_until), &mut self.devices);
+                    self.queue.at(done.max(now), Event::Client(i));
+                    Flow::Wait
+                }
+                Fs::Zfs(_) => {
+                    c.space = file;
+                    c.fsync = Fsync::Io;
+                    c.cpu_pending += self.costs.syscall;
+                    c.after_commit = State::DbIo;
+                    c.state = State::Commit;
+                    Flow::Next
+                }
+            },
+            Some(FileOp::Barrier) => {
+                if c.async_until > now {
+                    self.queue.at(c.async_until, Event::Client(i));
+                    return Flow::Wait;
+                }
+                Flow::Next
+            }
+        }
+    }
+
+    /// The database's write of `len` bytes at `offset` of driver file `file`
+    /// (`o_sync`: the file is open O_SYNC), through the write path; then DbIo again.
+    fn db_write(&mut self, c: &mut Client, file: u32, offset: u64, len: u32, o_sync: bool) -> Flow {
+        c.o_direct = self.db_o_direct(file);
+        c.space = file;
+        (c.w_offset, c.w_len, c.read_offset, c.read_len) = (offset, len, offset, len);
+        c.write = true;
+        c.o_sync = o_sync;
+        c.fsync = Fsync::None;
+        c.cpu_pending += self.costs.syscall;
+        c.after_write = State::DbIo;
+        c.state = State::WriteStart;
+        Flow::Next
+    }
+
+    /// Whether the database opens driver file `file` with O_DIRECT.
+    fn db_o_direct(&self, file: u32) -> bool {
+        match (&self.db, &self.cfg.database) {
+            (Some(db), Some(DatabaseConfig::Innodb(cfg))) => db.o_direct(file, cfg),
+            _ => false,
+        }
+    }
+
+    /// Schedules the threads the database released since the last call at `now`.
+    fn wake_db_released(&mut self, now: Nanos) {
+        if let Some(db) = &mut self.db {
+            db.take_released(&mut self.released);
+        }
+        self.wake_released(now);
+    }
+
+    /// Schedules the threads the database released (`self.released`) at `now`.
+    fn wake_released(&mut self, now: Nanos) {
+        for k in 0..self.released.len() {
+            let j = self.released[k] as usize;
+            if self.waits[j] != Wait::None {
+                self.waits[j] = Wait::None;
+                self.queue.at(now, Event::Client(j));
+            }
+        }
+        self.released.clear();
+    }
+
+    /// Writes and commits so far (the page cleaner's `srv_check_activity`).
+    fn db_activity(&self) -> u64 {
+        self.db
+            .as_ref()
+            .and_then(|d| d.write_stats())
+            .map_or(0, |s| s.commits + s.rows_updated + s.rows_deleted + s.rows_inserted)
+    }
+
+    /// The page cleaner (thread `i`) sleeps: until its server says (MySQL 5.7: a second
+    /// after its pass started, or not at all when a thread waits for it), or until a
+    /// thread wakes it.
+    fn cleaner_sleep(&mut self, i: usize, c: &mut Client, now: Nanos) {
+        c.state = State::CleanerSleep;
+        let waiting = self.waits.iter().any(|&w| w == Wait::Frame)
+            || self.db.as_ref().is_some_and(|d| d.sync_flush_wanted());
+        let next = self.db.as_ref().and_then(|d| d.cleaner_next(now, c.started, waiting));
+        // Nanos::MAX: an untimed sleep, ended only by a thread (`kick_cleaner`).
+        let due = next.unwrap_or(Nanos::MAX);
+        self.cleaner_due = Some(due);
+        if due != Nanos::MAX {
+            self.queue.at(due, Event::Timer(i));
+        }
+    }
+
+    /// A database call asked for the page cleaner: wake it.
+    fn poll_cleaner_wake(&mut self, now: Nanos) {
+        if self.db.as_mut().is_some_and(|d| d.take_cleaner_wake()) {
+            self.kick_cleaner(now);
+        }
+    }
+
+    /// The master thread (thread `i`) sleeps a second.
+    fn master_sleep(&mut self, i: usize, c: &mut Client, now: Nanos) {
+        c.state = State::MasterSleep;
+        let due = now + SEC;
+        self.master_due = Some(due);
+        self.queue.at(due, Event::Timer(i));
+    }
+
+    /// A thread needs the page cleaner now (no free frame, the checkpoint age): a
+    /// sleeping cleaner wakes at once.
+    fn kick_cleaner(&mut self, now: Nanos) {
+        let k = crate::db::innodb::writes::cleaner_actor(self.nusers);
+        if self.cleaner_due.is_some_and(|d| d > now) {
+            self.cleaner_due = Some(now);
+            self.queue.at(now, Event::Timer(k));
+        }
+    }
+
+    /// A database thread's timer fired at `now`: it runs if the timer is its current one.
+    pub(super) fn timer_event(&mut self, k: usize, now: Nanos) {
+        let cleaner = crate::db::innodb::writes::cleaner_actor(self.nusers);
+        let (due, next) = if k == cleaner {
+            (&mut self.cleaner_due, State::CleanerPass)
+        } else {
+            (&mut self.master_due, State::MasterFlush)
+        };
+        // The first timer at or after the thread's due time runs it; earlier ones are stale.
+        if due.is_none_or(|d| d > now) {
+            return;
+        }
+        *due = None;
+        let expected = if k == cleaner { State::CleanerSleep } else { State::MasterSleep };
+        if self.clients_state(k) != Some(expected) {
+            return;
+        }
+        self.clients[k].state = next;
+        self.step(k, now);
+    }
+
+    /// Client `k`'s state (None while the clients are taken out for a step).
+    fn clients_state(&self, k: usize) -> Option<State> {
+        self.clients.get(k).map(|c| c.state)
     }
 }
 

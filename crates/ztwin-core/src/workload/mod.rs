@@ -30,6 +30,13 @@ impl StatementSource {
         }
     }
 
+    /// Every thread runs sysbench test `test` from now on.
+    pub fn set_test(&mut self, test: crate::config::SysbenchTest) {
+        if let StatementSource::Sysbench(g) = self {
+            g.iter_mut().for_each(|g| g.set_test(test));
+        }
+    }
+
     /// Client `client`'s next statement, into `out` (an empty one for a client the source
     /// does not drive).
     #[inline]

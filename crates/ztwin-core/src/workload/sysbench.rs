@@ -124,6 +124,11 @@ impl SysbenchGen {
         Ok(())
     }
 
+    /// Runs `test` from now on (a phase of another test; the thread's random stream goes on).
+    pub fn set_test(&mut self, test: SysbenchTest) {
+        self.test = test;
+    }
+
     /// The seed that decides which rows have each k (pass it to `btree::k_matches`).
     pub fn data_seed(&self) -> u64 {
         self.data_seed

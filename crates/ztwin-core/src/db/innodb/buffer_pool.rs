@@ -117,6 +117,12 @@ impl PageKey {
 
 const NIL: u32 = u32::MAX;
 const OLD_BIT: u32 = 1 << 31;
+/// The page is modified and not yet written (`oldest_modification != 0`).
+const DIRTY_BIT: u32 = 1 << 30;
+/// A write of the page is in flight (`io_fix == BUF_IO_WRITE`): it cannot be evicted.
+const WRITE_FIX_BIT: u32 = 1 << 29;
+/// The eviction clock's bits (29: it wraps after 2^29 evictions, beyond any run).
+const CLOCK_MASK: u32 = WRITE_FIX_BIT - 1;
 /// `BUF_LRU_OLD_MIN_LEN`: the old sublist exists from this LRU length on.
 pub const BUF_LRU_OLD_MIN_LEN: usize = 512;
 /// `BUF_LRU_OLD_TOLERANCE`: slack of the old sublist length around its target.
@@ -133,6 +139,9 @@ pub const MARIADB_EXTENT_SIZE: u64 = 8 << 20;
 /// `sizeof (buf_block_t)` in MariaDB 10.11.18, ASSUMED 144 bytes: the measured 8112 frames
 /// of a 128 MiB pool of 16 KiB pages bound it to 130-161 bytes.
 pub const MARIADB_BLOCK_T: u64 = 144;
+/// `BUF_LRU_SEARCH_SCAN_THRESHOLD` (MySQL 5.7 `buf0lru.cc`): pages a thread needing a
+/// frame scans from the LRU tail for a replaceable one on its first try.
+pub const BUF_LRU_SEARCH_SCAN_THRESHOLD: usize = 100;
 /// `BUF_LRU_MIN_LEN`: the page cleaner leaves at least this many pages in the LRU list.
 pub const BUF_LRU_MIN_LEN: usize = 256;
 
@@ -172,7 +181,8 @@ struct Node {
     next: u32,
     /// First access time, ms (0 = never accessed).
     access_ms: u32,
-    /// Eviction clock when last put at the head (31 bits) | OLD_BIT.
+    /// Eviction clock when last put at the head (29 bits) | OLD_BIT | DIRTY_BIT |
+    /// WRITE_FIX_BIT.
     clock_old: u32,
 }
 
@@ -191,7 +201,17 @@ impl Node {
     }
     #[inline]
     fn clock(&self) -> u32 {
-        self.clock_old & !OLD_BIT
+        self.clock_old & CLOCK_MASK
+    }
+    /// Neither modified nor being written: its frame can be freed.
+    #[inline]
+    fn replaceable(&self) -> bool {
+        self.clock_old & (DIRTY_BIT | WRITE_FIX_BIT) == 0
+    }
+    /// Sets the clock, keeping the flags.
+    #[inline]
+    fn set_clock(&mut self, clock: u32) {
+        self.clock_old = (self.clock_old & !CLOCK_MASK) | (clock & CLOCK_MASK);
     }
 }
 
@@ -232,6 +252,8 @@ pub struct BufferPool {
     free_slots: Vec<u32>,
     /// [`free_frames_rule`].
     refill: Option<(usize, usize)>,
+    /// [`BufferPool::scan_limit`].
+    scan_limit: usize,
     /// Counters.
     pub stats: BufferPoolStats,
 }
@@ -279,6 +301,7 @@ impl BufferPool {
             freed_page_clock: 0,
             free_slots: Vec::with_capacity(capacity),
             refill: None,
+            scan_limit: BUF_LRU_SEARCH_SCAN_THRESHOLD,
             stats: BufferPoolStats::default(),
         }
     }
@@ -384,7 +407,7 @@ impl BufferPool {
     fn peek_if_young(&self, i: u32) -> bool {
         let young_quarter = (self.capacity as u64 * u64::from(OLD_RATIO_DIV - self.old_ratio)
             / (u64::from(OLD_RATIO_DIV) * 4)) as u32;
-        (self.freed_page_clock & !OLD_BIT) < self.nodes[i as usize].clock().wrapping_add(young_quarter)
+        self.freed_page_clock < self.nodes[i as usize].clock().wrapping_add(young_quarter)
     }
 
     /// A page read from disk at `now`: [`BufferPool::insert_for_read`], then its reader's
@@ -402,8 +425,11 @@ impl BufferPool {
         let i = match self.find(key.0) {
             Some(i) => i,
             None => {
-                self.insert_for_read(key);
-                // Invariant: insert_for_read indexed the key just above.
+                // Evicted while in flight: inserted again if a frame can be had.
+                if !self.insert_for_read(key) {
+                    return;
+                }
+                // Invariant: insert_for_read indexed the key when it returned true.
                 self.find(key.0).expect("just inserted")
             }
         };
@@ -411,19 +437,22 @@ impl BufferPool {
     }
 
     /// `buf_page_init_for_read` + `buf_LRU_add_block(bpage, true)`: a page about to be read
-    /// from disk takes a free frame (evicting the LRU tail if there is none) and enters the
-    /// LRU list right behind the first page of the old sublist, not yet accessed, with a
-    /// zero `freed_page_clock`. Inserting a cached page is a no-op.
-    pub fn insert_for_read(&mut self, key: PageKey) {
+    /// from disk takes a free frame (or the frame of the last replaceable page among the
+    /// last [`BufferPool::scan_limit`] of the LRU list: not dirty, not being written) and
+    /// enters the LRU list right behind the first page of the old sublist, not yet
+    /// accessed, with a zero `freed_page_clock`. Inserting a cached page is a no-op
+    /// (true). False when no frame could be had: every page scanned is dirty or being
+    /// written; the caller flushes one or waits for the page cleaner, then asks again.
+    pub fn insert_for_read(&mut self, key: PageKey) -> bool {
         if self.find(key.0).is_some() {
-            return;
+            return true;
+        }
+        if self.len() >= self.capacity && !self.evict_from_tail(self.scan_limit) {
+            // No free frame and nothing replaceable near the tail.
+            return false;
         }
         self.stats.pages_read += 1;
         let node = Node { key: key.0, prev: NIL, next: NIL, access_ms: 0, clock_old: 0 };
-        if self.len() >= self.capacity {
-            // No free frame: the reader evicts the tail itself.
-            self.evict_tail();
-        }
         let i = match self.free_slots.pop() {
             Some(i) => {
                 self.nodes[i as usize] = node;
@@ -439,31 +468,165 @@ impl BufferPool {
             self.insert_after_old(i);
         } else {
             // buf_LRU_add_block on a short list: at the head, with the clock.
-            self.nodes[i as usize].clock_old = self.freed_page_clock & !OLD_BIT;
+            self.nodes[i as usize].set_clock(self.freed_page_clock);
             self.push_head(i);
             if self.len() >= BUF_LRU_OLD_MIN_LEN {
                 self.old_init();
             }
         }
         if let Some((low, high)) = self.refill {
-            if self.capacity - self.len() < low && self.len() > BUF_LRU_MIN_LEN {
-                // The page cleaner's batch (buf_flush_LRU_list_batch).
-                while self.capacity - self.len() < high && self.len() > BUF_LRU_MIN_LEN {
-                    self.evict_tail();
-                }
+            if self.free_frames() < low && self.len() > BUF_LRU_MIN_LEN {
+                // The page cleaner's batch (buf_flush_LRU_list_batch): clean pages only;
+                // dirty ones are the page cleaner's to write (`dirty_from_tail`).
+                self.free_from_tail(high, usize::MAX);
             }
+        }
+        true
+    }
+
+    /// Frames on the free list (`UT_LIST_GET_LEN(buf_pool.free)`).
+    #[inline]
+    pub fn free_frames(&self) -> usize {
+        self.capacity - self.len()
+    }
+
+    /// How far from the LRU tail a thread looks for a replaceable page when it needs a
+    /// frame and none is free (`BUF_LRU_SEARCH_SCAN_THRESHOLD`, 100, in MySQL 5.7's first
+    /// try; see [`BufferPool::set_scan_limit`]).
+    #[inline]
+    pub fn scan_limit(&self) -> usize {
+        self.scan_limit
+    }
+
+    /// Sets [`BufferPool::scan_limit`] (at least 1).
+    pub fn set_scan_limit(&mut self, scan: usize) {
+        self.scan_limit = scan.max(1);
+    }
+
+    /// Frees the frame of the replaceable page nearest the LRU tail among the last `scan`
+    /// (`buf_LRU_free_from_common_LRU_list`); false if none is.
+    pub fn evict_from_tail(&mut self, scan: usize) -> bool {
+        let mut c = self.tail;
+        let mut n = 0;
+        while c != NIL && n < scan {
+            if self.nodes[c as usize].replaceable() {
+                self.evict(c);
+                return true;
+            }
+            c = self.nodes[c as usize].prev;
+            n += 1;
+        }
+        false
+    }
+
+    /// Frees replaceable pages from the LRU tail up, looking at `scan` pages at most,
+    /// until `target` frames are free or the list is down to `BUF_LRU_MIN_LEN`; returns
+    /// the pages freed.
+    pub fn free_from_tail(&mut self, target: usize, scan: usize) -> usize {
+        let mut c = self.tail;
+        let (mut n, mut freed) = (0, 0);
+        while c != NIL && n < scan && self.free_frames() < target && self.len() > BUF_LRU_MIN_LEN {
+            let prev = self.nodes[c as usize].prev;
+            if self.nodes[c as usize].replaceable() {
+                self.evict(c);
+                freed += 1;
+            }
+            c = prev;
+            n += 1;
+        }
+        freed
+    }
+
+    /// Calls `f` with each dirty page not being written among the last `scan` pages of the
+    /// LRU list, tail first (what an LRU flush batch writes); `f` returns false to stop.
+    pub fn dirty_from_tail(&self, scan: usize, mut f: impl FnMut(PageKey) -> bool) {
+        let mut c = self.tail;
+        let mut n = 0;
+        while c != NIL && n < scan {
+            let node = &self.nodes[c as usize];
+            if node.clock_old & (DIRTY_BIT | WRITE_FIX_BIT) == DIRTY_BIT && !f(PageKey(node.key)) {
+                return;
+            }
+            c = node.prev;
+            n += 1;
         }
     }
 
-    /// Evicts the LRU tail (`buf_LRU_free_page`): its frame goes to the free list.
-    fn evict_tail(&mut self) {
-        let t = self.tail;
+    /// The page at the LRU list's tail, or before `at` toward the head (None: past the
+    /// head, or `at` not cached).
+    pub fn lru_prev(&self, at: Option<PageKey>) -> Option<PageKey> {
+        let i = match at {
+            None => self.tail,
+            Some(k) => self.nodes[self.find(k.0)? as usize].prev,
+        };
+        (i != NIL).then(|| PageKey(self.nodes[i as usize].key))
+    }
+
+    /// A cached page's (dirty, being written) flags, None if it is not cached.
+    pub fn flags(&self, key: PageKey) -> Option<(bool, bool)> {
+        let c = self.nodes[self.find(key.0)? as usize].clock_old;
+        Some((c & DIRTY_BIT != 0, c & WRITE_FIX_BIT != 0))
+    }
+
+    /// Frees cached page `key`'s frame if it is replaceable; false otherwise.
+    pub fn evict_page(&mut self, key: PageKey) -> bool {
+        match self.find(key.0) {
+            Some(i) if self.nodes[i as usize].replaceable() => {
+                self.evict(i);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Turns the page cleaner's immediate refill off (a run whose page cleaner is a thread
+    /// of its own frees the frames).
+    pub fn set_refill(&mut self, refill: Option<(usize, usize)>) {
+        self.refill = refill;
+    }
+
+    /// A mini-transaction modified cached page `key`: it is dirty until written. False if
+    /// it is not cached.
+    pub fn set_dirty(&mut self, key: PageKey) -> bool {
+        let Some(i) = self.find(key.0) else { return false };
+        self.nodes[i as usize].clock_old |= DIRTY_BIT;
+        true
+    }
+
+    /// Whether `key` is cached and dirty.
+    pub fn is_dirty(&self, key: PageKey) -> bool {
+        self.find(key.0).is_some_and(|i| self.nodes[i as usize].clock_old & DIRTY_BIT != 0)
+    }
+
+    /// A write of cached page `key` starts (`buf_flush_page`: io_fix = BUF_IO_WRITE, and
+    /// the copy written is the page as it is now): it is clean again unless modified
+    /// before the write completes, and cannot be evicted until then. False if not cached.
+    pub fn begin_write(&mut self, key: PageKey) -> bool {
+        let Some(i) = self.find(key.0) else { return false };
+        let n = &mut self.nodes[i as usize];
+        n.clock_old = (n.clock_old & !DIRTY_BIT) | WRITE_FIX_BIT;
+        true
+    }
+
+    /// The write of `key` completed (`buf_page_write_complete`); with `evict` (an LRU
+    /// flush) its frame is freed at once if it was not modified meanwhile.
+    pub fn end_write(&mut self, key: PageKey, evict: bool) {
+        let Some(i) = self.find(key.0) else { return };
+        self.nodes[i as usize].clock_old &= !WRITE_FIX_BIT;
+        if evict && self.nodes[i as usize].replaceable() {
+            self.evict(i);
+        }
+    }
+
+    /// Frees page `i`'s frame (`buf_LRU_free_page`): it leaves the LRU list and the
+    /// page table, and the frame goes to the free list.
+    fn evict(&mut self, t: u32) {
         self.unlink(t);
         let old_key = self.nodes[t as usize].key;
         // Invariant: every page on the LRU list is indexed (inserted together, evicted together).
-        self.table.remove(old_key).expect("tail is in the table");
+        self.table.remove(old_key).expect("an LRU page is in the table");
         self.stats.pages_evicted += 1;
-        self.freed_page_clock = (self.freed_page_clock + 1) & !OLD_BIT;
+        self.freed_page_clock = (self.freed_page_clock + 1) & CLOCK_MASK;
         self.free_slots.push(t);
         if self.len() < BUF_LRU_OLD_MIN_LEN && self.lru_old != NIL {
             // buf_LRU_remove_block: too short for an old sublist; every page is young.
@@ -479,7 +642,7 @@ impl BufferPool {
 
     fn put_at_head_young(&mut self, i: u32) {
         self.nodes[i as usize].set_old(false);
-        self.nodes[i as usize].clock_old = self.freed_page_clock & !OLD_BIT;
+        self.nodes[i as usize].set_clock(self.freed_page_clock);
         self.push_head(i);
     }
 
@@ -650,6 +813,7 @@ mod tests {
             innodb_lru_scan_depth: 0,
             server: crate::config::InnodbServer::Mysql57,
             character_set_server: crate::config::CharacterSet::Latin1,
+            ..Default::default()
         }
     }
 

@@ -81,6 +81,11 @@ impl FlushList {
         self.order.front().map(|&(lsn, _)| lsn)
     }
 
+    /// The oldest modification, without dropping stale entries (for reports).
+    pub fn peek_oldest(&self) -> Option<u64> {
+        self.order.iter().find(|&&(lsn, key)| self.dirty.get(&key) == Some(&lsn)).map(|&(lsn, _)| lsn)
+    }
+
     /// Takes the oldest dirty page for a flush-list batch, if its oldest modification is
     /// below `lsn_limit` (LSN_MAX: any).
     pub fn pop_oldest(&mut self, lsn_limit: u64) -> Option<u64> {
@@ -96,7 +101,17 @@ impl FlushList {
 
     /// Page `key` was written by another flush (the LRU's) and is clean again.
     pub fn remove(&mut self, key: u64) -> bool {
-        self.dirty.remove(&key).is_some()
+        let was = self.dirty.remove(&key).is_some();
+        // Its entry leaves the tail at once if it was the oldest (else when it gets there).
+        self.trim();
+        was
+    }
+
+    /// The dirty pages from the tail (oldest modification first) as (page key, oldest
+    /// modification), without removing them: MariaDB's flush-list batch walks the list and
+    /// leaves each written page in it until its write completes (`buf_do_flush_list_batch`).
+    pub fn iter_oldest(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.order.iter().filter(|&&(l, key)| self.dirty.get(&key) == Some(&l)).map(|&(l, key)| (key, l))
     }
 
     /// Dirty pages whose oldest modification is at most `lsn`, scanned from the tail as
@@ -132,6 +147,8 @@ mod tests {
         assert_eq!(f.oldest(), None);
         f.note_modification(8, 400);
         assert_eq!((f.oldest(), f.count_older_than(u64::MAX)), (Some(400), 1));
+        f.note_modification(9, 500);
+        assert_eq!(f.iter_oldest().collect::<Vec<_>>(), [(8, 400), (9, 500)]);
     }
 
     proptest! {

@@ -260,6 +260,14 @@ impl RedoLog {
         }
     }
 
+    /// No write or flush is in progress any more and everything appended is durable (a
+    /// clean shutdown; a run abandoning what never completes).
+    pub fn settle(&mut self) {
+        (self.writing, self.flushing) = (None, None);
+        self.write_lsn = self.lsn;
+        self.flushed_lsn = self.lsn;
+    }
+
     /// The writer's fsync completed (`log_write_flush_to_disk_low`).
     pub fn flush_done(&mut self) {
         if let Some(upto) = self.flushing.take() {

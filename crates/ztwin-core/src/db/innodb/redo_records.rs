@@ -370,6 +370,26 @@ impl Mtr {
         }
     }
 
+    /// A record of `bytes` (its header included) on `page`, or on no page (a file-level
+    /// record), for another server's encoder (MariaDB's: `mariadb_redo::records`). Pages
+    /// past [`MAX_MTR_PAGES`] are not kept (no caller here reaches it).
+    pub(crate) fn add_record(&mut self, page: Option<PageRef>, bytes: u64) {
+        self.bytes += bytes;
+        self.records += 1;
+        if let Some(page) = page {
+            let seen = self.pages().iter().any(|p| p.space == page.space && p.page == page.page);
+            if !seen && self.n_pages < MAX_MTR_PAGES {
+                self.pages[self.n_pages] = page;
+                self.n_pages += 1;
+            }
+        }
+    }
+
+    /// Framing bytes that are no record (MariaDB's end marker and checksum).
+    pub(crate) fn add_bytes(&mut self, bytes: u64) {
+        self.bytes += bytes;
+    }
+
     /// MLOG_FILE_NAME of `space` (`fil_op_write_log`): header with page 0, 2-byte length,
     /// the path and its NUL. No page is dirtied.
     fn file_name(&mut self, space: u32, path_len: u32) {
@@ -442,6 +462,16 @@ impl MtrLog {
             m.file_name(space, env.file_name_len);
         }
         self
+    }
+
+    /// Appends an mtr framed by its caller (MariaDB's: no MLOG_MULTI_REC_END); one
+    /// without records writes nothing and is dropped, as is one past [`MAX_MTRS`] (no
+    /// caller here reaches it).
+    pub(crate) fn push_framed(&mut self, m: Mtr) {
+        if m.records > 0 && self.n < MAX_MTRS {
+            self.mtrs[self.n] = m;
+            self.n += 1;
+        }
     }
 
     /// Appends a finished mtr (one without records writes nothing and is dropped).
@@ -1274,6 +1304,11 @@ impl TrxRedo {
     /// Transaction `id` starting.
     pub fn begin(id: u64) -> TrxRedo {
         TrxRedo { id, ..TrxRedo::default() }
+    }
+
+    /// The transaction's id.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The records of `op` at `index` on `row` (a read writes none; a commit is

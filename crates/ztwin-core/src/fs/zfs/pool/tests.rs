@@ -33,6 +33,8 @@ fn hdd(name: &str) -> DeviceConfig {
         ephemeral: false,
         rotational: Some(sas_7200()),
         flush_latency_ns: 0,
+        queue_rotational: None,
+        iops_size_bytes: None,
     }
 }
 

@@ -24,6 +24,8 @@ fn device() -> Device {
             ephemeral: false,
             rotational: None,
             flush_latency_ns: 0,
+            queue_rotational: None,
+            iops_size_bytes: None,
         },
         1,
     )

@@ -221,15 +221,16 @@ impl ZilParams {
     }
 }
 
-/// Whether a variant can commit the log: a ZFS dataset with `sync=always`, or fio jobs
-/// that fsync or open their files O_SYNC/O_DSYNC. Otherwise the ZIL is not built (its
-/// itxs would never be committed, and a run without it is the same run).
+/// Whether a variant can commit the log: a ZFS dataset with `sync=always`, fio jobs
+/// that fsync or open their files O_SYNC/O_DSYNC, or a database that writes (it fsyncs
+/// its files). Otherwise the ZIL is not built (its itxs would never be committed, and a
+/// run without it is the same run).
 pub fn wanted(cfg: &VariantConfig) -> bool {
     let FsConfig::Zfs(z) = &cfg.filesystem else { return false };
     z.sync == SyncProperty::Always
         || match &cfg.workload {
             WorkloadConfig::Fio(f) => f.jobs.iter().any(crate::workload::fio::syncs),
-            WorkloadConfig::Sysbench(_) => false,
+            WorkloadConfig::Sysbench(_) => cfg.sysbench_writes(),
         }
 }
 

@@ -1,0 +1,200 @@
+//! InnoDB's writes in the run: the driver's threads, the database's I/O through the
+//! filesystem, and the counters (each test names the mechanism it checks).
+
+use super::*;
+use crate::config::{test_variant, ExtentFsConfig, InnodbConfig, SysbenchTest};
+use crate::sim::time::{MS, SEC};
+
+/// The test variant (ZFS 0.8, 4 tables of 200k rows, a 16 MiB pool, 8 threads) running
+/// sysbench test `test`.
+fn write_variant(test: SysbenchTest) -> VariantConfig {
+    let mut cfg = test_variant();
+    let WorkloadConfig::Sysbench(w) = &mut cfg.workload else { unreachable!() };
+    w.test = test;
+    cfg
+}
+
+fn innodb(cfg: &mut VariantConfig) -> &mut InnodbConfig {
+    let Some(DatabaseConfig::Innodb(d)) = &mut cfg.database else { unreachable!() };
+    d
+}
+
+/// The same on ext4 over the test device, with a volatile write cache whose flush takes
+/// `flush` ns.
+fn on_ext4(cfg: &mut VariantConfig, flush: Nanos) {
+    cfg.filesystem = FsConfig::Ext4(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
+    cfg.devices[0].flush_latency_ns = flush;
+}
+
+fn f(v: &Value, path: &[&str]) -> f64 {
+    let mut x = v;
+    for p in path {
+        x = &x[*p];
+    }
+    x.as_f64().unwrap_or_else(|| panic!("{path:?} in {v}"))
+}
+
+/// Every commit of an autocommit update waits for its redo to be written and flushed
+/// (innodb_flush_log_at_trx_commit = 1): each transaction writes redo, the log is
+/// fsynced (ZFS: a zil_commit of the log file), and group commit lets one fsync cover
+/// several commits, never more fsyncs than commits.
+#[test]
+fn a_commit_waits_for_its_log_write_and_flush() {
+    let cfg = write_variant(SysbenchTest::OltpUpdateIndex);
+    let r = run_variant(&cfg).unwrap();
+    let s = &r.summary;
+    let tps = f(s, &["tps"]);
+    let window = f(s, &["window_s"]);
+    let commits = f(s, &["innodb", "commits_with_redo"]);
+    let fsyncs = f(s, &["innodb", "Innodb_os_log_fsyncs"]);
+    assert!(tps > 100.0, "{tps}");
+    assert!(
+        (commits / window / tps - 1.0).abs() < 0.05,
+        "one commit with redo per transaction: {commits} in {window} s at {tps} tps"
+    );
+    assert!(fsyncs > 0.0 && fsyncs <= commits, "log fsyncs {fsyncs}, commits {commits}");
+    assert!(f(s, &["zil", "zil_commit_count"]) >= fsyncs, "each log fsync is a zil_commit");
+    assert!(f(s, &["innodb", "Innodb_os_log_written"]) > 0.0);
+    assert_eq!(f(s, &["innodb", "Innodb_rows_updated"]), commits);
+}
+
+/// With innodb_flush_log_at_trx_commit = 0 or 2 a commit does not wait for an fsync:
+/// on a device whose cache flush takes 5 ms, one thread commits far more often than
+/// 200 times a second; with 1 it cannot beat one flush per commit.
+#[test]
+fn a_synchronous_commit_cannot_beat_one_flush_per_group_commit() {
+    let flush = 5 * MS;
+    let mut tps = Vec::new();
+    for (setting, threads) in [(1u8, 1u32), (1, 8), (2, 1), (0, 1)] {
+        let mut cfg = write_variant(SysbenchTest::OltpUpdateNonIndex);
+        on_ext4(&mut cfg, flush);
+        let WorkloadConfig::Sysbench(w) = &mut cfg.workload else { unreachable!() };
+        w.threads = threads;
+        innodb(&mut cfg).innodb_flush_log_at_trx_commit = Some(setting);
+        let r = run_variant(&cfg).unwrap();
+        let s = &r.summary;
+        let t = f(s, &["tps"]);
+        let fsyncs_per_s = f(s, &["innodb", "Innodb_os_log_fsyncs"]) / f(s, &["window_s"]);
+        if setting == 1 {
+            // Each log fsync is a device flush of 5 ms, one after the other (one writer).
+            assert!(fsyncs_per_s <= SEC as f64 / flush as f64 * 1.01, "{fsyncs_per_s} log fsyncs/s");
+            if threads == 1 {
+                assert!(t <= SEC as f64 / flush as f64 * 1.01, "one thread, one flush per commit: {t} tps");
+            }
+        } else {
+            // The master thread's once-a-second flush.
+            assert!(fsyncs_per_s <= 1.5, "{setting}: {fsyncs_per_s} log fsyncs/s");
+        }
+        tps.push(t);
+    }
+    assert!(tps[1] > 2.0 * tps[0], "group commit: 8 threads share flushes: {tps:?}");
+    assert!(tps[2] > 2.0 * tps[0] && tps[3] > 2.0 * tps[0], "no flush per commit: {tps:?}");
+}
+
+/// The page cleaner writes dirty pages through the doublewrite buffer: each batch's
+/// copies go to ibdata1 first (Innodb_dblwr_pages_written counts them), and every page
+/// flushed is in one; with innodb_doublewrite = 0 none is copied and fewer bytes reach
+/// the device.
+#[test]
+fn pages_are_flushed_through_the_doublewrite_buffer_unless_it_is_off() {
+    let mut written = Vec::new();
+    for dblwr in [true, false] {
+        let mut cfg = write_variant(SysbenchTest::OltpUpdateIndex);
+        on_ext4(&mut cfg, 0);
+        innodb(&mut cfg).innodb_doublewrite = Some(dblwr);
+        let r = run_variant(&cfg).unwrap();
+        let s = &r.summary;
+        let flushed = f(s, &["innodb", "Innodb_buffer_pool_pages_flushed"]);
+        let dblwr_pages = f(s, &["innodb", "Innodb_dblwr_pages_written"]);
+        assert!(flushed > 0.0, "the page cleaner flushed nothing");
+        if dblwr {
+            assert_eq!(dblwr_pages, flushed, "every flushed page is copied first");
+            assert!(f(s, &["innodb", "Innodb_dblwr_writes"]) > 0.0);
+        } else {
+            assert_eq!(dblwr_pages, 0.0);
+        }
+        written.push(f(s, &["devices", "disk", "write_mbps"]) / f(s, &["tps"]));
+    }
+    assert!(written[0] > written[1] * 1.2, "bytes written per transaction, doublewrite on/off: {written:?}");
+}
+
+/// The same seed gives the same numbers.
+#[test]
+fn writes_are_deterministic() {
+    let cfg = write_variant(SysbenchTest::OltpReadWrite);
+    let a = run_variant(&cfg).unwrap();
+    let b = run_variant(&cfg).unwrap();
+    assert_eq!(a.summary, b.summary);
+}
+
+/// oltp_read_write on ZFS: 18 queries a transaction (10 point selects, 4 ranges, 4
+/// writes) plus BEGIN and COMMIT, one commit with redo each, a row updated twice,
+/// deleted and inserted once.
+#[test]
+fn read_write_transactions_change_four_rows() {
+    let cfg = write_variant(SysbenchTest::OltpReadWrite);
+    let r = run_variant(&cfg).unwrap();
+    let s = &r.summary;
+    let tps = f(s, &["tps"]);
+    assert!((f(s, &["qps"]) / tps - 20.0).abs() < 1e-6, "20 queries per transaction");
+    let trx = f(s, &["innodb", "commits_with_redo"]);
+    assert!((f(s, &["innodb", "Innodb_rows_updated"]) / trx - 2.0).abs() < 0.01);
+    assert!((f(s, &["innodb", "Innodb_rows_deleted"]) / trx - 1.0).abs() < 0.01);
+    assert!((f(s, &["innodb", "Innodb_rows_inserted"]) / trx - 1.0).abs() < 0.01);
+}
+
+/// MariaDB 10.11's write path on both filesystems: its own redo format and log writer
+/// (buffered on ZFS, O_DIRECT on ext4), its page cleaner with neighbours and a
+/// checkpoint per pass, threads waiting for frames instead of writing pages themselves.
+#[test]
+fn mariadb_writes_run_on_zfs_and_ext4() {
+    for ext4 in [false, true] {
+        let mut cfg = write_variant(SysbenchTest::OltpUpdateIndex);
+        innodb(&mut cfg).server = crate::config::InnodbServer::Mariadb1011;
+        if ext4 {
+            on_ext4(&mut cfg, 500_000);
+        }
+        let r = run_variant(&cfg).unwrap();
+        let s = &r.summary;
+        println!("{}", serde_json::to_string_pretty(&s["innodb"]).unwrap());
+        println!("tps {} devices {}", f(s, &["tps"]), s["devices"]);
+        assert!(f(s, &["tps"]) > 50.0, "ext4 {ext4}: {}", f(s, &["tps"]));
+        assert!(f(s, &["innodb", "Innodb_buffer_pool_pages_flushed"]) > 0.0);
+        assert!(f(s, &["innodb", "page_cleaner_passes"]) > 0.0);
+    }
+}
+
+/// With the binary log (MySQL 5.7, sync_binlog = 1): every transaction's events are
+/// written and fsynced before its commit returns, groups share one fsync, and each
+/// flush stage flushes the redo log first; one thread on a device whose flush takes 5 ms
+/// pays two flushes per transaction (the group's redo fsync and the binary log's fsync).
+#[test]
+fn the_binary_log_groups_commits_behind_one_fsync() {
+    let flush = 5 * MS;
+    let mut tps = Vec::new();
+    for threads in [1u32, 16] {
+        let mut cfg = write_variant(SysbenchTest::OltpUpdateIndex);
+        on_ext4(&mut cfg, flush);
+        let WorkloadConfig::Sysbench(w) = &mut cfg.workload else { unreachable!() };
+        w.threads = threads;
+        innodb(&mut cfg).log_bin = Some(true);
+        let r = run_variant(&cfg).unwrap();
+        let s = &r.summary;
+        let b = &s["innodb"]["binlog"];
+        let (t, window) = (f(s, &["tps"]), f(s, &["window_s"]));
+        let commits = f(b, &["commits"]);
+        assert!((commits / window / t - 1.0).abs() < 0.05, "{b}");
+        assert!(f(b, &["fsyncs"]) <= f(b, &["flush_groups"]) && f(b, &["fsyncs"]) > 0.0, "{b}");
+        assert!(f(b, &["redo_flushes"]) >= f(b, &["flush_groups"]), "{b}");
+        // oltp_update_index: 643 or 644 bytes of events a transaction.
+        let per_trx = f(b, &["bytes_written"]) / commits;
+        assert!((640.0..650.0).contains(&per_trx), "{per_trx}");
+        if threads == 1 {
+            assert!(t <= SEC as f64 / (2 * flush) as f64 * 1.02, "two flushes a commit: {t} tps");
+        } else {
+            assert!(f(b, &["commits"]) > 2.0 * f(b, &["fsyncs"]), "groups share fsyncs: {b}");
+        }
+        tps.push(t);
+    }
+    assert!(tps[1] > 3.0 * tps[0], "{tps:?}");
+}

@@ -1,0 +1,87 @@
+//! Experiment 2's storage end to end: ext4 on Linux md RAID10 (n2) over drives behind a
+//! RAID controller's battery-backed write-back cache, and ZFS on mirrors of the same drives.
+
+use ztwin_core::config::*;
+use ztwin_core::run::run_variant;
+
+const DRIVES: [&str; 4] = ["sda", "sdb", "sdc", "sdd"];
+
+/// oltp_update_index on ext4 over md0 (n2, 512K chunks) of four 15K drives behind the
+/// controller, its write policy as given.
+fn ext4_on_md(write_back: bool) -> VariantConfig {
+    let mut c = test_raid_variant();
+    c.controllers[0].write_back = write_back;
+    c
+}
+
+fn tps(r: &ztwin_core::run::VariantResult) -> f64 {
+    r.summary["tps"].as_f64().or_else(|| r.summary["qps"].as_f64()).unwrap_or(0.0)
+}
+
+#[test]
+fn ext4_on_md_raid10_spreads_over_every_drive_and_mirrors_writes() {
+    let cfg = ext4_on_md(true);
+    let r = run_variant(&cfg).unwrap();
+    assert!(r.summary["queries"].as_u64().unwrap() > 0);
+    let devs = &r.summary["devices"];
+    for d in DRIVES {
+        assert!(devs[d]["read_iops"].as_f64().unwrap() > 0.0, "{d}: {}", devs[d]);
+        assert!(devs[d]["write_iops"].as_f64().unwrap() > 0.0, "{d}: {}", devs[d]);
+    }
+    // n2 over four drives: sda and sdb hold the even chunks, sdc and sdd the odd ones;
+    // every write reaches both drives of its pair.
+    for (a, b) in [("sda", "sdb"), ("sdc", "sdd")] {
+        assert_eq!(devs[a]["write_iops"], devs[b]["write_iops"], "{a} {b}");
+        assert_eq!(devs[a]["write_mbps"], devs[b]["write_mbps"], "{a} {b}");
+    }
+    // Deterministic.
+    assert_eq!(run_variant(&cfg).unwrap().summary, r.summary);
+}
+
+#[test]
+fn the_battery_backed_cache_speeds_up_synchronous_writes() {
+    let wb = run_variant(&ext4_on_md(true)).unwrap();
+    let wt = run_variant(&ext4_on_md(false)).unwrap();
+    let (a, b) = (tps(&wb), tps(&wt));
+    eprintln!("update_index on ext4/md0: write-back {a:.0}, write-through {b:.0} per second");
+    assert!(a > 1.5 * b, "write-back {a} vs write-through {b}");
+}
+
+#[test]
+fn zfs_mirrors_over_the_same_drives_go_through_the_controller() {
+    let mut c = ext4_on_md(true);
+    let FsConfig::Ext4(_) = &c.filesystem else { unreachable!() };
+    let mut z = match test_variant().filesystem {
+        FsConfig::Zfs(z) => z,
+        _ => unreachable!(),
+    };
+    z.ashift = 12;
+    z.vdevs = vec![
+        VdevConfig::Mirror(MirrorVdev { mirror: vec!["sda".into(), "sdb".into()] }),
+        VdevConfig::Mirror(MirrorVdev { mirror: vec!["sdc".into(), "sdd".into()] }),
+    ];
+    c.filesystem = FsConfig::Zfs(z);
+    let Some(DatabaseConfig::Innodb(db)) = &mut c.database else { unreachable!() };
+    db.innodb_flush_method = "fsync".into();
+    let r = run_variant(&c).unwrap();
+    assert!(r.summary["queries"].as_u64().unwrap() > 0);
+    for d in DRIVES {
+        assert!(r.summary["devices"][d]["write_iops"].as_f64().unwrap() > 0.0, "{d}");
+    }
+}
+
+#[test]
+fn an_array_member_used_twice_or_unknown_is_refused_by_key() {
+    let mut c = ext4_on_md(true);
+    c.arrays[0].members[1] = "sda".into();
+    let e = run_variant(&c).unwrap_err().to_string();
+    assert!(e.contains("arrays[0] (md0).members") && e.contains("twice"), "{e}");
+    let mut c = ext4_on_md(true);
+    c.arrays[0].layout = "n5".into();
+    let e = run_variant(&c).unwrap_err().to_string();
+    assert!(e.contains("arrays[0] (md0).layout"), "{e}");
+    let mut c = ext4_on_md(true);
+    c.controllers[0].volumes.push("nope".into());
+    let e = run_variant(&c).unwrap_err().to_string();
+    assert!(e.contains("controllers[0] (perc).volumes"), "{e}");
+}
