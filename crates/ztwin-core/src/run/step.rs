@@ -6,6 +6,7 @@ use crate::db::innodb::writes::{AfterIo, FileOp, FrameStep, LogFree, LogWait};
 use crate::fs::journal::ext4::CheckpointStep;
 use crate::fs::journal::{IoStep, PlanRun, WriteKind};
 use crate::fs::zfs::content::CLASS_MEAN_RATIO;
+use crate::fs::zfs::layer::Wake;
 use crate::workload::statement::Op;
 
 impl Sim<'_> {
@@ -505,9 +506,7 @@ impl Sim<'_> {
         let step = match (fs, &mut c.read) {
             (Fs::Zfs(z), FileRead::Zfs(r)) => {
                 let step = z.read(i, r, now, &mut c.cpu_pending, devices);
-                for (t, k) in z.take_wakeups() {
-                    queue.at(t, Event::Prefetch(k));
-                }
+                schedule_wakeups(queue, z);
                 step
             }
             (Fs::Extent(x), FileRead::Extent(r)) => x.read(task, r, now, &mut c.cpu_pending, devices),
@@ -521,6 +520,8 @@ impl Sim<'_> {
                 queue.at(t, Event::Client(i));
                 Flow::Wait
             }
+            // Woken by the ZFS layer (`schedule_wakeups`) when its vdev queue issues the read.
+            ReadStep::Blocked => Flow::Wait,
             ReadStep::Done => {
                 self.page_read_done(i, c, now);
                 Flow::Next
@@ -577,15 +578,14 @@ impl Sim<'_> {
         // Invariant: the state ZfsWrite is entered only on ZFS (`write_start`).
         let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { unreachable!("ZfsWrite only on ZFS") };
         let step = z.write(i, &mut c.zwrite, now, &mut c.cpu_pending, devices);
-        for (t, k) in z.take_wakeups() {
-            queue.at(t, Event::Prefetch(k));
-        }
+        schedule_wakeups(queue, z);
         match step {
             WriteStep::WaitUntil(t) => {
                 queue.at(t, Event::Client(i));
                 Flow::Wait
             }
-            // Woken by the sync (`sync_event`).
+            // Woken by the sync (`sync_event`), or by the layer when its vdev queue issues
+            // the write's I/O (`schedule_wakeups`).
             WriteStep::Throttled => Flow::Wait,
             WriteStep::Done if z.commits_write(c.o_sync) => {
                 // zfs_write's zil_commit (O_SYNC, O_DSYNC, sync=always).
@@ -606,9 +606,13 @@ impl Sim<'_> {
     /// the writes it issued; a commit that returns at once leaves it to the client's next
     /// burst.
     fn commit(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
-        let Sim { fs, devices, .. } = self;
+        let Sim { fs, devices, queue, .. } = self;
         let step = match fs {
-            Fs::Zfs(z) => z.commit(i, c.space + 1, now, &mut c.cpu_pending, devices),
+            Fs::Zfs(z) => {
+                let step = z.commit(i, c.space + 1, now, &mut c.cpu_pending, devices);
+                schedule_wakeups(queue, z);
+                step
+            }
             Fs::Extent(_) => {
                 c.state = State::JournalSync;
                 return Flow::Next;
@@ -642,6 +646,7 @@ impl Sim<'_> {
     pub(super) fn zil_event(&mut self, now: Nanos) {
         let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { return };
         z.zil_event(now, devices);
+        schedule_wakeups(queue, z);
         for j in z.take_zil_woken() {
             queue.at(now, Event::Client(j as usize));
         }
@@ -659,6 +664,7 @@ impl Sim<'_> {
     pub(super) fn write_event(&mut self, now: Nanos) {
         let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { return };
         z.sync_event(now, devices);
+        schedule_wakeups(queue, z);
         for j in z.take_woken() {
             queue.at(now, Event::Client(j as usize));
         }
@@ -683,9 +689,7 @@ impl Sim<'_> {
     pub(super) fn prefetch_event(&mut self, k: u32, now: Nanos) {
         let Sim { fs: Fs::Zfs(z), devices, queue, cpus, .. } = self else { return };
         z.prefetch_event(k, now, cpus, devices);
-        for (t, k) in z.take_wakeups() {
-            queue.at(t, Event::Prefetch(k));
-        }
+        schedule_wakeups(queue, z);
     }
 
     /// Runs the client's accumulated CPU work on the vCPUs and schedules it to resume
@@ -1098,5 +1102,16 @@ impl Sim<'_> {
     /// Whether clients wait for the journal (the run goes on for them).
     pub(super) fn journal_waiting(&self) -> bool {
         self.waits.iter().any(|w| matches!(w, Wait::Journal(_)))
+    }
+}
+
+/// Schedules the clients and prefetch reads the ZFS layer released (prefetch chains
+/// waiting for reads in flight, and what its vdev queues issued after holding it).
+fn schedule_wakeups(queue: &mut Schedule, z: &mut Zfs) {
+    for (t, w) in z.take_wakeups() {
+        match w {
+            Wake::Client(j) => queue.at(t, Event::Client(j as usize)),
+            Wake::Prefetch(k) => queue.at(t, Event::Prefetch(k)),
+        }
     }
 }
