@@ -412,16 +412,33 @@ def test_custom_device_without_preset():
 )
 def test_gp2_rule(size_gib, iops, mib_s):
     assert gp2_limits(size_gib * GiB) == (float(iops), float(mib_s * MiB))
-    d = base(devices={"ebs": {"preset": "aws-gp2", "size": f"{size_gib}GiB"}})
+    # On a machine without an EBS bandwidth of its own (the lab guest), the volume's rule.
+    d = base(machine={"preset": "lab-guest"}, devices={"ebs": {"preset": "aws-gp2", "size": f"{size_gib}GiB"}})
     dev = next(iter(resolve(d).values()))["devices"][0]
     assert dev["iops_limit"] == iops and dev["throughput_limit_bytes_per_sec"] == mib_s * MiB
 
 
+def test_the_instance_ebs_bandwidth_caps_its_volumes():
+    """An i3.large reaches EBS over 425 Mbps (53.13 MB/s): every EBS volume is capped there
+    below its own limit; a volume's IOPS and other devices are not touched."""
+    d = base(devices={"ebs": {"preset": "aws-gp2", "size": "1000GiB"}, "ebs2": {"preset": "aws-gp3"},
+                      "nvme": {"preset": "nvme-local"}})
+    devs = {x["name"]: x for x in next(iter(resolve(d).values()))["devices"]}
+    assert devs["ebs"]["throughput_limit_bytes_per_sec"] == 53.13e6 and devs["ebs"]["iops_limit"] == 3000
+    assert devs["ebs2"]["throughput_limit_bytes_per_sec"] == 53.13e6 and devs["ebs2"]["iops_limit"] == 3000
+    assert devs["nvme"]["throughput_limit_bytes_per_sec"] is None
+    # A machine's own value replaces the preset's; below the volume's it binds, above not.
+    d["machine"]["ebs_throughput_limit"] = "1GB/s"
+    devs = {x["name"]: x for x in next(iter(resolve(d).values()))["devices"]}
+    assert devs["ebs"]["throughput_limit_bytes_per_sec"] == 250 * MiB
+
+
 def test_gp3_defaults_and_provisioning():
-    d = base(devices={"ebs": {"preset": "aws-gp3"}})
+    d = base(machine={"preset": "lab-guest"}, devices={"ebs": {"preset": "aws-gp3"}})
     dev = next(iter(resolve(d).values()))["devices"][0]
     assert dev["iops_limit"] == 3000 and dev["throughput_limit_bytes_per_sec"] == 125 * MiB
-    d = base(devices={"ebs": {"preset": "aws-gp3", "size": "100GiB", "iops_limit": 16000, "throughput_limit": "1000MiB/s"}})
+    d = base(machine={"preset": "lab-guest"},
+             devices={"ebs": {"preset": "aws-gp3", "size": "100GiB", "iops_limit": 16000, "throughput_limit": "1000MiB/s"}})
     dev = next(iter(resolve(d).values()))["devices"][0]
     assert dev["iops_limit"] == 16000 and dev["throughput_limit_bytes_per_sec"] == 1000 * MiB
 

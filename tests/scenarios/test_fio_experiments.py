@@ -125,12 +125,18 @@ def test_exp3_write_pass_streams_each_disk_near_its_outer_zone_media_rate(exp3):
     (~90 MB per disk, 0.6 s) it also seeks to the four labels (two at each end of the
     disk: at most 4 x (17.35 ms full stroke + 1 ms settle + 8.33 ms revolution)) and
     writes the indirect blocks' ditto copies: at most ~20% lost. Paying a revolution per
-    1 MiB write instead (the drive missing each next sector) would give under 100 MB/s."""
+    1 MiB write instead (the drive missing each next sector) would give under 100 MB/s.
+    Unless the CPU binds first: the sync's blocks are compressed and checksummed by the
+    write issue taskq's threads (75% of the 4 vCPUs: 3) before they reach the disks; then
+    those threads are busy the whole phase and the disks idle between their writes."""
     w = exp3["overwritten"]["phases"][0]
     mirrors = [d for name, d in w["devices"].items() if name not in ("d10", "slog")]
+    taskq_busy = w["zfs_write"]["issue_cpu_s"] / (3 * (w["end_s"] - w["start_s"]))
+    assert taskq_busy <= 1.05
     for d in mirrors:
-        assert d["utilization"] > 0.95  # the throttle keeps the disks busy
-        assert 0.8 * 150 <= d["write_mbps"] <= 150, d
+        assert d["write_mbps"] <= 150, d
+        disk_bound = d["utilization"] > 0.95 and d["write_mbps"] >= 0.8 * 150
+        assert disk_bound or taskq_busy > 0.9, (d, taskq_busy)
 
 
 def test_exp3_holes_are_faster_than_data_by_far(exp3):
@@ -188,12 +194,20 @@ def test_exp6_l2arc_after_cat_serves_the_file_without_the_pool_disk(exp6):
 
 def test_exp6_layouts(exp6):
     """refill_buffers and current fio's default layout both write random buffers:
-    incompressible, the same disk reads; zero_buffers lays out holes: no disk reads."""
+    incompressible, the same blocks to read; zero_buffers lays out holes: no disk reads.
+    The timed write pass (layout-random) ends with up to zfs_dirty_data_max still dirty
+    (fio's write returns once the data is in the ARC), which syncs during the reads: the
+    disk writes there, and the reads can only lose to it. fio's own layout is untimed and
+    leaves nothing to sync."""
     rnd, dft, zero = (runs(exp6[n]) for n in ("layout-random", "layout-default", "layout-zero"))
     assert dft["seqread"]["laid_out"]["total"]["compressratio"] == pytest.approx(1.0)
     assert zero["seqread"]["laid_out"]["total"]["allocated_bytes"] == 0
+    (write,) = [p for p in exp6["layout-random"]["phases"] if p["name"] == "write"]
+    assert write["zfs_write"]["dirty_left_bytes"] > 0
+    assert rnd["seqread"]["devices"]["disk"]["write_iops"] > 0
     for phase in ("seqread", "randread"):
-        assert dft[phase]["devices"]["disk"]["read_iops"] == pytest.approx(rnd[phase]["devices"]["disk"]["read_iops"], rel=0.02)
+        assert dft[phase]["devices"]["disk"]["write_iops"] == 0
+        assert rnd[phase]["devices"]["disk"]["read_iops"] <= 1.02 * dft[phase]["devices"]["disk"]["read_iops"]
         assert zero[phase]["devices"]["disk"]["read_iops"] == 0
         assert zero[phase]["fio"]["read"]["iops"] > 5 * dft[phase]["fio"]["read"]["iops"]
     assert rnd["seqread"]["fio"]["read"]["io_bytes"] == 1536 << 20

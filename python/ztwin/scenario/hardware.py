@@ -191,6 +191,27 @@ def _resolve_machine(spec: MachineSpec, errs: list[_Err]) -> Optional[dict[str, 
     return {"name": spec.name or spec.preset or "custom", "vcpus": vcpus, "ram_bytes": ram, "cpu": cpu}
 
 
+EBS_KINDS = ("aws-gp2", "aws-gp3")
+
+
+def _apply_ebs_limit(spec: MachineSpec, devices: list[dict[str, Any]], errs: list[_Err]) -> None:
+    """Caps the EBS volumes at the instance's EBS bandwidth (``ebs_throughput_limit`` of the
+    machine or its preset): an EBS-optimized instance reaches its volumes over a dedicated
+    link of that baseline throughput (AWS EC2 User Guide, "Amazon EBS-optimized instance
+    types"), whatever the volumes allow. Simplification: the link is shared by the
+    instance's volumes, and that sharing is not modelled: each volume is capped alone."""
+    from ..presets import machine_presets
+
+    base = machine_presets().get(spec.preset) if spec.preset else None
+    cap = spec.ebs_throughput_limit or (base.ebs_throughput_limit if base is not None else None)
+    if cap is None:
+        return
+    for d in devices:
+        if d["kind"] in EBS_KINDS:
+            own = d["throughput_limit_bytes_per_sec"]
+            d["throughput_limit_bytes_per_sec"] = float(cap) if own is None else min(own, float(cap))
+
+
 def _resolve_array(name: str, spec: MdArraySpec, devices: dict[str, Any], errs: list[_Err]) -> Optional[dict[str, Any]]:
     """The core's ``ArrayConfig`` of ``[devices.NAME] type = "md-raid10"``; the members must be
     devices (not arrays) of the scenario, each once. The layout's copies against the members,

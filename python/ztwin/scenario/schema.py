@@ -63,6 +63,7 @@ class CpuSpec(_Model):
     memcpy_bytes_per_sec: Optional[int] = Field(None, gt=0, description="Copy to the caller (uiomove), bytes/s.")
     checksum_bytes_per_sec: Optional[int] = Field(None, gt=0, description="fletcher4 throughput, bytes/s.")
     decompress_bytes_per_sec: Optional[int] = Field(None, gt=0, description="lz4 decompression output, bytes/s.")
+    compress_bytes_per_sec: Optional[int] = Field(None, gt=0, description="lz4 compression input, bytes/s (the txg sync's write issue taskq).")
 
 
 class MachineSpec(_Model):
@@ -75,6 +76,10 @@ class MachineSpec(_Model):
     vcpus: Optional[PosInt] = Field(None, description="vCPUs running the database, the client and the filesystem.")
     ram: Optional[Size] = Field(None, description="RAM; OpenZFS derives ARC defaults from it (c_max = RAM/2 through 2.2).")
     cpu: Optional[CpuSpec] = None
+    ebs_throughput_limit: Optional[Rate] = Field(
+        None, gt=0, description="An EC2 instance's dedicated EBS bandwidth (its EBS-optimized baseline throughput): "
+        "caps its EBS volumes (aws-gp2, aws-gp3) below their own limits."
+    )
 
 
 class DeviceSpec(_Model):

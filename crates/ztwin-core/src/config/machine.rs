@@ -49,4 +49,7 @@ pub struct CpuCosts {
     pub checksum_bytes_per_sec: u64,
     /// ZFS: decompression throughput (lz4), bytes of output per second.
     pub decompress_bytes_per_sec: u64,
+    /// ZFS: compression throughput (lz4), bytes of input per second: the txg sync's write
+    /// issue taskq compresses every block it writes (`zio_write_compress`).
+    pub compress_bytes_per_sec: u64,
 }

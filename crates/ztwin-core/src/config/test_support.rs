@@ -35,6 +35,7 @@ pub fn test_variant() -> VariantConfig {
                 memcpy_bytes_per_sec: 8_000_000_000,
                 checksum_bytes_per_sec: 4_000_000_000,
                 decompress_bytes_per_sec: 2_000_000_000,
+                compress_bytes_per_sec: 400_000_000,
             },
         },
         devices: vec![DeviceConfig {

@@ -76,6 +76,7 @@ impl VariantConfig {
         for (name, bps) in [
             ("checksum_bytes_per_sec", c.checksum_bytes_per_sec),
             ("decompress_bytes_per_sec", c.decompress_bytes_per_sec),
+            ("compress_bytes_per_sec", c.compress_bytes_per_sec),
             ("memcpy_bytes_per_sec", c.memcpy_bytes_per_sec),
         ] {
             ensure(
@@ -531,9 +532,9 @@ fn validate_innodb(db: &InnodbConfig, m: &MachineConfig) -> Result<()> {
         "must be 5 to 95",
     )?;
     ensure(
-        db.innodb_flush_method == "O_DIRECT" || db.innodb_flush_method == "fsync",
+        ["fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC"].contains(&db.innodb_flush_method.as_str()),
         "database.innodb_flush_method",
-        "must be O_DIRECT or fsync",
+        "must be fsync, O_DSYNC, O_DIRECT or O_DIRECT_NO_FSYNC",
     )?;
     Ok(())
 }

@@ -77,6 +77,10 @@ pub struct ZfsFeatures {
     /// support", 0.6.5); 1 MiB from then; 16 MiB from 2.2.0 (f2330bd156, "Default
     /// zfs_max_recordsize to 16M").
     pub max_recordsize: u32,
+    /// `zio_taskq_batch_pct` (`spa.c`): the write issue taskq's threads as a percentage of
+    /// the CPUs (see `fs::zfs::wr_iss`): 75 in 0.6.5 to 0.8.6, 80 from 2.1.0 (read at
+    /// zfs-0.6.5.11, 0.7.13, 0.8.6, 2.1.16, 2.2.7, 2.3.2).
+    pub zio_taskq_batch_pct: u32,
     /// The ARC.
     pub arc: ArcFeatures,
     /// The L2ARC (point-release dependent in 2.2).
@@ -543,6 +547,7 @@ impl ZfsFeatures {
                 sync_on_total: true,
                 zstd: false,
                 max_recordsize: 128 << 10,
+                zio_taskq_batch_pct: 75,
                 arc: ArcFeatures {
                     compressed_arc: false,
                     meta_limit_pct: 25,
@@ -569,6 +574,7 @@ impl ZfsFeatures {
                 sync_on_total: true,
                 zstd: false,
                 max_recordsize: 1 << 20,
+                zio_taskq_batch_pct: 75,
                 arc: ARC_0_8,
                 l2arc: L2ARC_0_8,
                 zfetch: ZFETCH_0_8,
@@ -587,6 +593,7 @@ impl ZfsFeatures {
                 sync_on_total: false,
                 zstd: true,
                 max_recordsize: 1 << 20,
+                zio_taskq_batch_pct: 80,
                 arc: ArcFeatures {
                     c_max_floor_c_min: true,
                     c_starts_at_min: true,
@@ -634,6 +641,7 @@ impl ZfsFeatures {
                 sync_on_total: false,
                 zstd: true,
                 max_recordsize: 16 << 20,
+                zio_taskq_batch_pct: 80,
                 arc: ArcFeatures {
                     access: ArcAccessRules::WasPrefetch,
                     adaptation: ArcAdaptation::MetaBalance,

@@ -275,6 +275,7 @@ impl<'a> Sim<'a> {
                     memcpy_ns_per_byte: SEC as f64 / c.memcpy_bytes_per_sec as f64 / c.speed,
                     checksum_ns_per_byte: SEC as f64 / c.checksum_bytes_per_sec as f64 / c.speed,
                     decompress_ns_per_byte: SEC as f64 / c.decompress_bytes_per_sec as f64 / c.speed,
+                    compress_ns_per_byte: SEC as f64 / c.compress_bytes_per_sec as f64 / c.speed,
                     // A release without compressed ARC or ABD behaves as with them disabled.
                     compressed_arc: z.arc.zfs_compressed_arc_enabled.unwrap_or(true)
                         && features.compressed_arc,

@@ -662,8 +662,8 @@ impl Sim<'_> {
 
     /// Runs the txg sync's events up to `now` and wakes the writers it releases.
     pub(super) fn write_event(&mut self, now: Nanos) {
-        let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { return };
-        z.sync_event(now, devices);
+        let Sim { fs: Fs::Zfs(z), devices, queue, cpus, .. } = self else { return };
+        z.sync_event(now, cpus, devices);
         schedule_wakeups(queue, z);
         for j in z.take_woken() {
             queue.at(now, Event::Client(j as usize));
@@ -672,8 +672,8 @@ impl Sim<'_> {
 
     /// Runs the txg sync until every dirty byte is on disk; returns when it is.
     pub(super) fn write_flush(&mut self) -> Nanos {
-        let Sim { fs: Fs::Zfs(z), devices, clock, .. } = self else { return self.clock };
-        z.write_flush(*clock, devices)
+        let Sim { fs: Fs::Zfs(z), devices, clock, cpus, .. } = self else { return self.clock };
+        z.write_flush(*clock, cpus, devices)
     }
 
     /// bcache's task (`current`) for client `i`'s request: its thread, or in a `cat` phase

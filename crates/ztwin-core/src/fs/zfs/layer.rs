@@ -74,6 +74,8 @@ pub struct ZfsCosts {
     pub checksum_ns_per_byte: f64,
     /// Decompressing to a byte of logical size.
     pub decompress_ns_per_byte: f64,
+    /// Compressing a byte of logical size (the txg sync's writes, `wr_iss`).
+    pub compress_ns_per_byte: f64,
     /// zfs_compressed_arc_enabled (and the release has it): where decompression happens.
     pub compressed_arc: bool,
     /// zfs_abd_scatter_enabled: whether a dbuf's buffer can share the header's (see

@@ -13,6 +13,7 @@ pub mod prefetch;
 pub mod read_path;
 pub mod txg;
 pub mod vdev_queue;
+pub mod wr_iss;
 pub mod write_path;
 pub mod zfetch;
 pub mod zil;

@@ -26,7 +26,10 @@
 //!   the sync thread's loop; 2.x compares the open txg's `dp_dirty_pertxg` in
 //!   `dsl_pool_dirty_space` and kicks the thread (`txg_kick`). One thread syncs txgs one
 //!   after the other, so a txg cannot sync before the previous one has finished.
-//!   Quiescing takes no time here (writes hold a txg open only for their copy).
+//!   Quiescing takes no time here (writes hold a txg open only for their copy). The
+//!   thread syncs the open txg at every timeout even when it holds no dirty data; such
+//!   empty txgs take no time here and are not counted (txg numbers count txgs that held
+//!   data), so a txg first dirtied at t syncs at the first tick after t.
 //! - The vdev queue's async write class (`vdev_queue.c`, see `fs::zfs::vdev_queue`, which
 //!   issues and aggregates the sync's writes): at most `vdev_queue_max_async_writes` per
 //!   leaf, which ramps from `zfs_vdev_async_write_min_active` (2) at
@@ -313,6 +316,17 @@ impl Txgs {
             // dbuf_unoverride, the sync writes it.
             *v &= !FLAGS;
             return false;
+        }
+        if self.open.is_empty() && self.syncing.is_none() {
+            // txg_sync_thread syncs the open txg every zfs_txg_timeout whether or not it
+            // holds dirty data: the empty txgs since the last sync took no time, so this
+            // txg opened at the last of their ticks (see the module doc).
+            let timeout = self.params.txg_timeout_ns.max(1);
+            let ticks = now.saturating_sub(self.last_sync_start) / timeout;
+            if ticks > 0 {
+                self.last_sync_start += ticks * timeout;
+                self.last_sync_end = self.last_sync_end.max(self.last_sync_start);
+            }
         }
         self.open.insert(key, bytes);
         self.open_bytes += u64::from(bytes);

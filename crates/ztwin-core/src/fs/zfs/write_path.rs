@@ -24,6 +24,9 @@
 //! (`fs::zfs::vdev_queue`) in its async-write class, which issues at most
 //! `vdev_queue_max_async_writes` at a time and aggregates adjacent ones, so reads (sync
 //! reads first) reach a disk between them; the uberblocks in the sync-write class.
+//! Before its I/O, each block's zio is compressed and checksummed by a thread of the
+//! write issue taskq on the vCPUs (`fs::zfs::wr_iss`): a block reaches its queues when
+//! that work is done.
 //!
 //! Each record a write dirties is logged for the intent log (`zfs_log_write`, see `zil`)
 //! when the variant can commit it; a commit ([`Zfs::commit`]) writes log blocks and, for
@@ -34,22 +37,25 @@
 //! space maps are not written (a few blocks per txg); 2. a dirty record's dirty bytes come
 //! back as its writes complete, split evenly over a mirror's children; 3. quiescing takes
 //! no time; 4. full-record writes do not read the parent indirect blocks that dbuf_findbp
-//! holds (partial ones read the whole path); 5. the compression and checksum CPU of the
-//! sync (zio taskqs) is not charged to the vCPUs; 6. the sync sends no cache flushes
+//! holds (partial ones read the whole path); 5. (gone: the sync's compression and
+//! checksums run on the vCPUs, `wr_iss`); 6. the sync sends no cache flushes
 //! (`vdev_config_sync` flushes the vdevs written before and after the uberblocks): only
 //! the intent log's flushes are modelled.
 
 use serde_json::{json, Value};
 
 use crate::cache::arc::BlockKey;
+use crate::config::Compression;
 use crate::config::DirectProperty;
 use crate::config::{VariantConfig, ZfsConfig};
+use crate::dev::cpu::Cpus;
 use crate::dev::device::{Device, Op};
 use crate::fs::zfs::direct::{setup_direct, ZFS_VDEV_DIRECT_WRITE_VERIFY};
 use crate::fs::zfs::layer::{ReadStep, Zfs, ZfsRead};
 use crate::fs::zfs::pool::{Pool, VDEV_LABEL_START_SIZE};
 use crate::fs::zfs::txg::{max_async_writes, Assign, LeafWrite, Txgs, WriteParams, FLAGS, OVERRIDDEN};
 use crate::fs::zfs::vdev_queue::{Priority, Request, Tag};
+use crate::fs::zfs::wr_iss::{issue_threads, IssueTaskq};
 use crate::fs::zfs::zil::{Zil, ZilIo, ZilStats};
 use crate::sim::time::{Nanos, SEC};
 
@@ -92,6 +98,8 @@ pub struct TxgRecord {
     pub(crate) uberblock_bytes: u64,
     /// Bytes submitted to leaf devices (mirrors count every child).
     pub(crate) leaf_bytes: u64,
+    /// CPU time of its blocks' zios in the write issue taskq (`wr_iss`), ns.
+    pub(crate) issue_cpu_ns: u64,
 }
 
 /// The pool's write path state.
@@ -121,7 +129,9 @@ pub struct WritePath {
     scratch: Vec<(u64, u32)>,
     ancestors: Vec<(u64, u64)>,
     objects: Vec<u32>,
-    per_leaf: Vec<Vec<LeafWrite>>,
+    /// The write issue taskq: the sync's blocks compressed and checksummed before their
+    /// writes reach the vdev queues.
+    issue: IssueTaskq,
     /// Writers waiting in dmu_tx_wait for dirty data to drop under the max.
     throttled: Vec<u32>,
     /// Writers the last sync event released (taken by the driver).
@@ -135,7 +145,6 @@ impl WritePath {
         // not modelled: 0.8's stands in for it.
         let sync_on_total = z.release.features().sync_on_total;
         let params = WriteParams::new(&z.txg, cfg.machine.ram_bytes, sync_on_total);
-        let n = cfg.devices.len();
         let leaves = (0..pool.nvdevs()).flat_map(|k| pool.children(k).iter().copied()).collect();
         WritePath {
             async_max: std::cell::Cell::new((0, max_async_writes(&params, 0))),
@@ -153,7 +162,10 @@ impl WritePath {
             scratch: Vec::new(),
             ancestors: Vec::new(),
             objects: Vec::new(),
-            per_leaf: vec![Vec::new(); n],
+            issue: IssueTaskq::new(issue_threads(
+                cfg.machine.vcpus,
+                z.release.features().zio_taskq_batch_pct,
+            )),
             throttled: Vec::new(),
             woken: Vec::new(),
         }
@@ -195,6 +207,9 @@ impl WritePath {
     /// on disk, or a sync is due (the vdev queues' own wake-ups are the layer's).
     pub fn next_at(&self) -> Option<Nanos> {
         let mut t = self.inflight.iter().map(|w| w.0).min();
+        if let Some(o) = self.issue.next_at() {
+            t = Some(t.map_or(o, |x| x.min(o)));
+        }
         let other = match self.phase {
             SyncPhase::Idle => self.txgs.sync_due(),
             SyncPhase::Uberblock { pending: 0, end } => Some(end),
@@ -487,7 +502,13 @@ impl Zfs {
         let info = layout.block(object, w.rec, 0).1;
         let asize = u64::from(layout.compression.asize(info.psize));
         let checksum = (f64::from(info.psize) * costs.checksum_ns_per_byte) as Nanos;
-        *cpu += costs.zfs_block + costs.zio + checksum;
+        // The write's zio compresses the record (by the dataset's algorithm) as the sync's do.
+        let compress = if layout.compression.algorithm() == Compression::Off {
+            0
+        } else {
+            (f64::from(info.lsize) * costs.compress_ns_per_byte) as Nanos
+        };
+        *cpu += costs.zfs_block + costs.zio + compress + checksum;
         if asize == 0 {
             // All zeroes compress to a hole: nothing is written.
             return;
@@ -543,7 +564,7 @@ impl Zfs {
 
     /// Runs the write path's events up to `now` (completions, uberblocks, a sync start),
     /// then issues what the vdev queues allow. Writers it releases: [`Zfs::take_woken`].
-    pub fn sync_event(&mut self, now: Nanos, devices: &mut [Device]) {
+    pub fn sync_event(&mut self, now: Nanos, cpus: &mut Cpus, devices: &mut [Device]) {
         // vdev_queue_io_done: the vdev queues issue what completions make room for.
         self.set_async_write_max();
         self.pool.vq.advance(now, devices);
@@ -578,9 +599,10 @@ impl Zfs {
                     w.woken.append(&mut w.throttled);
                 }
             }
-            SyncPhase::Idle if w.txgs.sync_due().is_some_and(|d| d <= now) => self.begin_sync(now, devices),
+            SyncPhase::Idle if w.txgs.sync_due().is_some_and(|d| d <= now) => self.begin_sync(now),
             SyncPhase::Idle | SyncPhase::Blocks | SyncPhase::Uberblock { .. } => {}
         }
+        self.run_issue(now, cpus, devices);
         self.uberblocks(now, devices);
         self.route_resolved();
     }
@@ -594,8 +616,15 @@ impl Zfs {
 
     /// spa_sync of the open txg at `now`: plans every write (see the module docs) and hands
     /// them to the leaves' vdev queues.
-    fn begin_sync(&mut self, now: Nanos, devices: &mut [Device]) {
-        let Zfs { writes: w, arc, layout, pool, meta_flags, .. } = self;
+    fn begin_sync(&mut self, now: Nanos) {
+        let Zfs { writes: w, arc, layout, pool, meta_flags, costs, .. } = self;
+        // The CPU of a block's zio in the write issue taskq (see `wr_iss`): compression
+        // over its logical size (data by the dataset's algorithm, metadata always),
+        // fletcher4 over its physical size, and each leaf write's zio and device I/O.
+        let bytes_ns = |n: u64, per_byte: f64| (n as f64 * per_byte) as Nanos;
+        let per_write = costs.zio + costs.device_io;
+        let data_compressed = layout.compression.algorithm() != Compression::Off;
+        let queued_before = w.issue.queued_ns;
         let txg = w.txgs.begin_sync(now, &mut w.scratch);
         w.current = TxgRecord { txg, start: now, ..TxgRecord::default() };
         let sector = layout.compression.sector_size();
@@ -622,7 +651,13 @@ impl Zfs {
                 w.txgs.undirty(u64::from(charged));
             } else {
                 w.current.data_bytes += asize;
-                place(w, pool, key, asize, false, u64::from(charged));
+                let n = place(w, pool, key, asize, false, u64::from(charged));
+                let compress = if data_compressed {
+                    bytes_ns(u64::from(info.lsize), costs.compress_ns_per_byte)
+                } else {
+                    0
+                };
+                w.issue.end_job(compress + bytes_ns(asize, costs.checksum_ns_per_byte) + n * per_write);
             }
             for level in 1..layout.nlevels(object) {
                 ancestors.push((layout.key(object, blkid, level).0, blkid));
@@ -642,7 +677,12 @@ impl Zfs {
             if asize > 0 {
                 w.current.indirect_blocks += 1;
                 w.current.indirect_bytes += 2 * asize;
-                place(w, pool, key, asize, true, 0);
+                let n = place(w, pool, key, asize, true, 0);
+                w.issue.end_job(
+                    bytes_ns(u64::from(info.lsize), costs.compress_ns_per_byte)
+                        + bytes_ns(asize, costs.checksum_ns_per_byte)
+                        + n * per_write,
+                );
             }
             arc.write_done(key, info, *meta_flags, now);
         }
@@ -651,35 +691,39 @@ impl Zfs {
             // The dnode block holding the file's dnode (object 0 of the objset, level 0).
             let key = BlockKey::new(0, 0, u64::from(object) / 32);
             w.current.dnode_bytes += 2 * u64::from(sector);
-            place(w, pool, key, u64::from(sector), true, 0);
+            let n = place(w, pool, key, u64::from(sector), true, 0);
+            w.issue.end_job(bytes_ns(u64::from(sector), costs.checksum_ns_per_byte) + n * per_write);
         }
         w.ancestors = ancestors;
         w.objects = objects;
+        w.current.issue_cpu_ns = w.issue.queued_ns - queued_before;
         w.phase = SyncPhase::Blocks;
-        // The txg's writes reach each leaf's queue in offset order (vdev_queue.rs,
-        // simplification 1): async write class, aggregated there.
         let t = &w.txgs;
         pool.vq.set_async_write_max(max_async_writes(&t.params, t.dirty_total()));
-        for k in 0..w.leaves.len() {
-            let leaf = w.leaves[k];
-            let mut list = std::mem::take(&mut w.per_leaf[leaf]);
-            list.sort_unstable_by_key(|lw| lw.offset);
-            for lw in list.drain(..) {
-                let req = Request::new(
-                    leaf,
-                    lw.offset,
-                    lw.bytes,
-                    Op::Write,
-                    Priority::AsyncWrite,
-                    Tag::Txg(lw.undirty, lw.bytes),
-                );
-                w.outstanding += 1;
-                if let Some(done) = pool.submit(req, now, devices) {
-                    w.txg_write_issued(done, lw.undirty, lw.bytes);
-                }
+    }
+
+    /// The write issue taskq at `now`: the blocks whose CPU work is done go to their
+    /// leaves' vdev queues (async write class, aggregated there); free threads take the
+    /// next blocks.
+    fn run_issue(&mut self, now: Nanos, cpus: &mut Cpus, devices: &mut [Device]) {
+        let Zfs { writes: w, pool, .. } = self;
+        let mut issue = std::mem::take(&mut w.issue);
+        issue.step(now, cpus, |leaf, lw| {
+            let req = Request::new(
+                leaf,
+                lw.offset,
+                lw.bytes,
+                Op::Write,
+                Priority::AsyncWrite,
+                Tag::Txg(lw.undirty, lw.bytes),
+            );
+            w.outstanding += 1;
+            if let Some(done) = pool.submit(req, now, devices) {
+                w.txg_write_issued(done, lw.undirty, lw.bytes);
             }
-            w.per_leaf[leaf] = list;
-        }
+        });
+        w.issue = issue;
+        self.route_resolved();
     }
 
     /// A txg whose blocks are all written gets its uberblocks (vdev_uberblock_sync: every
@@ -687,7 +731,7 @@ impl Zfs {
     fn uberblocks(&mut self, now: Nanos, devices: &mut [Device]) {
         let sector = self.layout.compression.sector_size();
         let Zfs { writes: w, pool, .. } = self;
-        if w.phase != SyncPhase::Blocks || w.outstanding > 0 {
+        if w.phase != SyncPhase::Blocks || w.outstanding > 0 || !w.issue.idle() {
             return;
         }
         let ub = sector.max(1024);
@@ -739,6 +783,8 @@ impl Zfs {
             "synced_data_bytes": sum(|t| t.data_bytes),
             "synced_indirect_bytes": sum(|t| t.indirect_bytes),
             "synced_leaf_bytes": sum(|t| t.leaf_bytes),
+            // The write issue taskq's (z_wr_iss) CPU: compression, checksums, zios.
+            "issue_cpu_s": secs(sum(|t| t.issue_cpu_ns)),
             "sync_s_mean": if synced.is_empty() { 0.0 } else { secs(sum(|t| t.end - t.start)) / synced.len() as f64 },
             "zfs_dirty_data_max": w.txgs.params.dirty_data_max,
             "dirty_high_bytes": w.txgs.dirty_high,
@@ -758,6 +804,7 @@ impl Zfs {
                     "dnode_bytes": t.dnode_bytes,
                     "uberblock_bytes": t.uberblock_bytes,
                     "leaf_bytes": t.leaf_bytes,
+                    "issue_cpu_s": secs(t.issue_cpu_ns),
                 });
                 if zil {
                     // Records whose data dmu_sync had written (no data write here).
@@ -770,11 +817,11 @@ impl Zfs {
 
     /// Runs the write path from `from` until every dirty byte is on disk (an export or a
     /// clean reboot: spa_export -> txg_wait_synced); returns when it is.
-    pub fn write_flush(&mut self, from: Nanos, devices: &mut [Device]) -> Nanos {
+    pub fn write_flush(&mut self, from: Nanos, cpus: &mut Cpus, devices: &mut [Device]) -> Nanos {
         let mut t = from;
         while let Some(next) = self.sync_next_at() {
             t = t.max(next);
-            self.sync_event(t, devices);
+            self.sync_event(t, cpus, devices);
         }
         t
     }
@@ -910,33 +957,45 @@ impl Zfs {
 }
 
 /// Queues the writes of block `key`'s new copies (`ditto`: two) on their leaves.
-fn place(w: &mut WritePath, pool: &mut Pool, key: BlockKey, asize: u64, ditto: bool, undirty: u64) {
+/// Gives the writes of block `key`'s new copies (`ditto`: two) to the write issue taskq's
+/// job being built; returns how many leaf writes they are.
+fn place(w: &mut WritePath, pool: &mut Pool, key: BlockKey, asize: u64, ditto: bool, undirty: u64) -> u64 {
+    let mut n = 0;
     match pool.cow_write(key, asize, ditto) {
         Some((d0, d1)) => {
-            for (n, dva) in std::iter::once(d0).chain(d1).enumerate() {
+            for (copy, dva) in std::iter::once(d0).chain(d1).enumerate() {
                 let children = pool.children(dva.vdev as usize);
-                let share = if n == 0 { undirty / children.len() as u64 } else { 0 };
+                let share = if copy == 0 { undirty / children.len() as u64 } else { 0 };
                 for (ci, &leaf) in children.iter().enumerate() {
                     // The remainder of an uneven split goes to the first child.
-                    let extra = if n == 0 && ci == 0 { undirty % children.len() as u64 } else { 0 };
-                    w.per_leaf[leaf].push(LeafWrite {
-                        offset: dva.offset + VDEV_LABEL_START_SIZE,
-                        bytes: asize as u32,
-                        undirty: share + extra,
-                    });
+                    let extra = if copy == 0 && ci == 0 { undirty % children.len() as u64 } else { 0 };
+                    n += 1;
+                    w.issue.push_write(
+                        leaf,
+                        LeafWrite {
+                            offset: dva.offset + VDEV_LABEL_START_SIZE,
+                            bytes: asize as u32,
+                            undirty: share + extra,
+                        },
+                    );
                 }
             }
         }
         None => {
             let leaf = pool.children(0)[0];
-            for n in 0..(1 + u64::from(ditto)) {
-                w.per_leaf[leaf].push(LeafWrite {
-                    offset: w.plain_cursor,
-                    bytes: asize as u32,
-                    undirty: if n == 0 { undirty } else { 0 },
-                });
+            for k in 0..(1 + u64::from(ditto)) {
+                w.issue.push_write(
+                    leaf,
+                    LeafWrite {
+                        offset: w.plain_cursor,
+                        bytes: asize as u32,
+                        undirty: if k == 0 { undirty } else { 0 },
+                    },
+                );
+                n += 1;
                 w.plain_cursor += asize;
             }
         }
     }
+    n
 }
