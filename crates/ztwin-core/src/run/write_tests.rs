@@ -203,6 +203,23 @@ fn rate_device(c: &mut VariantConfig, rate: f64, latency_ns: u64) {
     d.parallelism = 1;
 }
 
+/// The write job (index 2) writing a 1 GiB file sequentially, alone, on a device of
+/// `rate` bytes/s; 512 MiB of RAM and a 128 MiB ARC.
+fn gib_stream(rate: f64) -> VariantConfig {
+    let mut c = test_fio_variant();
+    c.machine.ram_bytes = 512 << 20;
+    zfs(&mut c).arc.zfs_arc_max = 128 << 20;
+    rate_device(&mut c, rate, 1000);
+    let size = 1u64 << 30;
+    let crate::config::DatasetConfig::Files(f) = &mut c.dataset else { unreachable!() };
+    f.files[0].size = size;
+    let j = job(&mut c, 2);
+    j.file_range = size;
+    j.io_size = size;
+    c.phases = vec![fio("write", vec![2])];
+    c
+}
+
 /// A sequential 128K write stream on a device of rate R settles at R / (psize / lsize)
 /// of logical throughput: once dirty data is at the throttle, writers get in as fast as
 /// the syncs write. Band: the uberblocks and indirect blocks cost under 3% of the device
@@ -211,19 +228,10 @@ fn rate_device(c: &mut VariantConfig, rate: f64, latency_ns: u64) {
 #[test]
 fn a_sequential_write_settles_at_the_device_rate_over_the_compression_ratio() {
     for (compress, label) in [(None, "incompressible"), (Some(50), "compressible")] {
-        let mut c = test_fio_variant();
-        c.machine.ram_bytes = 512 << 20;
-        zfs(&mut c).arc.zfs_arc_max = 128 << 20;
-        rate_device(&mut c, 100e6, 1000);
-        let size = 1u64 << 30;
-        let crate::config::DatasetConfig::Files(f) = &mut c.dataset else { unreachable!() };
-        f.files[0].size = size;
+        let mut c = gib_stream(100e6);
         let j = job(&mut c, 2);
-        j.file_range = size;
-        j.io_size = size;
         j.buffers.buffer_compress_percentage = compress;
         j.buffers.refill_buffers = compress.map(|_| true);
-        c.phases = vec![fio("write", vec![2])];
         let s = run(&c);
         let p = &s["phases"][0];
         let w = &p["zfs_write"];
@@ -316,22 +324,12 @@ fn a_direction_without_ios_has_no_latency() {
 fn the_sync_is_bound_by_the_write_issue_taskqs_compression() {
     let mut rates = Vec::new();
     for vcpus in [2, 4] {
-        let mut c = test_fio_variant();
+        let mut c = gib_stream(2e9);
         c.machine.vcpus = vcpus;
         c.machine.cpu.speed = 1.0;
         c.machine.cpu.compress_bytes_per_sec = 50_000_000;
-        c.machine.ram_bytes = 512 << 20;
-        zfs(&mut c).arc.zfs_arc_max = 128 << 20;
         zfs(&mut c).compression = crate::config::Compression::Lz4;
-        rate_device(&mut c, 2e9, 1000);
         c.devices[0].parallelism = 8;
-        let size = 1u64 << 30;
-        let crate::config::DatasetConfig::Files(f) = &mut c.dataset else { unreachable!() };
-        f.files[0].size = size;
-        let j = job(&mut c, 2);
-        j.file_range = size;
-        j.io_size = size;
-        c.phases = vec![fio("write", vec![2])];
         let s = run(&c);
         let p = &s["phases"][0];
         let w = &p["zfs_write"];
