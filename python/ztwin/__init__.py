@@ -22,12 +22,15 @@ from .progress import Progress
 
 if TYPE_CHECKING:
     from .results import Result
+    from .sweeps import Sweep, sweep
     from .scenario import DEFAULT_SCENARIO, Scenario, load_scenario, resolve
 
 # Imported on first use (PEP 562): scenarios need pydantic and results polars, which a
 # command that uses neither (``ztwin replay``, ``ztwin geometry``) should not wait for.
 _LAZY = {
     "Result": ".results",
+    "sweep": ".sweeps",
+    "Sweep": ".sweeps",
     "Scenario": ".scenario",
     "load_scenario": ".scenario",
     "resolve": ".scenario",
@@ -53,6 +56,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "run",
+    "sweep",
+    "Sweep",
     "estimate_memory",
     "check_variants",
     "load_scenario",
@@ -199,7 +204,7 @@ def run(
         if on_progress is not None:
             callback = _progress_callback(on_progress, sc.name, name, i, len(names), time.monotonic())
         answers[name] = run_variant(sc, name, callback, progress_every_s)
-    return Result.from_core(sc.name, answers, {n: sc.variants[n] for n in names})
+    return Result.from_core(sc.name, answers, {n: sc.variants[n] for n in names}, source=sc.source, description=sc.description)
 
 
 def _progress_callback(

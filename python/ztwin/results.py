@@ -64,15 +64,23 @@ class Result:
         scenario: str,
         variants: Mapping[str, Mapping[str, Any]],
         configs: Optional[Mapping[str, Mapping[str, Any]]] = None,
+        *,
+        source: str = "",
+        description: str = "",
     ) -> None:
         self.scenario = scenario
+        #: The scenario's file (or ``<dict>``) and description, when known.
+        self.source = source
+        self.description = description
         self._docs = {name: copy.deepcopy(dict(doc)) for name, doc in variants.items()}
         self.configs = {name: copy.deepcopy(dict(c)) for name, c in (configs or {}).items()}
 
     @classmethod
-    def from_core(cls, scenario: str, answers: Mapping[str, str], configs: Optional[Mapping[str, Mapping[str, Any]]] = None) -> "Result":
+    def from_core(
+        cls, scenario: str, answers: Mapping[str, str], configs: Optional[Mapping[str, Mapping[str, Any]]] = None, *, source: str = "", description: str = ""
+    ) -> "Result":
         """Builds a result from the core's JSON answers ``{variant: json text}``."""
-        return cls(scenario, {name: json.loads(text) for name, text in answers.items()}, configs)
+        return cls(scenario, {name: json.loads(text) for name, text in answers.items()}, configs, source=source, description=description)
 
     @property
     def variant_names(self) -> list[str]:
@@ -121,10 +129,35 @@ class Result:
             return pl.DataFrame({"variant": []}, schema={"variant": pl.String})
         return pl.from_dicts(rows, infer_schema_length=None)
 
-    def to_json(self, indent: Optional[int] = 2) -> str:
+    def to_json(self, indent: Optional[int] = 2, full: bool = False) -> str:
         """The summary as one JSON document (what ``ztwin run --json`` prints), with its
-        ``schema_version`` first."""
-        return json.dumps({"schema_version": SCHEMA_VERSION, **self.summary}, indent=indent)
+        ``schema_version`` first. With ``full`` (``--json --full``) each variant keeps its
+        ``series`` and the document adds ``source``, ``description`` and ``configs`` (the
+        resolved config of each variant): what ``ztwin report`` draws a run's report from."""
+        if not full:
+            return json.dumps({"schema_version": SCHEMA_VERSION, **self.summary}, indent=indent)
+        doc = {
+            "schema_version": SCHEMA_VERSION,
+            "scenario": self.scenario,
+            "source": self.source,
+            "description": self.description,
+            "variants": self._docs,
+            "configs": self.configs,
+        }
+        return json.dumps(doc, indent=indent)
+
+    def report_data(self) -> Any:
+        """What an HTML report of this result shows (:class:`ztwin.html_report.RunData`)."""
+        from .html_report import RunData
+
+        return RunData(self.scenario, self.source, self.description, {n: self.variant(n) for n in self.variant_names}, dict(self.configs))
+
+    def write_report(self, path: Union[str, Path], png_dir: Optional[Union[str, Path]] = None) -> Path:
+        """Writes the HTML report of this result (see :mod:`ztwin.html_report`); with
+        ``png_dir`` each figure as a PNG there. Returns the report's path."""
+        from .html_report import write_run_report
+
+        return write_run_report(self.report_data(), path, png_dir)
 
     def to_csv(self, directory: Union[str, Path]) -> Path:
         """Writes the series as one long CSV, ``DIR/<scenario>.series.csv``; returns its path.
