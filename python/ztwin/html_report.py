@@ -390,7 +390,11 @@ def _settings_table(configs: Mapping[str, Mapping[str, Any]]) -> str:
     if not diff:
         return '<p class="note">The variants resolve to the same settings.</p>'
     rows = [[k] + [_fmt_setting(flat[n].get(k)) for n in flat] for k in diff]
-    return '<p class="note">The resolved settings (the core\'s config keys: bytes, nanoseconds) that differ between the variants.</p>' + _table(["setting"] + list(flat), rows)
+    table = _table(["setting"] + list(flat), rows)
+    return (
+        f'<details{" open" if len(diff) <= 20 else ""}><summary>{len(diff)} resolved settings differ between the variants '
+        "(the core's config keys: bytes, nanoseconds)</summary>" + table + "</details>"
+    )
 
 
 def _fmt_setting(v: Any) -> str:

@@ -492,7 +492,10 @@ def run_sweep(
         try:
             sc = _validate(raw, given.source, _merge(base, _nested(point)), base_dir, memory_check=memory_check)
         except ScenarioError as e:
-            raise ScenarioError(f"sweep point {i + 1} of {len(points)} ({_label(point)}): {e}", errors=e.errors()) from None
+            hint = ""
+            if any(err["loc"][:1] == ("variants",) for err in e.errors()):
+                hint = "\n(a sweep sets its keys in every variant it runs; choose the variants with --variant)"
+            raise ScenarioError(f"sweep point {i + 1} of {len(points)} ({_label(point)}): {e}{hint}", errors=e.errors()) from None
         loaded.append(sc)
 
     ray = None

@@ -1,6 +1,8 @@
 """The ``ztwin`` command line (Typer + Rich).
 
 ``ztwin run [SCENARIO]``     run every variant (default: the packaged experiment 1)
+``ztwin sweep SCENARIO ...`` a grid of scenario keys, on Ray or in-process, with its report
+``ztwin report SRC -o F``    the HTML report of a saved run or a sweep directory
 ``ztwin validate SCENARIO``  validate and print the resolved variants as JSON
 ``ztwin geometry ...``       block-pointer tree geometry of a ZFS file
 ``ztwin bench``              wall time, peak memory and simulated work per second
@@ -14,7 +16,7 @@ traceback (set ``ZTWIN_DEBUG=1`` to see one). With ``--json`` the only thing on 
 one JSON document; progress goes to stderr.
 
 One module per command (``bench-replay`` lives with ``replay``); :mod:`.report` has the
-tables ``ztwin run`` prints, :mod:`.progress` its progress display, and :mod:`.common`
+tables ``ztwin run`` prints (:mod:`.html` is ``ztwin report``, the HTML page), :mod:`.progress` its progress display, and :mod:`.common`
 what every command shares: the app, the consoles, the error handling and number formats.
 """
 
@@ -28,6 +30,8 @@ from .report import arcstat_lines, fio_lines, fio_runs_table, phases_table, summ
 # Importing a command's module registers it; ``ztwin --help`` lists the commands in this order.
 # isort: off
 from .run import run_cmd
+from .sweep import sweep_cmd
+from .html import report_cmd
 from .validate import validate_cmd
 from .geometry import geometry_cmd, geometry_request, geometry_tables
 from .bench import bench_cmd
@@ -49,6 +53,8 @@ __all__ = [
     "geometry_request",
     "geometry_tables",
     "run_cmd",
+    "sweep_cmd",
+    "report_cmd",
     "validate_cmd",
     "geometry_cmd",
     "bench_cmd",

@@ -114,3 +114,19 @@ def _size_opt(text: str, opt: str) -> int:
         return units.parse_size(int(text) if text.isdigit() else text)
     except units.UnitError as e:
         raise ScenarioError(f"{opt}: {e}") from None
+
+
+def run_overrides(seed: Optional[int], run_over: dict[str, Optional[str]]) -> dict[str, Any]:
+    """The table ``--seed``, ``--duration``, ``--warmup`` and ``--report-interval`` set in every variant."""
+    overrides: dict[str, Any] = {}
+    if seed is not None:
+        overrides["seed"] = seed
+    for key, text in run_over.items():
+        if text is not None:
+            try:
+                units.parse_duration(text)
+            except units.UnitError as e:
+                raise ScenarioError(f"--{key.replace('_', '-')}: {e}") from None
+    if any(v is not None for v in run_over.values()):
+        overrides["run"] = {k: v for k, v in run_over.items() if v is not None}
+    return overrides

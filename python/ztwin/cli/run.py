@@ -9,9 +9,8 @@ from typing import Any, Optional
 import typer
 from rich.markup import escape
 
-from .. import units
 from ..exceptions import ScenarioError
-from .common import _handle_errors, _stderr, _stdout, app
+from .common import _handle_errors, _stderr, _stdout, app, run_overrides
 from .progress import BarProgress, PlainProgress
 from .report import arcstat_lines, fio_lines, fio_runs_table, phases_table, summary_table
 
@@ -20,6 +19,9 @@ from .report import arcstat_lines, fio_lines, fio_runs_table, phases_table, summ
 def run_cmd(
     scenario: Optional[Path] = typer.Argument(None, help="Scenario TOML (default: the packaged experiment 1)."),
     json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON document (the summary) on stdout."),
+    full: bool = typer.Option(False, "--full", help="With --json: each variant's series and resolved config too (what ztwin report draws time series from)."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Also write the run's HTML report (one self-contained page) to FILE."),
+    png: Optional[Path] = typer.Option(None, "--png", help="With --report: each figure as DIR/<figure>.png too."),
     csv_dir: Optional[Path] = typer.Option(None, "--csv", help="Write the series to DIR/<scenario>.series.csv (one long CSV, column 'variant' first)."),
     variant: Optional[list[str]] = typer.Option(None, "--variant", help="Run only this variant (repeatable)."),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Override the scenario's seed."),
@@ -38,18 +40,16 @@ def run_cmd(
 
     if arcstat not in ("window", "all", "none"):
         raise ScenarioError(f"--arcstat: {arcstat!r}; one of window, all, none")
-    overrides: dict[str, Any] = {}
-    if seed is not None:
-        overrides["seed"] = seed
+    if full and not json_out:
+        raise ScenarioError("--full goes with --json (it adds the series and configs to the JSON document)")
+    if png is not None and report is None:
+        raise ScenarioError("--png goes with --report FILE (the PNGs are the report's figures)")
     run_over = {"duration": duration, "warmup": warmup, "report_interval": report_interval}
-    for key, text in run_over.items():
-        if text is not None:
-            try:
-                units.parse_duration(text)
-            except units.UnitError as e:
-                raise ScenarioError(f"--{key.replace('_', '-')}: {e}") from None
-    if any(v is not None for v in run_over.values()):
-        overrides["run"] = {k: v for k, v in run_over.items() if v is not None}
+    overrides = run_overrides(seed, run_over)
+    if report is not None:
+        from .. import html_report
+
+        html_report._plotly()  # a missing plotly is said before the run, not after it
     try:
         sc = load_scenario(scenario if scenario is not None else DEFAULT_SCENARIO, overrides=overrides or None, memory_check=not no_memory_check)
     except ScenarioError as e:
@@ -73,8 +73,11 @@ def run_cmd(
     if csv_dir is not None:
         path = result.to_csv(csv_dir)
         err.print(f"series written to {escape(str(path))}")
+    if report is not None:
+        path = result.write_report(report, png)
+        err.print(f"report written to {escape(str(path))}" + (f", figures to {escape(str(png))}" if png is not None else ""))
     if json_out:
-        typer.echo(result.to_json())
+        typer.echo(result.to_json(full=full))
         return
     out = _stdout()
     if summary_only:
