@@ -336,6 +336,10 @@ window.addEventListener('load', function () {
   var n = document.querySelectorAll('.js-plotly-plot .main-svg').length > 0 ?
     document.querySelectorAll('.js-plotly-plot').length : 0;
   document.body.setAttribute('data-plots-rendered', String(n));
+  document.body.setAttribute('data-script-errors', String(window.ztwinErrors.length));
+  if (window.ztwinErrors.length) {
+    document.getElementById('ztwin-errors').textContent = 'script errors: ' + window.ztwinErrors.join('; ');
+  }
 });
 """
 
