@@ -4,7 +4,7 @@ with the run's progress on stderr (see :mod:`.progress`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 from rich.markup import escape
