@@ -49,6 +49,7 @@ __all__ = [
     "parse_value",
     "grid",
     "run_sweep",
+    "PointLoader",
     "sweep",
     "metrics_row",
     "COLUMNS_DOC",
@@ -435,6 +436,48 @@ def _run_task(scenario: Any, name: str) -> str:
     return run_variant(scenario, name)
 
 
+class PointLoader:
+    """Loads points of a sweep (or of ``ztwin advise``'s searches): the scenario as given
+    (with ``overrides``, the run's ``--duration`` and the like, set in every variant), cut
+    to the variants ``names`` (all by default), then each point's keys set in them, last;
+    every point is validated, resolved and checked by the core as a scenario file is. A
+    bad value is the loader's error, prefixed by the point (``sweep point 2 of 3
+    (filesystem.arc.zfs_arc_max=1G)``)."""
+
+    def __init__(
+        self,
+        scenario: Union[str, Path, dict[str, Any]],
+        names: Optional[Iterable[str]] = None,
+        overrides: Optional[Mapping[str, Any]] = None,
+        memory_check: bool = True,
+    ) -> None:
+        from . import select_variants
+        from .scenario import load_scenario
+
+        self.base = dict(overrides or {})
+        self.memory_check = memory_check
+        given = load_scenario(scenario, overrides=self.base or None, memory_check=memory_check)
+        self.given = given
+        self.names = select_variants(given, names)
+        raw = copy.deepcopy(given.raw)
+        if raw.get("variants"):
+            raw["variants"] = {n: v for n, v in raw["variants"].items() if n in self.names}
+        self.raw = raw
+        self.base_dir = Path(scenario).resolve().parent if isinstance(scenario, (str, Path)) else None
+
+    def load(self, point: Mapping[str, Any], index: int = 0, total: int = 1, what: str = "sweep point") -> Any:
+        """The :class:`~ztwin.scenario.Scenario` of ``point`` (``{"dotted.key": value}``)."""
+        from .scenario.load import _validate
+
+        try:
+            return _validate(self.raw, self.given.source, _merge(self.base, _nested(point)), self.base_dir, memory_check=self.memory_check)
+        except ScenarioError as e:
+            hint = ""
+            if any(err["loc"][:1] == ("variants",) for err in e.errors()):
+                hint = "\n(a sweep sets its keys in every variant it runs; choose the variants with --variant)"
+            raise ScenarioError(f"{what} {index + 1} of {total} ({_label(point)}): {e}{hint}", errors=e.errors()) from None
+
+
 def _ray_module() -> Any:
     try:
         import ray  # type: ignore[import-not-found]
@@ -467,9 +510,8 @@ def run_sweep(
     and checked before any runs; errors are :class:`~ztwin.exceptions.ScenarioError`
     (a bad value, named by its key, with its point) or :class:`SweepError`.
     """
-    from . import resources, select_variants
-    from .scenario import DEFAULT_SCENARIO, load_scenario
-    from .scenario.load import _validate
+    from . import resources
+    from .scenario import DEFAULT_SCENARIO
 
     note = on_note or (lambda _m: None)
     if workers is not None and workers < 1:
@@ -481,23 +523,9 @@ def run_sweep(
 
     # The scenario as given (with the run's overrides), then every point of the chosen
     # variants loaded and checked (schema, resolution, the core's build) before any runs.
-    given = load_scenario(src, overrides=base or None, memory_check=memory_check)
-    names = select_variants(given, variants)
-    raw = copy.deepcopy(given.raw)
-    if raw.get("variants"):
-        raw["variants"] = {n: v for n, v in raw["variants"].items() if n in names}
-    base_dir = Path(src).resolve().parent if isinstance(src, (str, Path)) else None
-    loaded = []
-    for i, point in enumerate(points):
-        try:
-            sc = _validate(raw, given.source, _merge(base, _nested(point)), base_dir, memory_check=memory_check)
-        except ScenarioError as e:
-            hint = ""
-            if any(err["loc"][:1] == ("variants",) for err in e.errors()):
-                hint = "\n(a sweep sets its keys in every variant it runs; choose the variants with --variant)"
-            raise ScenarioError(f"sweep point {i + 1} of {len(points)} ({_label(point)}): {e}{hint}", errors=e.errors()) from None
-        loaded.append(sc)
-
+    loader = PointLoader(src, names=variants, overrides=base, memory_check=memory_check)
+    names = loader.names
+    loaded = [loader.load(point, i, len(points)) for i, point in enumerate(points)]
     ray = None
     if ray_address is not None or use_ray is not False:
         ray = _ray_module()
