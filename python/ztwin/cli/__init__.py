@@ -2,6 +2,7 @@
 
 ``ztwin run [SCENARIO]``     run every variant (default: the packaged experiment 1)
 ``ztwin sweep SCENARIO ...`` a grid of scenario keys, on Ray or in-process, with its report
+``ztwin advise Q SCENARIO`` a sizing question (arc, recordsize, memory-split) answered by runs
 ``ztwin report SRC -o F``    the HTML report of a saved run or a sweep directory
 ``ztwin validate SCENARIO``  validate and print the resolved variants as JSON
 ``ztwin geometry ...``       block-pointer tree geometry of a ZFS file
@@ -31,6 +32,7 @@ from .report import arcstat_lines, fio_lines, fio_runs_table, phases_table, summ
 # isort: off
 from .run import run_cmd
 from .sweep import sweep_cmd
+from .advise import advise_cmd
 from .html import report_cmd
 from .validate import validate_cmd
 from .geometry import geometry_cmd, geometry_request, geometry_tables
@@ -54,6 +56,7 @@ __all__ = [
     "geometry_tables",
     "run_cmd",
     "sweep_cmd",
+    "advise_cmd",
     "report_cmd",
     "validate_cmd",
     "geometry_cmd",

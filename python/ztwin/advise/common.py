@@ -1,0 +1,257 @@
+"""What every question of ``ztwin advise`` shares: the typed answer (:class:`Advice`), the
+runner of points (a variant of a scenario with some keys set, loaded and checked as
+``ztwin sweep`` loads its points, each run once and remembered), and the scaled-down run.
+
+The scaled-down run (:func:`scaled_point`): sysbench's tables are identical and accessed
+uniformly (``rand_type = "uniform"``), so a twin of ``tables / k`` tables with every
+memory (RAM, ``zfs_arc_max``, ``innodb_buffer_pool_size``, any ARC limit the scenario
+sets) divided by the same ``k`` sees each table as the full one does: the same share of
+each table's blocks cached at each level, the same hit ratios, the same reads per query,
+on the same devices and CPUs, so the same rates. It warms ``k`` times faster (each cache
+holds ``k`` times fewer blocks, loaded at the same rate), which is what saves runs their
+time. Where it breaks: the fixed parts of memory do not scale (ARC headers of the dnodes
+and the files' tree tops, the 32 MiB floor of arc_c_min, the 64 MiB floor of zfs_arc_max,
+the dbuf cache's and arc_meta_min's floors), nor does an L2ARC (its device and feed rate,
+its headers), nor a workload that is not uniform over the tables. So its error is measured
+against full-size runs before it is trusted (see :mod:`.arc`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Union
+
+from ..exceptions import ScenarioError, ZtwinError
+
+__all__ = ["Advice", "AdviseError", "Runner", "Outcome", "scaled_point", "choose_scale", "size_text", "per_s"]
+
+
+class AdviseError(ZtwinError, ValueError):
+    """A question that cannot be asked of this scenario or variant (no ZFS for ``arc``, ...)."""
+
+
+def size_text(n: int) -> str:
+    """Bytes as a scenario file takes them ("3GiB", "2.5GiB", "192MiB")."""
+    from ..units import format_size
+
+    return format_size(int(n))
+
+
+def per_s(count: Any, window_s: Any) -> Optional[float]:
+    if count is None or not window_s:
+        return None
+    return count / window_s
+
+
+@dataclass
+class Advice:
+    """The answer to one question: the recommended values, the points behind them, the
+    mechanism in a sentence, and what it cost."""
+
+    question: str
+    scenario: str
+    source: str
+    variant: str
+    #: ``{parameter: value}``, values as a scenario file takes them ("3GiB", "16K", "lz4").
+    answer: dict[str, Any]
+    #: One dict per run point: the parameter(s), ``qps`` and the question's metrics.
+    points: list[dict[str, Any]]
+    explanation: str
+    #: How the answer was chosen, in words (the criterion and its tolerances).
+    criterion: str = ""
+    #: Runs of the core this answer cost, and the wall time of the whole question (s).
+    runs: int = 0
+    wall_s: float = 0.0
+    #: Simulated time per point, the scale used, anything the reader should know.
+    notes: list[str] = field(default_factory=list)
+    #: The settings of the search (warm-up and duration per point, scale, tolerances).
+    settings: dict[str, Any] = field(default_factory=dict)
+    #: The parameter the curve is drawn against (a column of ``points``).
+    x: str = ""
+
+    def frame(self) -> Any:
+        """The points as a polars DataFrame, one row per run point."""
+        import polars as pl
+
+        if not self.points:
+            return pl.DataFrame()
+        return pl.from_dicts(self.points, infer_schema_length=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "points": self.points,
+            "explanation": self.explanation,
+            "criterion": self.criterion,
+            "scenario": self.scenario,
+            "source": self.source,
+            "variant": self.variant,
+            "runs": self.runs,
+            "wall_s": round(self.wall_s, 3),
+            "notes": self.notes,
+            "settings": self.settings,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def write_report(self, path: Union[str, Path]) -> Path:
+        """The HTML page of the answer: its curve with the answer marked, the points, the explanation."""
+        from .report import write_advice_report
+
+        return write_advice_report(self, path)
+
+
+@dataclass
+class Outcome:
+    """One point's run: the summary document, or the loader's refusal."""
+
+    point: dict[str, Any]
+    doc: Optional[dict[str, Any]] = None
+    refused: Optional[str] = None
+    wall_s: float = 0.0
+    config: Optional[dict[str, Any]] = None
+
+
+class Runner:
+    """Runs points of one variant: ``{"dotted.key": value}`` set in the variant last, as
+    ``ztwin sweep --set`` does (:class:`ztwin.sweeps.PointLoader`); a value the loader
+    refuses is an :class:`Outcome` with ``refused`` (its message), not an error. Each
+    distinct point runs once."""
+
+    def __init__(
+        self,
+        scenario: Union[str, Path, dict[str, Any]],
+        variant: Optional[str],
+        overrides: Optional[Mapping[str, Any]] = None,
+        *,
+        memory_check: bool = True,
+        fits: Optional[Callable[[dict[str, Any]], bool]] = None,
+        question: str = "",
+        on_run: Optional[Callable[[str], None]] = None,
+    ) -> None:
+        from ..sweeps import PointLoader
+
+        probe = PointLoader(scenario, None, overrides, memory_check)
+        names = probe.names
+        if variant is None:
+            fitting = [n for n in names if fits is None or fits(probe.given.variants[n])]
+            if not fitting:
+                raise AdviseError(f"scenario {probe.given.source} has no variant that {question or 'this question'} applies to")
+            variant = fitting[0]
+        self.loader = PointLoader(scenario, [variant], overrides, memory_check)
+        self.variant = variant
+        self.scenario = self.loader.given
+        self.config = self.scenario.variants[variant]
+        self.memory_check = memory_check
+        self.on_run = on_run or (lambda _m: None)
+        self.cache: dict[str, Outcome] = {}
+        self.runs = 0
+        self.run_wall_s = 0.0
+
+    def outcome(self, point: Mapping[str, Any], label: str = "") -> Outcome:
+        from .. import resources, run_variant
+
+        key = json.dumps(point, sort_keys=True, default=str)
+        if key in self.cache:
+            return self.cache[key]
+        try:
+            sc = self.loader.load(point, what="advise point")
+        except ScenarioError as e:
+            out = Outcome(dict(point), refused=_refusal(e))
+            self.cache[key] = out
+            self.on_run(f"{label or _label(point)}: refused by the loader ({out.refused})")
+            return out
+        if self.memory_check:
+            est = sc.memory.get(self.variant) or resources.estimate_config(sc.variants[self.variant])
+            if est is not None:
+                resources.check_memory({self.variant: est}, sc.source)
+        t0 = time.monotonic()
+        doc = json.loads(run_variant(sc, self.variant))
+        wall = time.monotonic() - t0
+        doc.pop("series", None)
+        self.runs += 1
+        self.run_wall_s += wall
+        out = Outcome(dict(point), doc=doc, wall_s=wall, config=sc.variants[self.variant])
+        self.cache[key] = out
+        self.on_run(f"{label or _label(point)}: {doc.get('qps', 0):,.1f} queries/s ({wall:.1f} s wall)")
+        return out
+
+
+def _label(point: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in point.items() if not k.startswith("run."))
+
+
+def _refusal(e: ScenarioError) -> str:
+    msgs = [f"{err['loc_str']}: {err['msg']}" for err in e.errors()] if e.errors() else [str(e)]
+    return "; ".join(msgs)
+
+
+# --------------------------------------------------------------------------------------
+# The scaled-down run
+
+
+def choose_scale(tables: int, max_k: int = 8, min_tables: int = 32) -> int:
+    """The default scale: the largest ``k <= max_k`` leaving at least ``min_tables`` tables
+    (enough files for per-file effects to average out); 1 when the dataset is smaller."""
+    k = max(1, min(max_k, tables // min_tables))
+    return k
+
+
+def scaled_point(config: Mapping[str, Any], k: int) -> tuple[dict[str, Any], float]:
+    """The keys that make a variant's run ``k`` times smaller (see the module's docs):
+    ``dataset.tables`` rounded to the nearest integer, and every memory (``machine.ram``,
+    ``database.innodb_buffer_pool_size``, ``filesystem.arc.zfs_arc_max`` and any ARC limit
+    set) divided by the factor actually obtained (``tables / scaled tables``). Returns the
+    keys and that factor. Refuses a ``k`` below 1 or one that leaves less than one table."""
+    if not isinstance(k, int) or k < 1:
+        raise AdviseError(f"scale {k!r}: a whole number >= 1")
+    ds = config.get("dataset") or {}
+    if ds.get("type") != "sysbench":
+        raise AdviseError("a scaled-down run needs a sysbench dataset (identical tables)")
+    tables = int(ds["tables"])
+    if k == 1:
+        return {}, 1.0
+    scaled = round(tables / k)
+    if scaled < 1:
+        raise AdviseError(f"scale 1/{k} leaves less than one of the {tables} table(s)")
+    factor = tables / scaled
+    point: dict[str, Any] = {"dataset.tables": scaled}
+    point["machine.ram"] = int(config["machine"]["ram_bytes"] / factor)
+    db = config.get("database") or {}
+    if db.get("innodb_buffer_pool_size"):
+        point["database.innodb_buffer_pool_size"] = int(db["innodb_buffer_pool_size"] / factor)
+    fs = config.get("filesystem") or {}
+    if fs.get("type") == "zfs":
+        arc = fs.get("arc") or {}
+        ram = int(config["machine"]["ram_bytes"])
+        arc_max = int(arc.get("zfs_arc_max") or ram // 2)
+        point["filesystem.arc.zfs_arc_max"] = int(arc_max / factor)
+        for key in ("zfs_arc_min", "zfs_arc_meta_limit", "zfs_arc_meta_min"):
+            if arc.get(key):
+                point[f"filesystem.arc.{key}"] = int(arc[key] / factor)
+    return point, factor
+
+
+def scale_values(point: Mapping[str, Any], factor: float) -> dict[str, Any]:
+    """``point``'s memory sizes (bytes) divided by ``factor`` (the keys scaled_point scales)."""
+    out = dict(point)
+    for key in ("filesystem.arc.zfs_arc_max", "database.innodb_buffer_pool_size", "machine.ram", "filesystem.arc.zfs_arc_min", "filesystem.arc.zfs_arc_meta_limit"):
+        if key in out and isinstance(out[key], (int, float)):
+            out[key] = int(out[key] / factor)
+    return out
+
+
+def rel_err(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    if a is None or b is None or not b:
+        return None
+    return abs(a - b) / abs(b)
+
+
+def fmt(x: Optional[float], spec: str = ",.1f") -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)

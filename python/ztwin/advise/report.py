@@ -1,0 +1,81 @@
+"""The HTML page of an answer (``ztwin advise ... --report FILE``): the answer, the
+criterion, the explanation, the curve of each metric against the parameter with the
+answer marked (one line per scale: full-size and scaled-down runs apart), the notes and
+the points. The figures, the page and the tables are :mod:`ztwin.html_report`'s."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any, Union
+
+from .. import html_report as hr
+
+#: The curves, when the points have the column: (column, title, unit, scale).
+_METRICS = [
+    ("qps", "Throughput", "queries/s", 1.0),
+    ("demand_metadata_misses_per_query", "Demand metadata misses per query", "misses/query", 1.0),
+    ("arc_hit_ratio", "ARC hit ratio", "%", 100.0),
+    ("arc_demand_data_hit_ratio", "ARC demand data hit ratio", "%", 100.0),
+    ("innodb_buffer_pool_hit_ratio", "InnoDB buffer pool hit ratio", "%", 100.0),
+    ("arc_meta_used", "arc_meta_used at the window's end", "GiB", 2**-30),
+    ("arc_metadata_size", "ARC metadata_size at the window's end", "GiB", 2**-30),
+]
+
+
+def advice_figures(advice: Any) -> list[hr.Fig]:
+    rows = [r for r in advice.points if "refused" not in r and r.get(advice.x) is not None]
+    x = advice.x
+    answer_x = None
+    for r in rows:
+        if all(str(r.get(k)) == str(v) for k, v in advice.answer.items()) and r.get("scale", 1) == 1:
+            answer_x = r[x]
+    if answer_x is None:
+        for r in rows:
+            if all(str(r.get(k)) == str(v) for k, v in advice.answer.items()):
+                answer_x = r[x]
+    scales = sorted({r.get("scale", 1) for r in rows})
+    figs = []
+    for col, title, unit, sc in _METRICS + [(c, f"Device {c[: -len('_read_iops')]}: reads", "IOPS", 1.0) for c in sorted({k for r in rows for k in r if k.endswith("_read_iops")})]:
+        if not any(r.get(col) is not None for r in rows):
+            continue
+        traces, marks = [], []
+        for s in scales:
+            pts = sorted((r for r in rows if r.get("scale", 1) == s and r.get(col) is not None), key=lambda r: r[x])
+            name = "full size" if s == 1 else f"scaled 1/{s:g}"
+            xs = [r[x] * (2**-30 if x.endswith("_bytes") else 1) for r in pts]
+            ys = [r[col] * sc for r in pts]
+            traces.append(hr.Trace(name, xs, ys, "solid" if s == 1 else "dash"))
+            if answer_x is not None:
+                hit = [r for r in pts if r[x] == answer_x]
+                if hit and (s == 1 or not any(r.get("scale", 1) == 1 and r[x] == answer_x for r in rows)):
+                    marks.append((name, answer_x * (2**-30 if x.endswith("_bytes") else 1), hit[0][col] * sc, "answer"))
+        xl = x.removesuffix("_bytes") + (" (GiB)" if x.endswith("_bytes") else "")
+        figs.append(hr.Fig(f"advise-{hr._slug(col)}", f"{title} against {x.removesuffix('_bytes')}", xl, unit, traces, marks))
+    return figs
+
+
+def render_advice(advice: Any) -> str:
+    go, get_js = hr._plotly()
+    figs = advice_figures(advice)
+    body = hr._header(advice.scenario, advice.source, "", f"advise {advice.question}")
+    ans = ", ".join(f"{k} = {v}" for k, v in advice.answer.items()) or "none found"
+    body += f"<h2 id=\"answer\">Answer: {html.escape(ans)}</h2>"
+    body += f"<p><b>Variant:</b> {html.escape(advice.variant)}. <b>Criterion:</b> {html.escape(advice.criterion)}</p>"
+    body += f"<p><b>Why:</b> {html.escape(advice.explanation)}</p>"
+    body += f'<p class="note">{advice.runs} runs, {advice.wall_s:.1f} s of wall time.</p>'
+    body += "<ul>" + "".join(f"<li class=\"note\">{html.escape(n)}</li>" for n in advice.notes) + "</ul>"
+    body += '<h2 id="curves">The curve</h2><p class="note">One line per scale (full size; scaled-down runs dashed, their sizes multiplied back); a star marks the answer.</p>'
+    body += hr._figs_html(go, figs)
+    body += '<h2 id="points">Points</h2>'
+    cols = []
+    for r in advice.points:
+        for c in r:
+            if c not in cols:
+                cols.append(c)
+    body += hr._table(cols, [[hr._fmt(r.get(c)) if c in r else "" for c in cols] for r in advice.points])
+    return hr._page(f"{advice.scenario}: ztwin advise {advice.question}", body, get_js())
+
+
+def write_advice_report(advice: Any, path: Union[str, Path]) -> Path:
+    return hr._write(path, render_advice(advice))

@@ -1,0 +1,125 @@
+"""``ztwin advise QUESTION SCENARIO``: a question (arc, recordsize, memory-split) answered
+by runs of the scenario's variant (see :mod:`ztwin.advise`): the recommended value, the
+points behind it and the mechanism in a sentence; ``--json`` as one document."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from .common import _handle_errors, _stderr, _stdout, app, run_overrides
+
+#: The columns the table shows, when a question's points have them: (column, header, format).
+_COLUMNS: list[tuple[str, str, str]] = [
+    ("zfs_arc_max", "zfs_arc_max", "s"),
+    ("innodb_buffer_pool_size", "buffer pool", "s"),
+    ("recordsize", "recordsize", "s"),
+    ("scale", "scale", "g"),
+    ("qps", "qps", ",.1f"),
+    ("demand_metadata_misses_per_s", "dm misses/s", ",.1f"),
+    ("demand_metadata_misses_per_query", "dm misses/query", ".4f"),
+    ("arc_hit_ratio", "ARC hit %", "%"),
+    ("arc_demand_data_hit_ratio", "ARC dd hit %", "%"),
+    ("innodb_buffer_pool_hit_ratio", "BP hit %", "%"),
+    ("arc_meta_used", "arc_meta_used", "size"),
+    ("arc_metadata_size", "metadata_size", "size"),
+    ("arc_c", "c", "size"),
+    ("read_iops", "read IOPS", ",.0f"),
+    ("read_mbps", "read MB/s", ",.1f"),
+    ("avg_read_kib", "avg read KiB", ",.1f"),
+    ("compressratio", "compressratio", ".2f"),
+    ("write_amplification", "write ampl.", ".2f"),
+    ("warmup_s", "warm-up s", "g"),
+    ("role", "run", "s"),
+    ("passes", "passes", "s"),
+]
+
+
+def _cell(v: Any, f: str) -> str:
+    from .. import units
+
+    if v is None:
+        return "-"
+    if f == "%":
+        return f"{100 * v:.1f}"
+    if f == "size":
+        return units.human_size(v)
+    if f == "s":
+        return str(v).lower() if isinstance(v, bool) else str(v)
+    try:
+        return format(v, f)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def _points_table(advice: Any) -> Table:
+    rows = advice.points
+    t = Table(title=f"Points ({len(rows)}; each a run of variant {advice.variant})", title_justify="left")
+    cols = []
+    for col, head, f in _COLUMNS:
+        key = col
+        if col in ("read_iops",):
+            key = next((c for c in (rows[0] if rows else {}) if c.endswith("_read_iops")), col)
+        if any(key in r and r[key] is not None for r in rows):
+            cols.append((key, head, f))
+            t.add_column(head, justify="left" if f == "s" else "right")
+    for r in rows:
+        if "refused" in r:
+            t.add_row(*[_cell(r.get(k), f) if k in r else ("refused" if i == 1 else "") for i, (k, _h, f) in enumerate(cols)])
+            continue
+        t.add_row(*[_cell(r.get(k), f) for k, _h, f in cols])
+    return t
+
+
+@app.command("advise")
+@_handle_errors
+def advise_cmd(
+    question: str = typer.Argument(..., help="The question: arc (more to come: recordsize, memory-split, slog, compression, l2arc)."),
+    scenario: Path = typer.Argument(..., help="Scenario TOML."),
+    variant: Optional[str] = typer.Option(None, "--variant", help="The variant to advise on (default: its first one the question applies to)."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON document: question, answer, points, explanation (and criterion, notes, runs, wall_s)."),
+    duration: Optional[str] = typer.Option(None, "--duration", help="Each point's measured window (default: chosen by the question, and said)."),
+    warmup: Optional[str] = typer.Option(None, "--warmup", help="Each point's warm-up (default: chosen by the question so the caches are warm, and said)."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Override the scenario's seed."),
+    scale: Optional[int] = typer.Option(None, "--scale", min=1, help="arc: scaled-down runs of tables/K with memory divided alike (default: chosen; 1: full size only)."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Also write the answer's HTML page (its curve with the answer marked) to FILE."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per run on stderr."),
+    no_memory_check: bool = typer.Option(False, "--no-memory-check", help="Run points even when their estimated memory exceeds what the machine has available."),
+) -> None:
+    """Answer a sizing question (arc) from runs of a scenario's variant: the value, the curve, the mechanism."""
+    from ..advise import QUESTIONS, AdviseError, advise
+
+    if question not in QUESTIONS:
+        raise AdviseError(f"unknown question {question!r}; the questions: {', '.join(QUESTIONS)}")
+    run_overrides(seed, {"duration": duration, "warmup": warmup})  # durations checked before any run
+    if report is not None:
+        from .. import html_report
+
+        html_report._plotly()
+    err = _stderr()
+
+    def note(line: str) -> None:
+        if not quiet:
+            err.print(f"advise {escape(question)}: {escape(line)}")
+
+    adv = advise(question, str(scenario), variant, duration=duration, warmup=warmup, seed=seed, scale=scale, memory_check=not no_memory_check, on_note=note)
+    if report is not None:
+        path = adv.write_report(report)
+        err.print(f"report written to {escape(str(path))}")
+    if json_out:
+        typer.echo(adv.to_json())
+        return
+    out = _stdout()
+    out.print(f"[bold]{escape(adv.scenario)}[/], variant {escape(adv.variant)} ({escape(adv.source)}): {escape(question)} - simulated by ztwin; model outputs, not measurements")
+    out.print(_points_table(adv))
+    ans = ", ".join(f"{k} = {v}" for k, v in adv.answer.items()) or "none found"
+    out.print(f"\n[bold]Answer:[/] {escape(ans)}")
+    out.print(f"[bold]Criterion:[/] {escape(adv.criterion)}")
+    out.print(f"[bold]Why:[/] {escape(adv.explanation)}")
+    for n in adv.notes:
+        out.print(f"[dim]note:[/] {escape(n)}")
+    out.print(f"{adv.runs} runs, {adv.wall_s:.1f} s wall")
