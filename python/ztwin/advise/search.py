@@ -11,7 +11,7 @@ so a criterion relative to the best point seen (``qps within 2% of the best``) i
 again as points come in: the search goes on until the bracket is one step wide under the
 final judgement. A curve that is not monotone (a failing point above a passing one) or
 flat (holding at the lowest allowed value) is reported in :attr:`Search.notes`, never
-hidden.
+hidden; the answer is then the smallest passing index above every failing one.
 """
 
 from __future__ import annotations
@@ -97,6 +97,10 @@ def bracket_search(
             continue
         passing = sorted(j for j, x in v.items() if x is True)
         failing = sorted(j for j, x in v.items() if x is False)
+        # Only a passing index above every failing one can be the answer (a curve that
+        # is not monotone is searched above its highest failure, and reported).
+        if failing:
+            passing = [j for j in passing if j > failing[-1]]
         if not passing:
             top = max(failing) if failing else i
             if top >= hi_now:
