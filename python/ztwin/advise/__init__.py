@@ -59,24 +59,15 @@ def advise(
     overrides: dict[str, Any] = {}
     if seed is not None:
         overrides["seed"] = seed
-    if question == "arc":
-        from . import arc
+    from . import arc  # the only question so far; the others will dispatch here
 
-        opts = arc.ArcOptions(duration=duration, warmup=warmup, scale=scale, **options)
-        runner = Runner(scenario, variant, overrides, memory_check=memory_check, fits=arc.fits, question="the arc question (a ZFS variant with a sysbench workload)", on_run=note)
-        result = arc.advise_arc(runner, opts, note)
-    elif question == "recordsize":
-        from . import recordsize
-
-        opts_r = recordsize.RecordsizeOptions(duration=duration, warmup=warmup, **options)
-        runner = Runner(scenario, variant, overrides, memory_check=memory_check, fits=recordsize.fits, question="the recordsize question (a ZFS variant)", on_run=note)
-        result = recordsize.advise_recordsize(runner, opts_r, note)
-    else:
-        from . import memory_split
-
-        opts_m = memory_split.SplitOptions(duration=duration, warmup=warmup, **options)
-        runner = Runner(scenario, variant, overrides, memory_check=memory_check, fits=memory_split.fits, question="the memory-split question (a ZFS variant with InnoDB)", on_run=note)
-        result = memory_split.advise_memory_split(runner, opts_m, note)
+    known = set(arc.ArcOptions.__dataclass_fields__) - {"duration", "warmup", "scale"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise AdviseError(f"arc: unknown option(s) {', '.join(unknown)}; the options: {', '.join(sorted(known))}")
+    opts = arc.ArcOptions(duration=duration, warmup=warmup, scale=scale, **options)
+    runner = Runner(scenario, variant, overrides, memory_check=memory_check, fits=arc.fits, question="the arc question (a ZFS variant with a sysbench workload)", on_run=note)
+    result = arc.advise_arc(runner, opts, note)
     result.runs = runner.runs
     result.wall_s = time.monotonic() - t0
     return result
