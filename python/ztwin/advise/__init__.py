@@ -8,8 +8,10 @@ sweep`` sets it, as few times as the answer needs.
     advice.explanation     # the mechanism that decides it, with the numbers
     advice.runs, advice.wall_s
 
-Questions, one module each (:data:`QUESTIONS`): ``arc`` (:mod:`.arc`) so far; recordsize,
-memory-split, slog, compression and l2arc are to come (issue 18). :mod:`.common` has the
+Questions, one module each (:data:`QUESTIONS`): ``arc`` (:mod:`.arc`, a search),
+``recordsize``, ``memory-split``, ``slog`` and ``compression`` (:mod:`.recordsize`,
+:mod:`.memory_split`, :mod:`.slog`, :mod:`.compression`: a few fixed points each, on
+:mod:`.grid`); l2arc is to come (issue 18). :mod:`.common` has the
 typed answer, the runner of points and the scaled-down run; :mod:`.search` the searches
 as pure functions; :mod:`.report` the HTML page.
 """
@@ -26,9 +28,22 @@ from .common import Advice, AdviseError, Runner
 
 __all__ = ["advise", "Advice", "AdviseError", "QUESTIONS"]
 
-#: Each question: (what it answers, the module's advise function name).
+#: Each question: what it answers.
 QUESTIONS: dict[str, str] = {
     "arc": "the smallest zfs_arc_max with no demand metadata misses and qps within 2% of the best",
+    "recordsize": "the recordsize (8K to 128K) with the best throughput, ties within 2% to the smaller",
+    "memory-split": "the split of a fixed RAM between the InnoDB buffer pool and the ARC with the best qps",
+    "slog": "whether a log device speeds up the sync writes (the ZIL's share of commit time)",
+    "compression": "the compression (off, lz4, zstd) with the best throughput, ties within 2% to the better ratio",
+}
+
+#: Each question's module, its options' class, its function and what it applies to.
+_SPECS: dict[str, tuple[str, str, str, str]] = {
+    "arc": ("arc", "ArcOptions", "advise_arc", "the arc question (a ZFS variant with a sysbench workload)"),
+    "recordsize": ("recordsize", "RecordsizeOptions", "advise_recordsize", "the recordsize question (a ZFS variant)"),
+    "memory-split": ("memory_split", "MemorySplitOptions", "advise_memory_split", "the memory-split question (a ZFS variant with a database)"),
+    "slog": ("slog", "SlogOptions", "advise_slog", "the slog question (a ZFS variant)"),
+    "compression": ("compression", "CompressionOptions", "advise_compression", "the compression question (a ZFS variant)"),
 }
 
 
@@ -47,11 +62,15 @@ def advise(
 ) -> Advice:
     """Answers ``question`` (a key of :data:`QUESTIONS`) for ``variant`` of ``scenario``
     (default: its first variant the question applies to). ``duration`` and ``warmup``
-    set each point's measured window and warm-up (default: chosen by the question, and
-    said in ``Advice.notes``); ``scale`` the scaled-down runs' factor (``arc``; 1: none).
-    ``options`` go to the question (e.g. ``dm_per_query``, ``qps_tolerance``, ``step`` for
-    arc). ``on_note(line)`` hears each run as it ends. Errors: :class:`AdviseError` (a
-    question that does not apply), :class:`~ztwin.exceptions.ScenarioError`."""
+    set each point's measured window and warm-up (default: ``arc`` chooses them and says
+    so; the other questions use the variant's own); ``scale`` the scaled-down runs' factor
+    (``arc`` only; 1: none). ``options`` go to the question's options class (e.g.
+    ``dm_per_query``, ``step`` for arc; ``sizes`` for recordsize; ``reserve``,
+    ``buffer_pools`` for memory-split; ``latency`` for slog; ``phase`` for all but arc).
+    ``on_note(line)`` hears each run as it ends. Errors: :class:`AdviseError` (a question
+    that does not apply, an unknown option), :class:`~ztwin.exceptions.ScenarioError`."""
+    import importlib
+
     if question not in QUESTIONS:
         raise AdviseError(f"unknown question {question!r}; the questions: {', '.join(QUESTIONS)}")
     t0 = time.monotonic()
@@ -59,17 +78,24 @@ def advise(
     overrides: dict[str, Any] = {}
     if seed is not None:
         overrides["seed"] = seed
-    from . import arc  # the only question so far; the others will dispatch here
-
-    known = set(arc.ArcOptions.__dataclass_fields__) - {"duration", "warmup", "scale"}
+    mod_name, opts_name, fn_name, applies = _SPECS[question]
+    mod = importlib.import_module(f".{mod_name}", __name__)
+    opts_cls = getattr(mod, opts_name)
+    fields = set(opts_cls.__dataclass_fields__)
+    known = fields - {"duration", "warmup", "scale"}
     unknown = sorted(set(options) - known)
     if unknown:
-        raise AdviseError(f"arc: unknown option(s) {', '.join(unknown)}; the options: {', '.join(sorted(known))}")
-    opts = arc.ArcOptions(duration=duration, warmup=warmup, scale=scale, **options)
-    runner = Runner(scenario, variant, overrides, memory_check=memory_check, fits=arc.fits, question="the arc question (a ZFS variant with a sysbench workload)", on_run=note)
-    result = arc.advise_arc(runner, opts, note)
+        raise AdviseError(f"{question}: unknown option(s) {', '.join(unknown)}; the options: {', '.join(sorted(known))}")
+    if scale is not None and "scale" not in fields:
+        raise AdviseError(f"{question}: --scale is the arc question's (scaled-down runs); this question runs at full size")
+    kw = {"duration": duration, "warmup": warmup} | ({"scale": scale} if "scale" in fields else {})
+    opts = opts_cls(**kw, **{k: v for k, v in options.items() if v is not None})
+    runner = Runner(scenario, variant, overrides, memory_check=memory_check, fits=mod.fits, question=applies, on_run=note)
+    result = getattr(mod, fn_name)(runner, opts, note)
     result.runs = runner.runs
     result.wall_s = time.monotonic() - t0
+    if question != "arc":
+        result.notes.append(f"{runner.runs} runs, {result.wall_s:.1f} s of wall time")
     return result
 
 

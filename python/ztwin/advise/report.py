@@ -14,6 +14,18 @@ from .. import html_report as hr
 #: The curves, when the points have the column: (column, title, unit, scale).
 _METRICS = [
     ("qps", "Throughput", "queries/s", 1.0),
+    ("tps", "Transactions", "transactions/s", 1.0),
+    ("latency_p95_ms", "Latency p95", "ms", 1.0),
+    ("latency_p99_ms", "Latency p99", "ms", 1.0),
+    ("read_iops", "Pool devices: reads", "IOPS", 1.0),
+    ("read_mbps", "Pool devices: read throughput", "MB/s", 1.0),
+    ("avg_read_kib", "Average device read", "KiB", 1.0),
+    ("write_iops", "Pool devices: writes", "IOPS", 1.0),
+    ("write_mbps", "Pool devices: write throughput", "MB/s", 1.0),
+    ("compressratio", "compressratio", "x", 1.0),
+    ("write_amplification", "Write amplification (device bytes / Innodb_data_written)", "x", 1.0),
+    ("cpu_utilization", "CPU utilization", "%", 100.0),
+    ("zil_commit_count", "zil_commit_count", "commits", 1.0),
     ("demand_metadata_misses_per_query", "Demand metadata misses per query", "misses/query", 1.0),
     ("arc_hit_ratio", "ARC hit ratio", "%", 100.0),
     ("arc_demand_data_hit_ratio", "ARC demand data hit ratio", "%", 100.0),
@@ -34,24 +46,32 @@ def advice_figures(advice: Any) -> list[hr.Fig]:
         for r in rows:
             if all(str(r.get(k)) == str(v) for k, v in advice.answer.items()):
                 answer_x = r[x]
+    if answer_x is None:  # an answer that is not a value of the points (slog): the row marked chosen
+        answer_x = next((r[x] for r in rows if r.get("chosen") is True), None)
     scales = sorted({r.get("scale", 1) for r in rows})
+    # The x axis: sizes in KiB (recordsize) or GiB, names as categories (slog, compression).
+    xs_all = [r[x] for r in rows]
+    categorical = any(isinstance(v, str) for v in xs_all)
+    xsc = 1.0 if categorical or not x.endswith("_bytes") else (1 / 1024 if x.startswith("recordsize") else 2**-30)
+    xunit = "" if categorical or not x.endswith("_bytes") else (" (KiB)" if x.startswith("recordsize") else " (GiB)")
+    categories = list(dict.fromkeys(xs_all)) if categorical else None
     figs = []
-    for col, title, unit, sc in _METRICS + [(c, f"Device {c[: -len('_read_iops')]}: reads", "IOPS", 1.0) for c in sorted({k for r in rows for k in r if k.endswith("_read_iops")})]:
+    for col, title, unit, sc in _METRICS + [(c, f"Device {c[: -len('_read_iops')]}: reads", "IOPS", 1.0) for c in sorted({k for r in rows for k in r if k.endswith("_read_iops") and k != "read_iops"})]:
         if not any(r.get(col) is not None for r in rows):
             continue
         traces, marks = [], []
         for s in scales:
             pts = sorted((r for r in rows if r.get("scale", 1) == s and r.get(col) is not None), key=lambda r: r[x])
             name = "full size" if s == 1 else f"scaled 1/{s:g}"
-            xs = [r[x] * (2**-30 if x.endswith("_bytes") else 1) for r in pts]
+            xs = [r[x] if categorical else r[x] * xsc for r in pts]
             ys = [r[col] * sc for r in pts]
             traces.append(hr.Trace(name, xs, ys, "solid" if s == 1 else "dash"))
             if answer_x is not None:
                 hit = [r for r in pts if r[x] == answer_x]
                 if hit and (s == 1 or not any(r.get("scale", 1) == 1 and r[x] == answer_x for r in rows)):
-                    marks.append((name, answer_x * (2**-30 if x.endswith("_bytes") else 1), hit[0][col] * sc, "answer"))
-        xl = x.removesuffix("_bytes") + (" (GiB)" if x.endswith("_bytes") else "")
-        figs.append(hr.Fig(f"advise-{hr._slug(col)}", f"{title} against {x.removesuffix('_bytes')}", xl, unit, traces, marks))
+                    marks.append((name, answer_x if categorical else answer_x * xsc, hit[0][col] * sc, "answer"))
+        xl = x.removesuffix("_bytes") + xunit
+        figs.append(hr.Fig(f"advise-{hr._slug(col)}", f"{title} against {x.removesuffix('_bytes')}", xl, unit, traces, marks, categories))
     return figs
 
 

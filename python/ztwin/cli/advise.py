@@ -1,4 +1,4 @@
-"""``ztwin advise QUESTION SCENARIO``: a question (arc, recordsize, memory-split) answered
+"""``ztwin advise QUESTION SCENARIO``: a question (arc, recordsize, memory-split, slog, compression) answered
 by runs of the scenario's variant (see :mod:`ztwin.advise`): the recommended value, the
 points behind it and the mechanism in a sentence; ``--json`` as one document."""
 
@@ -18,8 +18,15 @@ _COLUMNS: list[tuple[str, str, str]] = [
     ("zfs_arc_max", "zfs_arc_max", "s"),
     ("innodb_buffer_pool_size", "buffer pool", "s"),
     ("recordsize", "recordsize", "s"),
+    ("compression", "compression", "s"),
+    ("log_device", "log device", "s"),
     ("scale", "scale", "g"),
     ("qps", "qps", ",.1f"),
+    ("tps", "tps", ",.1f"),
+    ("latency_p50_ms", "p50 ms", ",.2f"),
+    ("latency_p95_ms", "p95 ms", ",.2f"),
+    ("latency_p99_ms", "p99 ms", ",.2f"),
+    ("cpu_utilization", "CPU %", "%"),
     ("demand_metadata_misses_per_s", "dm misses/s", ",.1f"),
     ("demand_metadata_misses_per_query", "dm misses/query", ".4f"),
     ("arc_hit_ratio", "ARC hit %", "%"),
@@ -31,11 +38,17 @@ _COLUMNS: list[tuple[str, str, str]] = [
     ("read_iops", "read IOPS", ",.0f"),
     ("read_mbps", "read MB/s", ",.1f"),
     ("avg_read_kib", "avg read KiB", ",.1f"),
+    ("write_iops", "write IOPS", ",.0f"),
+    ("write_mbps", "write MB/s", ",.1f"),
     ("compressratio", "compressratio", ".2f"),
     ("write_amplification", "write ampl.", ".2f"),
+    ("zil_commit_count", "zil commits", ",d"),
+    ("zil_itx_metaslab_normal_bytes", "ZIL to pool", "size"),
+    ("zil_itx_metaslab_slog_bytes", "ZIL to slog", "size"),
     ("warmup_s", "warm-up s", "g"),
     ("role", "run", "s"),
     ("passes", "passes", "s"),
+    ("chosen", "answer", "s"),
 ]
 
 
@@ -62,7 +75,7 @@ def _points_table(advice: Any) -> Table:
     cols = []
     for col, head, f in _COLUMNS:
         key = col
-        if col in ("read_iops",):
+        if col in ("read_iops",) and not any("read_iops" in r for r in rows):
             key = next((c for c in (rows[0] if rows else {}) if c.endswith("_read_iops")), col)
         if any(key in r and r[key] is not None for r in rows):
             cols.append((key, head, f))
@@ -78,7 +91,7 @@ def _points_table(advice: Any) -> Table:
 @app.command("advise")
 @_handle_errors
 def advise_cmd(
-    question: str = typer.Argument(..., help="The question: arc (more to come: recordsize, memory-split, slog, compression, l2arc)."),
+    question: str = typer.Argument(..., help="The question: arc, recordsize, memory-split, slog, compression (l2arc to come)."),
     scenario: Path = typer.Argument(..., help="Scenario TOML."),
     variant: Optional[str] = typer.Option(None, "--variant", help="The variant to advise on (default: its first one the question applies to)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document: question, answer, points, explanation (and criterion, notes, runs, wall_s)."),
@@ -86,11 +99,17 @@ def advise_cmd(
     warmup: Optional[str] = typer.Option(None, "--warmup", help="Each point's warm-up (default: chosen by the question so the caches are warm, and said)."),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Override the scenario's seed."),
     scale: Optional[int] = typer.Option(None, "--scale", min=1, help="arc: scaled-down runs of tables/K with memory divided alike (default: chosen; 1: full size only)."),
+    sizes: Optional[str] = typer.Option(None, "--sizes", help="recordsize: the recordsizes to run, comma-separated (default 8K,16K,32K,64K,128K)."),
+    reserve: Optional[str] = typer.Option(None, "--reserve", help="memory-split: RAM kept for the OS and the server outside the two caches (default: 10% of RAM, at least 1GiB)."),
+    buffer_pools: Optional[str] = typer.Option(None, "--buffer-pools", help="memory-split: buffer-pool sizes to run, comma-separated (the ARC gets the rest), instead of the 10%..90% grid."),
+    latency: Optional[str] = typer.Option(None, "--latency", help="slog: the log device: a device preset (nvme-local, ram-slog, ...) or its write latency (e.g. 50us, on nvme-local). Default: nvme-local."),
+    compressions: Optional[str] = typer.Option(None, "--compressions", help="compression: the algorithms to run, comma-separated (default off,lz4,zstd)."),
+    phase: Optional[str] = typer.Option(None, "--phase", help="The phase measured in a variant with [[phases]] (default: its first workload phase; not arc)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Also write the answer's HTML page (its curve with the answer marked) to FILE."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per run on stderr."),
     no_memory_check: bool = typer.Option(False, "--no-memory-check", help="Run points even when their estimated memory exceeds what the machine has available."),
 ) -> None:
-    """Answer a sizing question (arc) from runs of a scenario's variant: the value, the curve, the mechanism."""
+    """Answer a sizing question (arc, recordsize, memory-split, slog, compression) from runs of a scenario's variant: the value, the curve, the mechanism."""
     from ..advise import QUESTIONS, AdviseError, advise
 
     if question not in QUESTIONS:
@@ -106,7 +125,12 @@ def advise_cmd(
         if not quiet:
             err.print(f"advise {escape(question)}: {escape(line)}")
 
-    adv = advise(question, str(scenario), variant, duration=duration, warmup=warmup, seed=seed, scale=scale, memory_check=not no_memory_check, on_note=note)
+    def split(v: Optional[str]) -> Optional[list[str]]:
+        return None if v is None else [x.strip() for x in v.split(",") if x.strip()]
+
+    options = {"sizes": split(sizes), "reserve": reserve, "buffer_pools": split(buffer_pools), "latency": latency, "compressions": split(compressions), "phase": phase}
+    options = {k: v for k, v in options.items() if v is not None}
+    adv = advise(question, str(scenario), variant, duration=duration, warmup=warmup, seed=seed, scale=scale, memory_check=not no_memory_check, on_note=note, **options)
     if report is not None:
         path = adv.write_report(report)
         err.print(f"report written to {escape(str(path))}")
