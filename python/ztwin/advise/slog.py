@@ -1,0 +1,150 @@
+"""``ztwin advise slog``: are the sync writes bound by the ZIL, and does a log device (SLOG)
+pay off? Two runs: the variant as it is, and with a log device (``devices.slog`` and
+``filesystem.log = ["slog"]``): by default the ``nvme-local`` preset (an NVMe-class
+device: 30 us writes, no volatile cache); ``latency`` names another device preset
+(``ram-slog``, ...) or a write latency for the nvme-local device ("50us").
+
+The answer: the speed-up in throughput (transactions per second for a sysbench test that
+writes) with the log device, and whether it reaches ``gain`` (10%): then the sync writes
+are bound by the ZIL's writes to the pool, and the share of the median transaction's time
+they cost is ``1 - p50 with / p50 without``.
+
+Refused before any run: a variant that is not ZFS, one that has a log device already, a
+dataset with ``sync=disabled`` (fsync returns at once: no ZIL write to speed up) and a
+sysbench test that only reads; refused after the first run: a workload whose window shows
+no ZIL commit (e.g. innodb_flush_log_at_trx_commit=0 or 2 with nothing else calling
+fsync). ``logbias=throughput`` is not refused but said: every sync write is logged
+indirect (its data written to the pool by dmu_sync before the commit returns, whatever
+log device there is) and only the log blocks, with the block pointers, go to the log
+device (``zio_alloc_zil`` tries the log class first for every dataset; zfsprops(7) says
+such a dataset does not use the log devices, the code allocates its log blocks there), so
+the log device saves the log-block writes only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from .common import Advice, AdviseError, Runner, fmt
+from .grid import READ_TESTS, metrics, phase_doc, prepare, throughput_metric
+
+
+@dataclass
+class SlogOptions:
+    #: The log device: a device preset name or a write latency for the nvme-local preset (None: nvme-local).
+    latency: Optional[str] = None
+    #: A log device is worth it from this relative gain in throughput.
+    gain: float = 0.10
+    phase: Optional[str] = None
+    warmup: Optional[str] = None
+    duration: Optional[str] = None
+
+
+def fits(config: dict[str, Any]) -> bool:
+    fs = config.get("filesystem") or {}
+    return fs.get("type") == "zfs" and not fs.get("log")
+
+
+def log_device(latency: Optional[str]) -> tuple[dict[str, Any], str]:
+    """The ``devices.slog`` table for ``latency`` (see the module) and its label."""
+    from ..presets import raw_device_presets
+    from ..units import parse_duration
+
+    presets = raw_device_presets()
+    if latency is None:
+        return {"preset": "nvme-local"}, "nvme-local"
+    if latency in presets:
+        return {"preset": latency}, latency
+    try:
+        ns = parse_duration(latency)
+    except (ValueError, TypeError):
+        raise AdviseError(f"--latency {latency!r}: a device preset ({', '.join(presets)}) or a write latency such as 50us") from None
+    if ns <= 0:
+        raise AdviseError(f"--latency {latency!r}: a positive write latency")
+    return {"preset": "nvme-local", "write_latency": latency}, f"nvme-local, {latency} writes"
+
+
+def refusal(cfg: dict[str, Any], test: Optional[str]) -> Optional[str]:
+    """Why the slog question does not apply to a variant (None: it does)."""
+    fs = cfg.get("filesystem") or {}
+    if fs.get("type") != "zfs":
+        return f"runs on {fs.get('type')}, not ZFS: a log device (SLOG) is a ZFS pool's"
+    if fs.get("log"):
+        return f"has a log device already ({', '.join(fs['log'])}); ask on a variant without one"
+    if fs.get("sync") == "disabled":
+        return "has sync=disabled: fsync and O_DSYNC writes return without the ZIL, so there are no sync writes for a log device to speed up"
+    if (cfg.get("workload") or {}).get("type") == "sysbench" and test in READ_TESTS:
+        return f"runs {test}, which only reads: no commit writes anything, so nothing waits on the ZIL"
+    return None
+
+
+def advise_slog(runner: Runner, opts: SlogOptions, note: Callable[[str], None]) -> Advice:
+    cfg = runner.config
+    notes: list[str] = []
+    keys, phase, test = prepare(runner, opts.phase, opts.warmup, opts.duration, notes)
+    why = refusal(cfg, test)
+    if why:
+        raise AdviseError(f"variant {runner.variant} of {runner.scenario.source} {why}")
+    dev, label = log_device(opts.latency)
+    fs = cfg["filesystem"]
+    metric = throughput_metric(test) if cfg["workload"].get("type") == "sysbench" else "qps"
+    rows = []
+    base = runner.outcome(dict(keys), "as it is (no log device)")
+    if base.refused is not None:
+        raise AdviseError(f"the variant as it is is refused: {base.refused}")
+    b = {"log_device": "none"} | metrics(phase_doc(base, phase), base.config or cfg)
+    rows.append(b)
+    if not b.get("zil_commit_count"):
+        raise AdviseError(
+            f"variant {runner.variant}: no ZIL commit in the measured window (zil_commit_count 0): the workload issues no sync writes "
+            "(e.g. innodb_flush_log_at_trx_commit=0 or 2 and no fsync), so a log device has nothing to speed up"
+        )
+    with_log = runner.outcome(dict(keys) | {"devices.slog": dev, "filesystem.log": ["slog"]}, f"with a log device ({label})")
+    if with_log.refused is not None:
+        raise AdviseError(f"the variant with the log device ({label}) is refused: {with_log.refused}")
+    w = {"log_device": label} | metrics(phase_doc(with_log, phase), with_log.config or cfg)
+    rows.append(w)
+    speedup = w[metric] / b[metric] if b[metric] else None
+    bound = speedup is not None and speedup >= 1 + opts.gain
+    p50_share = (1 - w["latency_p50_ms"] / b["latency_p50_ms"]) if b.get("latency_p50_ms") else None
+    b["chosen"], w["chosen"] = not bound, bound
+    if fs.get("logbias") == "throughput":
+        notes.append(
+            "logbias=throughput: every sync write is logged indirect, its data written to the pool by dmu_sync before the commit returns, "
+            "with or without a log device; only the log blocks (the block pointers) go to the log device (zio_alloc_zil tries the log class "
+            "first for every dataset, whatever zfsprops(7) says), so the log device saves the log-block writes only"
+        )
+    criterion = f"a log device is recommended when it raises {metric} by at least {100 * opts.gain:g}% (then the sync writes are bound by the ZIL's writes to the pool)"
+    explanation = _explain(b, w, metric, speedup, bound, p50_share, fs, label)
+    answer = {"log_device": label if bound else "none", "speedup": round(speedup, 3) if speedup is not None else None, "zil_bound": bound}
+    return Advice(
+        question="slog", scenario=runner.scenario.name, source=runner.scenario.source, variant=runner.variant,
+        answer=answer, points=rows, explanation=explanation, criterion=criterion, notes=notes,
+        settings={"log_device": dev, "metric": metric, "gain": opts.gain, "phase": phase, "test": test,
+                  "zil_share_of_p50": round(p50_share, 3) if p50_share is not None else None},
+        x="log_device",
+    )
+
+
+def _explain(b: dict[str, Any], w: dict[str, Any], metric: str, speedup: Optional[float], bound: bool, share: Optional[float], fs: dict[str, Any], label: str) -> str:
+    unit = "transactions/s" if metric == "tps" else "queries/s"
+    per = lambda r: (r.get("zil_itx_metaslab_normal_bytes", 0) + r.get("zil_itx_metaslab_slog_bytes", 0)) / r["zil_commit_count"] if r.get("zil_commit_count") else None  # noqa: E731
+    s = (
+        f"Without a log device: {fmt(b[metric])} {unit}, latency p50/p95/p99 {fmt(b['latency_p50_ms'], '.1f')}/{fmt(b['latency_p95_ms'], '.1f')}/{fmt(b['latency_p99_ms'], '.1f')} ms, "
+        f"{fmt(b['zil_commit_count'], ',d')} ZIL commits writing {fmt((b.get('zil_itx_metaslab_normal_bytes') or 0) / 1e6, ',.1f')} MB of log blocks to the pool "
+        f"({fmt(per(b), ',.0f')} bytes per commit) beside {fmt(b['write_iops'], ',.0f')} pool writes/s. "
+        f"With {label}: {fmt(w[metric])} {unit} ({fmt(speedup, '.2f')}x), p50/p95/p99 {fmt(w['latency_p50_ms'], '.1f')}/{fmt(w['latency_p95_ms'], '.1f')}/{fmt(w['latency_p99_ms'], '.1f')} ms, "
+        f"{fmt((w.get('zil_itx_metaslab_slog_bytes') or 0) / 1e6, ',.1f')} MB of log blocks on the log device, {fmt(w['write_iops'], ',.0f')} pool writes/s. "
+    )
+    if bound:
+        s += (
+            f"The sync writes are bound by the ZIL: each commit waits for its log block written (and flushed) on the pool's devices, "
+            f"queued behind the pool's reads and txg writes; on the log device that wait shrinks, and the median transaction is "
+            f"{fmt(100 * share, '.0f')}% faster."
+        )
+    else:
+        s += "The sync writes are not bound by the ZIL here: the log device changes the rate by less than the threshold, so the time goes elsewhere (reads, the CPU, the txg's writes)."
+    if fs.get("logbias") == "throughput":
+        s += f" logbias=throughput: {fmt(w.get('zil_itx_indirect_count'), ',d')} indirect log records (the data of each goes to the pool by dmu_sync at commit, log device or not); only the log blocks move to the log device."
+    return s
