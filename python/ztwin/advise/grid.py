@@ -151,6 +151,7 @@ def metrics(d: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, Any]:
             "arc_hit_ratio": _ratio(arc.get("hits"), arc.get("misses"), arc.get("iohits")),
             "arc_demand_data_hit_ratio": _ratio(arc.get("demand_data_hits"), arc.get("demand_data_misses"), arc.get("demand_data_iohits")),
             "compressratio": d.get("compressratio"),
+            "demand_metadata_misses_per_query": (arc["demand_metadata_misses"] / d["queries"]) if arc.get("demand_metadata_misses") is not None and d.get("queries") else None,
         }
     for n in sorted(log_names & set(devs)):
         row[f"{n}_write_iops"] = devs[n].get("write_iops")

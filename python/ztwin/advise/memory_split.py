@@ -150,6 +150,9 @@ def advise_memory_split(runner: Runner, opts: MemorySplitOptions, note: Callable
                     m.pop(k, None)
             row |= m
         rows.append(row)
+    cold = _cold(rows, cfg)
+    if cold:
+        notes.append(cold)
     best, _ = pick_best(rows, metric, opts.tolerance, prefer=lambda r: -r["innodb_buffer_pool_size_bytes"])
     if best is None:
         raise AdviseError("memory-split: every point was refused: " + "; ".join(f"{r['innodb_buffer_pool_size']}: {r['refused']}" for r in rows if "refused" in r))
@@ -169,6 +172,33 @@ def advise_memory_split(runner: Runner, opts: MemorySplitOptions, note: Callable
     )
 
 
+def _cold(rows: list[dict[str, Any]], cfg: dict[str, Any]) -> Optional[str]:
+    """A warning when the warm-up is shorter than the time to fill the caches (the smaller
+    of both caches and the dataset) at the disk's measured read rate: the points are then
+    compared part cold, and the split matters less than it will once warm."""
+    from .. import _core
+
+    ds = cfg.get("dataset") or {}
+    if ds.get("type") != "sysbench":
+        return None
+    data = _core.sysbench_table_bytes(ds["table_size"], cfg["database"]["innodb_page_size"]) * int(ds["tables"])
+    slow = []
+    for r in rows:
+        if "refused" in r or not r.get("read_mbps"):
+            continue
+        fill = min(r["innodb_buffer_pool_size_bytes"] + r["zfs_arc_max_bytes"], data) / (r["read_mbps"] * 1e6)
+        if fill > (r.get("warmup_s") or 0):
+            slow.append((r["innodb_buffer_pool_size"], fill))
+    if not slow:
+        return None
+    w = rows[0].get("warmup_s") if "warmup_s" in rows[0] else next((r.get("warmup_s") for r in rows if "warmup_s" in r), None)
+    worst = max(f for _b, f in slow)
+    return (
+        f"the caches may not be warm: at the measured read rate, filling them (or the {size_text(data)} dataset) takes up to {worst:,.0f} s "
+        f"against a warm-up of {fmt(w, 'g')} s at {len(slow)} of the points; a longer --warmup compares them warm"
+    )
+
+
 def _explain(rows: list[dict[str, Any]], best: dict[str, Any], metric: str, fs: dict[str, Any], own: tuple[int, int]) -> str:
     ok = [r for r in rows if "refused" not in r]
     unit = "transactions/s" if metric == "tps" else "queries/s"
@@ -178,7 +208,8 @@ def _explain(rows: list[dict[str, Any]], best: dict[str, Any], metric: str, fs: 
         return (
             f"{r['innodb_buffer_pool_size']} + {r['zfs_arc_max']}: {fmt(r[metric])} {unit}, buffer pool hit ratio "
             f"{fmt(100 * (r.get('innodb_buffer_pool_hit_ratio') or 0), '.1f')}%, ARC hit ratio {fmt(100 * (r.get('arc_hit_ratio') or 0), '.1f')}%, "
-            f"{fmt(r['read_iops'], ',.0f')} disk reads/s ({fmt(per, '.2f')} per {'transaction' if metric == 'tps' else 'query'})"
+            f"{fmt(r['read_iops'], ',.0f')} disk reads/s ({fmt(per, '.2f')} per {'transaction' if metric == 'tps' else 'query'}, "
+            f"of which {fmt(r.get('demand_metadata_misses_per_query'), '.2f')} per query for indirect blocks the ARC misses)"
         )
 
     lo, hi = ok[0], ok[-1]
