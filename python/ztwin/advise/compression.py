@@ -76,7 +76,8 @@ def advise_compression(runner: Runner, opts: CompressionOptions, note: Callable[
         rows.append(row)
     best, tied = pick_best(rows, metric, opts.tolerance, prefer=lambda r: -(r.get("compressratio") or 1.0))
     if best is None:
-        raise AdviseError("compression: every point was refused: " + "; ".join(f"{r['compression']}: {r['refused']}" for r in rows if "refused" in r))
+        refused = "; ".join(f"{r['compression']}: {r['refused']}" for r in rows if "refused" in r)
+        raise AdviseError(f"compression: no point gave {metric}" + (f" (refused: {refused})" if refused else " (a workload without that rate)"))
     for r in rows:
         r["chosen"] = r is best if "refused" not in r else None
     unit = "transactions/s" if metric == "tps" else "queries/s"

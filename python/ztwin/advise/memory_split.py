@@ -155,7 +155,8 @@ def advise_memory_split(runner: Runner, opts: MemorySplitOptions, note: Callable
         notes.append(cold)
     best, _ = pick_best(rows, metric, opts.tolerance, prefer=lambda r: -r["innodb_buffer_pool_size_bytes"])
     if best is None:
-        raise AdviseError("memory-split: every point was refused: " + "; ".join(f"{r['innodb_buffer_pool_size']}: {r['refused']}" for r in rows if "refused" in r))
+        refused = "; ".join(f"{r['innodb_buffer_pool_size']}: {r['refused']}" for r in rows if "refused" in r)
+        raise AdviseError(f"memory-split: no point gave {metric}" + (f" (refused: {refused})" if refused else " (a workload without that rate)"))
     for r in rows:
         r["chosen"] = r is best if "refused" not in r else None
     criterion = (

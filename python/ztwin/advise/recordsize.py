@@ -109,7 +109,8 @@ def advise_recordsize(runner: Runner, opts: RecordsizeOptions, note: Callable[[s
         rows.append(row)
     best, tied = pick_best(rows, metric, opts.tolerance, prefer=lambda r: r["recordsize_bytes"])
     if best is None:
-        raise AdviseError("recordsize: every point was refused: " + "; ".join(f"{r['recordsize']}: {r['refused']}" for r in rows if "refused" in r))
+        refused = "; ".join(f"{r['recordsize']}: {r['refused']}" for r in rows if "refused" in r)
+        raise AdviseError(f"recordsize: no point gave {metric}" + (f" (refused: {refused})" if refused else " (a workload without that rate)"))
     for r in rows:
         r["chosen"] = r is best if "refused" not in r else None
     criterion = (
