@@ -585,7 +585,8 @@ impl PageCache {
         p.validate()?;
         let cap = (p.budget_bytes / PAGE_SIZE) as u32;
         let jiffy = SEC / u64::from(p.hz);
-        let mut pages = vec![Page { key: 0, io_until: 0, prev: lru::NIL, next: lru::NIL, flags: 0 }; cap as usize];
+        let mut pages =
+            vec![Page { key: 0, io_until: 0, prev: lru::NIL, next: lru::NIL, flags: 0 }; cap as usize];
         for (i, pg) in pages.iter_mut().enumerate() {
             pg.next = if i + 1 < cap as usize { i as u32 + 1 } else { lru::NIL };
         }

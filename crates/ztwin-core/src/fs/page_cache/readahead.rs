@@ -154,7 +154,15 @@ impl PageCache {
     }
 
     /// `page_cache_sync_ra` for a miss at `idx` with `req` pages asked.
-    fn sync_ra(&mut self, ra: &mut FileRa, plan: &mut ReadPlan, file: FileId, idx: u64, req: u64, now: Nanos) {
+    fn sync_ra(
+        &mut self,
+        ra: &mut FileRa,
+        plan: &mut ReadPlan,
+        file: FileId,
+        idx: u64,
+        req: u64,
+        now: Nanos,
+    ) {
         let (mut req, mut forced) = (req, ra.random);
         if ra.ra_pages == 0 {
             req = 1;
@@ -314,7 +322,9 @@ impl PageCache {
             }
             let Some(s) = self.add_page(file, idx, now, true) else { break };
             self.pages[s as usize].io_until = PENDING;
-            if lookahead > 0 && i == nr - lookahead {
+            // `nr` may have been cut at the end of file: the kernel's unsigned difference then
+            // wraps and marks nothing.
+            if lookahead > 0 && lookahead <= nr && i == nr - lookahead {
                 self.pages[s as usize].flags |= F_READAHEAD;
             }
             if run_len == 0 {

@@ -5,6 +5,7 @@ use proptest::prelude::*;
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;
+const GIB: u64 = 1024 * MIB;
 
 /// A driver with a device that completes every I/O after a fixed latency, recording them.
 struct Drv {
@@ -33,11 +34,12 @@ impl Drv {
 
     /// Issues `io` at `t`: its completion.
     fn issue(&mut self, io: &DevIo, t: Nanos) -> Nanos {
-        let done = if self.bw == 0 {
-            t + self.lat
-        } else {
-            self.busy = self.busy.max(t) + u64::from(io.bytes) * SEC / self.bw;
-            self.busy
+        let done = match (u64::from(io.bytes) * SEC).checked_div(self.bw) {
+            None => t + self.lat,
+            Some(service) => {
+                self.busy = self.busy.max(t) + service;
+                self.busy
+            }
         };
         match io.op {
             Op::Read => self.reads.push(*io),
@@ -599,6 +601,61 @@ fn the_flusher_takes_files_oldest_first_and_keeps_nr_requests_in_flight() {
     assert_eq!(&order[4..8], &[files[2], files[2], files[0], files[0]]);
 }
 
+#[test]
+fn after_an_fsync_the_file_keeps_its_old_dirtied_when() {
+    // fsync writes the pages but leaves I_DIRTY_PAGES and the file's place on b_dirty:
+    // a page dirtied later is written by the next periodic run that finds the file
+    // expired, however young the page.
+    let mut d = Drv::with_budget(64 * MIB);
+    let f = d.pc.add_file(MIB).unwrap();
+    let mut task = Dirtier::default();
+    d.now = SEC;
+    d.write(&mut task, f, 0, PAGE_SIZE);
+    d.now = 2 * SEC;
+    d.sync(d.pc.fsync(f));
+    d.writes.clear();
+    d.flush_until(20 * SEC);
+    d.now = 20 * SEC;
+    d.write(&mut task, f, 8 * PAGE_SIZE, PAGE_SIZE);
+    d.flush_until(31 * SEC);
+    assert_eq!(pages(&d.writes), vec![(8, 1)], "written 11 s after it was dirtied");
+    assert_eq!(d.pc.files[f as usize].list, WbList::None, "clean: off the lists");
+}
+
+#[test]
+fn the_position_ratio_is_2_at_freerun_1_at_the_setpoint_0_at_the_limit() {
+    // Spans of odd length: the kernel divides by (limit - setpoint) | 1.
+    let (freerun, limit) = (599, 801);
+    let setpoint = (freerun + limit) / 2;
+    assert_eq!(writeback_pos_ratio(setpoint, freerun, limit), 2048);
+    assert_eq!(writeback_pos_ratio(setpoint, setpoint, limit), 1024);
+    assert_eq!(writeback_pos_ratio(setpoint, limit, limit), 0);
+}
+
+fn writeback_pos_ratio(setpoint: u64, dirty: u64, limit: u64) -> i64 {
+    super::writeback::pos_ratio_polynom_for_tests(setpoint, dirty, limit)
+}
+
+#[test]
+fn dirty_bytes_overrides_the_ratio() {
+    let mut p = PageCacheParams::with_budget(GIB);
+    // The ratios are kept per PAGE_SIZE: 20% is 819/4096 of the 262145 dirtyable pages.
+    assert_eq!(PageCache::new(p).unwrap().dirty_limits(), (26176, 52416));
+    p.dirty_bytes = 64 * MIB;
+    p.dirty_background_bytes = 64 * MIB;
+    // A background threshold at or above the limit is halved.
+    assert_eq!(PageCache::new(p).unwrap().dirty_limits(), (8192, 16384));
+}
+
+#[test]
+fn a_page_costs_32_bytes_and_the_model_is_sized_once() {
+    assert_eq!(std::mem::size_of::<Page>(), 32);
+    let d = Drv::with_budget(64 * MIB);
+    let pages = d.pc.capacity_pages() as usize;
+    assert!(d.pc.heap_bytes() < pages * 100, "{} bytes for {pages} pages", d.pc.heap_bytes());
+    assert!(PageCache::new(PageCacheParams::with_budget(100 * KIB)).is_err());
+}
+
 // ---- invariants ----
 
 #[derive(Debug, Clone)]
@@ -612,8 +669,12 @@ enum Opn {
 
 fn opn() -> impl Strategy<Value = Opn> {
     prop_oneof![
-        (0u8..3, 0u16..600, 1u8..40, any::<bool>())
-            .prop_map(|(file, page, pages, random)| Opn::Read { file, page, pages, random }),
+        (0u8..3, 0u16..600, 1u8..40, any::<bool>()).prop_map(|(file, page, pages, random)| Opn::Read {
+            file,
+            page,
+            pages,
+            random
+        }),
         (0u8..3, 0u16..700, 1u16..20000).prop_map(|(file, page, bytes)| Opn::Write { file, page, bytes }),
         (0u8..3).prop_map(|file| Opn::Fsync { file }),
         (0u8..3, 0u16..700, 1u8..8).prop_map(|(file, page, pages)| Opn::Dsync { file, page, pages }),
@@ -622,16 +683,24 @@ fn opn() -> impl Strategy<Value = Opn> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
-
     /// Under any mix of reads, writes, syncs and time: the cache never holds more than its
     /// budget, a dirty page is always cached, the lists and counters agree, and an fsync
     /// leaves its file clean.
     #[test]
-    fn invariants_hold(ops in proptest::collection::vec(opn(), 1..120), budget_pages in 64u64..400, wb in any::<bool>()) {
+    fn invariants_hold(
+        ops in proptest::collection::vec(opn(), 1..120),
+        budget_pages in 64u64..400,
+        wb in any::<bool>(),
+        wrap in any::<bool>(),
+        nr_requests in 1u32..8,
+        lat_us in 1u64..20_000,
+    ) {
         let mut p = PageCacheParams::with_budget(budget_pages * PAGE_SIZE);
         p.workingset = wb;
+        p.writepages_wrap = wrap;
+        p.nr_requests = nr_requests;
         let mut d = Drv::new(p);
+        d.lat = lat_us * US;
         let files: Vec<FileId> = (0..3).map(|i| d.pc.add_file(i * 300 * PAGE_SIZE).unwrap()).collect();
         let mut ras: Vec<FileRa> = (0..3).map(|_| d.pc.file_ra()).collect();
         let mut task = Dirtier::default();

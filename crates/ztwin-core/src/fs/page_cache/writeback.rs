@@ -43,7 +43,12 @@ pub struct Dirtier {
 
 impl Default for Dirtier {
     fn default() -> Self {
-        Dirtier { nr_dirtied: 0, nr_dirtied_pause: INITIAL_DIRTIED_PAUSE, dirty_paused_when: 0, recheck: false }
+        Dirtier {
+            nr_dirtied: 0,
+            nr_dirtied_pause: INITIAL_DIRTIED_PAUSE,
+            dirty_paused_when: 0,
+            recheck: false,
+        }
     }
 }
 
@@ -90,6 +95,12 @@ fn pos_ratio_polynom(setpoint: u64, dirty: u64, limit: u64) -> i64 {
     r = (r * x) >> RATELIMIT_CALC_SHIFT;
     r += 1 << RATELIMIT_CALC_SHIFT;
     r.clamp(0, 2 << RATELIMIT_CALC_SHIFT) as i64
+}
+
+/// `pos_ratio_polynom`, for the tests.
+#[cfg(test)]
+pub(super) fn pos_ratio_polynom_for_tests(setpoint: u64, dirty: u64, limit: u64) -> i64 {
+    pos_ratio_polynom(setpoint, dirty, limit)
 }
 
 /// One dirty-throttle computation's inputs (`struct dirty_throttle_control`, one wb).
@@ -217,7 +228,14 @@ pub struct SyncWalk {
 impl PageCache {
     /// A buffered write of `len` bytes at `offset` of `file` by thread `task` at `now`
     /// (`generic_perform_write`): see [`WritePlan`] and the module doc for the protocol.
-    pub fn write(&mut self, task: &mut Dirtier, file: FileId, offset: u64, len: u64, now: Nanos) -> WritePlan {
+    pub fn write(
+        &mut self,
+        task: &mut Dirtier,
+        file: FileId,
+        offset: u64,
+        len: u64,
+        now: Nanos,
+    ) -> WritePlan {
         self.retire(now);
         let mut plan = WritePlan::new(now);
         if task.recheck {
@@ -372,32 +390,34 @@ impl PageCache {
         let max_pause = self.wb_max_pause(dirty) as i64;
         let (min_pause, nr_dirtied_pause) = self.wb_min_pause(max_pause, task_ratelimit, dirty_ratelimit);
         let mut nowj_adj = nowj;
-        let pause = if task_ratelimit == 0 {
-            max_pause
-        } else {
-            let period = (hz * pages_dirtied / task_ratelimit) as i64;
-            let mut pause = period;
-            if task.dirty_paused_when != 0 {
-                pause -= nowj as i64 - task.dirty_paused_when as i64;
-            }
-            if pause < min_pause {
-                // Think time covers it: account the period and go on.
-                if pause < -(hz as i64) {
-                    task.dirty_paused_when = nowj;
-                    task.nr_dirtied = 0;
-                } else if period > 0 {
-                    task.dirty_paused_when += period as u64;
-                    task.nr_dirtied = 0;
-                } else if task.nr_dirtied_pause <= pages_dirtied {
-                    task.nr_dirtied_pause += pages_dirtied;
+        let pause = match (hz * pages_dirtied).checked_div(task_ratelimit) {
+            // pos_ratio 0 (at the limit): sleep max_pause.
+            None => max_pause,
+            Some(period) => {
+                let period = period as i64;
+                let mut pause = period;
+                if task.dirty_paused_when != 0 {
+                    pause -= nowj as i64 - task.dirty_paused_when as i64;
                 }
-                return 0;
+                if pause < min_pause {
+                    // Think time covers it: account the period and go on.
+                    if pause < -(hz as i64) {
+                        task.dirty_paused_when = nowj;
+                        task.nr_dirtied = 0;
+                    } else if period > 0 {
+                        task.dirty_paused_when += period as u64;
+                        task.nr_dirtied = 0;
+                    } else if task.nr_dirtied_pause <= pages_dirtied {
+                        task.nr_dirtied_pause += pages_dirtied;
+                    }
+                    return 0;
+                }
+                if pause > max_pause {
+                    nowj_adj += (pause - max_pause).min(max_pause) as u64;
+                    pause = max_pause;
+                }
+                pause
             }
-            if pause > max_pause {
-                nowj_adj += (pause - max_pause).min(max_pause) as u64;
-                pause = max_pause;
-            }
-            pause
         };
         task.dirty_paused_when = nowj_adj + pause as u64;
         task.nr_dirtied = 0;
@@ -524,9 +544,8 @@ impl PageCache {
         let mut dirty_ratelimit = self.wb.dirty_ratelimit;
         let dirty_rate = (dirtied - self.wb.dirtied_stamp) * hz / elapsed;
         let task_ratelimit = ((dirty_ratelimit * d.pos_ratio) >> RATELIMIT_CALC_SHIFT) + 1;
-        let balanced =
-            ((u128::from(task_ratelimit) * u128::from(write_bw)) / u128::from(dirty_rate | 1)).min(u128::from(write_bw))
-                as u64;
+        let balanced = ((u128::from(task_ratelimit) * u128::from(write_bw)) / u128::from(dirty_rate | 1))
+            .min(u128::from(write_bw)) as u64;
         let mut step = 0;
         if d.dirty < setpoint {
             let x = self.wb.balanced_dirty_ratelimit.min(balanced).min(task_ratelimit);
@@ -777,16 +796,24 @@ impl PageCache {
                         self.flusher.last_old_flush = now;
                         let nr = self.nr_dirty + self.files.iter().filter(|f| f.i_dirty_pages).count() as u64;
                         if nr > 0 {
-                            self.flusher.work =
-                                Some(Work { kind: Kind::Kupdate, nr_pages: nr as i64, queued: false, progress: false });
+                            self.flusher.work = Some(Work {
+                                kind: Kind::Kupdate,
+                                nr_pages: nr as i64,
+                                queued: false,
+                                progress: false,
+                            });
                         }
                     }
                 }
                 Stage::Background => {
                     self.flusher.stage = Stage::End;
                     if self.over_bg_thresh() {
-                        self.flusher.work =
-                            Some(Work { kind: Kind::Background, nr_pages: i64::MAX, queued: false, progress: false });
+                        self.flusher.work = Some(Work {
+                            kind: Kind::Background,
+                            nr_pages: i64::MAX,
+                            queued: false,
+                            progress: false,
+                        });
                     }
                 }
                 Stage::End => {
@@ -905,5 +932,4 @@ impl PageCache {
         self.files[file as usize].list = WbList::Dirty;
         self.flusher.b_dirty.push_front(file);
     }
-
 }
