@@ -65,7 +65,8 @@
 //!   `nr_dirtied_pause` pages it dirtied (8 while the limit is exceeded): above the background
 //!   threshold it wakes the flusher; below the midpoint of the two thresholds (`freerun`) it
 //!   runs free and polls again after about sqrt(thresh - dirty) pages; above it, it sleeps
-//!   `HZ x pages_dirtied / task_ratelimit` jiffies (at most `max_pause`, 200 ms), where
+//!   `HZ x pages_dirtied / task_ratelimit` jiffies, less the time since its last pause (at
+//!   most `max_pause`: dirty / (1 + bandwidth / 32) + 1 jiffies, capped at 200 ms), where
 //!   task_ratelimit is the wb's dirty_ratelimit (which tracks the write bandwidth divided
 //!   among the dirtiers) times the position ratio (a cubic of the distance to the setpoint
 //!   between freerun and the limit, 2 at freerun, 1 at the setpoint, 0 at the limit, then
@@ -73,10 +74,12 @@
 //! - **Flusher** (fs/fs-writeback.c: `wb_workfn`, `wb_do_writeback`, `wb_check_old_data_flush`,
 //!   `wb_check_background_flush`, `wb_writeback`, `queue_io`, `move_expired_inodes`,
 //!   `writeback_sb_inodes`, `writeback_chunk_size`, `requeue_inode`, `redirty_tail_locked`,
-//!   `__mark_inode_dirty`). A file whose first page is dirtied while it is clean gets
-//!   `dirtied_when` and goes to the head of b_dirty; the flusher wakes
-//!   dirty_writeback_centisecs after that, after each of its runs while anything is dirty,
-//!   or at once when a writer passes the background threshold. A run first does the
+//!   `__mark_inode_dirty`). A file that gets a dirty page while it is on no writeback list
+//!   gets `dirtied_when` and goes to the head of b_dirty; an fsync does not take it off (the
+//!   flusher does, when it finds it clean), so a file kept dirty by a database keeps an old
+//!   `dirtied_when`. The flusher wakes dirty_writeback_centisecs after the first file became
+//!   dirty, after each of its runs while any file is dirty, and at once when a writer passes
+//!   the background threshold. A run first does the
 //!   periodic (kupdate) work if dirty_writeback_centisecs passed since the last one: every
 //!   file dirtied more than dirty_expire_centisecs ago is written, all its dirty pages, not
 //!   only the old ones; then background work while dirty pages exceed the background
@@ -86,8 +89,9 @@
 //!   `ext4_writepages`), in ascending page order, skipping pages under writeback; a file
 //!   with pages left is requeued (chunk used up) or put back on b_dirty with its
 //!   dirtied_when renewed if older than the newest there. Contiguous dirty pages go as one
-//!   request (one bio, at most BIO_MAX_VECS pages). The flusher keeps at most
-//!   `nr_requests` requests in flight and continues as they complete.
+//!   request (one bio, at most BIO_MAX_VECS pages). The flusher submits while fewer than
+//!   `nr_requests` writeback requests (its own and fsync's) are in flight, and continues as
+//!   they complete.
 //! - **fsync, fdatasync, O_SYNC/O_DSYNC** (`file_write_and_wait_range`, `generic_write_sync` ->
 //!   `vfs_fsync_range`, mm/page-writeback.c `write_cache_pages` for WB_SYNC_ALL). Every
 //!   dirty page of the range (the whole file for fsync; the written range for an O_SYNC or
@@ -248,10 +252,10 @@ pub struct PageCacheParams {
     /// vm.dirty_writeback_centisecs (mm/page-writeback.c `dirty_writeback_interval`, 500):
     /// the flusher's period; 0 disables periodic writeback.
     pub dirty_writeback_centisecs: u32,
-    /// /sys/block/<dev>/queue/read_ahead_kb (`VM_READAHEAD_PAGES`, 128 KiB): the bdi's
+    /// `/sys/block/<dev>/queue/read_ahead_kb` (`VM_READAHEAD_PAGES`, 128 KiB): the bdi's
     /// `ra_pages` x 4.
     pub read_ahead_kb: u32,
-    /// /sys/block/<dev>/queue/max_sectors_kb (BLK_DEF_MAX_SECTORS: 1280 KiB): the bdi's
+    /// `/sys/block/<dev>/queue/max_sectors_kb` (BLK_DEF_MAX_SECTORS: 1280 KiB): the bdi's
     /// `io_pages` x 4, the window of a read larger than read_ahead_kb.
     pub max_sectors_kb: u32,
     /// CONFIG_HZ (Debian 12 amd64: 250): the jiffy of the throttle's arithmetic.

@@ -386,7 +386,7 @@ impl PageCache {
             self.update_bandwidth(nowj, Some(Dtc { dirty, thresh, bg, pos_ratio }));
         }
         let dirty_ratelimit = self.wb.dirty_ratelimit;
-        let task_ratelimit = (dirty_ratelimit * pos_ratio) >> RATELIMIT_CALC_SHIFT;
+        let task_ratelimit = dirty_ratelimit.saturating_mul(pos_ratio) >> RATELIMIT_CALC_SHIFT;
         let max_pause = self.wb_max_pause(dirty) as i64;
         let (min_pause, nr_dirtied_pause) = self.wb_min_pause(max_pause, task_ratelimit, dirty_ratelimit);
         let mut nowj_adj = nowj;
@@ -469,7 +469,7 @@ impl PageCache {
                 pos_ratio *= 8;
             }
         }
-        pos_ratio.min(u128::from(u64::MAX >> 16)) as u64
+        pos_ratio.min(1 << 40) as u64
     }
 
     /// `wb_max_pause`, jiffies.
@@ -543,7 +543,7 @@ impl PageCache {
         let write_bw = self.wb.avg_write_bandwidth;
         let mut dirty_ratelimit = self.wb.dirty_ratelimit;
         let dirty_rate = (dirtied - self.wb.dirtied_stamp) * hz / elapsed;
-        let task_ratelimit = ((dirty_ratelimit * d.pos_ratio) >> RATELIMIT_CALC_SHIFT) + 1;
+        let task_ratelimit = (dirty_ratelimit.saturating_mul(d.pos_ratio) >> RATELIMIT_CALC_SHIFT) + 1;
         let balanced = ((u128::from(task_ratelimit) * u128::from(write_bw)) / u128::from(dirty_rate | 1))
             .min(u128::from(write_bw)) as u64;
         let mut step = 0;
