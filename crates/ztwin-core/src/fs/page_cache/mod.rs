@@ -139,7 +139,8 @@
 //! 3000, MAX_PAUSE, BANDWIDTH_INTERVAL, DIRTY_POLL_THRESH, RATELIMIT_CALC_SHIFT,
 //! `write_cache_pages`, `folio_account_dirtied`, `__folio_end_writeback`,
 //! `folio_mark_dirty` clearing PG_reclaim); fs/fs-writeback.c (a 6.9-era version; the
-//! functions above are 6.1's in what is used); mm/vmscan.c (a 6.3-era version:
+//! functions above are 6.1's in what is used); mm/vmscan.c (a 6.4-era version, with
+//! `folio_needs_release` and `reclaimer_offset`; the same decisions in 6.1:
 //! `inactive_is_low`, `prepare_scan_count`, `get_scan_count`, `shrink_list`,
 //! `shrink_active_list`, `shrink_inactive_list`, `folio_check_references`,
 //! `shrink_folio_list`, `move_folios_to_lru` ageing on activations, `__remove_mapping`);

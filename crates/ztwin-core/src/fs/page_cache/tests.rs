@@ -363,6 +363,16 @@ fn reads_stop_at_end_of_file() {
     assert_eq!(pages(plan.ios()), vec![(8, 3)]);
     let plan = d.pc.read(&mut ra, f, 20 * PAGE_SIZE, 16 * KIB, 0);
     assert_eq!((plan.done_bytes, plan.ios().len()), (0, 0));
+    // A 3-page file read from 0: the initial window (8 pages, 4 async) is cut to 3, and
+    // the kernel's wrapped difference marks no page PG_readahead.
+    let g = d.pc.add_file(3 * PAGE_SIZE).unwrap();
+    let mut ra = d.pc.file_ra();
+    let plan = d.pc.read(&mut ra, g, 0, 16 * KIB, 0);
+    assert_eq!(pages(plan.ios()), vec![(0, 3)]);
+    for i in 0..3 {
+        let s = d.pc.slot_of(g, i).unwrap();
+        assert_eq!(d.pc.pages[s as usize].flags & lru::F_READAHEAD, 0);
+    }
 }
 
 #[test]
