@@ -3,6 +3,7 @@
 //! ([`ReadStep`]).
 pub mod extent;
 pub mod journal;
+pub mod page_cache;
 pub mod zfs;
 
 use crate::sim::time::Nanos;
