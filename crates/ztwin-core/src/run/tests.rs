@@ -42,7 +42,10 @@ fn a_block_in_flight_is_waited_for_without_an_arc_access() {
             let Fs::Zfs(z) = &sim.fs else { unreachable!() };
             let arc = &z.arc;
             let st = arc.stats();
-            assert!(z.counters().block_waits > 0, "{release:?} {primarycache:?}: the test needs concurrent reads of one block");
+            assert!(
+                z.counters().block_waits > 0,
+                "{release:?} {primarycache:?}: the test needs concurrent reads of one block"
+            );
             assert_eq!(
                 st.hits + st.misses + st.iohits + z.counters().block_waits,
                 z.counters().block_lookups + z.counters().prefetch_lookups,

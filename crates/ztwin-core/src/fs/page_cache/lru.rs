@@ -231,6 +231,67 @@ impl PageCache {
         self.stats.pgsteal_file += 1;
     }
 
+    /// posix_fadvise(POSIX_FADV_DONTNEED) of bytes [offset, offset + len) of `file` at `now`
+    /// (mm/fadvise.c `generic_fadvise` -> `invalidate_mapping_pages` ->
+    /// `mapping_evict_folio`): every whole page of the range that is clean, not under
+    /// writeback and not being read leaves the cache with no shadow entry (`remove_mapping`
+    /// does not call `workingset_eviction`); a partial page at either end is kept, except the last one of the file. The
+    /// WB_SYNC_NONE writeback the call starts for dirty pages is left to the flusher here.
+    /// Returns the pages dropped.
+    pub fn fadvise_dontneed(&mut self, file: FileId, offset: u64, len: u64, now: Nanos) -> u64 {
+        self.retire(now);
+        let first = offset.div_ceil(PAGE_SIZE);
+        let end = offset.saturating_add(len);
+        // The last page is dropped when the range covers it whole or ends at i_size.
+        let size = self.files[file as usize].size;
+        let last_excl = if end >= size { size.div_ceil(PAGE_SIZE) } else { end >> PAGE_SHIFT };
+        let last_excl = last_excl.min(MAX_FILE_PAGES);
+        if first >= last_excl || self.files[file as usize].nr_cached == 0 {
+            return 0;
+        }
+        let mut dropped = 0;
+        if last_excl - first <= u64::from(self.cap) {
+            for idx in first..last_excl {
+                if let Some(s) = self.slot_of(file, idx) {
+                    dropped += u64::from(self.drop_clean(s, now));
+                }
+            }
+        } else {
+            // A range larger than the cache: walk the lists instead (each page once; a
+            // dropped page's successor is taken before it leaves).
+            for l in [INACTIVE, ACTIVE] {
+                let mut s = self.lists[l].0;
+                while s != NIL {
+                    let next = self.pages[s as usize].next;
+                    let key = self.pages[s as usize].key;
+                    let idx = key_index(key);
+                    if key_file(key) == file && (first..last_excl).contains(&idx) {
+                        dropped += u64::from(self.drop_clean(s, now));
+                    }
+                    s = next;
+                }
+            }
+        }
+        self.stats.invalidated_pages += dropped;
+        dropped
+    }
+
+    /// Frees slot `s` with no shadow entry if it is clean, not under writeback and not
+    /// being read (`mapping_evict_folio`); whether it did.
+    fn drop_clean(&mut self, s: u32, now: Nanos) -> bool {
+        let pg = self.pages[s as usize];
+        if pg.flags & (F_DIRTY | F_WRITEBACK) != 0 || pg.io_until > now {
+            return false;
+        }
+        self.unlink(s);
+        self.table.remove(pg.key);
+        self.files[key_file(pg.key) as usize].nr_cached -= 1;
+        self.pages[s as usize].flags = 0;
+        self.pages[s as usize].next = self.free;
+        self.free = s;
+        true
+    }
+
     /// Moves up to `n` pages from the active tail to the inactive head with PG_workingset
     /// (`shrink_active_list` of unmapped pages).
     fn deactivate(&mut self, n: u64) {

@@ -191,6 +191,7 @@
 //! 8. Truncate, hole punching and mmap are not modelled; bytes below a file's size are
 //!    allocated blocks (a partial write there reads), bytes past it are new.
 
+pub mod budget;
 mod lru;
 mod readahead;
 #[cfg(test)]
@@ -468,6 +469,11 @@ pub struct PageCacheStats {
     pub dirty_throttle_ns: u64,
     /// Flusher runs (wb_workfn executions).
     pub flusher_runs: u64,
+    /// Pages readahead windows brought in (`do_page_cache_ra`; those of a window the read
+    /// itself asked for included; the model's).
+    pub readahead_pages: u64,
+    /// Clean pages dropped by POSIX_FADV_DONTNEED (fio's `invalidate`; the model's).
+    pub invalidated_pages: u64,
 }
 
 /// One page as a test or a report sees it.
@@ -740,6 +746,21 @@ impl PageCache {
             + self.table.allocation_size()
             + self.shadows.capacity() * std::mem::size_of::<Shadow>()
             + self.files.iter().map(|f| (f.dirty_bits.capacity() + f.dirty_sum.capacity()) * 8).sum::<usize>()
+    }
+
+    /// Heap bytes a cache of `budget_bytes` takes once full, over files of `file_bytes` in
+    /// all (for the run's memory estimate): the 32-byte page slots, the key table grown to
+    /// its expected keys (pages and, with `workingset`, as many shadows), the shadow ring
+    /// and the files' dirty bitmaps (a bit per page, a bit per 64 of those).
+    pub fn memory_bytes(budget_bytes: u64, workingset: bool, file_bytes: u64) -> u64 {
+        let cap = budget_bytes / PAGE_SIZE;
+        let expected = if workingset { cap.saturating_mul(2) } else { cap };
+        let shadows = if workingset { cap.saturating_mul(std::mem::size_of::<Shadow>() as u64) } else { 0 };
+        let bitmaps = file_bytes.div_ceil(PAGE_SIZE).div_ceil(64).saturating_mul(8 + 1);
+        cap.saturating_mul(std::mem::size_of::<Page>() as u64)
+            .saturating_add(crate::support::key_table::grown_bytes(expected))
+            .saturating_add(shadows)
+            .saturating_add(bitmaps)
     }
 
     /// Reports the completion of a device I/O a plan gave: a read's pages are up to date at

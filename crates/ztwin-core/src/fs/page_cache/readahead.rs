@@ -322,6 +322,7 @@ impl PageCache {
             }
             let Some(s) = self.add_page(file, idx, now, true) else { break };
             self.pages[s as usize].io_until = PENDING;
+            self.stats.readahead_pages += 1;
             // `nr` may have been cut at the end of file: the kernel's unsigned difference then
             // wraps and marks nothing.
             if lookahead > 0 && lookahead <= nr && i == nr - lookahead {
