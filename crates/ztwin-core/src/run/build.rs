@@ -521,6 +521,7 @@ impl<'a> Sim<'a> {
             next_feed,
             sync_wake: None,
             zil_wake: None,
+            flusher_wake: None,
             events: 0,
         })
     }

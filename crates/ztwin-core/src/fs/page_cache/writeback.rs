@@ -675,11 +675,14 @@ impl PageCache {
     /// The next step of `walk` at `now` (WB_SYNC_ALL writeback, then the wait).
     pub fn sync_next(&mut self, walk: &mut SyncWalk, now: Nanos) -> SyncStep {
         self.retire(now);
+        let file = walk.file;
         if !walk.started {
             walk.started = true;
-            self.writepages_begin(now);
+            // `filemap_fdatawrite_wbc` calls `do_writepages` only for a mapping tagged dirty.
+            if self.files[file as usize].nr_dirty > 0 {
+                self.writepages_begin(now);
+            }
         }
-        let file = walk.file;
         if let Some(i) = self.files[file as usize].next_dirty(walk.next, walk.last) {
             let s = self.slot_of(file, i).expect("a dirty page is cached");
             let pg = self.pages[s as usize];
