@@ -19,12 +19,13 @@ def test_l2arc_case_is_the_issue_target():
 
 
 def test_l2arc_case_measures_a_small_copy():
-    # Four tables (~10 GB) on a 5 GB cache device: the cat fills it (as the full case fills
-    # the 475 GB one) with ~390k blocks of 16K. The index is the dense array (4 bytes for
-    # each of the dataset's ~615k blocks), as in the full case.
+    # Four tables (~10 GB) on a 5 GB cache device: the cat writes ~175k blocks of 16K to it
+    # (the feed takes part of what the cat reads at the volume's throughput cap). The index
+    # is the dense array (4 bytes for each of the dataset's ~615k blocks), as in the full
+    # case.
     r = bench.run_l2arc_case(SCENARIO, "zfs-l2arc", "20s", {"dataset": {"tables": 4}, "devices": {"nvme": {"size": "5GB"}}})
     # Every block on the device is a 16K record or a 16K indirect block.
-    assert r.l2_blocks == r.l2_size // 16384 and r.l2_blocks > 300_000
+    assert r.l2_blocks == r.l2_size // 16384 and r.l2_blocks > 100_000
     assert r.queries > 0 and r.simulated_s > 20
     assert r.wall_s_per_simulated_hour == pytest.approx(r.wall_s * 3600 / r.simulated_s)
     # The ring entry (16 B) and its share of the index: the issue's limit is 48 bytes per block.

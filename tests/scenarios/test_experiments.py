@@ -162,13 +162,15 @@ def exp1_data_bytes() -> int:
 
 def test_exp1_l2arc_share_f_gives_iops_over_one_minus_f():
     """With the ARC big enough for the indirect blocks and the L2 headers (1 GiB) and a
-    16 GiB cache device, the ring keeps the last ~21 GB the cat wrote: a share f of the
-    uniformly read records is on the NVMe, the rest costs one EBS read each, so the
-    EBS-bound rate is about 3000 / (1 - f) (the ARC and buffer pool hold ~2% more)."""
+    16 GiB cache device, the ring keeps what the feed took of the cat (the vdev queue merges
+    the cat's prefetches, so it reads at the volume's throughput cap, faster than the feed
+    writes: about a quarter of the data): a share f of the uniformly read records is on
+    the NVMe, the rest costs one EBS read each, so the EBS-bound rate is about
+    3000 / (1 - f) (the ARC and buffer pool hold ~2% more)."""
     v = exp1_l2arc_small("4GiB", "1G", "960M", "16GiB")
     l2 = v["l2arc"]
     f = l2["l2_size"] / exp1_data_bytes()
-    assert 0.3 < f < 0.8
+    assert 0.1 < f < 0.8
     assert v["devices"]["ebs"]["read_iops"] == pytest.approx(3000, rel=0.01)
     assert v["cpu_utilization"] < 0.9
     assert v["qps"] == pytest.approx(3000 / (1 - f), rel=0.06)

@@ -22,7 +22,9 @@
 //!    XFS/ext4 map the offset through extents with no metadata read (`fs::extent`).
 //! 4. [`cache::arc`] answers hit or miss, with OpenZFS's MRU/MFU/ghost lists and the
 //!    release's adaptive targets; sizes are compressed sizes (`fs::zfs::compression`).
-//! 5. [`dev`] queues each device read behind the device's IOPS and throughput caps and its
+//! 5. On ZFS each leaf's vdev queue (`fs::zfs::vdev_queue`: priority classes, their
+//!    minimum and maximum in flight, aggregation) decides when a read goes to its device;
+//!    [`dev`] queues each device I/O behind the device's IOPS and throughput caps and its
 //!    parallelism (through a RAID controller's cache, `dev::controller`, and a Linux md
 //!    array's mapping, `dev::md_raid10`, where the scenario has them); [`dev::cpu`] queues
 //!    the CPU work on the vCPUs.

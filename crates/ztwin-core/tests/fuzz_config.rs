@@ -14,7 +14,9 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
-use ztwin_core::config::{test_fio_variant, test_raid_variant, test_variant, test_write_variant};
+use ztwin_core::config::{
+    test_fio_variant, test_percona_variant, test_raid_variant, test_variant, test_write_variant,
+};
 use ztwin_core::config::{VariantConfig, WorkloadConfig};
 use ztwin_core::run::{check_variant_json, run_variant_observed};
 use ztwin_core::sim::time::{MS, SEC};
@@ -209,13 +211,23 @@ proptest! {
     }
 }
 
+/// The write bases: MySQL 5.7 on ZFS, MariaDB 10.11 on ext4, Percona Server 5.7 on ZFS.
+fn write_base(server: usize) -> ztwin_core::config::VariantConfig {
+    match server {
+        0 => test_write_variant(false),
+        1 => test_write_variant(true),
+        _ => test_percona_variant(),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 150, failure_persistence: None, ..ProptestConfig::default() })]
 
-    /// The write path (InnoDB's redo, page cleaner, doublewrite; the ZIL; MariaDB on ext4).
+    /// The write path (InnoDB's redo, page cleaner, doublewrite; the ZIL; MariaDB on ext4;
+    /// Percona Server's LRU manager and backoff).
     #[test]
-    fn mutated_write_configs_run_without_panic(mariadb in any::<bool>(), picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
-        let base = serde_json::to_value(test_write_variant(mariadb)).unwrap();
+    fn mutated_write_configs_run_without_panic(server in 0..3usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+        let base = serde_json::to_value(write_base(server)).unwrap();
         run_briefly(&base, &picks);
     }
 }
@@ -224,8 +236,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn mutated_write_configs_are_refused_or_built_never_panic(mariadb in any::<bool>(), picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
-        let base = serde_json::to_value(test_write_variant(mariadb)).unwrap();
+    fn mutated_write_configs_are_refused_or_built_never_panic(server in 0..3usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+        let base = serde_json::to_value(write_base(server)).unwrap();
         check(&base, &picks);
     }
 
@@ -250,13 +262,9 @@ proptest! {
 
 #[test]
 fn the_bases_build() {
-    for base in [
-        test_variant(),
-        test_fio_variant(),
-        test_raid_variant(),
-        test_write_variant(false),
-        test_write_variant(true),
-    ] {
+    for base in
+        [test_variant(), test_fio_variant(), test_raid_variant(), write_base(0), write_base(1), write_base(2)]
+    {
         check_variant_json(&serde_json::to_string(&base).unwrap()).unwrap();
     }
 }

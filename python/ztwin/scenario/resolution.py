@@ -60,6 +60,7 @@ _INNODB_WRITE_OPTIONS = (
     "innodb_log_files_in_group", "innodb_flush_neighbors", "innodb_change_buffering",
     "log_bin", "sync_binlog", "max_binlog_size", "binlog_group_commit_sync_delay",
     "binlog_group_commit_sync_no_delay_count",
+    "innodb_empty_free_list_algorithm", "innodb_cleaner_lsn_age_factor", "innodb_buffer_pool_instances",
 )
 
 

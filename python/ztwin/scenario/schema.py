@@ -426,8 +426,10 @@ class InnodbSpec(_Model):
         None, ge=100, lt=2**32, description="Free frames the page cleaner keeps: MySQL 5.7 default 1024 (refilled only "
         "after write activity), MariaDB 10.11 default 1536 (refilled below half of it)."
     )
-    server: Literal["mysql-5.7", "mariadb-10.11"] = Field(
-        "mysql-5.7", description="The server that wrote the pages (their bytes decide how they compress)."
+    server: Literal["mysql-5.7", "mariadb-10.11", "percona-5.7"] = Field(
+        "mysql-5.7", description="The server that wrote the pages (their bytes decide how they compress) and runs the "
+        "writes; percona-5.7 is MySQL 5.7's pages and logs with Percona Server's flushing (LRU manager threads, backoff "
+        "waits for free frames, the high_checkpoint page cleaner, buffer pool instances)."
     )
     character_set_server: Literal["latin1", "utf8mb4"] = Field(
         "latin1", description="Server character set when the tables were created: latin1 is the compiled default of "
@@ -458,6 +460,18 @@ class InnodbSpec(_Model):
     max_binlog_size: Optional[Size] = Field(None, description="A binary log file is rotated past this size (default 1G, 4K to 1G).")
     binlog_group_commit_sync_delay: Optional[int] = Field(None, ge=0, le=1_000_000, description="Microseconds the sync stage waits for more commits (default 0).")
     binlog_group_commit_sync_no_delay_count: Optional[int] = Field(None, ge=0, le=100_000, description="Commits that end that wait early (default 0).")
+    # Percona Server 5.7's flushing (server = "percona-5.7" only).
+    innodb_empty_free_list_algorithm: Optional[Literal["backoff", "legacy"]] = Field(
+        None, description="Percona Server 5.7: a thread short of a free frame waits for the LRU manager (backoff, the "
+        "default; legacy below 20M of pool an instance) or evicts and writes a page itself as MySQL 5.7 (legacy)."
+    )
+    innodb_cleaner_lsn_age_factor: Optional[Literal["high_checkpoint", "legacy"]] = Field(
+        None, description="Percona Server 5.7: the page cleaner's redo pressure, high_checkpoint (the default) or "
+        "MySQL's legacy formula."
+    )
+    innodb_buffer_pool_instances: Optional[int] = Field(
+        None, ge=0, le=64, description="Percona Server 5.7: buffer pool instances (0 or unset: 8 from a 1G pool on, else 1)."
+    )
 
 
 class SysbenchDatasetSpec(_Model):

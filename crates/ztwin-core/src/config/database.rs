@@ -95,6 +95,19 @@ pub struct InnodbConfig {
     /// binlog_group_commit_sync_no_delay_count (0).
     #[serde(default)]
     pub binlog_group_commit_sync_no_delay_count: Option<u64>,
+    // Percona Server 5.7's flushing (refused for the other servers).
+    /// innodb_empty_free_list_algorithm: "backoff" (Percona Server 5.7's default) or
+    /// "legacy" (see `db::innodb::percona_flush`).
+    #[serde(default)]
+    pub innodb_empty_free_list_algorithm: Option<String>,
+    /// innodb_cleaner_lsn_age_factor: "high_checkpoint" (Percona Server 5.7's default) or
+    /// "legacy".
+    #[serde(default)]
+    pub innodb_cleaner_lsn_age_factor: Option<String>,
+    /// innodb_buffer_pool_instances (0 or unset: the server's default, 8 from a 1 GiB
+    /// pool on, else 1; at most 64).
+    #[serde(default)]
+    pub innodb_buffer_pool_instances: Option<u64>,
 }
 
 impl Default for InnodbConfig {
@@ -127,6 +140,9 @@ impl Default for InnodbConfig {
             max_binlog_size: None,
             binlog_group_commit_sync_delay: None,
             binlog_group_commit_sync_no_delay_count: None,
+            innodb_empty_free_list_algorithm: None,
+            innodb_cleaner_lsn_age_factor: None,
+            innodb_buffer_pool_instances: None,
         }
     }
 }
@@ -147,11 +163,16 @@ pub enum CharacterSet {
 /// The server behind `[database] type = "innodb"`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum InnodbServer {
-    /// MySQL 5.7 (and Percona Server 5.7).
+    /// MySQL 5.7.
     #[default]
     #[serde(rename = "mysql-5.7")]
     Mysql57,
     /// MariaDB 10.11.
     #[serde(rename = "mariadb-10.11")]
     Mariadb1011,
+    /// Percona Server 5.7: MySQL 5.7's pages, redo log, binary log and doublewrite, with
+    /// its own flushing (`db::innodb::percona_flush`: LRU manager threads, backoff waits
+    /// for free frames, the high_checkpoint page cleaner, buffer pool instances).
+    #[serde(rename = "percona-5.7")]
+    Percona57,
 }

@@ -27,7 +27,8 @@
 //! - `dataset`: [`DatasetConfig`].
 //! - `workload`: [`WorkloadConfig`], sysbench and fio.
 //! - `validate`: [`VariantConfig::validate`].
-//! - `test_support`: [`test_variant`], [`test_fio_variant`], [`test_raid_variant`].
+//! - `test_support`: [`test_variant`], [`test_fio_variant`], [`test_raid_variant`],
+//!   [`test_write_variant`], [`test_percona_variant`].
 
 mod bcache;
 mod database;
@@ -50,7 +51,9 @@ pub use devices::{ArrayConfig, ControllerConfig, DeviceConfig, RotationalConfig}
 pub use filesystem::{ExtentFsConfig, FsConfig};
 pub use machine::{CpuCosts, MachineConfig, VmSysctls};
 pub use phases::{CatPhase, FioPhase, PhaseConfig, RestartPhase, TunePhase, WorkloadPhase};
-pub use test_support::{test_fio_variant, test_raid_variant, test_variant, test_write_variant};
+pub use test_support::{
+    test_fio_variant, test_percona_variant, test_raid_variant, test_variant, test_write_variant,
+};
 pub use validate::{MAX_SERIES_ROWS, MAX_SIMULATED_NS};
 pub use variant::{RunConfig, VariantConfig};
 pub use workload::{

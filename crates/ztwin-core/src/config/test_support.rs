@@ -159,6 +159,27 @@ pub fn test_write_variant(mariadb: bool) -> VariantConfig {
     c
 }
 
+/// The test variant running oltp_update_index on Percona Server 5.7 (MySQL 5.7's write
+/// variant on ZFS with Percona's flushing: its options set so that mutations reach them),
+/// with a 32 MiB pool (backoff needs 20 MiB an instance) and experiment 2's doublewrite off.
+#[doc(hidden)]
+pub fn test_percona_variant() -> VariantConfig {
+    let mut c = test_write_variant(false);
+    c.scenario = "test-percona".into();
+    if let WorkloadConfig::Sysbench(w) = &mut c.workload {
+        w.test = SysbenchTest::OltpUpdateIndex;
+    }
+    if let Some(DatabaseConfig::Innodb(d)) = &mut c.database {
+        d.server = InnodbServer::Percona57;
+        d.innodb_buffer_pool_size = 32 << 20;
+        d.innodb_doublewrite = Some(false);
+        d.innodb_empty_free_list_algorithm = Some("backoff".into());
+        d.innodb_cleaner_lsn_age_factor = Some("high_checkpoint".into());
+        d.innodb_buffer_pool_instances = Some(0);
+    }
+    c
+}
+
 /// A small valid fio variant for tests: the test variant's machine, device and ZFS
 /// (recordsize 128K, lz4, 128 MiB ARC) with one 256 MiB file and three jobs on it:
 /// "seqread" (read, bs 128K), "randread" (16K, 4 jobs, time based 10 s, randrepeat=0,

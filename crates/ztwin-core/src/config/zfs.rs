@@ -232,7 +232,7 @@ pub struct PoolTunables {
     /// zfs_vdev_mirror_non_rotating_seek_inc (1).
     pub zfs_vdev_mirror_non_rotating_seek_inc: u32,
     /// zfs_vdev_sync_read_max_active (10): the most sync reads the vdev queue keeps issued to
-    /// one leaf, so the most a child's queue length (its mirror load) can show.
+    /// one leaf (`fs::zfs::vdev_queue`).
     pub zfs_vdev_sync_read_max_active: u32,
 }
 

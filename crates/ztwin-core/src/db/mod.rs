@@ -3,7 +3,7 @@
 //! cache or read from its file ([`Database::access`] and the read's life:
 //! [`Database::insert_for_read`], [`Database::read_done`]).
 //!
-//! One database today (InnoDB, MySQL 5.7 and MariaDB 10.11); the enum is the seam for
+//! One database today (InnoDB: MySQL 5.7, Percona Server 5.7 and MariaDB 10.11); the enum is the seam for
 //! PostgreSQL beside it: every match on it is exhaustive, so the compiler shows each place
 //! a new engine must answer.
 pub mod binlog;
@@ -15,7 +15,7 @@ use crate::workload::statement::{Index, Lookup, Op};
 use innodb::btree::TableLayout;
 use innodb::buffer_pool::{BufferPool, PageKey};
 pub use innodb::writes::MAX_PATH;
-use innodb::writes::{AfterIo, FileOp, FrameStep, LogWait, WriteStats, Writes};
+use innodb::writes::{AfterIo, FileOp, FrameStep, LogFree, LogWait, WriteStats, Writes};
 
 /// InnoDB: the buffer pool over the tables' B+trees.
 pub struct Innodb {
@@ -54,6 +54,10 @@ impl Database {
                 if w.params().server == crate::config::InnodbServer::Mariadb1011 {
                     // MariaDB's page cleaner frees frames as a thread of its own.
                     d.bp.set_refill(None);
+                }
+                if w.free_list_only() {
+                    // Percona Server's backoff: only its LRU manager frees frames.
+                    d.bp.set_free_list_only(true);
                 }
                 d.writes = Some(Box::new(w));
             }
@@ -127,17 +131,18 @@ impl Database {
         }
     }
 
-    /// A read of `key` is issued: the page takes its frame now (`buf_page_init_for_read`).
-    /// Returns the byte range of the data file to read: (offset, length); None when no
-    /// frame could be had (see [`BufferPool::insert_for_read`]).
-    pub fn insert_for_read(&mut self, key: PageKey, page_no: u64) -> Option<(u64, u32)> {
+    /// A read of `key` by thread `actor` is issued: the page takes its frame now
+    /// (`buf_page_init_for_read`). Returns the byte range of the data file to read:
+    /// (offset, length); None when no frame could be had (see
+    /// [`BufferPool::insert_for_read`]).
+    pub fn insert_for_read(&mut self, actor: usize, key: PageKey, page_no: u64) -> Option<(u64, u32)> {
         match self {
             Database::Innodb(d) => {
                 if !d.bp.insert_for_read(key) {
                     return None;
                 }
                 if let Some(w) = &mut d.writes {
-                    w.frame_taken(&d.bp);
+                    w.frame_taken(&d.bp, actor);
                 }
                 Some((page_no * d.page_size as u64, d.page_size))
             }
@@ -182,15 +187,16 @@ impl Database {
                     if w.params().server == crate::config::InnodbServer::Mariadb1011 {
                         d.bp.set_refill(None);
                     }
+                    d.bp.set_free_list_only(w.free_list_only());
                 }
             }
         }
     }
 
     /// `log_free_check` by `client` before a change (see `Writes::log_free_check`).
-    pub fn log_free_check(&mut self, client: usize) -> bool {
+    pub fn log_free_check(&mut self, client: usize) -> LogFree {
         match self {
-            Database::Innodb(d) => d.writes.as_mut().is_none_or(|w| w.log_free_check(client)),
+            Database::Innodb(d) => d.writes.as_mut().map_or(LogFree::Go, |w| w.log_free_check(client)),
         }
     }
 
@@ -260,7 +266,8 @@ impl Database {
     }
 
     /// A thread found no frame: MySQL 5.7's writes a dirty LRU page itself (its I/O is
-    /// queued), MariaDB's waits for the page cleaner.
+    /// queued), MariaDB's waits for the page cleaner, Percona Server's backs off (yields or
+    /// sleeps, then asks again).
     pub fn no_frame(&mut self, actor: usize) -> FrameStep {
         match self {
             Database::Innodb(d) => match &mut d.writes {
@@ -307,11 +314,33 @@ impl Database {
         }
     }
 
-    /// A write of `offset` in driver file `file` returned: if it was a page of the page
-    /// cleaner's batch, the page is clean now (true: a frame may be had).
-    pub fn page_written(&mut self, file: u32, offset: u64) -> bool {
+    /// A write of `offset` in driver file `file` by thread `actor` returned: if it was a
+    /// page of the page cleaner's (or the LRU manager's) batch, the page is clean now
+    /// (true: a frame may be had).
+    pub fn page_written(&mut self, actor: usize, file: u32, offset: u64) -> bool {
         match self {
-            Database::Innodb(d) => d.writes.as_mut().is_some_and(|w| w.page_written(&mut d.bp, file, offset)),
+            Database::Innodb(d) => {
+                d.writes.as_mut().is_some_and(|w| w.page_written(&mut d.bp, actor, file, offset))
+            }
+        }
+    }
+
+    /// The database's own threads when it writes (after the clients: the page cleaner, the
+    /// master thread, and Percona Server's LRU manager); 0 without the write path.
+    pub fn db_threads(&self) -> usize {
+        self.writes().map_or(0, |w| w.db_threads())
+    }
+
+    /// When Percona Server's LRU manager, done at `now`, runs again (None: no LRU manager).
+    pub fn lru_next(&self, now: Nanos) -> Option<Nanos> {
+        self.writes().and_then(|w| w.lru_next(now))
+    }
+
+    /// Percona Server's LRU manager (thread `actor`)'s batch at `now`: true if it queued
+    /// I/O (see `Writes::lru_batch`).
+    pub fn lru_batch(&mut self, actor: usize, now: Nanos) -> bool {
+        match self {
+            Database::Innodb(d) => d.writes.as_mut().is_some_and(|w| w.lru_batch(&mut d.bp, actor, now)),
         }
     }
 

@@ -15,6 +15,9 @@ pub enum ReadStep {
     /// The read waits until this time (a device read, a block another reader is reading,
     /// the chunk's data reads); step it again then.
     WaitUntil(Nanos),
+    /// The read waits for I/O a queue still holds (ZFS: a vdev queue): the layer wakes it
+    /// (for ZFS: `Zfs::take_wakeups`); step it again then.
+    Blocked,
     /// The data is in the caller's buffer (for ZFS: its dbufs are released).
     Done,
 }

@@ -157,8 +157,9 @@ impl<'a> Sim<'a> {
             }
         };
         // Client slots: the workload's threads, then the database's own threads (the page
-        // cleaner and the master thread) when it writes.
-        let slots = threads + if db.as_ref().is_some_and(|d| d.writes().is_some()) { 2 } else { 0 };
+        // cleaner, the master thread, Percona Server's LRU manager) when it writes.
+        let db_threads = db.as_ref().map_or(0, |d| d.db_threads());
+        let slots = threads + db_threads;
         // The smallest read a file sees (bcache's unit): an InnoDB page, or fio's smallest block.
         let read_unit = match (&db, &cfg.workload) {
             (Some(d), _) => d.page_size(),
@@ -469,7 +470,7 @@ impl<'a> Sim<'a> {
         if slots > events::MAX_CLIENTS {
             return Err(Error::config(
                 "workload",
-                format!("{threads} clients; at most {}", events::MAX_CLIENTS - 2),
+                format!("{threads} clients; at most {}", events::MAX_CLIENTS - db_threads),
             ));
         }
         let mut queue = Schedule::with_capacity(slots + 3);
@@ -498,6 +499,7 @@ impl<'a> Sim<'a> {
             nusers: threads,
             cleaner_due: None,
             master_due: None,
+            lru_due: None,
             cleaner_activity: 0,
             released: Vec::with_capacity(slots),
             journal_wake: None,
@@ -588,7 +590,7 @@ pub(super) fn buffered_io(cfg: &VariantConfig) -> bool {
                 return false;
             }
             let redo = match p.server {
-                InnodbServer::Mysql57 => true,
+                InnodbServer::Mysql57 | InnodbServer::Percona57 => true,
                 InnodbServer::Mariadb1011 => {
                     // Its choice depends on these and the device (512-byte sectors, as
                     // `Writes` is told under XFS/ext4), not on the flush method.

@@ -2,7 +2,7 @@
 //! filesystem, and the counters (each test names the mechanism it checks).
 
 use super::*;
-use crate::config::{test_variant, ExtentFsConfig, InnodbConfig, SysbenchTest};
+use crate::config::{test_variant, ExtentFsConfig, InnodbConfig, RunConfig, SysbenchTest};
 use crate::sim::time::{MS, SEC};
 
 /// The test variant (ZFS 0.8, 4 tables of 200k rows, a 16 MiB pool, 8 threads) running
@@ -221,6 +221,87 @@ fn mysql_fsyncs_commit_the_journal_and_mariadb_fdatasyncs_flush() {
         } else {
             assert_eq!(f(j, &["sync_waits"]), 0.0, "fdatasync after an overwrite commits nothing: {j}");
             assert!(f(j, &["sync_flushes"]) >= 0.99 * syncs, "{j}");
+        }
+    }
+}
+
+/// Percona Server 5.7's write path on both filesystems (MySQL 5.7's redo log and pages, its
+/// own flushing): the LRU manager thread frees frames on its timer, the page cleaner does
+/// flush-list flushing only, and a pool short of frames makes the threads back off
+/// (Innodb_buffer_pool_wait_free counts their rounds) rather than write pages themselves.
+#[test]
+fn percona_writes_run_on_zfs_and_ext4() {
+    for ext4 in [false, true] {
+        let mut cfg = write_variant(SysbenchTest::OltpUpdateIndex);
+        let d = innodb(&mut cfg);
+        d.server = crate::config::InnodbServer::Percona57;
+        // Backoff needs 5 x BUF_LRU_MIN_LEN pages an instance (else legacy is forced); a
+        // batch frees at most innodb_lru_scan_depth frames, fewer than the reads take
+        // while its dirty pages are written.
+        d.innodb_buffer_pool_size = 32 << 20;
+        d.innodb_lru_scan_depth = 128;
+        if ext4 {
+            on_ext4(&mut cfg, 500_000);
+        }
+        let r = run_variant(&cfg).unwrap();
+        let s = &r.summary;
+        println!("{}", serde_json::to_string_pretty(&s["innodb"]).unwrap());
+        println!("tps {} devices {}", f(s, &["tps"]), s["devices"]);
+        assert!(f(s, &["tps"]) > 50.0, "ext4 {ext4}: {}", f(s, &["tps"]));
+        assert!(f(s, &["innodb", "Innodb_buffer_pool_pages_flushed"]) > 0.0);
+        assert!(f(s, &["innodb", "page_cleaner_passes"]) > 0.0);
+        assert!(f(s, &["innodb", "lru_manager", "loops"]) > 0.0);
+        assert!(f(s, &["innodb", "innodb_metrics", "buffer_LRU_batch_flush_total_pages"]) > 0.0);
+        assert!(f(s, &["innodb", "Innodb_buffer_pool_wait_free"]) > 0.0, "the pool is short of frames");
+        assert_eq!(f(s, &["innodb", "Innodb_buffer_pool_pages_LRU_flushed"]), 0.0);
+        assert!(s["innodb"]["Innodb_checkpoint_age"].is_u64());
+    }
+}
+
+/// Percona Server's edges complete: a pool too small for backoff (legacy forced: threads
+/// write pages themselves), legacy chosen, the smallest pool and scan depth, doublewrite on
+/// with fsync, a redo log small enough that threads wait for sync flushes, ext4.
+#[test]
+fn percona_edges_complete() {
+    for case in 0..6 {
+        let mut cfg = write_variant(SysbenchTest::OltpReadWrite);
+        cfg.run = RunConfig { warmup_ns: SEC, duration_ns: 2 * SEC, report_interval_ns: SEC };
+        let d = innodb(&mut cfg);
+        d.server = crate::config::InnodbServer::Percona57;
+        match case {
+            0 => {}
+            1 => d.innodb_empty_free_list_algorithm = Some("legacy".into()),
+            2 => {
+                d.innodb_buffer_pool_size = 5 << 20;
+                d.innodb_lru_scan_depth = 100;
+            }
+            3 => {
+                d.innodb_buffer_pool_size = 24 << 20;
+                d.innodb_doublewrite = Some(true);
+                d.innodb_flush_method = "fsync".into();
+            }
+            4 => {
+                // The whole dataset in the pool: no LRU flushing, the redo age grows.
+                d.innodb_buffer_pool_size = 256 << 20;
+                d.innodb_log_file_size = Some(4 << 20);
+                d.innodb_cleaner_lsn_age_factor = Some("legacy".into());
+                let WorkloadConfig::Sysbench(w) = &mut cfg.workload else { unreachable!() };
+                w.test = SysbenchTest::OltpUpdateIndex;
+                cfg.run = RunConfig { warmup_ns: 4 * SEC, duration_ns: 8 * SEC, report_interval_ns: SEC };
+            }
+            _ => {
+                d.innodb_buffer_pool_size = 32 << 20;
+                d.innodb_lru_scan_depth = 100;
+                on_ext4(&mut cfg, 2 * MS);
+            }
+        }
+        let r = run_variant(&cfg).unwrap();
+        let s = &r.summary;
+        println!("case {case}: tps {} {}", f(s, &["tps"]), s["innodb"]);
+        assert!(f(s, &["tps"]) > 10.0, "case {case}: {}", s["innodb"]);
+        if case == 4 {
+            assert!(f(s, &["innodb", "checkpoint_age_waits"]) > 0.0, "{}", s["innodb"]);
+            assert!(f(s, &["innodb", "innodb_metrics", "buffer_flush_sync_total_pages"]) > 0.0);
         }
     }
 }

@@ -133,6 +133,9 @@ enum State {
     /// The master thread sleeps until its timer; then its log flush.
     MasterSleep,
     MasterFlush,
+    /// Percona Server's LRU manager sleeps until its timer; then its LRU batch.
+    LruSleep,
+    LruBatch,
 }
 
 /// What the clients of the current phase do.
@@ -153,7 +156,8 @@ enum Wait {
     Page(u64),
     /// The redo log's writer or the checkpoint age (released by the database).
     Log,
-    /// A free frame (released when the page cleaner's batch is done).
+    /// A free frame (released when the page cleaner's or the LRU manager's batch frees
+    /// some).
     Frame,
     /// XFS/ext4: the journal's commit `n` (released when the journal reports it done).
     Journal(u64),
@@ -331,13 +335,16 @@ struct Sim<'a> {
     /// Taken out of `self` while one of them steps (see [`Sim::step`]).
     clients: Vec<Client>,
     /// Number of clients (event targets below it are clients): the workload's threads,
-    /// then the database's own threads when it writes (page cleaner, master thread).
+    /// then the database's own threads when it writes (page cleaner, master thread, and
+    /// Percona Server's LRU manager).
     nclients: usize,
     /// The workload's threads (clients 0..nusers).
     nusers: usize,
-    /// When the page cleaner's and the master thread's timers are due (None: no timer).
+    /// When the page cleaner's, the master thread's and the LRU manager's timers are due
+    /// (None: no timer).
     cleaner_due: Option<Nanos>,
     master_due: Option<Nanos>,
+    lru_due: Option<Nanos>,
     /// Write counts at the page cleaner's last pass (srv_check_activity).
     cleaner_activity: u64,
     /// Scratch for the threads the database released.

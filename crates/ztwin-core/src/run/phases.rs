@@ -47,7 +47,7 @@ impl Sim<'_> {
                 self.clients[k].state = State::Idle;
                 self.waits[k] = Wait::None;
             }
-            (self.cleaner_due, self.master_due) = (None, None);
+            (self.cleaner_due, self.master_due, self.lru_due) = (None, None, None);
         }
         let mut ready = self.clock;
         if let Fs::Extent(x) = &mut self.fs {
@@ -234,24 +234,30 @@ impl Sim<'_> {
         self.schedule_zil();
     }
 
-    /// The database's own threads (page cleaner, master thread), when it writes, start
-    /// their timed loops at `now` unless they run already.
+    /// The database's own threads (page cleaner, master thread, Percona Server's LRU
+    /// manager), when it writes, start their timed loops at `now` unless they run already.
     fn start_db_threads(&mut self, now: Nanos) {
         if self.nclients == self.nusers {
             return;
         }
         let cleaner = crate::db::innodb::writes::cleaner_actor(self.nusers);
         let master = crate::db::innodb::writes::master_actor(self.nusers);
-        for (k, sleep) in [(cleaner, State::CleanerSleep), (master, State::MasterSleep)] {
-            let c = &mut self.clients[k];
+        let lru = crate::db::innodb::writes::lru_manager_actor(self.nusers);
+        let threads = [(cleaner, State::CleanerSleep), (master, State::MasterSleep), (lru, State::LruSleep)];
+        // Percona Server's LRU manager (after the clients, the page cleaner and the master
+        // thread) first wakes after its 1000 ms sleep.
+        for (k, sleep) in threads {
+            let Some(c) = self.clients.get_mut(k) else { continue };
             if matches!(c.state, State::Start | State::Idle) {
                 c.state = sleep;
                 c.started = now;
                 let due = now + SEC;
                 if k == cleaner {
                     self.cleaner_due = Some(due);
-                } else {
+                } else if k == master {
                     self.master_due = Some(due);
+                } else {
+                    self.lru_due = Some(due);
                 }
                 self.queue.at(due, Event::Timer(k));
             }
@@ -341,7 +347,7 @@ impl Sim<'_> {
             c.async_until = 0;
         }
         self.waits.fill(Wait::None);
-        (self.cleaner_due, self.master_due, self.journal_wake) = (None, None, None);
+        (self.cleaner_due, self.master_due, self.journal_wake, self.lru_due) = (None, None, None, None);
         if let Some(db) = &mut self.db {
             db.abandon();
         }

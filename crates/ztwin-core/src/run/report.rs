@@ -554,7 +554,10 @@ fn arc_window(a: &ArcStats, b: &ArcStats, adaptation: ArcAdaptation) -> Value {
 /// InnoDB's write counters over a window, by their SHOW GLOBAL STATUS names (the gauges
 /// at the window's end). MariaDB 10.11 has no Innodb_os_log_fsyncs (its log's fdatasyncs
 /// are in Innodb_data_fsyncs: shown as log_fdatasyncs), and its Innodb_os_log_written
-/// counts the LSN bytes appended, not the bytes written.
+/// counts the LSN bytes appended, not the bytes written. Percona Server 5.7 counts as it
+/// does: Innodb_buffer_pool_pages_flushed includes its LRU manager's evictions,
+/// Innodb_buffer_pool_pages_LRU_flushed reads 0, Innodb_buffer_pool_wait_free counts
+/// rounds; it adds Innodb_checkpoint_age and Innodb_checkpoint_max_age.
 fn innodb_write_window(doc: &mut Value, x: &WriteStats, y: &WriteStats) {
     let log_fsyncs = if y.mariadb { "log_fdatasyncs" } else { "Innodb_os_log_fsyncs" };
     let pairs = [
@@ -581,6 +584,33 @@ fn innodb_write_window(doc: &mut Value, x: &WriteStats, y: &WriteStats) {
     ];
     for (name, v) in pairs {
         doc[name] = json!(v);
+    }
+    if let (Some(a), Some(b)) = (&x.percona, &y.percona) {
+        // Percona Server 5.7's own: its status variables (Innodb_checkpoint_age: lsn -
+        // last_checkpoint_lsn, the checkpoint taken at the oldest modification), its
+        // INNODB_METRICS counters of the flushing, and its LRU manager.
+        let (f, g) = (&a.flush, &b.flush);
+        doc["Innodb_checkpoint_age"] = json!(y.checkpoint_age);
+        doc["Innodb_checkpoint_max_age"] = json!(b.checkpoint_max_age);
+        doc["innodb_metrics"] = json!({
+            "buffer_LRU_batch_flush_total_pages": g.lru_batch_flush_total_pages - f.lru_batch_flush_total_pages,
+            "buffer_LRU_batch_evict_total_pages": g.lru_batch_evict_total_pages - f.lru_batch_evict_total_pages,
+            "buffer_LRU_batch_scanned": g.lru_batch_scanned - f.lru_batch_scanned,
+            "buffer_LRU_get_free_loops": g.lru_get_free_loops - f.lru_get_free_loops,
+            "buffer_LRU_get_free_waits": g.lru_get_free_waits - f.lru_get_free_waits,
+            "buffer_flush_adaptive_total_pages": g.flush_adaptive_total_pages - f.flush_adaptive_total_pages,
+            "buffer_flush_sync_total_pages": g.flush_sync_total_pages - f.flush_sync_total_pages,
+            "buffer_flush_background_total_pages": g.flush_background_total_pages - f.flush_background_total_pages,
+            "buffer_flush_n_to_flush_requested": g.flush_n_to_flush_requested,
+            "buffer_flush_pct_for_lsn": g.flush_pct_for_lsn,
+            "buffer_flush_pct_for_dirty": g.flush_pct_for_dirty,
+        });
+        doc["lru_manager"] = json!({
+            "instances": b.instances,
+            "loops": g.lru_manager_loops - f.lru_manager_loops,
+            "pages_written": g.lru_batch_written - f.lru_batch_written,
+            "sleep_ms": b.lru_sleep_ms,
+        });
     }
     if let (Some(a), Some(b)) = (&x.binlog, &y.binlog) {
         // The binary log's group commit (MySQL 5.7 has no status variables for it; Percona

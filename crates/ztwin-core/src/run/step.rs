@@ -2,10 +2,11 @@
 //! statement, the buffer pool, the file read) and the hand-off to the ZFS path or a device.
 
 use super::*;
-use crate::db::innodb::writes::{AfterIo, FileOp, FrameStep, LogWait};
+use crate::db::innodb::writes::{AfterIo, FileOp, FrameStep, LogFree, LogWait};
 use crate::fs::journal::ext4::CheckpointStep;
 use crate::fs::journal::{IoStep, PlanRun, WriteKind};
 use crate::fs::zfs::content::CLASS_MEAN_RATIO;
+use crate::fs::zfs::layer::Wake;
 use crate::workload::statement::Op;
 
 impl Sim<'_> {
@@ -208,15 +209,34 @@ impl Sim<'_> {
                     let db = self.db.as_mut().expect("sysbench statements need the database");
                     // buf_page_init_for_read: the page takes its frame and its place in
                     // the LRU list before the read is issued.
-                    let got = db.insert_for_read(key, c.page);
+                    let got = db.insert_for_read(i, key, c.page);
                     let Some(range) = got else {
                         // No frame: MySQL 5.7's thread writes a dirty LRU page itself;
                         // MariaDB's (or one finding nothing to write) waits for the page
-                        // cleaner's batch.
-                        if db.no_frame(i) == FrameStep::Io {
-                            c.after_io = State::FrameRetry;
-                            c.state = State::DbIo;
-                            continue;
+                        // cleaner's batch; Percona Server's backs off and asks again.
+                        match db.no_frame(i) {
+                            FrameStep::Io => {
+                                c.after_io = State::FrameRetry;
+                                c.state = State::DbIo;
+                                continue;
+                            }
+                            FrameStep::Wait => {}
+                            FrameStep::Yield(times) => {
+                                // os_thread_yield: its system calls on the vCPUs.
+                                c.cpu_pending += self.costs.syscall * u64::from(times);
+                                let done = self.cpus.run(now, c.cpu_pending);
+                                c.cpu_pending = 0;
+                                c.resume = State::FrameRetry;
+                                c.state = State::Blocked;
+                                self.queue.at(done, Event::Client(i));
+                                break;
+                            }
+                            FrameStep::Sleep(ns) => {
+                                c.resume = State::FrameRetry;
+                                c.state = State::Blocked;
+                                self.queue.at(now.saturating_add(ns), Event::Client(i));
+                                break;
+                            }
                         }
                         c.resume = State::FrameRetry;
                         self.waits[i] = Wait::Frame;
@@ -257,12 +277,23 @@ impl Sim<'_> {
                         }
                         continue;
                     }
-                    if !db.log_free_check(i) {
-                        c.resume = State::Apply;
-                        self.waits[i] = Wait::Log;
-                        c.state = State::Blocked;
-                        self.kick_cleaner(now);
-                        break;
+                    match db.log_free_check(i) {
+                        LogFree::Go => {}
+                        LogFree::Wait => {
+                            c.resume = State::Apply;
+                            self.waits[i] = Wait::Log;
+                            c.state = State::Blocked;
+                            self.kick_cleaner(now);
+                            break;
+                        }
+                        LogFree::Poll(ns) => {
+                            // Percona Server's buf_flush_wait_flushed: a sleep, then again.
+                            c.resume = State::Apply;
+                            c.state = State::Blocked;
+                            self.queue.at(now.saturating_add(ns), Event::Client(i));
+                            self.poll_cleaner_wake(now);
+                            break;
+                        }
                     }
                     db.modify(i, &l, !c.sec_buffered, now);
                     self.poll_cleaner_wake(now);
@@ -308,7 +339,20 @@ impl Sim<'_> {
                         break;
                     }
                 }
-                State::CleanerSleep | State::MasterSleep => break,
+                State::CleanerSleep | State::MasterSleep | State::LruSleep => break,
+                State::LruBatch => {
+                    // Guaranteed: the LRU manager exists only with Percona Server's writes.
+                    let db = self.db.as_mut().expect("the LRU manager needs the database");
+                    c.after_io = State::LruSleep;
+                    let io = db.lru_batch(i, now);
+                    // The batch freed the clean pages of the tail at once.
+                    self.wake(Wait::Frame, now);
+                    if !io {
+                        self.lru_sleep(i, c, now);
+                        break;
+                    }
+                    c.state = State::DbIo;
+                }
                 State::CleanerPass => {
                     let active = self.db_activity();
                     let active = active != std::mem::replace(&mut self.cleaner_activity, active);
@@ -416,7 +460,7 @@ impl Sim<'_> {
                         // A page the page cleaner wrote is clean from now on (its frame can
                         // be taken by a thread's scan of the LRU tail).
                         let db = self.db.as_mut().expect("database I/O needs the database");
-                        if db.page_written(c.space, c.w_offset) {
+                        if db.page_written(i, c.space, c.w_offset) {
                             self.wake(Wait::Frame, now);
                         }
                         c.state = State::DbIo;
@@ -479,9 +523,7 @@ impl Sim<'_> {
         let step = match (fs, &mut c.read) {
             (Fs::Zfs(z), FileRead::Zfs(r)) => {
                 let step = z.read(i, r, now, &mut c.cpu_pending, devices);
-                for (t, k) in z.take_wakeups() {
-                    queue.at(t, Event::Prefetch(k));
-                }
+                schedule_wakeups(queue, z);
                 step
             }
             (Fs::Extent(x), FileRead::Extent(r)) => x.read(task, r, now, &mut c.cpu_pending, devices),
@@ -495,6 +537,8 @@ impl Sim<'_> {
                 queue.at(t, Event::Client(i));
                 Flow::Wait
             }
+            // Woken by the ZFS layer (`schedule_wakeups`) when its vdev queue issues the read.
+            ReadStep::Blocked => Flow::Wait,
             ReadStep::Done => {
                 self.page_read_done(i, c, now);
                 Flow::Next
@@ -556,15 +600,14 @@ impl Sim<'_> {
         // Invariant: the state ZfsWrite is entered only on ZFS (`write_start`).
         let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { unreachable!("ZfsWrite only on ZFS") };
         let step = z.write(i, &mut c.zwrite, now, &mut c.cpu_pending, devices);
-        for (t, k) in z.take_wakeups() {
-            queue.at(t, Event::Prefetch(k));
-        }
+        schedule_wakeups(queue, z);
         match step {
             WriteStep::WaitUntil(t) => {
                 queue.at(t, Event::Client(i));
                 Flow::Wait
             }
-            // Woken by the sync (`sync_event`).
+            // Woken by the sync (`sync_event`), or by the layer when its vdev queue issues
+            // the write's I/O (`schedule_wakeups`).
             WriteStep::Throttled => Flow::Wait,
             WriteStep::Done if z.commits_write(c.o_sync) => {
                 // zfs_write's zil_commit (O_SYNC, O_DSYNC, sync=always).
@@ -585,9 +628,13 @@ impl Sim<'_> {
     /// the writes it issued; a commit that returns at once leaves it to the client's next
     /// burst.
     fn commit(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
-        let Sim { fs, devices, .. } = self;
+        let Sim { fs, devices, queue, .. } = self;
         let step = match fs {
-            Fs::Zfs(z) => z.commit(i, c.space + 1, now, &mut c.cpu_pending, devices),
+            Fs::Zfs(z) => {
+                let step = z.commit(i, c.space + 1, now, &mut c.cpu_pending, devices);
+                schedule_wakeups(queue, z);
+                step
+            }
             Fs::Extent(x) => {
                 // A buffered file's dirty pages first (the whole file, or an O_SYNC
                 // write's range), then the journal.
@@ -625,6 +672,7 @@ impl Sim<'_> {
     pub(super) fn zil_event(&mut self, now: Nanos) {
         let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { return };
         z.zil_event(now, devices);
+        schedule_wakeups(queue, z);
         for j in z.take_zil_woken() {
             queue.at(now, Event::Client(j as usize));
         }
@@ -642,6 +690,7 @@ impl Sim<'_> {
     pub(super) fn write_event(&mut self, now: Nanos) {
         let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { return };
         z.sync_event(now, devices);
+        schedule_wakeups(queue, z);
         for j in z.take_woken() {
             queue.at(now, Event::Client(j as usize));
         }
@@ -666,9 +715,7 @@ impl Sim<'_> {
     pub(super) fn prefetch_event(&mut self, k: u32, now: Nanos) {
         let Sim { fs: Fs::Zfs(z), devices, queue, cpus, .. } = self else { return };
         z.prefetch_event(k, now, cpus, devices);
-        for (t, k) in z.take_wakeups() {
-            queue.at(t, Event::Prefetch(k));
-        }
+        schedule_wakeups(queue, z);
     }
 
     /// Runs the client's accumulated CPU work on the vCPUs and schedules it to resume
@@ -773,6 +820,12 @@ impl Sim<'_> {
                 }
                 if c.state == State::MasterSleep {
                     self.master_sleep(i, c, now);
+                    return Flow::Wait;
+                }
+                if c.state == State::LruSleep {
+                    // Every page of the batch is free.
+                    self.wake(Wait::Frame, now);
+                    self.lru_sleep(i, c, now);
                     return Flow::Wait;
                 }
                 Flow::Next
@@ -907,6 +960,15 @@ impl Sim<'_> {
         self.queue.at(due, Event::Timer(i));
     }
 
+    /// Percona Server's LRU manager (thread `i`) sleeps until its timer (nothing wakes it
+    /// earlier).
+    fn lru_sleep(&mut self, i: usize, c: &mut Client, now: Nanos) {
+        c.state = State::LruSleep;
+        let due = self.db.as_ref().and_then(|d| d.lru_next(now)).unwrap_or(now + SEC);
+        self.lru_due = Some(due);
+        self.queue.at(due, Event::Timer(i));
+    }
+
     /// A thread needs the page cleaner now (no free frame, the checkpoint age): a
     /// sleeping cleaner wakes at once.
     fn kick_cleaner(&mut self, now: Nanos) {
@@ -920,17 +982,19 @@ impl Sim<'_> {
     /// A database thread's timer fired at `now`: it runs if the timer is its current one.
     pub(super) fn timer_event(&mut self, k: usize, now: Nanos) {
         let cleaner = crate::db::innodb::writes::cleaner_actor(self.nusers);
-        let (due, next) = if k == cleaner {
-            (&mut self.cleaner_due, State::CleanerPass)
+        let lru = crate::db::innodb::writes::lru_manager_actor(self.nusers);
+        let (due, next, expected) = if k == cleaner {
+            (&mut self.cleaner_due, State::CleanerPass, State::CleanerSleep)
+        } else if k == lru {
+            (&mut self.lru_due, State::LruBatch, State::LruSleep)
         } else {
-            (&mut self.master_due, State::MasterFlush)
+            (&mut self.master_due, State::MasterFlush, State::MasterSleep)
         };
         // The first timer at or after the thread's due time runs it; earlier ones are stale.
         if due.is_none_or(|d| d > now) {
             return;
         }
         *due = None;
-        let expected = if k == cleaner { State::CleanerSleep } else { State::MasterSleep };
         if self.clients_state(k) != Some(expected) {
             return;
         }
@@ -1097,7 +1161,8 @@ impl Sim<'_> {
         }
         self.schedule_flusher();
         match step {
-            ReadStep::WaitUntil(_) => Flow::Wait,
+            // The page cache waits on timers only (`fs::buffered` never blocks in a queue).
+            ReadStep::WaitUntil(_) | ReadStep::Blocked => Flow::Wait,
             ReadStep::Done => {
                 // Its metadata change (the timestamps; a file's extension) in the journal.
                 let kind = match &self.db {
@@ -1128,6 +1193,8 @@ impl Sim<'_> {
                 queue.at(t, Event::Client(i));
                 Flow::Wait
             }
+            // The page cache waits on timers only (`fs::buffered` never blocks in a queue).
+            ReadStep::Blocked => Flow::Wait,
             ReadStep::Done => {
                 c.state = State::JournalSync;
                 Flow::Next
@@ -1162,5 +1229,16 @@ impl Sim<'_> {
     /// Whether clients wait for the journal (the run goes on for them).
     pub(super) fn journal_waiting(&self) -> bool {
         self.waits.iter().any(|w| matches!(w, Wait::Journal(_)))
+    }
+}
+
+/// Schedules the clients and prefetch reads the ZFS layer released (prefetch chains
+/// waiting for reads in flight, and what its vdev queues issued after holding it).
+fn schedule_wakeups(queue: &mut Schedule, z: &mut Zfs) {
+    for (t, w) in z.take_wakeups() {
+        match w {
+            Wake::Client(j) => queue.at(t, Event::Client(j as usize)),
+            Wake::Prefetch(k) => queue.at(t, Event::Prefetch(k)),
+        }
     }
 }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::config::{test_variant, ZfsRelease};
+use crate::config::{test_variant, DirectProperty, ZfsRelease};
 use crate::sim::time::SEC;
 
 /// Runs the event loop of `cfg` up to its end, without the reporting.
@@ -35,9 +35,9 @@ fn a_block_in_flight_is_waited_for_without_an_arc_access() {
             z.recordsize = 128 << 10;
             z.release = release;
             z.primarycache = primarycache;
-            // 2.3's O_DIRECT reads (direct=standard) bypass the ARC and its dbufs: the
-            // test is of reads through them.
-            z.direct = Some(crate::config::DirectProperty::Disabled);
+            // InnoDB's O_DIRECT reads are Direct I/O on 2.3 (direct=standard): they bypass
+            // the ARC and read on their own, so no reader waits. The waits need the ARC.
+            z.direct = Some(DirectProperty::Disabled);
             let sim = simulate(&cfg);
             let Fs::Zfs(z) = &sim.fs else { unreachable!() };
             let arc = &z.arc;
@@ -88,9 +88,12 @@ fn cat_then_bench(cfg: &mut VariantConfig) {
 }
 
 /// A cat, then a benchmark, with a 1 GiB cache device "l2" (no IOPS cap) fed up to 64 MiB
-/// at a time, and `l2arc_noprefetch` as given.
+/// at a time, and `l2arc_noprefetch` as given. The disk passes 48 MB/s, so that the cat
+/// lasts several feeds (the vdev queue aggregates its prefetches: 3000 IOPS alone would
+/// pass the tables in under a second).
 fn cat_then_bench_with_l2(noprefetch: bool) -> VariantConfig {
     let mut cfg = test_variant();
+    cfg.devices[0].throughput_limit_bytes_per_sec = Some(48e6);
     cat_then_bench(&mut cfg);
     let mut l2 = cfg.devices[0].clone();
     l2.name = "l2".into();
@@ -142,11 +145,15 @@ fn cat_reads_become_prefetch_hits() {
         assert!(num(a, &["arc", "demand_data_misses"]) < 0.05 * records, "{release:?}: {a:#}");
         assert_eq!(num(b, &["arc", "prefetch_data_misses"]), 0.0);
         assert!(b.get("zfetch").is_some_and(|z| z["hits"] == 0));
-        // Every record is read once either way (the indirect blocks too).
-        let dev = |d: &Value| {
-            num(d, &["devices", "disk", "read_iops"]) * (num(d, &["end_s"]) - num(d, &["start_s"]))
+        // Every record is read once either way (the indirect blocks too): the same bytes,
+        // in fewer device reads with prefetch (the vdev queue aggregates the prefetches it
+        // holds, async-read class, into reads of up to 128K).
+        let dev = |d: &Value, what: &str| {
+            num(d, &["devices", "disk", what]) * (num(d, &["end_s"]) - num(d, &["start_s"]))
         };
-        assert!((dev(a) / dev(b) - 1.0).abs() < 0.01, "{release:?}: {} vs {}", dev(a), dev(b));
+        let (ba, bb) = (dev(a, "read_mbps"), dev(b, "read_mbps"));
+        assert!((ba / bb - 1.0).abs() < 0.01, "{release:?}: {ba} vs {bb} MB");
+        assert!(dev(a, "read_iops") < dev(b, "read_iops"), "{release:?}");
         let (fast, slow) = (num(a, &["read_mbps"]), num(b, &["read_mbps"]));
         assert!(fast > 2.0 * slow, "{release:?}: {fast} vs {slow} MB/s");
         // Random point selects afterwards: each page read misses the streams (and creates or
@@ -165,7 +172,9 @@ fn cat_reads_become_prefetch_hits() {
 /// arc_access), so those blocks never reach the cache device. In every release, a feed
 /// that scans the MRU list from its head (arc_warm is false) passes over the blocks
 /// prefetched ahead of the reader. Either way fewer bytes reach the cache device during
-/// the cat; without prefetch the tunable changes nothing.
+/// the cat (in 2.2 by little: the vdev queue's async-read class keeps few prefetches ahead
+/// of the reader, and the reader's demand reads set L2CACHE again on those it joins);
+/// without prefetch the tunable changes nothing.
 #[test]
 fn l2arc_noprefetch_keeps_blocks_joined_in_flight_off_the_cache_device() {
     for (release, patch) in [(ZfsRelease::V0_8, 0), (ZfsRelease::V2_1, 16), (ZfsRelease::V2_2, 11)] {
@@ -182,7 +191,7 @@ fn l2arc_noprefetch_keeps_blocks_joined_in_flight_off_the_cache_device() {
         assert_eq!(written(true, false), written(false, false), "{release:?}: no prefetch, no effect");
         let (with, without) = (written(true, true), written(false, true));
         assert!(without > 0.0);
-        assert!(with < 0.97 * without, "{release:?}: {with} vs {without} MB");
+        assert!(with < without, "{release:?}: {with} vs {without} MB");
     }
 }
 
@@ -351,6 +360,8 @@ fn the_total_is_known_when_every_phase_has_a_length() {
 #[test]
 fn intervals_without_queries_have_no_latency() {
     let mut cfg = test_variant();
+    // A cat of a few seconds (aggregated prefetches would pass the tables in under one).
+    cfg.devices[0].throughput_limit_bytes_per_sec = Some(48e6);
     cat_then_bench(&mut cfg);
     let r = run_variant(&cfg).unwrap();
     let qps = r.series.column("qps").unwrap();

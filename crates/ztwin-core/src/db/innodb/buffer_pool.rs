@@ -151,6 +151,13 @@ pub fn pool_frames(cfg: &InnodbConfig) -> u64 {
     let ps = u64::from(cfg.innodb_page_size).max(1);
     match cfg.server {
         InnodbServer::Mysql57 => (size / ps).saturating_sub(size.div_ceil(CHUNK_SIZE)),
+        InnodbServer::Percona57 => {
+            // Its instances' frames (`percona_flush::Params::resolve`: the size rounded up
+            // to whole chunks of every instance, a frame per chunk lost).
+            let instances = cfg.innodb_buffer_pool_instances.unwrap_or(0);
+            let r = crate::db::innodb::writes::percona_pool(cfg, instances).resolve();
+            r.instance_frames.saturating_mul(r.instances)
+        }
         InnodbServer::Mariadb1011 => {
             let per_extent = MARIADB_EXTENT_SIZE / ps;
             let first = per_extent - MARIADB_EXTENT_SIZE / (ps + MARIADB_BLOCK_T);
@@ -165,7 +172,9 @@ pub fn pool_frames(cfg: &InnodbConfig) -> u64 {
 /// readers evict one page each). See the module doc.
 pub fn free_frames_rule(cfg: &InnodbConfig) -> Option<(usize, usize)> {
     match cfg.server {
-        InnodbServer::Mysql57 => None,
+        // Percona Server's LRU manager is a thread of the write path's; without it,
+        // readers evict as MySQL 5.7's do.
+        InnodbServer::Mysql57 | InnodbServer::Percona57 => None,
         InnodbServer::Mariadb1011 => {
             let depth =
                 if cfg.innodb_lru_scan_depth == 0 { 1536 } else { cfg.innodb_lru_scan_depth } as usize;
@@ -501,6 +510,14 @@ impl BufferPool {
     /// Sets [`BufferPool::scan_limit`] (at least 1).
     pub fn set_scan_limit(&mut self, scan: usize) {
         self.scan_limit = scan.max(1);
+    }
+
+    /// A thread needing a frame takes a free one only, never evicting a page itself
+    /// (Percona Server's `innodb_empty_free_list_algorithm` = backoff: only the LRU
+    /// manager frees frames); `false` restores the scan of `BUF_LRU_SEARCH_SCAN_THRESHOLD`
+    /// pages.
+    pub fn set_free_list_only(&mut self, only: bool) {
+        self.scan_limit = if only { 0 } else { BUF_LRU_SEARCH_SCAN_THRESHOLD };
     }
 
     /// Frees the frame of the replaceable page nearest the LRU tail among the last `scan`

@@ -58,7 +58,7 @@ pub fn generator(
     seed: u64,
 ) -> SysbenchTable {
     let flavor = match server {
-        InnodbServer::Mysql57 => Flavor::MySql57,
+        InnodbServer::Mysql57 | InnodbServer::Percona57 => Flavor::MySql57,
         InnodbServer::Mariadb1011 => Flavor::MariaDb1011,
     };
     let mut t = SysbenchTable::new(flavor, rows.max(2), seed);

@@ -29,8 +29,15 @@
 //! (interrupt, zio pipeline, checksum, decompression) is charged when it is issued and so
 //! joins the next burst.
 //!
-//! Writes, the txg sync and its vdev queues are this layer's too (`write_path`), and so is
-//! the intent log that fsync and synchronous writes wait for (`zil`).
+//! Every pool I/O passes its leaf's vdev queue (`vdev_queue`, owned by the pool): a read
+//! the queue holds (its class at its maximum) has no completion time yet; its block is in
+//! `block_inflight` as `PENDING`, and who needs it (the reader, other readers, prefetch
+//! chains) is woken at its completion once the queue issues it ([`Zfs::take_wakeups`];
+//! [`ReadStep::Blocked`] until then). A demand read that finds a prefetch's read held
+//! upgrades it to sync read (`arc_read` → `zio_change_priority`).
+//!
+//! Writes, the txg sync are this layer's too (`write_path`), and so is the intent log that
+//! fsync and synchronous writes wait for (`zil`), and Direct I/O (`direct`, 2.3).
 
 use crate::cache::arc::{dbuf_copy_bytes, Arc, ArcAccess, BlockInfo, BlockKey, BufType, ReadFlags};
 use crate::dev::device::{Device, Op};
@@ -38,6 +45,7 @@ use crate::fs::zfs::dbuf::DbufLayer;
 use crate::fs::zfs::direct::{setup_direct, DMU_MAX_ACCESS};
 use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
+use crate::fs::zfs::vdev_queue::{Priority, Queued, Tag};
 use crate::fs::zfs::write_path::WritePath;
 use crate::fs::zfs::zfetch::{Pending, Request, Zfetch};
 pub use crate::fs::ReadStep;
@@ -91,6 +99,9 @@ enum ReadState {
     Record,
     Walk,
     Advance,
+    /// The chunk's data reads are issued, some still queued in a vdev queue: find out when
+    /// they complete.
+    DataWait,
     PageEnd,
 }
 
@@ -169,6 +180,92 @@ impl ZfsRead {
 enum Flow {
     Next,
     Wait(Nanos),
+    /// Waits for a read still queued in a vdev queue: woken by the layer
+    /// ([`Zfs::take_wakeups`]) when it is issued, at its completion.
+    Block,
+}
+
+/// A read in flight whose vdev queue has not issued it yet: its completion is unknown.
+pub(super) const PENDING: Nanos = Nanos::MAX;
+
+/// Who the layer wakes ([`Zfs::take_wakeups`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// A client (a reader or a writer slot) resumes its request.
+    Client(u32),
+    /// A prefetch read resumes its chain.
+    Prefetch(u32),
+}
+
+const NO_WAITER: u32 = u32::MAX;
+
+/// Who waits for blocks whose reads a vdev queue holds: per block, a list in arrival
+/// order (nodes in a slab reused through a free list).
+#[derive(Debug, Default)]
+pub(super) struct Waiters {
+    /// Block key -> (first node, last node).
+    lists: SmallMap<(u32, u32)>,
+    nodes: Vec<(Wake, u32)>,
+    free: Vec<u32>,
+    len: usize,
+}
+
+impl Waiters {
+    /// `who` waits for block `key`.
+    pub(super) fn push(&mut self, key: u64, who: Wake) {
+        let n = match self.free.pop() {
+            Some(n) => {
+                self.nodes[n as usize] = (who, NO_WAITER);
+                n
+            }
+            None => {
+                self.nodes.push((who, NO_WAITER));
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        match self.lists.get_mut(key) {
+            Some((_, last)) => {
+                self.nodes[*last as usize].1 = n;
+                *last = n;
+            }
+            None => self.lists.insert(key, (n, n)),
+        }
+        self.len += 1;
+    }
+
+    /// The waiters of block `key`, in the order they came, who wait no more.
+    fn take(&mut self, key: u64, mut f: impl FnMut(Wake)) {
+        let Some((mut n, _)) = self.lists.remove(key) else { return };
+        while n != NO_WAITER {
+            let (who, next) = self.nodes[n as usize];
+            f(who);
+            self.free.push(n);
+            self.len -= 1;
+            n = next;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn clear(&mut self) {
+        self.lists.clear();
+        self.nodes.clear();
+        self.free.clear();
+        self.len = 0;
+    }
+}
+
+/// A client's Direct I/O device reads or writes of its current request (2.3).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct DirectIos {
+    /// Still queued in a vdev queue.
+    pub(super) pending: u32,
+    /// The latest completion of those issued (stale values are in the past).
+    pub(super) done: Nanos,
+    /// The client waits for them (woken when the last is issued).
+    pub(super) waiting: bool,
 }
 
 /// Work counters of the read path, for `ztwin bench` and tests.
@@ -217,8 +314,17 @@ pub struct Zfs {
     /// Prefetch reads in progress (a slab; see `prefetch`), and its free slots.
     pub(super) prefetches: Vec<PrefetchRead>,
     pub(super) free_prefetches: Vec<u32>,
-    /// Prefetch reads to wake, and when (taken by the driver).
-    pub(super) wakeups: Vec<(Nanos, u32)>,
+    /// Clients and prefetch reads to wake, and when (taken by the driver).
+    pub(super) wakeups: Vec<(Nanos, Wake)>,
+    /// Who waits for a block whose read a vdev queue holds (`PENDING` in
+    /// `block_inflight`): woken at its completion once it is issued.
+    pub(super) waiters: Waiters,
+    /// Per client slot, its Direct I/O device I/Os (2.3).
+    pub(super) direct_ios: Vec<DirectIos>,
+    /// Prefetch reads (async-read class) a vdev queue holds, by block: a demand read that
+    /// finds one upgrades it to sync read (`arc_read` → `zio_change_priority`, on headers
+    /// with ARC_FLAG_PRIO_ASYNC_READ).
+    pub(super) queued_prefetches: SmallMap<Queued>,
     pub(super) counters: ReadCounters,
     /// The write path: dirty data, txgs, the sync's writes.
     pub(super) writes: WritePath,
@@ -257,6 +363,9 @@ impl Zfs {
             prefetches: Vec::with_capacity(1024),
             free_prefetches: Vec::with_capacity(1024),
             wakeups: Vec::with_capacity(64),
+            waiters: Waiters::default(),
+            direct_ios: vec![DirectIos::default(); slots],
+            queued_prefetches: SmallMap::with_capacity(64),
             counters: ReadCounters::default(),
             writes,
         }
@@ -267,10 +376,64 @@ impl Zfs {
         self.counters
     }
 
-    /// The prefetch reads to wake (prefetch `k` at time `t`) since the last call, in the
-    /// order they were scheduled.
-    pub fn take_wakeups(&mut self) -> std::vec::Drain<'_, (Nanos, u32)> {
+    /// The clients and prefetch reads to wake (at time `t`) since the last call, in the
+    /// order they were scheduled: prefetch chains waiting for reads in flight, and clients
+    /// and prefetches whose reads (or Direct I/O) a vdev queue has now issued.
+    pub fn take_wakeups(&mut self) -> std::vec::Drain<'_, (Nanos, Wake)> {
         self.wakeups.drain(..)
+    }
+
+    /// Whether a client or a prefetch waits for I/O a vdev queue still holds (woken by
+    /// the sync's events, [`Zfs::sync_event`], which run the queues).
+    pub fn blocked_on_queues(&self) -> bool {
+        !self.waiters.is_empty() || self.direct_ios.iter().any(|d| d.waiting)
+    }
+
+    /// Routes the completions of I/Os the vdev queues issued after holding them
+    /// (`VdevQueue::take_resolved`) to who waits for them: a block's readers and
+    /// prefetches, a client's Direct I/O, a log block, the txg sync.
+    pub(super) fn route_resolved(&mut self) {
+        if !self.pool.vq.has_resolved() {
+            return;
+        }
+        let Zfs { pool, block_inflight, waiters, wakeups, writes, direct_ios, queued_prefetches, .. } = self;
+        let mut lwb = false;
+        for (tag, done) in pool.vq.take_resolved() {
+            match tag {
+                Tag::Block(key) => {
+                    queued_prefetches.remove(key);
+                    if let Some(v) = block_inflight.get_mut(key) {
+                        if *v == PENDING {
+                            *v = done;
+                        }
+                    }
+                    waiters.take(key, |who| wakeups.push((done, who)));
+                }
+                Tag::Direct(slot) => {
+                    let d = &mut direct_ios[slot as usize];
+                    d.pending -= 1;
+                    d.done = d.done.max(done);
+                    if d.pending == 0 && d.waiting {
+                        d.waiting = false;
+                        wakeups.push((d.done, Wake::Client(slot)));
+                    }
+                }
+                Tag::Lwb(id) => {
+                    if let Some(z) = writes.zil.as_deref_mut() {
+                        z.io_issued(id, done);
+                        lwb = true;
+                    }
+                }
+                Tag::Txg(undirty, bytes) => writes.txg_write_issued(done, undirty, bytes),
+                Tag::Uberblock => writes.uberblock_issued(done),
+                Tag::None => {}
+            }
+        }
+        if lwb {
+            if let Some(z) = writes.zil.as_deref_mut() {
+                z.refresh_next();
+            }
+        }
     }
 
     /// A read of bytes [offset, offset + len) of `object`, by a file opened O_DIRECT when
@@ -316,15 +479,30 @@ impl Zfs {
         cpu: &mut Nanos,
         devices: &mut [Device],
     ) -> ReadStep {
+        self.pool.vq.set_async_write_max(self.writes.async_write_max());
+        let step = self.read_steps(slot, r, now, cpu, devices);
+        self.route_resolved();
+        step
+    }
+
+    pub(super) fn read_steps(
+        &mut self,
+        slot: usize,
+        r: &mut ZfsRead,
+        now: Nanos,
+        cpu: &mut Nanos,
+        devices: &mut [Device],
+    ) -> ReadStep {
         loop {
             let flow = match r.state {
                 ReadState::Chunk => {
-                    self.chunk(r, now, devices);
+                    self.chunk(slot, r, now, devices);
                     Flow::Next
                 }
-                ReadState::Record => self.record(r, now, cpu),
+                ReadState::Record => self.record(slot, r, now, cpu),
                 ReadState::Walk => self.walk(slot, r, now, cpu, devices),
                 ReadState::Advance => self.advance(r, now, devices),
+                ReadState::DataWait => self.data_wait(slot, r, now),
                 ReadState::PageEnd => {
                     if self.chunk_end(slot, r, cpu) {
                         return ReadStep::Done;
@@ -332,16 +510,54 @@ impl Zfs {
                     Flow::Next
                 }
             };
-            if let Flow::Wait(t) = flow {
-                return ReadStep::WaitUntil(t);
+            match flow {
+                Flow::Next => {}
+                Flow::Wait(t) => return ReadStep::WaitUntil(t),
+                Flow::Block => return ReadStep::Blocked,
             }
+        }
+    }
+
+    /// Waits for block `key` whose read a vdev queue holds: `who` is woken at its
+    /// completion once it is issued.
+    fn block_on(&mut self, key: u64, who: Wake) -> Flow {
+        self.waiters.push(key, who);
+        Flow::Block
+    }
+
+    /// The chunk's data reads were issued, some of them held by a vdev queue: when every
+    /// one is issued, wait for the last to complete.
+    fn data_wait(&mut self, slot: usize, r: &mut ZfsRead, now: Nanos) -> Flow {
+        let mut done = now;
+        if r.direct {
+            let d = &mut self.direct_ios[slot];
+            if d.pending > 0 {
+                d.waiting = true;
+                return Flow::Block;
+            }
+            done = done.max(d.done);
+        }
+        let (first, last) = self.layout.records(r.object, r.chunk_off, (r.chunk_end - r.chunk_off) as u32);
+        for rec in first..=last {
+            let key = self.layout.key(r.object, rec, 0);
+            match self.block_inflight.get(key.0) {
+                Some(PENDING) => return self.block_on(key.0, Wake::Client(slot as u32)),
+                Some(t) => done = done.max(t),
+                None => {}
+            }
+        }
+        r.state = ReadState::PageEnd;
+        if done > now {
+            Flow::Wait(done)
+        } else {
+            Flow::Next
         }
     }
 
     /// The next dmu_read_uio call of the read: its records, and dmu_zfetch_prepare for
     /// them (dmu_buf_hold_array_by_dnode prepares before issuing the demand reads), with
     /// 2.3's prescient indirect prefetch, which prepare issues.
-    fn chunk(&mut self, r: &mut ZfsRead, now: Nanos, devices: &mut [Device]) {
+    fn chunk(&mut self, slot: usize, r: &mut ZfsRead, now: Nanos, devices: &mut [Device]) {
         let end = r.offset + r.len as u64;
         r.chunk_off = r.chunk_end;
         // A direct read is one DMU call (its pages are pinned already).
@@ -354,6 +570,7 @@ impl Zfs {
         r.data_done = now;
         r.missed = false;
         r.copy_bytes = 0;
+        let _ = slot;
         let req = Request {
             object: r.object,
             blkid: first,
@@ -373,7 +590,7 @@ impl Zfs {
 
     /// dbuf_hold of the record: one access at the lowest level whose dbuf exists, then a
     /// read of every level below it (see fs::zfs::dbuf).
-    fn record(&mut self, r: &mut ZfsRead, now: Nanos, cpu: &mut Nanos) -> Flow {
+    fn record(&mut self, slot: usize, r: &mut ZfsRead, now: Nanos, cpu: &mut Nanos) -> Flow {
         let Zfs { arc, dbufs, layout, .. } = self;
         if dbufs.evicted_by_arc() {
             // 0.6: a dbuf whose header the ARC evicted is gone before anyone finds it
@@ -402,6 +619,8 @@ impl Zfs {
                 r.data_done = r.data_done.max(done);
                 // A direct read holds without reading: no `missed` for zfetch.
                 r.missed |= !r.direct;
+            } else if done == PENDING {
+                return self.block_on(key.0, Wake::Client(slot as u32));
             } else if done > now {
                 return Flow::Wait(done);
             }
@@ -466,7 +685,7 @@ impl Zfs {
             return Flow::Next;
         }
         if r.direct && r.level == 0 {
-            return self.direct_read_record(r, now, cpu, devices);
+            return self.direct_read_record(slot, r, now, cpu, devices);
         }
         let copy = costs.dbuf_copy(&info);
         let meta = info.kind == BufType::Metadata;
@@ -515,9 +734,17 @@ impl Zfs {
             }
             *cpu += hit_decompress;
             r.state = ReadState::Advance;
+            if done == PENDING {
+                // A prefetch's read its vdev queue holds: this demand read upgrades it.
+                if let Some(q) = self.queued_prefetches.remove(key.0) {
+                    self.pool.vq.change_priority(q, Tag::Block(key.0), Priority::SyncRead);
+                }
+            }
             if r.level == 0 {
                 r.data_done = r.data_done.max(done);
                 r.missed = true;
+            } else if done == PENDING {
+                return self.block_on(key.0, Wake::Client(slot as u32));
             } else if done > now {
                 return Flow::Wait(done);
             }
@@ -544,11 +771,15 @@ impl Zfs {
                 r.state = ReadState::Advance;
             }
             Some(source) => {
-                // The zio goes out now; its CPU (pipeline, interrupt, checksum,
-                // decompression) is charged before the client's next wait.
+                // The zio goes out now (to its vdev queue, sync-read class; the cache
+                // device's reads pass none: vdev_queue.rs, simplification 4); its CPU
+                // (pipeline, interrupt, checksum, decompression) is charged before the
+                // client's next wait.
                 let done = match source {
                     Some((device, bytes)) => devices[device].submit(now, Op::Read, bytes),
-                    None => pool.read(key, info.psize, now, devices),
+                    None => pool
+                        .read(layout, key, info.psize, Priority::SyncRead, Tag::Block(key.0), now, devices)
+                        .unwrap_or(PENDING),
                 };
                 self.block_inflight.insert(key.0, done);
                 self.owned_inflight[slot].push(key.0);
@@ -561,6 +792,8 @@ impl Zfs {
                     // Data: the next record's read goes out at once.
                     r.data_done = r.data_done.max(done);
                     r.missed = true;
+                } else if done == PENDING {
+                    return self.block_on(key.0, Wake::Client(slot as u32));
                 } else {
                     // An indirect block: the level below cannot be located
                     // before it arrives.
@@ -585,7 +818,10 @@ impl Zfs {
                 self.zfetch_run(pending, r.missed, r.object, now, devices);
             }
             r.state = ReadState::PageEnd;
-            if r.data_done > now {
+            if r.data_done == PENDING {
+                // A vdev queue holds some of them.
+                r.state = ReadState::DataWait;
+            } else if r.data_done > now {
                 return Flow::Wait(r.data_done);
             }
         }
@@ -633,6 +869,11 @@ impl Zfs {
         self.prefetches.clear();
         self.free_prefetches.clear();
         self.wakeups.clear();
+        self.waiters.clear();
+        self.queued_prefetches.clear();
+        for d in &mut self.direct_ios {
+            *d = DirectIos::default();
+        }
         self.zfetch.reset();
         for owned in &mut self.owned_inflight {
             owned.clear();
@@ -654,12 +895,13 @@ impl Zfs {
     /// goes (the record's uncached dbuf is destroyed at release: not modelled).
     fn direct_read_record(
         &mut self,
+        slot: usize,
         r: &mut ZfsRead,
         now: Nanos,
         cpu: &mut Nanos,
         devices: &mut [Device],
     ) -> Flow {
-        let Zfs { arc, dbufs, layout, pool, costs, writes, .. } = self;
+        let Zfs { arc, dbufs, layout, pool, costs, writes, direct_ios, .. } = self;
         let (key, info) = layout.block(r.object, r.rec, 0);
         if layout.nlevels(r.object) > 1 {
             let parent = layout.key(r.object, r.rec, 1);
@@ -674,8 +916,18 @@ impl Zfs {
         } else {
             // zio_read at ZIO_PRIORITY_SYNC_READ into the caller's pages: checksummed and
             // decompressed as any read, cached nowhere.
-            let done = pool.read(key, info.psize, now, devices);
-            r.data_done = r.data_done.max(done);
+            let tag = Tag::Direct(slot as u32);
+            let d = &mut direct_ios[slot];
+            match pool.read(layout, key, info.psize, Priority::SyncRead, tag, now, devices) {
+                Ok(done) => {
+                    r.data_done = r.data_done.max(done);
+                    d.done = d.done.max(done);
+                }
+                Err(_) => {
+                    r.data_done = PENDING;
+                    d.pending += 1;
+                }
+            }
             let decompress = if info.psize < info.lsize {
                 f64::from(info.lsize) * costs.decompress_ns_per_byte
             } else {

@@ -48,14 +48,22 @@
 //! 2012). ZoL 0.6.2 to 0.6.5 had a third, queue-length-only policy (556011dbec), not
 //! modelled; ZoL took FreeBSD's in 0.7 (9f500936c8).
 //!
+//! Every I/O of the pool's leaves passes their vdev queues ([`super::vdev_queue`], which
+//! the pool owns): a mirror child's queue length is its queue's issued I/Os
+//! (`vdev_queue_length`).
+//!
 //! Simplifications: 1. one rotor; 2.1 and later keep one per allocator (spa_allocators =
 //! 4, chosen by a hash of objset, object, level and blkid >> 20), which changes which vdev a
-//! file's chunks start on, not the chunking; 2. the queue length is the device's
-//! outstanding I/Os capped at zfs_vdev_sync_read_max_active (the model has no separate vdev
-//! queue; beyond that many the real queue holds the rest, invisible to the load);
-//! 3. metaslabs are not modelled: each vdev fills from its start (metaslab_weight favours
-//! low, outer metaslabs on rotating disks); 4. gang blocks, dedup, and redundant_metadata
-//! other than all are not modelled.
+//! file's chunks start on, not the chunking; 2. (gone: the queue length is the vdev
+//! queue's); 3. metaslabs are not modelled: each vdev fills from its start (metaslab_weight
+//! favours low, outer metaslabs on rotating disks); 4. gang blocks, dedup, and
+//! redundant_metadata other than all are not modelled; 5. a pool of one solid-state device
+//! lays nothing out (its device ignores positions); the vdev queue needs a read's offset
+//! only when it may aggregate it (something is queued on the leaf, or it will be), and then
+//! a data record's is its file's start (the files' logical sizes before it) plus the
+//! stored sizes of the records before it in the file as they are now (checkpoints every
+//! 64 records, computed for a file the first time), indirect blocks lying apart (they
+//! never aggregate with data).
 
 use hashbrown::HashMap;
 use rand::{Rng, SeedableRng};
@@ -63,6 +71,7 @@ use rand_pcg::Pcg64Mcg;
 
 use super::geometry::DN_MAX_LEVELS;
 use super::read_path::ZfsLayout;
+use super::vdev_queue::{Priority, Queued, Request, Tag, VdevQueue, VdevQueueParams};
 use crate::cache::arc::BlockKey;
 use crate::config::{
     DeviceConfig, MgAliquot, MirrorReadPolicy, PoolFeatures, PoolTunables, VdevConfig, ZfsConfig, ZfsFeatures,
@@ -242,6 +251,80 @@ pub struct Pool {
     tunables: PoolTunables,
     sector: u32,
     rng: Pcg64Mcg,
+    /// The vdev queues of the run's devices (the pool's leaves use theirs).
+    pub vq: Box<VdevQueue>,
+    /// A one-device solid-state pool's data positions, as the vdev queue needs them.
+    plain: PlainPositions,
+}
+
+/// Records between two checkpoints of [`PlainPositions`].
+const PLAIN_CHECKPOINT: u64 = 64;
+
+/// Where a one-device solid-state pool's data records lie, for the vdev queue's
+/// aggregation (module docs, simplification 5): per file its start, and once a file is
+/// needed, the offset of every 64th record.
+#[derive(Debug, Default)]
+struct PlainPositions {
+    bases: Vec<u64>,
+    checkpoints: Vec<Vec<u64>>,
+    /// Per file, the last record placed, its offset and its stored size: a sequential
+    /// reader's next record is that size further.
+    cursors: Vec<(u64, u64, u32)>,
+}
+
+impl PlainPositions {
+    fn new(layout: &ZfsLayout, files: u32) -> PlainPositions {
+        let mut base = 0u64;
+        let bases = (1..=files)
+            .map(|o| {
+                let g = layout.geometry(o);
+                let b = base;
+                base = base.saturating_add(g.l0_blocks().saturating_mul(u64::from(g.data_block_size())));
+                b
+            })
+            .collect();
+        PlainPositions {
+            bases,
+            checkpoints: vec![Vec::new(); files as usize],
+            // Record 0 at 0 (as if record "-1" ended there).
+            cursors: vec![(u64::MAX, 0, 0); files as usize],
+        }
+    }
+
+    /// The offset of block `key` of `layout`'s files on the device.
+    fn offset(&mut self, layout: &ZfsLayout, key: BlockKey, asize: u32) -> u64 {
+        let f = key.object() as usize - 1;
+        if key.level() > 0 || f >= self.bases.len() {
+            // Indirect blocks: apart from the data (never aggregated with it).
+            return (1 << 62) | (key.0 & ((1 << 62) - 1));
+        }
+        let stored = |b: u64| u64::from(layout.compression.asize(layout.psize_at(key.object(), 0, b)));
+        let blkid = key.blkid();
+        let (cur_b, cur_at, cur_size) = self.cursors[f];
+        let at = if blkid == cur_b.wrapping_add(1) {
+            // A sequential reader's next record: no size to compute.
+            cur_at + u64::from(cur_size)
+        } else if cur_b <= blkid && blkid - cur_b < PLAIN_CHECKPOINT {
+            (cur_b..blkid).fold(cur_at, |at, b| at + stored(b))
+        } else {
+            let cps = &mut self.checkpoints[f];
+            if cps.is_empty() {
+                let n = layout.geometry(key.object()).l0_blocks();
+                let mut at = 0u64;
+                for b in 0..n {
+                    if b % PLAIN_CHECKPOINT == 0 {
+                        cps.push(at);
+                    }
+                    at += stored(b);
+                }
+            }
+            let c = blkid / PLAIN_CHECKPOINT;
+            let from = cps.get(c as usize).copied().unwrap_or(0);
+            (c * PLAIN_CHECKPOINT..blkid).fold(from, |at, b| at + stored(b))
+        };
+        self.cursors[f] = (blkid, at, asize);
+        self.bases[f] + at
+    }
 }
 
 impl Pool {
@@ -262,7 +345,10 @@ impl Pool {
         let positional = z.vdevs.len() > 1
             || z.vdevs.iter().any(|v| v.devices().len() > 1 || v.devices().iter().any(rotational));
         if !positional {
-            return 0;
+            // The data positions the vdev queue may ask for: a start per file, a checkpoint
+            // per 64 records (the records at the recordsize, at most).
+            let records = allocated / u64::from(z.recordsize.max(512));
+            return files.saturating_add(records / PLAIN_CHECKPOINT + files).saturating_mul(8);
         }
         let per_file =
             (3 * std::mem::size_of::<u64>() + std::mem::size_of::<[u64; DN_MAX_LEVELS + 1]>()) as u64;
@@ -285,15 +371,15 @@ impl Pool {
         buckets.saturating_mul((std::mem::size_of::<(u64, (Dva, Option<Dva>))>() + 1) as u64)
     }
 
-    /// Readies the pool's devices (by the index of their configs): the children of a
-    /// mirror (data or log) track their queue length, by which reads pick among them
-    /// ([`Device::track_queue_length`]).
+    /// Readies the pool's devices (by the index of their configs): nothing to do (a
+    /// mirror child's queue length is its vdev queue's, [`VdevQueue::length`]).
     pub fn prepare_devices(&self, devices: &mut [Device]) {
-        for v in self.vdevs.iter().chain(&self.log).filter(|v| v.children.len() > 1) {
-            for &c in &v.children {
-                devices[c].track_queue_length();
-            }
-        }
+        let _ = devices;
+    }
+
+    /// `vdev_queue_io` of `req` at `now` (see [`VdevQueue::submit`]).
+    pub fn submit(&mut self, req: Request, now: Nanos, devices: &mut [Device]) -> Option<Nanos> {
+        self.vq.submit(req, now, devices)
     }
 
     /// Lays out `files` files (objects 1 to `files`) of `layout` on the pool `z` over the
@@ -334,13 +420,16 @@ impl Pool {
             return Err(Error::config("filesystem.vdevs", "needs at least one device"));
         }
         let sector = layout.compression.sector_size();
-        let (map, rotor) = if vdevs.len() > 1 || vdevs[0].positional {
+        let (map, rotor, plain) = if vdevs.len() > 1 || vdevs[0].positional {
             let (m, r) = Self::allocate(z, devices, &vdevs, layout, files)?;
-            (Some(m), Some(r))
+            (Some(m), Some(r), PlainPositions::default())
         } else {
             Self::check_fits(devices, &vdevs[0], &layout, files, z.recordsize)?;
-            (None, None)
+            (None, None, PlainPositions::new(&layout, files))
         };
+        let features = ZfsFeatures::resolve(z.release, z.release_patch);
+        let non_rotating: Vec<bool> = devices.iter().map(|d| d.rotational.is_none()).collect();
+        let vq = VdevQueue::new(VdevQueueParams::new(&features, &z.pool, &z.txg), &non_rotating);
         Ok(Pool {
             vdevs,
             log,
@@ -350,6 +439,8 @@ impl Pool {
             tunables: z.pool.clone(),
             sector,
             rng: Pcg64Mcg::seed_from_u64(seed ^ 0x706f_6f6c_5f64_7661),
+            vq: Box::new(vq),
+            plain,
         })
     }
 
@@ -591,13 +682,36 @@ impl Pool {
     }
 
     /// Reads block `key` of physical size `psize` (> 0) at `now` from one copy on one
-    /// device; returns the completion time.
-    pub fn read(&mut self, key: BlockKey, psize: u32, now: Nanos, devices: &mut [Device]) -> Nanos {
+    /// device through its vdev queue, in class `prio` for `tag`; returns the completion
+    /// time if the queue issued it at once, else where the queue holds it (the queue
+    /// reports its completion with `tag` when it issues it).
+    #[allow(clippy::too_many_arguments)]
+    pub fn read(
+        &mut self,
+        layout: &ZfsLayout,
+        key: BlockKey,
+        psize: u32,
+        prio: Priority,
+        tag: Tag,
+        now: Nanos,
+        devices: &mut [Device],
+    ) -> std::result::Result<Nanos, Queued> {
         debug_assert!(psize > 0, "holes and embedded blocks are not read");
         // zio_vdev_io_start pads a read to the vdev's sector size.
         let asize = psize.div_ceil(self.sector) * self.sector;
         let Some(map) = &self.map else {
-            return devices[self.vdevs[0].children[0]].submit(now, Op::Read, asize);
+            let leaf = self.vdevs[0].children[0];
+            // The device ignores the offset; the queue needs it only to aggregate.
+            let offset = if self.vq.issues_at_once(leaf, prio, now) {
+                0
+            } else {
+                self.plain.offset(layout, key, asize)
+            };
+            return self.vq.submit_tracked(
+                Request::new(leaf, offset, asize, Op::Read, prio, tag),
+                now,
+                devices,
+            );
         };
         let vdevs = &self.vdevs;
         let moved = self.moved.get(&key.0).copied();
@@ -616,9 +730,10 @@ impl Pool {
         let child = if top.children.len() == 1 {
             top.children[0]
         } else {
-            mirror_child(&self.tunables, &top.children, dva.offset, now, devices)
+            mirror_child(&self.tunables, &top.children, dva.offset, now, &mut self.vq, devices)
         };
-        devices[child].submit_at(now, Op::Read, dva.offset + VDEV_LABEL_START_SIZE, asize)
+        let req = Request::new(child, dva.offset + VDEV_LABEL_START_SIZE, asize, Op::Read, prio, tag);
+        self.vq.submit_tracked(req, now, devices)
     }
 }
 
@@ -628,6 +743,7 @@ fn mirror_child(
     children: &[usize],
     io_offset: u64,
     now: Nanos,
+    vq: &mut VdevQueue,
     devices: &mut [Device],
 ) -> usize {
     let n = children.len() as u64;
@@ -639,7 +755,7 @@ fn mirror_child(
     let mut lowest = u64::MAX;
     let mut ties = 0u64;
     for &c in children {
-        let load = mirror_load(t, &mut devices[c], zio_offset, now);
+        let load = mirror_load(t, vq, c, &devices[c], zio_offset, now);
         if load < lowest {
             lowest = load;
             ties = 1;
@@ -650,7 +766,7 @@ fn mirror_child(
     // vdev_mirror_preferred_child_randomize: the offset picks among the least loaded.
     let mut p = if ties > 1 { (io_offset >> VDEV_MIRROR_SHIFT) % ties } else { 0 };
     for &c in children {
-        if mirror_load(t, &mut devices[c], zio_offset, now) == lowest {
+        if mirror_load(t, vq, c, &devices[c], zio_offset, now) == lowest {
             if p == 0 {
                 return c;
             }
@@ -662,9 +778,17 @@ fn mirror_child(
     unreachable!("a least loaded child exists")
 }
 
-/// vdev_mirror_load: queue length plus a locality increment.
-fn mirror_load(t: &PoolTunables, dev: &mut Device, zio_offset: u64, now: Nanos) -> u64 {
-    let load = u64::from(dev.queue_length(now).min(t.zfs_vdev_sync_read_max_active));
+/// vdev_mirror_load: queue length (`vdev_queue_length`: the I/Os issued to the child)
+/// plus a locality increment.
+fn mirror_load(
+    t: &PoolTunables,
+    vq: &mut VdevQueue,
+    child: usize,
+    dev: &Device,
+    zio_offset: u64,
+    now: Nanos,
+) -> u64 {
+    let load = u64::from(vq.length(child, now));
     let last = dev.last_offset();
     let inc = if !dev.is_rotational() {
         if last == zio_offset {

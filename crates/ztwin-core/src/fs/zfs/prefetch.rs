@@ -24,14 +24,16 @@
 //! (`ARC_FLAG_NO_BUF`: the demand read that later takes the buffer decompresses it);
 //! without it the read zio decompresses the block before the ARC keeps it.
 //!
-//! Simplification: the devices serve prefetch reads first come, first served with demand
-//! reads; OpenZFS's vdev queue gives sync (demand) reads priority over async (prefetch)
-//! reads (`zfs_vdev_sync_read_max_active` 10 vs `zfs_vdev_async_read_max_active` 3).
+//! A prefetch's final read goes to its leaf's vdev queue in the async-read class
+//! (`zfs_vdev_async_read_max_active` 3 per leaf), the indirect blocks read on the way in
+//! the sync-read class (`dbuf_prefetch_impl` reads them at ZIO_PRIORITY_SYNC_READ); one the
+//! queue holds wakes its prefetch when issued (see `fs::zfs::vdev_queue`).
 
 use crate::cache::arc::{ArcAccess, BlockInfo, BlockKey, BufType, ReadFlags};
 use crate::dev::cpu::Cpus;
 use crate::dev::device::{Device, Op};
-use crate::fs::zfs::layer::{settle_dbufs, Zfs};
+use crate::fs::zfs::layer::{settle_dbufs, Wake, Zfs, PENDING};
+use crate::fs::zfs::vdev_queue::{Priority, Tag};
 use crate::fs::zfs::zfetch::{Pending, Prefetch, StreamId};
 use crate::sim::time::Nanos;
 
@@ -51,6 +53,10 @@ pub struct PrefetchRead {
     /// The block this prefetch is reading from a device (its `block_inflight` entry), and
     /// the CPU its zio costs when it completes.
     owns: Option<(u64, Nanos)>,
+    /// The vdev queue class of the final read: async read for zfetch's prefetches
+    /// (`dmu_zfetch_run`), sync read for 2.3's prescient indirects; the indirect blocks
+    /// read on the way are sync reads (`dbuf_prefetch_impl`).
+    prio: Priority,
 }
 
 impl Zfs {
@@ -80,7 +86,8 @@ impl Zfs {
     ) {
         let mut issued = 0;
         for b in l1 {
-            issued += self.prefetch_block(object, 1, b, StreamId::NONE, now, devices) as u64;
+            issued +=
+                self.prefetch_block(object, 1, b, StreamId::NONE, Priority::SyncRead, now, devices) as u64;
         }
         self.zfetch.count_issued(issued);
     }
@@ -96,21 +103,24 @@ impl Zfs {
         }
         let mut issued = 0;
         for b in pf.data.clone() {
-            issued += self.prefetch_block(object, 0, b, pf.stream, now, devices) as u64;
+            issued += self.prefetch_block(object, 0, b, pf.stream, Priority::AsyncRead, now, devices) as u64;
         }
         for b in pf.l1.clone() {
-            issued += self.prefetch_block(object, 1, b, pf.stream, now, devices) as u64;
+            issued += self.prefetch_block(object, 1, b, pf.stream, Priority::AsyncRead, now, devices) as u64;
         }
         self.zfetch.count_issued(issued);
     }
 
-    /// Starts the prefetch of one block; false if nothing is issued.
+    /// Starts the prefetch of one block (its final read in class `prio`); false if
+    /// nothing is issued.
+    #[allow(clippy::too_many_arguments)]
     fn prefetch_block(
         &mut self,
         object: u32,
         level: u8,
         blkid: u64,
         stream: StreamId,
+        prio: Priority,
         now: Nanos,
         devices: &mut [Device],
     ) -> bool {
@@ -133,7 +143,7 @@ impl Zfs {
             }
             cur += 1;
         }
-        let op = PrefetchRead { object, level, blkid, cur, stream, sync: true, owns: None };
+        let op = PrefetchRead { object, level, blkid, cur, stream, sync: true, owns: None, prio };
         let k = match self.free_prefetches.pop() {
             Some(k) => {
                 self.prefetches[k as usize] = op;
@@ -180,7 +190,12 @@ impl Zfs {
                     arc.io_wait(key, info, flags, now);
                     op.sync = false;
                     self.prefetches[k as usize] = op;
-                    self.wakeups.push((done, k));
+                    if done == PENDING {
+                        // Its vdev queue holds it: woken when it is issued.
+                        self.waiters.push(key.0, Wake::Prefetch(k));
+                    } else {
+                        self.wakeups.push((done, Wake::Prefetch(k)));
+                    }
                     return;
                 }
                 Some(_) => {}
@@ -201,9 +216,26 @@ impl Zfs {
                         ArcAccess::Miss { .. } => Some(None),
                     };
                     if let Some(source) = source {
+                        let prio = if last { op.prio } else { Priority::SyncRead };
                         let done = match source {
                             Some((device, bytes)) => devices[device].submit(now, Op::Read, bytes),
-                            None => pool.read(key, info.psize, now, devices),
+                            None => match pool.read(
+                                layout,
+                                key,
+                                info.psize,
+                                prio,
+                                Tag::Block(key.0),
+                                now,
+                                devices,
+                            ) {
+                                Ok(done) => done,
+                                Err(q) => {
+                                    if prio == Priority::AsyncRead {
+                                        self.queued_prefetches.insert(key.0, q);
+                                    }
+                                    PENDING
+                                }
+                            },
                         };
                         self.block_inflight.insert(key.0, done);
                         // The zio's CPU in the zio taskq threads: no client waits for it.
@@ -219,7 +251,11 @@ impl Zfs {
                         op.owns = Some((key.0, cpu));
                         op.sync = false;
                         self.prefetches[k as usize] = op;
-                        self.wakeups.push((done, k));
+                        if done == PENDING {
+                            self.waiters.push(key.0, Wake::Prefetch(k));
+                        } else {
+                            self.wakeups.push((done, Wake::Prefetch(k)));
+                        }
                         return;
                     }
                     if !last && op.sync && !dbufs.exists(key) {
@@ -249,6 +285,12 @@ impl Zfs {
     /// The read prefetch `k` waited for completed: its zio's CPU runs on `cpus`, and the
     /// chain goes on.
     pub fn prefetch_event(&mut self, k: u32, now: Nanos, cpus: &mut Cpus, devices: &mut [Device]) {
+        self.pool.vq.set_async_write_max(self.writes.async_write_max());
+        self.prefetch_resume(k, now, cpus, devices);
+        self.route_resolved();
+    }
+
+    fn prefetch_resume(&mut self, k: u32, now: Nanos, cpus: &mut Cpus, devices: &mut [Device]) {
         let op = &mut self.prefetches[k as usize];
         if let Some((key, cpu)) = op.owns.take() {
             self.block_inflight.remove(key);

@@ -27,13 +27,11 @@
 //!   `dsl_pool_dirty_space` and kicks the thread (`txg_kick`). One thread syncs txgs one
 //!   after the other, so a txg cannot sync before the previous one has finished.
 //!   Quiescing takes no time here (writes hold a txg open only for their copy).
-//! - The vdev queue (`vdev_queue.c`): async writes are issued in offset order, at most
-//!   `vdev_queue_max_async_writes` per leaf, which ramps from
-//!   `zfs_vdev_async_write_min_active` (2) at `zfs_vdev_async_write_active_min_dirty_percent`
-//!   (30) % of the dirty max to `zfs_vdev_async_write_max_active` (10) at
-//!   `..._max_dirty_percent` (60) %; adjacent writes are aggregated up to
-//!   `zfs_vdev_aggregation_limit` (1 MiB; `zfs_vdev_aggregation_limit_non_rotating`
-//!   128 KiB on solid-state leaves). Gaps (`zfs_vdev_write_gap_limit`) are not bridged.
+//! - The vdev queue's async write class (`vdev_queue.c`, see `fs::zfs::vdev_queue`, which
+//!   issues and aggregates the sync's writes): at most `vdev_queue_max_async_writes` per
+//!   leaf, which ramps from `zfs_vdev_async_write_min_active` (2) at
+//!   `zfs_vdev_async_write_active_min_dirty_percent` (30) % of the dirty max to
+//!   `zfs_vdev_async_write_max_active` (10) at `..._max_dirty_percent` (60) %.
 
 pub use crate::config::TxgTunables;
 use crate::sim::time::{Nanos, SEC};
@@ -397,30 +395,6 @@ pub struct LeafWrite {
     pub bytes: u32,
     /// Dirty bytes given back when it completes.
     pub undirty: u64,
-}
-
-/// vdev_queue_aggregate for writes: sorts `ws` by offset and merges exactly adjacent
-/// writes while the result is at most `limit` bytes (a write larger than the limit stays
-/// alone). In place: no allocation.
-pub fn aggregate(ws: &mut Vec<LeafWrite>, limit: u32) {
-    ws.sort_unstable_by_key(|w| w.offset);
-    let mut kept = 0;
-    for i in 0..ws.len() {
-        let w = ws[i];
-        if kept > 0 {
-            let l = &mut ws[kept - 1];
-            if l.offset + u64::from(l.bytes) == w.offset
-                && u64::from(l.bytes) + u64::from(w.bytes) <= u64::from(limit)
-            {
-                l.bytes += w.bytes;
-                l.undirty += w.undirty;
-                continue;
-            }
-        }
-        ws[kept] = w;
-        kept += 1;
-    }
-    ws.truncate(kept);
 }
 
 #[cfg(test)]

@@ -131,8 +131,8 @@ pub enum Tag {
     Direct(u32),
     /// A write of log block `id` (or of one of its dmu_syncs).
     Lwb(u64),
-    /// A write of the syncing txg that gives back these dirty bytes when done.
-    Txg(u64),
+    /// A write of the syncing txg that gives back these dirty bytes when done, and its size.
+    Txg(u64, u32),
     /// An uberblock write of the syncing txg.
     Uberblock,
 }
@@ -163,6 +163,14 @@ impl Request {
     pub fn new(leaf: usize, offset: u64, size: u32, op: Op, prio: Priority, tag: Tag) -> Request {
         Request { leaf, offset, size, op, prio, tag, physical: false, optional: false }
     }
+}
+
+/// An I/O a vdev queue holds: its leaf and slab id (for [`VdevQueue::change_priority`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Queued {
+    /// The leaf.
+    pub leaf: u32,
+    id: u32,
 }
 
 /// The queue's parameters, as the release and the tunables set them.
@@ -239,6 +247,8 @@ struct Io {
     /// Order of arrival (the source's pointer tie-break).
     seq: u64,
     tag: Tag,
+    /// In the queues (`ZIO_QS_QUEUED`); false once issued (the slot may be reused).
+    queued: bool,
 }
 
 impl Io {
@@ -260,9 +270,10 @@ struct Leaf {
     /// Queued I/Os (slab ids) per class: FIFO classes in arrival order, the others sorted
     /// by their tree's key.
     classes: [VecDeque<u32>; NUM_CLASSES],
-    /// vq_read_offset_tree, vq_write_offset_tree: queued I/Os by (offset, seq).
-    reads: Vec<u32>,
-    writes: Vec<u32>,
+    /// vq_read_offset_tree, vq_write_offset_tree: queued I/Os by (offset, seq) (double
+    /// ended: a sequential stream leaves from the front as it joins at the back).
+    reads: VecDeque<u32>,
+    writes: VecDeque<u32>,
     /// Issued I/Os: completion time and class.
     inflight: Vec<(Nanos, u8)>,
     queued: u32,
@@ -335,6 +346,16 @@ impl VdevQueue {
         self.async_write_max = n.max(1);
     }
 
+    /// Whether an I/O of class `p` submitted to `leaf` at `now` would be issued at once,
+    /// alone (nothing queued there, room in the class and the leaf).
+    pub fn issues_at_once(&mut self, leaf: usize, p: Priority, now: Nanos) -> bool {
+        let (min, max) = (self.min_of(p as usize), self.max_of(p as usize));
+        let max_active = self.p.max_active;
+        let l = &mut self.leaves[leaf];
+        l.release(now);
+        l.queued == 0 && l.total < max_active && l.active[p as usize] < min.max(max)
+    }
+
     /// `vdev_queue_length`: I/Os issued to `leaf` and not completed at `now`.
     pub fn length(&mut self, leaf: usize, now: Nanos) -> u32 {
         let l = &mut self.leaves[leaf];
@@ -379,6 +400,16 @@ impl VdevQueue {
     /// aggregate); else it completes later, reported by [`VdevQueue::take_resolved`] with
     /// its tag. Other queued I/Os issued with it are reported there too.
     pub fn submit(&mut self, req: Request, now: Nanos, devices: &mut [Device]) -> Option<Nanos> {
+        self.submit_tracked(req, now, devices).ok()
+    }
+
+    /// [`VdevQueue::submit`], telling where the queue holds `req` if it does.
+    pub fn submit_tracked(
+        &mut self,
+        req: Request,
+        now: Nanos,
+        devices: &mut [Device],
+    ) -> Result<Nanos, Queued> {
         let p = req.prio as usize;
         let (min, max) = (self.min_of(p), self.max_of(p));
         let max_active = self.p.max_active;
@@ -396,12 +427,28 @@ impl VdevQueue {
             leaf.inflight.push((done, p as u8));
             leaf.last_offset = req.offset + u64::from(req.size);
             self.issued += 1;
-            return Some(done);
+            return Ok(done);
         }
         let id = self.add(req, now);
         let mut mine = None;
         self.io_to_issue(req.leaf, now, devices, Some((id, &mut mine)));
-        mine
+        mine.ok_or(Queued { leaf: req.leaf as u32, id })
+    }
+
+    /// `vdev_queue_change_io_priority`: the I/O the queue holds at `q` for `tag` moves to
+    /// class `prio` (`arc_read`: a demand read that finds a prefetch's read in progress
+    /// upgrades it to sync read, `zio_change_priority`). Nothing is issued until the
+    /// leaf's next submission or completion; an I/O already issued keeps its class.
+    pub fn change_priority(&mut self, q: Queued, tag: Tag, prio: Priority) {
+        let io = match self.slab.get(q.id as usize) {
+            Some(io) if io.queued && io.tag == tag => *io,
+            _ => return,
+        };
+        let leaf = q.leaf as usize;
+        self.class_remove(leaf, q.id, &io);
+        self.slab[q.id as usize].prio = prio;
+        let io = self.slab[q.id as usize];
+        self.class_add(leaf, q.id, &io);
     }
 
     /// `vdev_queue_io_done` for every leaf with I/Os queued: completions up to `now`
@@ -476,6 +523,7 @@ impl VdevQueue {
             ts: now,
             seq: self.seq,
             tag: req.tag,
+            queued: true,
         };
         self.seq += 1;
         let id = match self.free.pop() {
@@ -488,29 +536,27 @@ impl VdevQueue {
                 (self.slab.len() - 1) as u32
             }
         };
-        let key = self.class_key(&io);
+        self.class_add(req.leaf, id, &io);
         let slab = &self.slab;
         let leaf = &mut self.leaves[req.leaf];
-        let class = &mut leaf.classes[req.prio as usize];
-        if req.prio.fifo() {
-            class.push_back(id);
-        } else {
-            let at = class.partition_point(|&j| {
-                let o = &slab[j as usize];
-                let b = if self.p.lba_deadline { o.ts >> VDQ_T_SHIFT } else { 0 };
-                (b, o.offset, o.seq) < key
-            });
-            class.insert(at, id);
-        }
         let tree = match req.op {
             Op::Read => &mut leaf.reads,
             Op::Write => &mut leaf.writes,
         };
-        let at = tree.partition_point(|&j| {
+        // Mostly a stream's next I/O goes last.
+        let last = tree.back().map(|&j| {
             let o = &slab[j as usize];
-            (o.offset, o.seq) < (io.offset, io.seq)
+            (o.offset, o.seq)
         });
-        tree.insert(at, id);
+        if last.is_none_or(|l| l < (io.offset, io.seq)) {
+            tree.push_back(id);
+        } else {
+            let at = tree.partition_point(|&j| {
+                let o = &slab[j as usize];
+                (o.offset, o.seq) < (io.offset, io.seq)
+            });
+            tree.insert(at, id);
+        }
         if leaf.queued == 0 {
             self.backlog += 1;
         }
@@ -518,14 +564,37 @@ impl VdevQueue {
         id
     }
 
-    /// `vdev_queue_io_remove`: `id` leaves its class queue and its tree.
-    fn remove(&mut self, leaf: usize, id: u32) {
-        let io = self.slab[id as usize];
-        let key = self.class_key(&io);
+    /// `vdev_queue_class_add`: `id` joins its class's queue (FIFO, or sorted).
+    fn class_add(&mut self, leaf: usize, id: u32, io: &Io) {
+        let key = self.class_key(io);
         let lba = self.p.lba_deadline;
         let slab = &self.slab;
-        let l = &mut self.leaves[leaf];
-        let class = &mut l.classes[io.prio as usize];
+        let class = &mut self.leaves[leaf].classes[io.prio as usize];
+        let sort_key = |j: u32| {
+            let o = &slab[j as usize];
+            let b = if lba { o.ts >> VDQ_T_SHIFT } else { 0 };
+            (b, o.offset, o.seq)
+        };
+        if io.prio.fifo() || class.back().is_none_or(|&j| sort_key(j) < key) {
+            class.push_back(id);
+        } else {
+            let at = class.partition_point(|&j| sort_key(j) < key);
+            class.insert(at, id);
+        }
+    }
+
+    /// `vdev_queue_class_remove`: `id` leaves its class's queue.
+    fn class_remove(&mut self, leaf: usize, id: u32, io: &Io) {
+        let class = &mut self.leaves[leaf].classes[io.prio as usize];
+        // Mostly the I/O issued is the class's first.
+        if class.front() == Some(&id) {
+            class.pop_front();
+            return;
+        }
+        let key = self.class_key(io);
+        let lba = self.p.lba_deadline;
+        let slab = &self.slab;
+        let class = &mut self.leaves[leaf].classes[io.prio as usize];
         let at = if io.prio.fifo() {
             class.iter().position(|&j| j == id)
         } else {
@@ -536,18 +605,30 @@ impl VdevQueue {
             });
             (class.get(at) == Some(&id)).then_some(at)
         };
-        // Invariant: a queued I/O is in its class queue (add put it there).
+        // Invariant: a queued I/O is in its class queue (class_add put it there).
         class.remove(at.expect("vdev_queue: a queued I/O is in its class"));
+    }
+
+    /// `vdev_queue_io_remove`: `id` leaves its class queue and its tree.
+    fn remove(&mut self, leaf: usize, id: u32) {
+        let io = self.slab[id as usize];
+        self.class_remove(leaf, id, &io);
+        let slab = &self.slab;
+        let l = &mut self.leaves[leaf];
         let tree = match io.op {
             Op::Read => &mut l.reads,
             Op::Write => &mut l.writes,
         };
-        let at = tree.partition_point(|&j| {
-            let o = &slab[j as usize];
-            (o.offset, o.seq) < (io.offset, io.seq)
-        });
-        debug_assert_eq!(tree.get(at), Some(&id));
-        tree.remove(at);
+        if tree.front() == Some(&id) {
+            tree.pop_front();
+        } else {
+            let at = tree.partition_point(|&j| {
+                let o = &slab[j as usize];
+                (o.offset, o.seq) < (io.offset, io.seq)
+            });
+            debug_assert_eq!(tree.get(at), Some(&id));
+            tree.remove(at);
+        }
         l.queued -= 1;
         if l.queued == 0 {
             self.backlog -= 1;
@@ -663,7 +744,7 @@ impl VdevQueue {
         }
     }
 
-    fn tree(&self, leaf: usize, op: Op) -> &Vec<u32> {
+    fn tree(&self, leaf: usize, op: Op) -> &VecDeque<u32> {
         match op {
             Op::Read => &self.leaves[leaf].reads,
             Op::Write => &self.leaves[leaf].writes,
@@ -687,6 +768,7 @@ impl VdevQueue {
             Some((m, out)) if *m == id => **out = Some(done),
             _ => self.resolved.push((self.slab[id as usize].tag, done)),
         }
+        self.slab[id as usize].queued = false;
         self.free.push(id);
     }
 
@@ -714,10 +796,14 @@ impl VdevQueue {
             Op::Write => &l.writes,
         };
         let io = |k: usize| &slab[t[k] as usize];
-        let pos = t.partition_point(|&j| {
-            let o = &slab[j as usize];
-            (o.offset, o.seq) < (zio.offset, zio.seq)
-        });
+        let pos = if t.front() == Some(&id) {
+            0
+        } else {
+            t.partition_point(|&j| {
+                let o = &slab[j as usize];
+                (o.offset, o.seq) < (zio.offset, zio.seq)
+            })
+        };
         debug_assert_eq!(t.get(pos), Some(&id));
         // IO_GAP(a, b): from a's end to b's start; an overlap is no gap (unsigned in C).
         let gap = |a: &Io, b: &Io| b.offset.checked_sub(a.end());

@@ -20,8 +20,10 @@
 //! = all), one dnode block per dirtied file (two copies, one sector: a block of a few
 //! 512-byte dnodes compresses to that), and when all of those are on disk the uberblock
 //! to the four labels of every leaf (vdev_uberblock_sync; `max(1 KiB, sector)` each).
-//! Mirrors write every child. Writes are aggregated per leaf and issued at most
-//! `vdev_queue_max_async_writes` at a time, so reads reach a disk between them.
+//! Mirrors write every child. The writes go to each leaf's vdev queue
+//! (`fs::zfs::vdev_queue`) in its async-write class, which issues at most
+//! `vdev_queue_max_async_writes` at a time and aggregates adjacent ones, so reads (sync
+//! reads first) reach a disk between them; the uberblocks in the sync-write class.
 //!
 //! Each record a write dirties is logged for the intent log (`zfs_log_write`, see `zil`)
 //! when the variant can commit it; a commit ([`Zfs::commit`]) writes log blocks and, for
@@ -37,8 +39,6 @@
 //! (`vdev_config_sync` flushes the vdevs written before and after the uberblocks): only
 //! the intent log's flushes are modelled.
 
-use std::collections::VecDeque;
-
 use serde_json::{json, Value};
 
 use crate::cache::arc::BlockKey;
@@ -48,9 +48,8 @@ use crate::dev::device::{Device, Op};
 use crate::fs::zfs::direct::{setup_direct, ZFS_VDEV_DIRECT_WRITE_VERIFY};
 use crate::fs::zfs::layer::{ReadStep, Zfs, ZfsRead};
 use crate::fs::zfs::pool::{Pool, VDEV_LABEL_START_SIZE};
-use crate::fs::zfs::txg::{
-    aggregate, max_async_writes, Assign, LeafWrite, Txgs, WriteParams, FLAGS, OVERRIDDEN,
-};
+use crate::fs::zfs::txg::{max_async_writes, Assign, LeafWrite, Txgs, WriteParams, FLAGS, OVERRIDDEN};
+use crate::fs::zfs::vdev_queue::{Priority, Request, Tag};
 use crate::fs::zfs::zil::{Zil, ZilIo, ZilStats};
 use crate::sim::time::{Nanos, SEC};
 
@@ -64,8 +63,11 @@ enum SyncPhase {
     Idle,
     /// Its data and metadata writes are queued or in flight.
     Blocks,
-    /// Its uberblock writes complete at this time.
-    Uberblock(Nanos),
+    /// Its uberblock writes: those still queued, and when those issued complete.
+    Uberblock {
+        pending: u32,
+        end: Nanos,
+    },
 }
 
 /// What one txg's sync wrote (for reports and tests).
@@ -95,19 +97,21 @@ pub struct TxgRecord {
 /// The pool's write path state.
 pub struct WritePath {
     txgs: Txgs,
+    /// The last `vdev_queue_max_async_writes` computed, and the dirty bytes it is for.
+    async_max: std::cell::Cell<(u64, u32)>,
     /// The dataset's `direct` property in force (disabled before 2.3).
     pub(super) direct: DirectProperty,
     /// The intent log, when the variant can commit it (`zil::wanted`).
     pub(super) zil: Option<Box<Zil>>,
-    /// Per leaf device: writes waiting in the vdev queue, and those issued (completion,
-    /// dirty bytes given back).
-    pending: Vec<VecDeque<LeafWrite>>,
-    inflight: Vec<Vec<(Nanos, u64)>>,
+    /// The syncing txg's writes the vdev queues issued (completion, dirty bytes given
+    /// back), and its writes not yet complete (queued or issued).
+    inflight: Vec<(Nanos, u64)>,
+    outstanding: u64,
     phase: SyncPhase,
     current: TxgRecord,
     log: Vec<TxgRecord>,
-    /// Leaf devices of the pool's data vdevs, with their aggregation limit.
-    leaves: Vec<(usize, u32)>,
+    /// Leaf devices of the pool's data vdevs.
+    leaves: Vec<usize>,
     /// Each device's capacity (where its last two labels are).
     capacities: Vec<u64>,
     /// Next offset on each leaf of a one-disk solid-state pool (positions not modelled).
@@ -132,21 +136,14 @@ impl WritePath {
         let sync_on_total = z.release.features().sync_on_total;
         let params = WriteParams::new(&z.txg, cfg.machine.ram_bytes, sync_on_total);
         let n = cfg.devices.len();
-        let mut leaves = Vec::new();
-        for k in 0..pool.nvdevs() {
-            for &c in pool.children(k) {
-                let rot = cfg.devices[c].rotational.is_some();
-                let limit =
-                    if rot { params.aggregation_limit } else { params.aggregation_limit_non_rotating };
-                leaves.push((c, limit));
-            }
-        }
+        let leaves = (0..pool.nvdevs()).flat_map(|k| pool.children(k).iter().copied()).collect();
         WritePath {
+            async_max: std::cell::Cell::new((0, max_async_writes(&params, 0))),
             txgs: Txgs::new(params, z.recordsize),
             direct: z.direct(),
             zil: None,
-            pending: vec![VecDeque::new(); n],
-            inflight: vec![Vec::new(); n],
+            inflight: Vec::new(),
+            outstanding: 0,
             phase: SyncPhase::Idle,
             current: TxgRecord::default(),
             log: Vec::new(),
@@ -162,19 +159,46 @@ impl WritePath {
         }
     }
 
+    /// `vdev_queue_max_async_writes` at the pool's dirty data.
+    pub(super) fn async_write_max(&self) -> u32 {
+        let dirty = self.txgs.dirty_total();
+        let (at, n) = self.async_max.get();
+        if at == dirty {
+            return n;
+        }
+        let n = max_async_writes(&self.txgs.params, dirty);
+        self.async_max.set((dirty, n));
+        n
+    }
+
     /// Whether record `key` is dirty in the open txg with its data in memory.
     pub(super) fn txgs_dirty_in_memory(&self, key: u64) -> bool {
         self.txgs.is_dirty(key)
     }
 
+    /// A write of the syncing txg that the vdev queue held is issued: it completes at
+    /// `done`, giving back `undirty` dirty bytes; `bytes` went to the leaf.
+    pub(super) fn txg_write_issued(&mut self, done: Nanos, undirty: u64, bytes: u32) {
+        self.inflight.push((done, undirty));
+        self.current.leaf_bytes += u64::from(bytes);
+    }
+
+    /// An uberblock write the vdev queue held is issued: it completes at `done`.
+    pub(super) fn uberblock_issued(&mut self, done: Nanos) {
+        if let SyncPhase::Uberblock { pending, end } = &mut self.phase {
+            *pending -= 1;
+            *end = (*end).max(done);
+        }
+    }
+
     /// When the write path next has something to do: a write completes, the uberblock is
-    /// on disk, or a sync is due.
+    /// on disk, or a sync is due (the vdev queues' own wake-ups are the layer's).
     pub fn next_at(&self) -> Option<Nanos> {
-        let mut t = self.inflight.iter().flatten().map(|w| w.0).min();
+        let mut t = self.inflight.iter().map(|w| w.0).min();
         let other = match self.phase {
             SyncPhase::Idle => self.txgs.sync_due(),
-            SyncPhase::Uberblock(d) => Some(d),
-            SyncPhase::Blocks => None,
+            SyncPhase::Uberblock { pending: 0, end } => Some(end),
+            SyncPhase::Uberblock { .. } | SyncPhase::Blocks => None,
         };
         if let Some(o) = other {
             t = Some(t.map_or(o, |x| x.min(o)));
@@ -192,9 +216,11 @@ enum WriteState {
     Dirty,
     /// The read-modify-write read of the current record (`WriteOp::rmw_read`).
     Read,
-    /// Every record is dirty; the Direct I/O writes issued complete at `direct_done`
-    /// (`zio_wait` in `dmu_write_abd`).
+    /// Every record is dirty; wait for the Direct I/O writes issued (`zio_wait` in
+    /// `dmu_write_abd`), some perhaps held by a vdev queue.
     DirectWait,
+    /// The last wait is over.
+    Done,
 }
 
 /// One write request in the ZFS write path: bytes [offset, offset + len) of `object`,
@@ -298,6 +324,20 @@ impl Zfs {
         cpu: &mut Nanos,
         devices: &mut [Device],
     ) -> WriteStep {
+        self.set_async_write_max();
+        let step = self.write_steps(slot, w, now, cpu, devices);
+        self.route_resolved();
+        step
+    }
+
+    fn write_steps(
+        &mut self,
+        slot: usize,
+        w: &mut ZfsWrite,
+        now: Nanos,
+        cpu: &mut Nanos,
+        devices: &mut [Device],
+    ) -> WriteStep {
         loop {
             match w.state {
                 WriteState::Assign => {
@@ -317,23 +357,36 @@ impl Zfs {
                 }
                 WriteState::Read => {
                     let mut r = w.rmw_read;
-                    let step = self.read(slot, &mut r, now, cpu, devices);
+                    let step = self.read_steps(slot, &mut r, now, cpu, devices);
                     w.rmw_read = r;
                     match step {
                         ReadStep::WaitUntil(t) => return WriteStep::WaitUntil(t),
+                        // Woken by the layer (take_wakeups) when the queue issues it.
+                        ReadStep::Blocked => return WriteStep::Throttled,
                         ReadStep::Done => w.state = WriteState::Dirty,
                     }
                 }
                 WriteState::Dirty => {
-                    if self.dirty_record(w, now, cpu, devices) {
-                        if w.direct_done > now {
-                            w.state = WriteState::DirectWait;
-                            return WriteStep::WaitUntil(w.direct_done);
-                        }
-                        return WriteStep::Done;
+                    if self.dirty_record(slot, w, now, cpu, devices) {
+                        w.state = WriteState::DirectWait;
                     }
                 }
-                WriteState::DirectWait => return WriteStep::Done,
+                WriteState::DirectWait => {
+                    // zio_wait of the Direct I/O writes (none for a buffered write).
+                    let d = &mut self.direct_ios[slot];
+                    if d.pending > 0 {
+                        d.waiting = true;
+                        return WriteStep::Throttled;
+                    }
+                    let done = w.direct_done.max(d.done);
+                    if done > now {
+                        w.direct_done = done;
+                        w.state = WriteState::Done;
+                        return WriteStep::WaitUntil(done);
+                    }
+                    return WriteStep::Done;
+                }
+                WriteState::Done => return WriteStep::Done,
             }
         }
     }
@@ -343,6 +396,7 @@ impl Zfs {
     /// was the write's last record.
     fn dirty_record(
         &mut self,
+        slot: usize,
         w: &mut ZfsWrite,
         now: Nanos,
         cpu: &mut Nanos,
@@ -356,7 +410,7 @@ impl Zfs {
         let chunk = to.saturating_sub(from);
         if w.direct && chunk == rs {
             // dmu_write_uio_dnode: a whole record of a Direct I/O write goes direct.
-            self.direct_write_record(w, now, cpu, devices);
+            self.direct_write_record(slot, w, now, cpu, devices);
         } else {
             self.dirty_record_buffered(w, chunk, now, cpu);
             if w.state == WriteState::Read {
@@ -408,8 +462,15 @@ impl Zfs {
     /// block's ARC header go, the record is dirty and overridden in the open txg, its new
     /// block is written at once to a new place (every leaf of a mirror) at sync-write
     /// priority, and the write's completion is waited for at the request's end.
-    fn direct_write_record(&mut self, w: &mut ZfsWrite, now: Nanos, cpu: &mut Nanos, devices: &mut [Device]) {
-        let Zfs { arc, dbufs, layout, writes, costs, pool, .. } = self;
+    fn direct_write_record(
+        &mut self,
+        slot: usize,
+        w: &mut ZfsWrite,
+        now: Nanos,
+        cpu: &mut Nanos,
+        devices: &mut [Device],
+    ) {
+        let Zfs { arc, dbufs, layout, writes, costs, pool, direct_ios, .. } = self;
         let object = w.object;
         let rs = layout.geometry(object).data_block_size();
         let key = layout.key(object, w.rec, 0);
@@ -431,33 +492,48 @@ impl Zfs {
             // All zeroes compress to a hole: nothing is written.
             return;
         }
-        let mut write_leaf = |leaf: usize, offset: Option<u64>, cpu: &mut Nanos| {
-            let done = match offset {
-                Some(o) => devices[leaf].submit_at(now, Op::Write, o, asize as u32),
-                None => devices[leaf].submit(now, Op::Write, asize as u32),
-            };
-            w.direct_done = w.direct_done.max(done);
-            // zio_dio_checksum_verify after the leaf write.
-            *cpu += costs.device_io + if ZFS_VDEV_DIRECT_WRITE_VERIFY { checksum } else { 0 };
-        };
-        match pool.cow_write(key, asize, false) {
-            Some((d0, _)) => {
-                for &leaf in pool.children(d0.vdev as usize) {
-                    write_leaf(leaf, Some(d0.offset + VDEV_LABEL_START_SIZE), cpu);
-                }
+        // zio_write at ZIO_PRIORITY_SYNC_WRITE to every leaf of the new place, through
+        // their vdev queues; zio_dio_checksum_verify after each leaf write.
+        let (top, offset) = match pool.cow_write(key, asize, false) {
+            Some((d0, _)) => (d0.vdev as usize, d0.offset + VDEV_LABEL_START_SIZE),
+            // A one-device solid-state pool: positions are not modelled (the sync's cursor).
+            None => {
+                writes.plain_cursor += asize;
+                (0, writes.plain_cursor - asize)
             }
-            None => write_leaf(pool.children(0)[0], None, cpu),
+        };
+        let d = &mut direct_ios[slot];
+        let nleaves = if pool.is_plain() { 1 } else { pool.children(top).len() };
+        for n in 0..nleaves {
+            let leaf = pool.children(top)[n];
+            let req = Request::new(
+                leaf,
+                offset,
+                asize as u32,
+                Op::Write,
+                Priority::SyncWrite,
+                Tag::Direct(slot as u32),
+            );
+            match pool.submit(req, now, devices) {
+                Some(done) => w.direct_done = w.direct_done.max(done),
+                None => d.pending += 1,
+            }
+            *cpu += costs.device_io + if ZFS_VDEV_DIRECT_WRITE_VERIFY { checksum } else { 0 };
         }
     }
 
     /// When the write path next has something to do (see `WritePath::next_at`), if ever.
     pub fn sync_next_at(&self) -> Option<Nanos> {
-        self.writes.next_at()
+        match (self.writes.next_at(), self.pool.vq.next_at()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    /// Whether writers wait in dmu_tx_wait.
+    /// Whether writers wait in dmu_tx_wait, or clients or prefetches for I/O a vdev queue
+    /// holds: the sync's events ([`Zfs::sync_event`]) release both.
     pub fn writers_throttled(&self) -> bool {
-        !self.writes.throttled.is_empty()
+        !self.writes.throttled.is_empty() || self.blocked_on_queues()
     }
 
     /// The writers the last sync events released, in the order they waited.
@@ -468,25 +544,29 @@ impl Zfs {
     /// Runs the write path's events up to `now` (completions, uberblocks, a sync start),
     /// then issues what the vdev queues allow. Writers it releases: [`Zfs::take_woken`].
     pub fn sync_event(&mut self, now: Nanos, devices: &mut [Device]) {
+        // vdev_queue_io_done: the vdev queues issue what completions make room for.
+        self.set_async_write_max();
+        self.pool.vq.advance(now, devices);
+        self.route_resolved();
         let w = &mut self.writes;
         // Completions: dirty bytes come back; throttled writers retry.
         let mut freed = false;
-        for list in &mut w.inflight {
-            list.retain(|&(done, undirty)| {
-                if done <= now {
-                    w.txgs.undirty(undirty);
-                    freed = true;
-                    false
-                } else {
-                    true
-                }
-            });
-        }
+        let (txgs, outstanding) = (&mut w.txgs, &mut w.outstanding);
+        w.inflight.retain(|&(done, undirty)| {
+            if done <= now {
+                txgs.undirty(undirty);
+                *outstanding -= 1;
+                freed = true;
+                false
+            } else {
+                true
+            }
+        });
         if freed && w.txgs.dirty_total() < w.txgs.params.dirty_data_max {
             w.woken.append(&mut w.throttled);
         }
         match w.phase {
-            SyncPhase::Uberblock(done) if done <= now => {
+            SyncPhase::Uberblock { pending: 0, end } if end <= now => {
                 w.txgs.sync_done(now);
                 if let Some(zil) = &mut w.zil {
                     zil.clean(w.current.txg);
@@ -498,14 +578,23 @@ impl Zfs {
                     w.woken.append(&mut w.throttled);
                 }
             }
-            SyncPhase::Idle if w.txgs.sync_due().is_some_and(|d| d <= now) => self.begin_sync(now),
-            SyncPhase::Idle | SyncPhase::Blocks | SyncPhase::Uberblock(_) => {}
+            SyncPhase::Idle if w.txgs.sync_due().is_some_and(|d| d <= now) => self.begin_sync(now, devices),
+            SyncPhase::Idle | SyncPhase::Blocks | SyncPhase::Uberblock { .. } => {}
         }
-        self.issue_writes(now, devices);
+        self.uberblocks(now, devices);
+        self.route_resolved();
     }
 
-    /// spa_sync of the open txg at `now`: plans every write (see the module docs).
-    fn begin_sync(&mut self, now: Nanos) {
+    /// The async write class's maximum in force for the vdev queues
+    /// (`vdev_queue_max_async_writes` at the pool's dirty data).
+    pub(super) fn set_async_write_max(&mut self) {
+        let n = self.writes.async_write_max();
+        self.pool.vq.set_async_write_max(n);
+    }
+
+    /// spa_sync of the open txg at `now`: plans every write (see the module docs) and hands
+    /// them to the leaves' vdev queues.
+    fn begin_sync(&mut self, now: Nanos, devices: &mut [Device]) {
         let Zfs { writes: w, arc, layout, pool, meta_flags, .. } = self;
         let txg = w.txgs.begin_sync(now, &mut w.scratch);
         w.current = TxgRecord { txg, start: now, ..TxgRecord::default() };
@@ -566,49 +655,69 @@ impl Zfs {
         }
         w.ancestors = ancestors;
         w.objects = objects;
-        for k in 0..w.leaves.len() {
-            let (leaf, limit) = w.leaves[k];
-            let list = &mut w.per_leaf[leaf];
-            aggregate(list, limit);
-            w.pending[leaf].extend(list.drain(..));
-        }
         w.phase = SyncPhase::Blocks;
-    }
-
-    /// The vdev queues issue async writes up to their limit; a txg whose blocks are all
-    /// written gets its uberblocks.
-    fn issue_writes(&mut self, now: Nanos, devices: &mut [Device]) {
-        let sector = self.layout.compression.sector_size();
-        let w = &mut self.writes;
-        let active = max_async_writes(&w.txgs.params, w.txgs.dirty_total()) as usize;
-        let mut busy = false;
-        for &(leaf, _) in &w.leaves {
-            while w.inflight[leaf].len() < active {
-                let Some(lw) = w.pending[leaf].pop_front() else { break };
-                let dev = &mut devices[leaf];
-                let done = dev.submit_at(now, Op::Write, lw.offset, lw.bytes);
-                w.current.leaf_bytes += u64::from(lw.bytes);
-                w.inflight[leaf].push((done, lw.undirty));
-            }
-            busy |= !w.pending[leaf].is_empty() || !w.inflight[leaf].is_empty();
-        }
-        if w.phase == SyncPhase::Blocks && !busy {
-            // vdev_uberblock_sync: every leaf's four labels, once the txg's blocks are on disk.
-            let ub = sector.max(1024);
-            let mut end = now;
-            for &(leaf, _) in &w.leaves {
-                let size = w.capacities[leaf];
-                for label in 0..4u64 {
-                    // Labels 0 and 1 at the start, 2 and 3 in the last 512 KiB; the
-                    // uberblock ring is the second half of each 256 KiB label.
-                    let base = if label < 2 { label << 18 } else { size.saturating_sub((4 - label) << 18) };
-                    let done = devices[leaf].submit_at(now, Op::Write, base + (128 << 10), ub);
-                    end = end.max(done);
-                    w.current.uberblock_bytes += u64::from(ub);
-                    w.current.leaf_bytes += u64::from(ub);
+        // The txg's writes reach each leaf's queue in offset order (vdev_queue.rs,
+        // simplification 1): async write class, aggregated there.
+        let t = &w.txgs;
+        pool.vq.set_async_write_max(max_async_writes(&t.params, t.dirty_total()));
+        for k in 0..w.leaves.len() {
+            let leaf = w.leaves[k];
+            let mut list = std::mem::take(&mut w.per_leaf[leaf]);
+            list.sort_unstable_by_key(|lw| lw.offset);
+            for lw in list.drain(..) {
+                let req = Request::new(
+                    leaf,
+                    lw.offset,
+                    lw.bytes,
+                    Op::Write,
+                    Priority::AsyncWrite,
+                    Tag::Txg(lw.undirty, lw.bytes),
+                );
+                w.outstanding += 1;
+                if let Some(done) = pool.submit(req, now, devices) {
+                    w.txg_write_issued(done, lw.undirty, lw.bytes);
                 }
             }
-            w.phase = SyncPhase::Uberblock(end);
+            w.per_leaf[leaf] = list;
+        }
+    }
+
+    /// A txg whose blocks are all written gets its uberblocks (vdev_uberblock_sync: every
+    /// leaf's four labels, sync-write class, physical I/O).
+    fn uberblocks(&mut self, now: Nanos, devices: &mut [Device]) {
+        let sector = self.layout.compression.sector_size();
+        let Zfs { writes: w, pool, .. } = self;
+        if w.phase != SyncPhase::Blocks || w.outstanding > 0 {
+            return;
+        }
+        let ub = sector.max(1024);
+        w.phase = SyncPhase::Uberblock { pending: 0, end: now };
+        for k in 0..w.leaves.len() {
+            let leaf = w.leaves[k];
+            let size = w.capacities[leaf];
+            for label in 0..4u64 {
+                // Labels 0 and 1 at the start, 2 and 3 in the last 512 KiB; the
+                // uberblock ring is the second half of each 256 KiB label.
+                let base = if label < 2 { label << 18 } else { size.saturating_sub((4 - label) << 18) };
+                let mut req = Request::new(
+                    leaf,
+                    base + (128 << 10),
+                    ub,
+                    Op::Write,
+                    Priority::SyncWrite,
+                    Tag::Uberblock,
+                );
+                req.physical = true;
+                let issued = pool.submit(req, now, devices);
+                if let SyncPhase::Uberblock { pending, end } = &mut w.phase {
+                    match issued {
+                        Some(done) => *end = (*end).max(done),
+                        None => *pending += 1,
+                    }
+                }
+                w.current.uberblock_bytes += u64::from(ub);
+                w.current.leaf_bytes += u64::from(ub);
+            }
         }
     }
 
@@ -692,8 +801,8 @@ impl Zfs {
         let Zfs { writes, pool, layout, costs, .. } = self;
         let WritePath { txgs, zil, .. } = writes;
         let zil = zil.as_deref_mut()?;
-        let async_limit = (max_async_writes(&txgs.params, txgs.dirty_total()) as usize).max(1);
-        Some((zil, ZilIo { txgs, pool, layout, devices, costs, async_limit }))
+        pool.vq.set_async_write_max(max_async_writes(&txgs.params, txgs.dirty_total()));
+        Some((zil, ZilIo { txgs, pool, layout, devices, costs }))
     }
 
     /// Whether the dataset has an intent log (the variant can commit it).
@@ -726,7 +835,9 @@ impl Zfs {
         devices: &mut [Device],
     ) -> CommitStep {
         let Some((zil, mut io)) = self.zil_parts(devices) else { return CommitStep::Done };
-        if zil.commit(&mut io, slot, object, now, cpu) {
+        let done = zil.commit(&mut io, slot, object, now, cpu);
+        self.route_resolved();
+        if done {
             CommitStep::Done
         } else {
             CommitStep::Wait
@@ -753,6 +864,7 @@ impl Zfs {
         if let Some((zil, mut io)) = self.zil_parts(devices) {
             zil.event(&mut io, now);
         }
+        self.route_resolved();
     }
 
     /// The clients the intent log released since the last call.

@@ -375,7 +375,8 @@ impl Coordinator {
                 }
                 self.n_flushed = n_flushed_list;
             }
-            PassKind::Nothing => {}
+            // "no activity, but woken up by event": n_flushed = 0, so the next wait sleeps.
+            PassKind::Nothing => self.n_flushed = 0,
         }
     }
 }

@@ -106,7 +106,8 @@
 //! the instances would (one end per instance that wrote: [`instance_of`] groups a batch's
 //! pages; [`CleanerPass::batches`]).
 //!
-//! How a driver calls it (one [`PerconaFlush`]; `V` is the buffer pool's
+//! How a driver calls it (the run's is `db::innodb::writes`, merged: its `percona` module
+//! and `cleaner`'s `Cleaner::Percona`; one [`PerconaFlush`]; `V` is the buffer pool's
 //! [`mariadb_flush::PoolView`](crate::db::innodb::mariadb_flush::PoolView): a page written
 //! by an LRU batch or a single-page flush is freed when its write completes, one written by
 //! a flush-list batch stays cached, clean):

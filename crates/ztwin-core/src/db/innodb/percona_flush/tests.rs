@@ -518,8 +518,12 @@ fn the_coordinator_flushes_by_activity_time_and_sync_requests() {
     fl.cleaner_end(&p, 600);
     // Idle, nothing pending, pages flushed: no sleep.
     assert_eq!(fl.cleaner_wait(&obs(1, 100, 50, 0)), CleanerWait::Now);
-    // Woken early while idle: nothing.
-    assert_eq!(fl.cleaner_pass(&obs(1, 100, 50, 0), none).kind, PassKind::Nothing);
+    // Woken early while idle (or not sleeping): nothing, and n_flushed = 0, so it sleeps
+    // until its time next ("no activity, but woken up by event").
+    let p = fl.cleaner_pass(&obs(1, 100, 50, 0), none);
+    assert_eq!(p.kind, PassKind::Nothing);
+    fl.cleaner_end(&p, 0);
+    assert_eq!(fl.cleaner_wait(&obs(1, 100, 50, 0)), CleanerWait::Until(2 * SEC));
     // Active at its time: the recommendation (its first call only remembers).
     let p = fl.cleaner_pass(&obs(2, 200, 50, 5), none);
     assert_eq!((p.kind, p.requested()), (PassKind::Adaptive, 0));

@@ -17,6 +17,15 @@
 //!   `max_modified_age_async` of checkpoint age, and a dirty share at
 //!   `innodb_max_dirty_pages_pct` while the cleaner idles.
 //!
+//! - Percona Server 5.7 (`percona_flush`, merged instances; its LRU manager thread and its
+//!   threads short of a frame are `percona`'s): a coordinator that sleeps until a second
+//!   after its last timed pass (a sync request or a legacy thread's signal cuts it short)
+//!   and does flush-list flushing only: every page older than a sync request's target, the
+//!   recommendation (`innodb_cleaner_lsn_age_factor`) of an active server's timed pass,
+//!   nothing when woken early, `innodb_io_capacity` pages in an idle server's timed pass;
+//!   its pages with their neighbours, staying cached once written; each batch's end per
+//!   instance that wrote (`percona::instance_ends`).
+//!
 //! Simplifications: 1. MariaDB's checkpoint writes its FILE_CHECKPOINT record into the
 //! log (appended; made durable by the next log write) and the checkpoint block with an
 //! fdatasync; the data files were fsynced after each batch. 2. A batch's in-place writes
@@ -24,6 +33,7 @@
 //! `BUF_LRU_SEARCH_SCAN_THRESHOLD` (100) pages (MariaDB skips the scan while
 //! `try_LRU_scan` is clear).
 
+use super::percona::{activity_count, instance_ends, Percona};
 use super::*;
 use crate::db::innodb::doublewrite::BatchPlan;
 use crate::db::innodb::mariadb_flush::dblwr::DoublewriteBuffer;
@@ -31,6 +41,7 @@ use crate::db::innodb::mariadb_flush::{
     self as mf, log_close, FlushAhead, MariadbFlush, Observation, PageState, Pass, PoolView,
 };
 use crate::db::innodb::mariadb_redo::records::file_modify_record;
+use crate::db::innodb::percona_flush::{self as pf, even_share, CleanerWait};
 
 /// The page cleaner of the server.
 pub(super) enum Cleaner {
@@ -43,6 +54,8 @@ pub(super) enum Cleaner {
     },
     /// MariaDB 10.11.
     Mariadb(Box<Maria>),
+    /// Percona Server 5.7.
+    Percona(Box<Percona>),
 }
 
 /// MariaDB 10.11's flushing state.
@@ -63,16 +76,23 @@ pub(super) struct Maria {
 }
 
 impl Cleaner {
-    /// The page cleaner of `p`'s server for a pool of `frames` frames.
+    /// The page cleaner of `p`'s server (`cfg`'s) for a pool of `frames` frames and
+    /// `clients` client threads.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         p: &WriteParams,
+        cfg: &InnodbConfig,
         ages: &LogAges,
         frames: u64,
         extent_pages: u64,
         rotational: bool,
+        clients: usize,
     ) -> Cleaner {
+        if let Some(params) = p.percona_params(cfg) {
+            return Cleaner::Percona(Box::new(Percona::new(p, params, ages, extent_pages, clients)));
+        }
         match p.server {
-            InnodbServer::Mysql57 => Cleaner::Mysql57 {
+            InnodbServer::Mysql57 | InnodbServer::Percona57 => Cleaner::Mysql57 {
                 pc: PageCleaner::default(),
                 dblwr: Doublewrite::new(p.doublewrite, p.method.syncs_data(), extent_pages),
             },
@@ -119,12 +139,12 @@ impl Cleaner {
 /// The buffer pool and the flush list as MariaDB's batches see them: pages of the system
 /// tablespace are on the flush list only (simplification 1 of the write path), dirty and
 /// idle until written.
-struct View<'a> {
-    bp: &'a mut BufferPool,
-    flush: &'a mut FlushList,
-    pass: &'a mut Vec<u64>,
-    files: DbFiles,
-    table_pages: u64,
+pub(super) struct View<'a> {
+    pub(super) bp: &'a mut BufferPool,
+    pub(super) flush: &'a mut FlushList,
+    pub(super) pass: &'a mut Vec<u64>,
+    pub(super) files: DbFiles,
+    pub(super) table_pages: u64,
 }
 
 impl PoolView for View<'_> {
@@ -180,6 +200,11 @@ pub enum FrameStep {
     Io,
     /// It waits for the page cleaner (woken: [`Writes::take_cleaner_wake`]).
     Wait,
+    /// Percona Server's backoff: it yields the CPU this many times (`os_thread_yield`),
+    /// then asks again.
+    Yield(u32),
+    /// Percona Server's backoff: it sleeps this long (`os_thread_sleep`), then asks again.
+    Sleep(Nanos),
 }
 
 impl Writes {
@@ -216,13 +241,23 @@ impl Writes {
                 mf::Wait::Until(t) => Some(t.max(now)),
                 mf::Wait::Untimed => None,
             },
+            // Woken early by a sync request or a legacy thread short of frames.
+            Cleaner::Percona(p) => match p.fl.cleaner_wait(&self.percona_obs(bp, now)) {
+                CleanerWait::Until(t) => Some(t.max(now)),
+                CleanerWait::Now => Some(now),
+            },
         }
     }
 
     /// A thread needs a frame and none could be had; `actor` is its slot.
     pub fn no_frame(&mut self, bp: &mut BufferPool, actor: usize) -> FrameStep {
+        if let Some(step) = self.percona_no_frame(bp, actor) {
+            return step;
+        }
         match &mut self.cleaner {
-            Cleaner::Mysql57 { .. } => {
+            // Percona Server's legacy algorithm: MySQL 5.7's (its signal only cuts the page
+            // cleaner's sleep short).
+            Cleaner::Mysql57 { .. } | Cleaner::Percona(_) => {
                 if self.single_page_flush(bp, actor) {
                     FrameStep::Io
                 } else {
@@ -248,9 +283,11 @@ impl Writes {
         }
     }
 
-    /// A thread took a frame: MariaDB's `got_block` wakes the page cleaner when fewer than
-    /// `innodb_lru_scan_depth / 2` frames stay free.
-    pub fn frame_taken(&mut self, bp: &BufferPool) {
+    /// A thread (`actor`) took a frame: MariaDB's `got_block` wakes the page cleaner when
+    /// fewer than `innodb_lru_scan_depth / 2` frames stay free; Percona's thread's next
+    /// search starts afresh.
+    pub fn frame_taken(&mut self, bp: &BufferPool, actor: usize) {
+        self.percona_frame_taken(actor);
         if let Cleaner::Mariadb(m) = &mut self.cleaner {
             let free = bp.free_frames() as u64;
             if free < m.fl.params.innodb_lru_scan_depth / 2 && bp.len() > BUF_LRU_MIN_LEN && m.pass.is_none()
@@ -448,6 +485,54 @@ impl Writes {
                 }
                 self.next_batch(actor) || self.pass_end(bp, actor, now)
             }
+            Cleaner::Percona(p) => {
+                let obs = pf::CleanerObs {
+                    now_ns: now,
+                    lsn: obs.lsn,
+                    oldest_lsn: self.flush_list.oldest().unwrap_or(0),
+                    dirty_pages: obs.dirty_pages,
+                    lru_len: obs.lru_len,
+                    free_len: obs.free_len,
+                    activity_count: activity_count(&self.stats),
+                    pending_reads: false,
+                };
+                let fl_list = &self.flush_list;
+                // Each instance's pages old enough: the merged count split evenly.
+                let pass = p.fl.cleaner_pass(&obs, |target, counts| {
+                    let n = fl_list.count_older_than(target);
+                    let parts = counts.len() as u64;
+                    for (i, c) in counts.iter_mut().enumerate() {
+                        *c = even_share(n, parts, i as u64);
+                    }
+                });
+                // Merged: one batch of the pages asked of all instances.
+                let want = pass.requested();
+                if want > 0 {
+                    p.candidates.clear();
+                    // The walk passes over pages written as neighbours: take enough.
+                    let take =
+                        usize::try_from(want.saturating_mul(2).saturating_add(64)).unwrap_or(usize::MAX);
+                    p.candidates.extend(
+                        self.flush_list
+                            .iter_oldest()
+                            .take_while(|&(_, l)| l < pass.lsn_limit)
+                            .take(take)
+                            .map(|(k, l)| (PageKey(k), l)),
+                    );
+                    let cands = std::mem::take(&mut p.candidates);
+                    let mut view = View {
+                        bp,
+                        flush: &mut self.flush_list,
+                        pass: &mut self.pass,
+                        files: self.files,
+                        table_pages: self.table_pages,
+                    };
+                    p.fl.flush_list_batch(0, &mut view, cands.iter().copied(), want, pass.lsn_limit);
+                    p.candidates = cands;
+                }
+                p.pass = Some(pass);
+                self.next_batch(actor) || self.pass_end(bp, actor, now)
+            }
         }
     }
 
@@ -461,6 +546,17 @@ impl Writes {
                     return false;
                 }
                 dblwr.batch(left)
+            }
+            Cleaner::Percona(p) => {
+                if left == 0 {
+                    return false;
+                }
+                if self.p.doublewrite {
+                    p.dblwr.batch(left)
+                } else {
+                    // Every page of the pass in place at once, then the batch's ends.
+                    BatchPlan { pages: left, sync_data: self.p.method.syncs_data(), ..BatchPlan::default() }
+                }
             }
             Cleaner::Mariadb(m) => {
                 if !self.p.doublewrite {
@@ -525,7 +621,10 @@ impl Writes {
             q.push_back(FileOp::WriteAsync { file, offset: key.page_no() * ps, len: self.page_size });
         }
         q.push_back(FileOp::Barrier);
-        if plan.sync_data {
+        if let (true, Cleaner::Percona(p)) = (plan.sync_data, &self.cleaner) {
+            // Each instance's buf_flush_end.
+            instance_ends(q, self.files, self.batch.iter().map(|b| b.0), p.fl.r.instances);
+        } else if plan.sync_data {
             // fil_flush_file_spaces: each data file written.
             let mut last = u32::MAX;
             for &(k, _) in &self.batch {
@@ -544,11 +643,17 @@ impl Writes {
     /// freed its frame: MySQL 5.7 frees an LRU-flushed page when its write completes;
     /// MariaDB 10.11 leaves it at the LRU tail, clean, for a later batch or a thread's
     /// scan (MDEV-33613), and its waiting threads wake only when a batch frees frames.
-    pub fn page_written(&mut self, bp: &mut BufferPool, file: u32, offset: u64) -> bool {
-        if file > self.files.system() || self.batch.is_empty() {
+    pub fn page_written(&mut self, bp: &mut BufferPool, actor: usize, file: u32, offset: u64) -> bool {
+        if file > self.files.system() {
             return false;
         }
         let key = PageKey::new(file, offset / u64::from(self.page_size)).0;
+        if actor == lru_manager_actor(self.trx.len()) {
+            return self.lru_page_written(bp, key);
+        }
+        if self.batch.is_empty() {
+            return false;
+        }
         let Some(&(_, lru)) = self.batch.iter().find(|b| b.0 == key) else { return false };
         let free = lru && matches!(self.cleaner, Cleaner::Mysql57 { .. });
         bp.end_write(PageKey(key), free);
@@ -579,6 +684,13 @@ impl Writes {
     /// MariaDB: the pass's batches are written; its checkpoint (queued as I/O: true), or
     /// its end.
     fn pass_end(&mut self, bp: &BufferPool, actor: usize, now: Nanos) -> bool {
+        if let Cleaner::Percona(p) = &mut self.cleaner {
+            // The pass's pages are written (they all were queued at its start).
+            if let Some(pass) = p.pass.take() {
+                p.fl.cleaner_end(&pass, self.pass.len() as u64);
+            }
+            return false;
+        }
         let obs = self.observation(bp, now);
         let Cleaner::Mariadb(m) = &mut self.cleaner else { return false };
         let Some(pass) = m.pass else { return false };
@@ -636,7 +748,7 @@ impl Writes {
     pub(super) fn last_checkpoint(&mut self) -> u64 {
         match &self.cleaner {
             Cleaner::Mariadb(m) => m.last_checkpoint,
-            Cleaner::Mysql57 { .. } => {
+            Cleaner::Mysql57 { .. } | Cleaner::Percona(_) => {
                 let lsn = self.redo.lsn();
                 self.flush_list.oldest().unwrap_or(lsn)
             }
@@ -646,6 +758,7 @@ impl Writes {
     /// Restarts the page cleaner's state (a server restart).
     pub(super) fn cleaner_restart(&mut self) {
         match &mut self.cleaner {
+            Cleaner::Percona(p) => p.restart(&self.ages),
             Cleaner::Mysql57 { pc, .. } => *pc = PageCleaner::default(),
             Cleaner::Mariadb(m) => {
                 let (params, log) = (m.fl.params, m.fl.log);

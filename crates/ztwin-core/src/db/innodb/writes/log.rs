@@ -1,5 +1,5 @@
 //! The server's redo log and transactions behind one interface: MySQL 5.7's (`redo`,
-//! `redo_records`) or MariaDB 10.11's (`mariadb_redo`).
+//! `redo_records`; Percona Server 5.7's too) or MariaDB 10.11's (`mariadb_redo`).
 
 use crate::config::InnodbServer;
 use crate::db::innodb::mariadb_redo::records::{MariaCtx, MariaTrx};
@@ -92,7 +92,7 @@ pub(super) enum TrxLog {
 impl TrxLog {
     pub(super) fn begin(server: InnodbServer, id: u64) -> TrxLog {
         match server {
-            InnodbServer::Mysql57 => TrxLog::Mysql57(TrxRedo::begin(id)),
+            InnodbServer::Mysql57 | InnodbServer::Percona57 => TrxLog::Mysql57(TrxRedo::begin(id)),
             InnodbServer::Mariadb1011 => TrxLog::Mariadb(MariaTrx::begin(id)),
         }
     }

@@ -3,7 +3,8 @@
 //! thread short of a free frame write, as file operations the driver executes through
 //! the filesystem layer ([`FileOp`]). The mechanisms are the tested units beside this
 //! module (`redo`, `redo_records`, `flush_list`, `page_cleaner`, `doublewrite`); this
-//! module sequences them as MySQL 5.7.29's threads do.
+//! module sequences them as MySQL 5.7.29's threads do (MariaDB 10.11's and Percona Server
+//! 5.7's flushing: `cleaner` and `percona`, simplifications 7 and 8).
 //!
 //! Mechanism.
 //! - A row change (`row_upd_step`, `row_ins_step`): the statement's thread first finds its
@@ -71,11 +72,16 @@
 //! 5. Checkpoints are not written (a 512-byte write and an fsync of the first log file
 //!    every few seconds); the checkpoint age is measured to the oldest dirty page, as if
 //!    each checkpoint were taken at once.
-//! 6. Neighbour flushing (`innodb_flush_neighbors`) and purge are not modelled.
+//! 6. Neighbour flushing (`innodb_flush_neighbors`) is not modelled for MySQL 5.7 (MariaDB's
+//!    and Percona's page cleaners flush neighbours); purge is not modelled.
 //! 7. MariaDB 10.11 has its own redo log and record formats (`mariadb_redo`: no block
 //!    framing, one undo log per transaction, rows whose history purge reset, the log
 //!    buffered on ZFS and O_DIRECT on a block device) and its own checkpoint ages; its
-//!    page cleaner and free-frame wait are MySQL 5.7's here for now.
+//!    page cleaner and free-frame wait are `mariadb_flush`'s (`cleaner`).
+//! 8. Percona Server 5.7 is MySQL 5.7 here (pages, redo log and records, binary log,
+//!    doublewrite) except its flushing: `percona_flush` in its merged mode, an LRU manager
+//!    thread (a third database thread, [`lru_manager_actor`]), threads backing off for
+//!    free frames, a flush-list-only page cleaner, `log_free_check`'s polls (`percona`).
 
 use std::collections::VecDeque;
 
@@ -85,6 +91,7 @@ mod binlog_commit;
 mod cleaner;
 mod log;
 mod params;
+mod percona;
 
 use crate::db::binlog::{Binlog, BinlogStats, BinlogStep, TrxBinlog};
 use crate::db::innodb::btree::{mix, TableLayout, MAX_DEPTH};
@@ -101,7 +108,9 @@ use crate::sim::time::{Nanos, SEC};
 use crate::workload::statement::{Index, Lookup, Op};
 pub use cleaner::FrameStep;
 use log::{Log, TrxLog};
-pub use params::{DbFiles, FlushMethod, WriteParams, BINLOG_SLOTS};
+pub(crate) use params::percona_pool;
+pub use params::{DbFiles, FlushMethod, PerconaOptions, WriteParams, BINLOG_SLOTS};
+pub use percona::PerconaStats;
 
 /// Tablespace id of the first table (`redo_records`: ids are logged compressed, and a
 /// fresh 5.7 instance gives its first user tables ids in the twenties).
@@ -188,6 +197,8 @@ enum Job {
     SinglePage {
         key: u64,
     },
+    /// Percona Server's LRU manager's batch (its pages freed as their writes complete).
+    LruBatch,
 }
 
 /// What a commit or a log flush asks of its thread.
@@ -201,6 +212,17 @@ pub enum LogWait {
     Sleep(Nanos),
     /// This thread is the writer: run its I/O ([`Writes::next_op`]), then [`Writes::io_done`].
     Io,
+}
+
+/// What `log_free_check` asks of a thread before its change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFree {
+    /// The checkpoint age is low enough: go on.
+    Go,
+    /// Wait until released ([`Writes::take_log_released`]), then ask again.
+    Wait,
+    /// Sleep this long, then ask again (Percona Server's `buf_flush_wait_flushed` polls).
+    Poll(Nanos),
 }
 
 /// What a thread does once its I/O is done.
@@ -253,6 +275,8 @@ pub struct WriteStats {
     pub checkpoint_age: u64,
     /// The counters are MariaDB's (some names differ: see `innodb_write_window`).
     pub mariadb: bool,
+    /// Percona Server's own counters (its flushing's), None for the other servers.
+    pub percona: Option<PerconaStats>,
 }
 
 /// One client's transaction and undo log pages.
@@ -333,6 +357,12 @@ pub fn master_actor(clients: usize) -> usize {
     clients + 1
 }
 
+/// The slot of Percona Server's LRU manager thread (one for all buffer pool instances:
+/// `percona_flush`'s merged mode).
+pub fn lru_manager_actor(clients: usize) -> usize {
+    clients + 2
+}
+
 impl Writes {
     /// The write path of `cfg` for `clients` client threads over `files` (tables of
     /// `table_pages` pages); `block_sector`: the logical sector size of the block device
@@ -363,7 +393,7 @@ impl Writes {
             _ => 64,
         };
         let (redo, ages) = match p.server {
-            InnodbServer::Mysql57 => {
+            InnodbServer::Mysql57 | InnodbServer::Percona57 => {
                 let ages = LogAges::new(p.log_file_size, u64::from(p.log_files), u64::from(page_size), 0)
                     .ok_or_else(too_small)?;
                 let redo = RedoLog::new(RedoParams {
@@ -400,7 +430,8 @@ impl Writes {
             }
         };
         let frames = crate::db::innodb::buffer_pool::pool_frames(cfg);
-        let actors = clients + 2;
+        // The clients, the page cleaner, the master thread (and Percona's LRU manager).
+        let actors = clients + 2 + usize::from(p.percona.is_some());
         let trx = (0..clients as u32)
             .map(|c| ClientTrx {
                 redo: TrxLog::begin(p.server, 1000 + 2 * u64::from(c)),
@@ -428,7 +459,7 @@ impl Writes {
                 ..MariaCtx::default()
             },
             flush_list: FlushList::with_capacity(4096),
-            cleaner: cleaner::Cleaner::new(&p, &ages, frames, extent_pages, rotational),
+            cleaner: cleaner::Cleaner::new(&p, cfg, &ages, frames, extent_pages, rotational, clients),
             wake_cleaner: false,
             binlog: p.binlog.map(|b| Box::new(Binlog::new(b, clients))),
             block_sector,
@@ -471,6 +502,7 @@ impl Writes {
         for &(key, _) in &self.batch {
             bp.end_write(PageKey(key), false);
         }
+        self.percona_abandon(bp);
         self.drop_io();
     }
 
@@ -525,7 +557,7 @@ impl Writes {
             checkpoint_age: self.checkpoint_age_now(),
             mariadb: self.p.server == InnodbServer::Mariadb1011,
             binlog: self.binlog.as_ref().map(|b| b.stats()),
-            ..self.stats
+            ..self.percona_stats(self.stats)
         }
     }
 
@@ -613,16 +645,18 @@ impl Writes {
     /// `log_free_check` before a change: false when the checkpoint age is past
     /// `max_modified_age_sync`; the thread then waits ([`Writes::take_log_released`]
     /// releases it) while the page cleaner flushes (its next pass is due at once).
-    pub fn log_free_check(&mut self, client: usize) -> bool {
+    pub fn log_free_check(&mut self, client: usize) -> LogFree {
         let target = if self.p.server == InnodbServer::Mariadb1011 {
             // log_checkpoint_margin: wait for the pages up to the target to be written.
             match self.checkpoint_margin() {
-                None => return true,
+                None => return LogFree::Go,
                 Some(t) => t,
             }
+        } else if self.p.server == InnodbServer::Percona57 {
+            return self.percona_log_free_check(client);
         } else {
             if self.checkpoint_age() <= self.ages.max_modified_age_sync {
-                return true;
+                return LogFree::Go;
             }
             // log_preflush_pool_modified_pages: flush until the age is back under the
             // async limit.
@@ -632,7 +666,7 @@ impl Writes {
         self.wake_cleaner = true;
         self.sync_target = Some(self.sync_target.map_or(target, |t| t.max(target)));
         self.ckpt_waiters.push(client as u32);
-        false
+        LogFree::Wait
     }
 
     /// Whether a thread waits for the page cleaner's sync flush.
@@ -867,6 +901,7 @@ impl Writes {
                 AfterIo::Done
             }
             Job::Batch => self.batch_done(bp, actor, now),
+            Job::LruBatch => self.lru_batch_done(bp, actor),
             Job::Checkpoint { lsn } => self.checkpoint_done(bp, actor, lsn, now),
         }
     }

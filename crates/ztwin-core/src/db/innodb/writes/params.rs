@@ -4,6 +4,7 @@
 use crate::config::{CharacterSet, InnodbConfig, InnodbServer};
 use crate::db::binlog::BinlogParams;
 use crate::db::innodb::page_cleaner::FlushParams;
+use crate::db::innodb::percona_flush::{self, EmptyFreeListAlgorithm, LsnAgeFactor, MAX_BUFFER_POOLS};
 use crate::error::{Error, Result};
 
 /// `innodb_flush_method`.
@@ -76,6 +77,19 @@ pub struct WriteParams {
     pub server: InnodbServer,
     /// character_set_server when the tables were created (MariaDB's record sizes).
     pub charset: CharacterSet,
+    /// Percona Server 5.7's own options (None for the other servers).
+    pub percona: Option<PerconaOptions>,
+}
+
+/// Percona Server 5.7's flushing options, with its defaults (`handler/ha_innodb.cc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerconaOptions {
+    /// innodb_empty_free_list_algorithm (backoff).
+    pub empty_free_list_algorithm: EmptyFreeListAlgorithm,
+    /// innodb_cleaner_lsn_age_factor (high_checkpoint).
+    pub cleaner_lsn_age_factor: LsnAgeFactor,
+    /// innodb_buffer_pool_instances (0: the server's default, see `percona_flush`).
+    pub buffer_pool_instances: u64,
 }
 
 impl WriteParams {
@@ -192,8 +206,92 @@ impl WriteParams {
             binlog: binlog_params(cfg, flush_log)?,
             server: cfg.server,
             charset: cfg.character_set_server,
+            percona: percona_options(cfg)?,
         })
     }
+
+    /// Percona Server 5.7's flushing parameters (`percona_flush::Params`) for a pool of
+    /// `cfg`'s size (None for the other servers).
+    pub fn percona_params(&self, cfg: &InnodbConfig) -> Option<percona_flush::Params> {
+        let o = self.percona?;
+        Some(percona_flush::Params {
+            innodb_buffer_pool_instances: o.buffer_pool_instances,
+            innodb_lru_scan_depth: self.lru_scan_depth,
+            innodb_io_capacity: self.flush.io_capacity,
+            innodb_io_capacity_max: self.flush.io_capacity_max,
+            innodb_max_dirty_pages_pct: self.flush.max_dirty_pages_pct,
+            innodb_max_dirty_pages_pct_lwm: self.flush.max_dirty_pages_pct_lwm,
+            innodb_adaptive_flushing: self.flush.adaptive_flushing,
+            innodb_adaptive_flushing_lwm: self.flush.adaptive_flushing_lwm,
+            innodb_flushing_avg_loops: self.flush.flushing_avg_loops,
+            innodb_flush_neighbors: u64::from(self.flush_neighbors),
+            innodb_doublewrite: self.doublewrite,
+            innodb_cleaner_lsn_age_factor: o.cleaner_lsn_age_factor,
+            innodb_empty_free_list_algorithm: o.empty_free_list_algorithm,
+            ..percona_pool(cfg, o.buffer_pool_instances)
+        })
+    }
+}
+
+/// `percona_flush::Params` at Percona Server 5.7's defaults for `cfg`'s pool with
+/// `instances` (0: the default): its frames are `buffer_pool::pool_frames`'.
+pub(crate) fn percona_pool(cfg: &InnodbConfig, instances: u64) -> percona_flush::Params {
+    percona_flush::Params {
+        innodb_buffer_pool_size: cfg.innodb_buffer_pool_size,
+        innodb_page_size: u64::from(cfg.innodb_page_size),
+        innodb_buffer_pool_instances: instances,
+        ..percona_flush::Params::default()
+    }
+}
+
+/// Percona Server 5.7's options of `cfg`: its defaults for Percona Server, refused (naming
+/// the option) for the other servers.
+fn percona_options(cfg: &InnodbConfig) -> Result<Option<PerconaOptions>> {
+    let field = |f: &str| format!("database.{f}");
+    if cfg.server != InnodbServer::Percona57 {
+        for (set, name) in [
+            (cfg.innodb_empty_free_list_algorithm.is_some(), "innodb_empty_free_list_algorithm"),
+            (cfg.innodb_cleaner_lsn_age_factor.is_some(), "innodb_cleaner_lsn_age_factor"),
+            (cfg.innodb_buffer_pool_instances.is_some(), "innodb_buffer_pool_instances"),
+        ] {
+            if set {
+                return Err(Error::config(
+                    field(name),
+                    "is Percona Server 5.7's option here (server = \"percona-5.7\"): the other servers' \
+                     flushing runs one buffer pool instance",
+                ));
+            }
+        }
+        return Ok(None);
+    }
+    let empty_free_list_algorithm = match cfg.innodb_empty_free_list_algorithm.as_deref() {
+        None | Some("backoff") => EmptyFreeListAlgorithm::Backoff,
+        Some("legacy") => EmptyFreeListAlgorithm::Legacy,
+        Some(other) => {
+            return Err(Error::config(
+                field("innodb_empty_free_list_algorithm"),
+                format!("'{other}' is not a value: backoff or legacy"),
+            ))
+        }
+    };
+    let cleaner_lsn_age_factor = match cfg.innodb_cleaner_lsn_age_factor.as_deref() {
+        None | Some("high_checkpoint") => LsnAgeFactor::HighCheckpoint,
+        Some("legacy") => LsnAgeFactor::Legacy,
+        Some(other) => {
+            return Err(Error::config(
+                field("innodb_cleaner_lsn_age_factor"),
+                format!("'{other}' is not a value: high_checkpoint or legacy"),
+            ))
+        }
+    };
+    let buffer_pool_instances = cfg.innodb_buffer_pool_instances.unwrap_or(0);
+    if buffer_pool_instances > MAX_BUFFER_POOLS as u64 {
+        return Err(Error::config(
+            field("innodb_buffer_pool_instances"),
+            "must be 0 to 64 (0: the server's default)",
+        ));
+    }
+    Ok(Some(PerconaOptions { empty_free_list_algorithm, cleaner_lsn_age_factor, buffer_pool_instances }))
 }
 
 /// The binary log's options (MySQL 5.7's defaults), None with log_bin off.

@@ -110,16 +110,6 @@ fn release_0_8_compares_the_total_with_the_threshold() {
     assert_eq!(t.sync_due(), Some(5 * SEC));
 }
 
-#[test]
-fn aggregation_merges_adjacent_writes_up_to_the_limit() {
-    let w = |offset, bytes| LeafWrite { offset, bytes, undirty: u64::from(bytes) };
-    let mut ws = vec![w(256 << 10, 128 << 10), w(0, 128 << 10), w(128 << 10, 128 << 10), w(1 << 30, 4096)];
-    aggregate(&mut ws, 256 << 10);
-    assert_eq!(ws, vec![w(0, 256 << 10), w(256 << 10, 128 << 10), w(1 << 30, 4096)]);
-    let total: u64 = ws.iter().map(|x| x.undirty).sum();
-    assert_eq!(total, 3 * (128 << 10) + 4096);
-}
-
 proptest! {
     /// Dirty bytes: each record charged once per txg; the total is the open txg's bytes
     /// plus the syncing txg's bytes not yet given back, never below zero.

@@ -233,6 +233,31 @@ fn optional_writes_fill_spans_and_alone_are_discarded() {
     assert_eq!(dev[0].counters().writes, before, "discarded");
 }
 
+/// A demand read that finds a prefetch's read held in the async-read class upgrades it
+/// to sync read (zio_change_priority): it is issued at the leaf's next completion, ahead
+/// of the prefetches queued before it, though the async class has no room.
+#[test]
+fn an_upgraded_prefetch_goes_as_a_sync_read() {
+    let mut dev = [device()];
+    let mut q = queue(ZfsRelease::V2_2);
+    for k in 0..3u64 {
+        q.submit(read(k << 30, 16 * K, Priority::AsyncRead, k), k * US, &mut dev);
+    }
+    for k in 3..6u64 {
+        assert!(q.submit(read(k << 30, 16 * K, Priority::AsyncRead, k), 5 * US, &mut dev).is_none());
+    }
+    let held = q.submit_tracked(read(9 << 30, 16 * K, Priority::AsyncRead, 9), 5 * US, &mut dev).unwrap_err();
+    q.change_priority(held, Tag::Lwb(9), Priority::SyncRead);
+    // A stale handle (wrong tag) changes nothing.
+    q.change_priority(held, Tag::Lwb(3), Priority::SyncRead);
+    assert_eq!((q.active(0, Priority::SyncRead), q.queued(0)), (0, 4), "not issued by the change itself");
+    // The first completion frees one async slot: the sync read goes first, then one
+    // prefetch.
+    q.advance(q.next_at().unwrap(), &mut dev);
+    let order: Vec<_> = q.take_resolved().map(|r| r.0).collect();
+    assert_eq!(order, [Tag::Lwb(9), Tag::Lwb(3)]);
+}
+
 #[derive(Debug, Clone)]
 enum Step {
     Submit { leaf: usize, block: u64, blocks: u32, write: bool, prio: u8, optional: bool },

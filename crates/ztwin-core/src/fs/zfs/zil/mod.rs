@@ -41,9 +41,9 @@
 //!   flushes to the next block); its waiters return when the flushes are done and the
 //!   previous block is done (`zil_lwb_flush_vdevs_done`), and the log's latency
 //!   (`zl_last_lwb_latency`, from issue to that point) is updated.
-//! - Log and dmu_sync writes pass the vdev queue's sync-write class (at most
-//!   `zfs_vdev_sync_write_max_active`, 10, in flight per leaf) and async slog-bulk blocks
-//!   its async-write class (`vdev_queue_max_async_writes`: 2 to 10 by dirty data).
+//! - Log and dmu_sync writes pass the leaf's vdev queue ([`crate::fs::zfs::vdev_queue`],
+//!   shared with every other I/O of the leaf) in the sync-write class, and a SLOG's blocks
+//!   past the bulk in the async-write class.
 //!
 //! Counters: the `/proc/spl/kstat/zfs/zil` names ([`ZilStats`]); 2.2 adds the
 //! `zil_itx_metaslab_*_write` and `_alloc` rows, and counts a block by its own class where
@@ -56,9 +56,8 @@
 //! `zil_create`, allocates its first block and waits for a txg): the first block is 4
 //! KiB; 3. a txg's sync does not wait for the log blocks in flight (2.2's `zil_sync` and
 //! 0.8's open `lwb_tx` make it); 4. the slog-bulk priority is decided when a block is
-//! issued (0.8 decides it when the block opens); 5. the sync-write class of a pool leaf
-//! counts only the log's writes (the txg's async writes have their own queue, see
-//! `write_path`); 6. a SLOG is a ring (log blocks are freed as their txg syncs), the
+//! issued (0.8 decides it when the block opens); 5. (gone: the log's writes share the
+//! leaves' vdev queues with every other I/O); 6. a SLOG is a ring (log blocks are freed as their txg syncs), the
 //! log class's rotor moves on after `metaslab_aliquot` bytes; the embedded log metaslab
 //! is metaslab 0 of each vdev (at pool creation every metaslab is empty and
 //! `vdev_metaslab_init` takes the first), whose blocks the model's data layout also
@@ -83,12 +82,10 @@ use crate::fs::zfs::layer::ZfsCosts;
 use crate::fs::zfs::pool::{Pool, VDEV_LABEL_END_SIZE, VDEV_LABEL_START_SIZE};
 use crate::fs::zfs::read_path::ZfsLayout;
 use crate::fs::zfs::txg::Txgs;
+use crate::fs::zfs::vdev_queue::{Priority, Request, Tag};
 use crate::sim::time::Nanos;
 use size::{LwbSizer, LR_WRITE, ZIL_BURSTS, ZIL_CHAIN, ZIL_MIN_BLKSZ};
 
-/// `zfs_vdev_sync_write_max_active` (vdev_queue.c, all modelled releases): sync writes in
-/// flight per leaf.
-pub const SYNC_WRITE_MAX_ACTIVE: usize = 10;
 /// `zfs_embedded_slog_min_ms` (vdev.c, 2.1+): vdevs with more metaslabs set one aside.
 const EMBEDDED_SLOG_MIN_MS: u64 = 64;
 /// `SPA_OLD_MAXBLOCKSIZE`: `zil_maxblocksize`'s default.
@@ -429,23 +426,6 @@ enum Waiter {
     Done,
 }
 
-/// A write waiting in a leaf's queue.
-#[derive(Debug, Clone, Copy)]
-struct Queued {
-    lwb: u64,
-    offset: u64,
-    bytes: u32,
-}
-
-/// One leaf's sync-write and async-write classes, as far as the log uses them.
-#[derive(Debug, Clone, Default)]
-struct LeafQueue {
-    sync_inflight: Vec<Nanos>,
-    async_inflight: Vec<Nanos>,
-    sync_wait: VecDeque<Queued>,
-    async_wait: VecDeque<Queued>,
-}
-
 /// A region log blocks are allocated from in turn (a SLOG, an embedded log metaslab).
 #[derive(Debug, Clone, Copy)]
 struct Region {
@@ -490,8 +470,6 @@ pub(crate) struct ZilIo<'a> {
     pub layout: &'a ZfsLayout,
     pub devices: &'a mut [Device],
     pub costs: &'a ZfsCosts,
-    /// vdev_queue_max_async_writes at the current dirty data.
-    pub async_limit: usize,
 }
 
 /// One dataset's intent log.
@@ -515,7 +493,6 @@ pub struct Zil {
     waiters: Vec<Waiter>,
     nwaiting: usize,
     woken: Vec<u32>,
-    queues: Vec<LeafQueue>,
     slog: Class,
     embedded: Class,
     /// WR_INDIRECT records whose dmu_sync waits for their block's issue (2.2), by block.
@@ -586,7 +563,6 @@ impl Zil {
             waiters: vec![Waiter::Idle; slots],
             nwaiting: 0,
             woken: Vec::with_capacity(slots),
-            queues: vec![LeafQueue::default(); devices.len()],
             slog,
             embedded,
             deferred: VecDeque::with_capacity(64),
@@ -1030,34 +1006,28 @@ impl Zil {
         cpu: &mut Nanos,
     ) {
         let id = self.lwbs[k].id;
-        for &leaf in Self::leaves(top, io.pool) {
+        let prio = if async_prio { Priority::AsyncWrite } else { Priority::SyncWrite };
+        let nleaves = Self::leaves(top, io.pool).len();
+        for n in 0..nleaves {
+            let leaf = Self::leaves(top, io.pool)[n];
             self.lwbs[k].flush[leaf / 64] |= 1 << (leaf % 64);
             *cpu += io.costs.device_io;
-            let q = &mut self.queues[leaf];
-            q.sync_inflight.retain(|&t| t > now);
-            q.async_inflight.retain(|&t| t > now);
-            let w = Queued { lwb: id, offset, bytes };
-            let room = if async_prio {
-                q.async_wait.is_empty() && q.async_inflight.len() < io.async_limit
-            } else {
-                q.sync_wait.is_empty() && q.sync_inflight.len() < SYNC_WRITE_MAX_ACTIVE
-            };
-            if room {
-                let done = io.devices[leaf].submit_at(now, Op::Write, offset, bytes);
-                if async_prio {
-                    q.async_inflight.push(done)
-                } else {
-                    q.sync_inflight.push(done)
-                }
-                self.lwbs[k].io_done = self.lwbs[k].io_done.max(done);
-            } else {
-                if async_prio {
-                    q.async_wait.push_back(w)
-                } else {
-                    q.sync_wait.push_back(w)
-                }
-                self.lwbs[k].ios_pending += 1;
+            let req = Request::new(leaf, offset, bytes, Op::Write, prio, Tag::Lwb(id));
+            match io.pool.submit(req, now, io.devices) {
+                Some(done) => self.lwbs[k].io_done = self.lwbs[k].io_done.max(done),
+                None => self.lwbs[k].ios_pending += 1,
             }
+        }
+    }
+
+    /// A write of block `id` (or of one of its dmu_syncs) that its vdev queue held was
+    /// issued: it completes at `done`. The caller refreshes [`Zil::next_at`] after
+    /// (`refresh_next`).
+    pub(crate) fn io_issued(&mut self, id: u64, done: Nanos) {
+        if let Some(k) = self.index(id) {
+            let l = &mut self.lwbs[k];
+            l.ios_pending -= 1;
+            l.io_done = l.io_done.max(done);
         }
     }
 
@@ -1122,7 +1092,6 @@ impl Zil {
     /// waiters return: [`Zil::take_woken`]).
     pub(crate) fn event(&mut self, io: &mut ZilIo, now: Nanos) {
         let mut cpu = 0;
-        self.pump(io, now);
         // zil_commit_waiter_timeout: a waiter whose block is still open issues it.
         for slot in 0..self.waiters.len() {
             let Waiter::Waiting { lwb, wakeup: Some(t) } = self.waiters[slot] else { continue };
@@ -1234,41 +1203,8 @@ impl Zil {
         }
     }
 
-    /// Issues the queued writes each leaf's classes have room for.
-    fn pump(&mut self, io: &mut ZilIo, now: Nanos) {
-        for leaf in 0..self.queues.len() {
-            let q = &mut self.queues[leaf];
-            if q.sync_wait.is_empty() && q.async_wait.is_empty() {
-                continue;
-            }
-            q.sync_inflight.retain(|&t| t > now);
-            q.async_inflight.retain(|&t| t > now);
-            for async_prio in [false, true] {
-                loop {
-                    let q = &mut self.queues[leaf];
-                    let (wait, inflight, max) = if async_prio {
-                        (&mut q.async_wait, &mut q.async_inflight, io.async_limit)
-                    } else {
-                        (&mut q.sync_wait, &mut q.sync_inflight, SYNC_WRITE_MAX_ACTIVE)
-                    };
-                    if inflight.len() >= max {
-                        break;
-                    }
-                    let Some(w) = wait.pop_front() else { break };
-                    let done = io.devices[leaf].submit_at(now, Op::Write, w.offset, w.bytes);
-                    inflight.push(done);
-                    if let Some(k) = self.index(w.lwb) {
-                        let l = &mut self.lwbs[k];
-                        l.ios_pending -= 1;
-                        l.io_done = l.io_done.max(done);
-                    }
-                }
-            }
-        }
-    }
-
     /// Resolves what can be, then recomputes when the log next has something to do.
-    fn refresh_next(&mut self) {
+    pub(crate) fn refresh_next(&mut self) {
         for k in 0..self.lwbs.len() {
             self.resolve(k);
         }
@@ -1296,20 +1232,9 @@ impl Zil {
                 LwbState::New | LwbState::Opened | LwbState::FlushDone => {}
             }
         }
-        for q in &self.queues {
-            if !q.sync_wait.is_empty() {
-                if let Some(&x) = q.sync_inflight.iter().min() {
-                    at(x);
-                }
-            }
-            if !q.async_wait.is_empty() {
-                if let Some(&x) = q.async_inflight.iter().min() {
-                    at(x);
-                }
-            }
-        }
-        // A block whose write is not yet known (its writes queued, or the previous
-        // block's) is resolved at one of the times above.
+        // A block whose write is not yet known (its writes queued in a vdev queue, or the
+        // previous block's) is resolved at one of the times above or when the queue
+        // issues them (`io_issued`).
         self.next = t;
     }
 }
