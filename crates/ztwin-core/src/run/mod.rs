@@ -496,3 +496,6 @@ mod zil_tests;
 
 #[cfg(test)]
 mod db_write_tests;
+
+#[cfg(test)]
+mod page_cache_tests;

@@ -471,6 +471,9 @@ impl Sim<'_> {
                 PhaseConfig::Fio(ph) => {
                     // Its jobs were checked when the stack was built (`Sim::new`).
                     let w0 = self.txgs_synced();
+                    // The page cache's counters before the jobs open their files (fio's
+                    // invalidate drops pages then, before a ramp's window).
+                    let pc0 = self.snapshot(start).page_cache;
                     let laid_out = self.fio_start(ph, index, start)?;
                     let from = self.fio.as_ref().map_or(start, |r| r.from);
                     // Infallible: `drain` answers Some when given a window.
@@ -508,7 +511,10 @@ impl Sim<'_> {
                     if let Some(journal) = self.journal_window(&a, &b) {
                         doc["journal"] = journal;
                     }
-                    if let Some(pc) = self.page_cache_window(&a, &b) {
+                    if let Some(mut pc) = self.page_cache_window(&a, &b) {
+                        if let (Some(x), Some(y)) = (&pc0, &b.page_cache) {
+                            pc["invalidated_pages"] = json!(y.invalidated_pages - x.invalidated_pages);
+                        }
                         doc["page_cache"] = pc;
                     }
                     self.mode = Mode::Workload { issue_until: 0 };

@@ -1,0 +1,194 @@
+//! Buffered I/O on XFS/ext4 through the driver: the Linux page cache (`fs::buffered`)
+//! under fio jobs with direct=0 and under InnoDB's buffered files.
+
+use super::*;
+use crate::config::{test_fio_variant, ExtentFsConfig, FioJob, FioPhase, FioRw, PhaseConfig};
+
+fn run(cfg: &VariantConfig) -> Value {
+    run_variant(cfg).expect("runs").summary
+}
+
+fn job(c: &mut VariantConfig, k: usize) -> &mut FioJob {
+    let WorkloadConfig::Fio(w) = &mut c.workload else { unreachable!() };
+    &mut w.jobs[k]
+}
+
+fn fio(name: &str, jobs: Vec<u32>) -> PhaseConfig {
+    PhaseConfig::Fio(FioPhase { name: name.into(), jobs })
+}
+
+/// The test fio variant on ext4 (4 KiB blocks) with its one file of `size` bytes.
+fn ext4_fio(size: u64) -> VariantConfig {
+    let mut c = test_fio_variant();
+    c.filesystem = FsConfig::Ext4(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
+    if let DatasetConfig::Files(f) = &mut c.dataset {
+        f.files[0].size = size;
+    }
+    for k in 0..3 {
+        let j = job(&mut c, k);
+        j.file_range = size;
+        j.io_size = size;
+    }
+    c
+}
+
+fn f(v: &Value, path: &[&str]) -> f64 {
+    let mut x = v;
+    for p in path {
+        x = &x[*p];
+    }
+    x.as_f64().unwrap_or_else(|| panic!("{path:?} in {v}"))
+}
+
+/// The test variant's "randread" job (index 1) as one clone reading its whole file once
+/// in 16 KiB requests (a random map: each block once).
+fn one_pass(c: &mut VariantConfig) {
+    let j = job(c, 1);
+    j.numjobs = 1;
+    j.clone_files = vec![vec![0]];
+    j.time_based = false;
+    j.runtime_ns = 0;
+    j.norandommap = false;
+}
+
+/// A buffered random read of a file smaller than the page cache's budget brings it in on
+/// the first pass (every page a device read; fio's POSIX_FADV_RANDOM turns readahead off,
+/// so nothing more); the second pass finds it all cached and reads nothing from the device
+/// — unless fio's `invalidate` (its default) drops the file's pages when the job opens it.
+#[test]
+fn a_random_read_of_a_file_smaller_than_the_cache_hits_it_after_one_pass() {
+    for invalidate in [false, true] {
+        let mut c = ext4_fio(16 << 20);
+        one_pass(&mut c);
+        job(&mut c, 1).invalidate = invalidate;
+        c.phases = vec![fio("first", vec![1]), fio("second", vec![1])];
+        let s = run(&c);
+        let (first, second) = (&s["phases"][0], &s["phases"][1]);
+        let pages = (16 << 20) / 4096;
+        assert_eq!(f(first, &["page_cache", "read_miss_pages"]), pages as f64, "{first}");
+        assert_eq!(f(first, &["page_cache", "pgpgin"]), (16 << 10) as f64, "{first}");
+        assert_eq!(f(first, &["page_cache", "cached_kb"]), (16 << 10) as f64);
+        assert_eq!(f(first, &["devices", "disk", "read_kib_per_io"]), 16.0, "no readahead: {first}");
+        if invalidate {
+            assert_eq!(f(second, &["page_cache", "invalidated_pages"]), pages as f64, "{second}");
+            assert_eq!(f(second, &["page_cache", "read_miss_pages"]), pages as f64, "{second}");
+        } else {
+            assert_eq!(f(second, &["devices", "disk", "read_iops"]), 0.0, "{second}");
+            assert_eq!(f(second, &["page_cache", "read_hit_ratio"]), 1.0, "{second}");
+            assert_eq!(f(second, &["page_cache", "pgpgin"]), 0.0, "{second}");
+            // A copy of 16 KiB takes microseconds, a device read half a millisecond.
+            assert!(f(second, &["fio", "read", "clat_ms", "mean"]) < 0.05, "{second}");
+        }
+    }
+}
+
+/// A random read of a file four times the budget (`machine.mem_available_bytes` 16 MiB)
+/// finds at most a quarter of it cached: the rest are device reads, at most the device's
+/// IOPS limit (3000).
+#[test]
+fn a_random_read_of_a_file_larger_than_the_cache_is_bound_by_the_device() {
+    let mut c = ext4_fio(64 << 20);
+    c.machine.mem_available_bytes = Some(16 << 20);
+    let j = job(&mut c, 1);
+    j.numjobs = 4;
+    j.clone_files = vec![vec![0]; 4];
+    j.runtime_ns = 3 * SEC;
+    c.phases = vec![fio("randread", vec![1])];
+    let s = run(&c);
+    let p = &s["phases"][0];
+    let pc = &p["page_cache"];
+    let hit = f(pc, &["read_hit_ratio"]);
+    assert!(hit < 0.3, "{pc}");
+    assert!(f(pc, &["cached_kb"]) <= (16 << 10) as f64, "{pc}");
+    assert!(f(pc, &["pgsteal_file"]) > 0.0, "reclaim ran: {pc}");
+    let dev_iops = f(p, &["devices", "disk", "read_iops"]);
+    let fio_iops = f(p, &["fio", "read", "iops"]);
+    assert!(dev_iops <= 3000.0 * 1.01, "{dev_iops}");
+    assert!(dev_iops > 2500.0, "the device is the bound: {dev_iops}");
+    assert!((fio_iops * (1.0 - hit) / dev_iops - 1.0).abs() < 0.05, "each miss a device read: {fio_iops} {hit} {dev_iops}");
+}
+
+/// A buffered sequential read (fio's POSIX_FADV_SEQUENTIAL doubles the bdi's 128 KiB
+/// readahead window, `ra_pages`) issues readahead-sized device reads whatever the
+/// request size: 4 KiB requests become reads of 256 KiB once the window has ramped up.
+#[test]
+fn a_sequential_read_issues_readahead_sized_requests() {
+    for (hint, window) in [(crate::config::FioFadvise::Type, 256.0), (crate::config::FioFadvise::None, 128.0)] {
+        let mut c = ext4_fio(64 << 20);
+        let j = job(&mut c, 0);
+        j.bs_read = 4096;
+        j.fadvise_hint = hint;
+        c.phases = vec![fio("seqread", vec![0])];
+        let s = run(&c);
+        let p = &s["phases"][0];
+        let kib = f(p, &["devices", "disk", "read_kib_per_io"]);
+        assert!(kib > 0.9 * window && kib <= window, "{hint:?}: {kib} KiB per read: {p}");
+        assert_eq!(f(p, &["page_cache", "pgpgin"]), (64 << 10) as f64);
+        assert_eq!(f(p, &["page_cache", "readahead_pages"]), ((64 << 20) / 4096) as f64);
+    }
+}
+
+/// Buffered writes with fsync every 16 writes: each fsync writes the pages dirtied since
+/// the last one, each once, then commits the journal (the writes changed the file's
+/// timestamps). fio issues its fsync before the next write (`get_io_u`), so none follows
+/// the last 16: those stay dirty.
+#[test]
+fn buffered_writes_with_fsync_write_each_dirty_page_once_and_commit_the_journal() {
+    let mut c = ext4_fio(8 << 20);
+    let j = job(&mut c, 2);
+    j.bs_write = 4096;
+    j.bs_read = 4096;
+    j.fsync = 16;
+    c.phases = vec![fio("write", vec![2])];
+    let s = run(&c);
+    let p = &s["phases"][0];
+    let pc = &p["page_cache"];
+    let pages = ((8 << 20) / 4096) as f64;
+    assert_eq!(f(pc, &["nr_dirtied"]), pages, "{pc}");
+    assert_eq!(f(pc, &["nr_written"]), pages - 16.0, "{pc}");
+    assert_eq!(f(pc, &["pgpgout"]), (pages - 16.0) * 4.0, "{pc}");
+    assert_eq!(f(pc, &["dirty_kb"]), 64.0, "{pc}");
+    assert_eq!(f(pc, &["flusher_runs"]), 0.0, "{pc}");
+    let jn = &p["journal"];
+    assert_eq!(f(jn, &["syncs"]), pages / 16.0 - 1.0, "{jn}");
+    assert!(f(jn, &["commits"]) > 0.0 && f(jn, &["sync_waits"]) > 0.0, "{jn}");
+    assert_eq!(f(p, &["fio", "write", "ios"]), pages);
+    // The device wrote the pages (pgpgout) and the journal's blocks, nothing else.
+    let dev = f(p, &["devices", "disk", "write_mbps"]) * 1e6 * f(p, &["fio", "runtime_s"]);
+    let expected = f(pc, &["pgpgout"]) * 1024.0 + f(jn, &["log_bytes"]);
+    assert!((dev / expected - 1.0).abs() < 1e-6, "{dev} {expected}");
+}
+
+/// Writes without any fsync: under the background threshold (`vm.dirty_background_ratio`
+/// 10% of a 2 GiB machine) nothing is written during the phase (the periodic flush waits
+/// for `dirty_expire_centisecs`, 30 s); above it (`vm.dirty_background_bytes` = 1 MiB) the
+/// flusher writes them.
+#[test]
+fn dirty_pages_above_the_background_threshold_are_written_by_the_flusher() {
+    for background in [None, Some(1u64 << 20)] {
+        let mut c = ext4_fio(16 << 20);
+        c.machine.vm.dirty_background_bytes = background;
+        let j = job(&mut c, 2);
+        (j.bs_write, j.bs_read) = (64 << 10, 64 << 10);
+        c.phases = vec![fio("write", vec![2])];
+        let s = run(&c);
+        let p = &s["phases"][0];
+        let pc = &p["page_cache"];
+        assert_eq!(f(pc, &["nr_dirtied"]), 4096.0, "{pc}");
+        assert!(p["journal"].is_null(), "no sync, no journal: {p}");
+        if background.is_none() {
+            assert_eq!(f(pc, &["nr_written"]), 0.0, "{pc}");
+            assert_eq!(f(pc, &["dirty_kb"]), (16 << 10) as f64, "{pc}");
+            assert_eq!(f(p, &["devices", "disk", "write_iops"]), 0.0);
+        } else {
+            assert!(f(pc, &["flusher_runs"]) > 0.0, "{pc}");
+            // Submitted (pgpgout; nr_written counts completions): all but what is under
+            // the threshold.
+            let left = f(pc, &["dirty_kb"]);
+            assert!(left < 1024.0 && f(pc, &["pgpgout"]) + left == (16 << 10) as f64, "{pc}");
+            assert!(f(pc, &["nr_written"]) > 0.0, "{pc}");
+            assert!(f(p, &["devices", "disk", "write_iops"]) > 0.0);
+        }
+    }
+}
+
