@@ -566,9 +566,9 @@ fn validate_innodb(db: &InnodbConfig, m: &MachineConfig) -> Result<()> {
         "must be 5 to 95",
     )?;
     ensure(
-        db.innodb_flush_method == "O_DIRECT" || db.innodb_flush_method == "fsync",
+        crate::db::innodb::writes::FlushMethod::parse(&db.innodb_flush_method).is_some(),
         "database.innodb_flush_method",
-        "must be O_DIRECT or fsync",
+        "must be fsync, O_DSYNC, O_DIRECT or O_DIRECT_NO_FSYNC",
     )?;
     Ok(())
 }

@@ -192,3 +192,64 @@ fn dirty_pages_above_the_background_threshold_are_written_by_the_flusher() {
     }
 }
 
+
+/// The test variant (MySQL 5.7, a 16 MiB pool, 8 threads) running oltp_update_index on
+/// ext4 with `innodb_flush_method` = `method`, a device whose cache flush takes 1 ms.
+fn mysql_on_ext4(method: &str) -> VariantConfig {
+    let mut c = crate::config::test_variant();
+    let WorkloadConfig::Sysbench(w) = &mut c.workload else { unreachable!() };
+    w.test = crate::config::SysbenchTest::OltpUpdateIndex;
+    c.filesystem = FsConfig::Ext4(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
+    c.devices[0].flush_latency_ns = crate::sim::time::MS;
+    let Some(DatabaseConfig::Innodb(d)) = &mut c.database else { unreachable!() };
+    d.innodb_flush_method = method.into();
+    c
+}
+
+/// MySQL 5.7's buffered methods on ext4 under oltp_update_index, and the counters of
+/// the page cache, the journal and InnoDB agreeing (over the same window, so up to an
+/// operation straddling its edges):
+/// - fsync: data files and logs are buffered and fsynced; every InnoDB fsync
+///   (Innodb_data_fsyncs) is a journal sync; each page InnoDB reads (pages_read, 4 pages
+///   of 4 KiB each; a read of each of the 8 threads may straddle an edge) is a page
+///   cache lookup, and the device wrote what the page cache
+///   wrote back (pgpgout) and the journal's blocks, nothing else.
+/// - O_DSYNC: the log is opened O_SYNC and never fsynced (Innodb_os_log_fsyncs 0): each
+///   log write is a sync of its range, so the journal's syncs are the data files' fsyncs
+///   plus the log writes.
+/// - O_DIRECT: only the redo log (MySQL 5.7 never opens it O_DIRECT) is in the page
+///   cache: no data file read goes through it.
+#[test]
+fn mysql_57_buffered_methods_on_ext4_report_consistent_counters() {
+    for method in ["fsync", "O_DSYNC", "O_DIRECT"] {
+        let s = run(&mysql_on_ext4(method));
+        let (db, j, pc) = (&s["innodb"], &s["journal"], &s["page_cache"]);
+        let near = |a: f64, b: f64, slack: f64| (a - b).abs() <= slack;
+        assert!(f(&s, &["tps"]) > 100.0, "{method}: {s}");
+        let syncs = f(j, &["syncs"]);
+        let (data_fsyncs, log_writes) = (f(db, &["Innodb_data_fsyncs"]), f(db, &["Innodb_log_writes"]));
+        let lookups = f(pc, &["read_hit_pages"]) + f(pc, &["read_miss_pages"]);
+        let written = f(&s, &["devices", "disk", "write_mbps"]) * 1e6 * f(&s, &["window_s"]);
+        let expected = f(pc, &["pgpgout"]) * 1024.0 + f(j, &["log_bytes"]);
+        match method {
+            "fsync" => {
+                assert!(near(data_fsyncs, syncs, 2.0), "{method}: {db} {j}");
+                assert!(f(db, &["Innodb_os_log_fsyncs"]) > 0.0);
+                assert!(near(lookups, 4.0 * f(db, &["pages_read"]), 4.0 * 8.0), "{method}: {db} {pc}");
+                assert!((written / expected - 1.0).abs() < 0.01, "{method}: {written} vs {expected}");
+                assert!(f(pc, &["pgpgin"]) > 0.0 && f(pc, &["nr_dirtied"]) > 0.0, "{pc}");
+            }
+            "O_DSYNC" => {
+                assert_eq!(f(db, &["Innodb_os_log_fsyncs"]), 0.0, "{db}");
+                assert!(near(syncs, data_fsyncs + log_writes, 4.0), "{method}: {db} {j}");
+                assert!(near(lookups, 4.0 * f(db, &["pages_read"]), 4.0 * 8.0), "{method}: {db} {pc}");
+                assert!((written / expected - 1.0).abs() < 0.01, "{method}: {written} vs {expected}");
+            }
+            _ => {
+                assert_eq!(lookups, 0.0, "data files are O_DIRECT: {pc}");
+                assert!(f(pc, &["nr_dirtied"]) > 0.0, "the redo log is buffered: {pc}");
+                assert!(near(data_fsyncs, syncs, 2.0), "{method}: {db} {j}");
+            }
+        }
+    }
+}
