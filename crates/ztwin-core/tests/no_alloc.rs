@@ -337,7 +337,8 @@ fn fio_buffered_loop_allocates_nothing_per_request() {
         let run = |secs: u64| {
             let mut c = test_fio_variant();
             c.run.report_interval_ns = 10_000 * SEC;
-            c.filesystem = FsConfig::Ext4(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
+            c.filesystem =
+                FsConfig::Ext4(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
             c.machine.mem_available_bytes = Some(16 << 20);
             c.machine.vm.dirty_background_bytes = Some(1 << 20);
             c.devices[0].iops_limit = None;
@@ -364,6 +365,9 @@ fn fio_buffered_loop_allocates_nothing_per_request() {
         let (long, n_long) = run(20);
         eprintln!("case {case}: allocations {short} for {n_short} I/Os, {long} for {n_long}");
         assert!(n_long > n_short + 2_000, "case {case}: {n_short} {n_long}");
-        assert!(long <= short + 16, "case {case}: allocations {short} for {n_short} I/Os, {long} for {n_long}");
+        assert!(
+            long <= short + 16,
+            "case {case}: allocations {short} for {n_short} I/Os, {long} for {n_long}"
+        );
     }
 }

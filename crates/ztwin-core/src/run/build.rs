@@ -626,10 +626,12 @@ pub(super) fn page_cache_params(cfg: &VariantConfig) -> Result<PageCacheParams> 
             let k = budget::kernel_memory(m.ram_bytes, m.vm.min_free_kbytes, m.vm.watermark_scale_factor);
             let b = budget::budget_bytes(&k, held);
             if b < 64 * PAGE_SIZE {
+                // The key the user most likely sized against the RAM: the buffer pool.
+                let key = if held > 0 { "database.innodb_buffer_pool_size" } else { "machine.ram_bytes" };
                 return Err(Error::config(
-                    "machine.ram_bytes",
+                    key,
                     format!(
-                        "leaves no page cache for the run's buffered files: MemTotal {} less what the database holds ({}) less the kernel's reserve ({}, totalreserve_pages) is under 256 KiB; give the machine more RAM, hold less, or state machine.mem_available_bytes",
+                        "leaves no page cache for the run's buffered files (XFS/ext4 without O_DIRECT): MemTotal {} less what the database holds ({}) less the kernel's reserve ({}, totalreserve_pages) is under 256 KiB; give the machine more RAM, a smaller buffer pool, or state machine.mem_available",
                         crate::support::gib(k.mem_total),
                         crate::support::gib(held),
                         crate::support::gib(k.totalreserve)

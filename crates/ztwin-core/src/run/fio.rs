@@ -147,7 +147,8 @@ impl FioPhaseRun {
     /// The readahead state of client `i`'s clone's descriptor of `file` (XFS/ext4's page
     /// cache).
     pub(super) fn ra_of(&self, i: usize, file: u32) -> u32 {
-        self.clone_of(i).map_or(0, |cl| cl.ra_base + cl.files.iter().position(|&f| f == file).unwrap_or(0) as u32)
+        self.clone_of(i)
+            .map_or(0, |cl| cl.ra_base + cl.files.iter().position(|&f| f == file).unwrap_or(0) as u32)
     }
 }
 
@@ -522,7 +523,9 @@ impl Sim<'_> {
                 let ra = b.ra_mut(cl.ra_base + k as u32);
                 let random = matches!(
                     job.rw,
-                    crate::config::FioRw::Randread | crate::config::FioRw::Randwrite | crate::config::FioRw::Randrw
+                    crate::config::FioRw::Randread
+                        | crate::config::FioRw::Randwrite
+                        | crate::config::FioRw::Randrw
                 );
                 match job.fadvise_hint {
                     crate::config::FioFadvise::None => {}

@@ -225,7 +225,8 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
                 // Full to its budget (which the run's build derives the same way).
                 let p = build::page_cache_params(cfg)?;
                 let file_bytes = files.iter().fold(0u64, |s, &b| s.saturating_add(b));
-                page_cache = crate::fs::page_cache::PageCache::memory_bytes(p.budget_bytes, p.workingset, file_bytes);
+                page_cache =
+                    crate::fs::page_cache::PageCache::memory_bytes(p.budget_bytes, p.workingset, file_bytes);
             }
         }
     }

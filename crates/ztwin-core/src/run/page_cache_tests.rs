@@ -105,7 +105,10 @@ fn a_random_read_of_a_file_larger_than_the_cache_is_bound_by_the_device() {
     let fio_iops = f(p, &["fio", "read", "iops"]);
     assert!(dev_iops <= 3000.0 * 1.01, "{dev_iops}");
     assert!(dev_iops > 2500.0, "the device is the bound: {dev_iops}");
-    assert!((fio_iops * (1.0 - hit) / dev_iops - 1.0).abs() < 0.05, "each miss a device read: {fio_iops} {hit} {dev_iops}");
+    assert!(
+        (fio_iops * (1.0 - hit) / dev_iops - 1.0).abs() < 0.05,
+        "each miss a device read: {fio_iops} {hit} {dev_iops}"
+    );
 }
 
 /// A buffered sequential read (fio's POSIX_FADV_SEQUENTIAL doubles the bdi's 128 KiB
@@ -113,7 +116,8 @@ fn a_random_read_of_a_file_larger_than_the_cache_is_bound_by_the_device() {
 /// request size: 4 KiB requests become reads of 256 KiB once the window has ramped up.
 #[test]
 fn a_sequential_read_issues_readahead_sized_requests() {
-    for (hint, window) in [(crate::config::FioFadvise::Type, 256.0), (crate::config::FioFadvise::None, 128.0)] {
+    for (hint, window) in [(crate::config::FioFadvise::Type, 256.0), (crate::config::FioFadvise::None, 128.0)]
+    {
         let mut c = ext4_fio(64 << 20);
         let j = job(&mut c, 0);
         j.bs_read = 4096;
@@ -191,7 +195,6 @@ fn dirty_pages_above_the_background_threshold_are_written_by_the_flusher() {
         }
     }
 }
-
 
 /// The test variant (MySQL 5.7, a 16 MiB pool, 8 threads) running oltp_update_index on
 /// ext4 with `innodb_flush_method` = `method`, a device whose cache flush takes 1 ms.
