@@ -409,7 +409,7 @@ mod tests {
         });
         c.machine.mem_available_bytes = Some(1 << 30);
         let part = estimate_memory(&c).unwrap().part("page_cache");
-        assert!(part >= (1 << 30) / 4096 * 32 && part < (1 << 30) / 4096 * 128, "{part}");
+        assert!(((1 << 30) / 4096 * 32..(1 << 30) / 4096 * 128).contains(&part), "{part}");
         let WorkloadConfig::Fio(f) = &mut c.workload else { unreachable!() };
         for j in &mut f.jobs {
             j.direct = true;

@@ -2,7 +2,7 @@
 //! under fio jobs with direct=0 and under InnoDB's buffered files.
 
 use super::*;
-use crate::config::{test_fio_variant, ExtentFsConfig, FioJob, FioPhase, FioRw, PhaseConfig};
+use crate::config::{test_fio_variant, ExtentFsConfig, FioJob, FioPhase, PhaseConfig};
 
 fn run(cfg: &VariantConfig) -> Value {
     run_variant(cfg).expect("runs").summary
