@@ -452,3 +452,16 @@ def test_direct_0_on_ext4_goes_through_the_page_cache_and_reports_it():
     assert again["page_cache"]["mem_available_bytes"] == 64 << 20
     assert write["page_cache"]["nr_dirtied"] == 4096 and write["page_cache"]["pgpgout"] > 0
     assert write["page_cache"]["flusher_runs"] > 0 and write["page_cache"]["dirty_kb"] < 1024
+
+
+def test_the_cli_summary_has_the_page_cache_rows(tmp_path):
+    import tomli_w
+    from typer.testing import CliRunner
+
+    from ztwin.cli import app
+
+    path = tmp_path / "s.toml"
+    path.write_text(tomli_w.dumps(BUFFERED))
+    out = CliRunner().invoke(app, ["run", str(path)], env={"COLUMNS": "200"}).output
+    assert re.search(r"page cache pgpgout \(MB/s\)\s+│\s+[1-9][\d,.]*", out), out
+    assert "page cache Dirty at end (MiB)" in out and "page cache read hit ratio" in out

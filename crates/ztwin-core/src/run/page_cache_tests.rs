@@ -135,32 +135,38 @@ fn a_sequential_read_issues_readahead_sized_requests() {
 /// Buffered writes with fsync every 16 writes: each fsync writes the pages dirtied since
 /// the last one, each once, then commits the journal (the writes changed the file's
 /// timestamps). fio issues its fsync before the next write (`get_io_u`), so none follows
-/// the last 16: those stay dirty.
+/// the last 16: those stay dirty. On ext4 (jbd2) and XFS (its log).
 #[test]
 fn buffered_writes_with_fsync_write_each_dirty_page_once_and_commit_the_journal() {
-    let mut c = ext4_fio(8 << 20);
-    let j = job(&mut c, 2);
-    j.bs_write = 4096;
-    j.bs_read = 4096;
-    j.fsync = 16;
-    c.phases = vec![fio("write", vec![2])];
-    let s = run(&c);
-    let p = &s["phases"][0];
-    let pc = &p["page_cache"];
-    let pages = ((8 << 20) / 4096) as f64;
-    assert_eq!(f(pc, &["nr_dirtied"]), pages, "{pc}");
-    assert_eq!(f(pc, &["nr_written"]), pages - 16.0, "{pc}");
-    assert_eq!(f(pc, &["pgpgout"]), (pages - 16.0) * 4.0, "{pc}");
-    assert_eq!(f(pc, &["dirty_kb"]), 64.0, "{pc}");
-    assert_eq!(f(pc, &["flusher_runs"]), 0.0, "{pc}");
-    let jn = &p["journal"];
-    assert_eq!(f(jn, &["syncs"]), pages / 16.0 - 1.0, "{jn}");
-    assert!(f(jn, &["commits"]) > 0.0 && f(jn, &["sync_waits"]) > 0.0, "{jn}");
-    assert_eq!(f(p, &["fio", "write", "ios"]), pages);
-    // The device wrote the pages (pgpgout) and the journal's blocks, nothing else.
-    let dev = f(p, &["devices", "disk", "write_mbps"]) * 1e6 * f(p, &["fio", "runtime_s"]);
-    let expected = f(pc, &["pgpgout"]) * 1024.0 + f(jn, &["log_bytes"]);
-    assert!((dev / expected - 1.0).abs() < 1e-6, "{dev} {expected}");
+    for xfs in [false, true] {
+        let mut c = ext4_fio(8 << 20);
+        if xfs {
+            c.filesystem =
+                FsConfig::Xfs(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
+        }
+        let j = job(&mut c, 2);
+        j.bs_write = 4096;
+        j.bs_read = 4096;
+        j.fsync = 16;
+        c.phases = vec![fio("write", vec![2])];
+        let s = run(&c);
+        let p = &s["phases"][0];
+        let pc = &p["page_cache"];
+        let pages = ((8 << 20) / 4096) as f64;
+        assert_eq!(f(pc, &["nr_dirtied"]), pages, "{pc}");
+        assert_eq!(f(pc, &["nr_written"]), pages - 16.0, "{pc}");
+        assert_eq!(f(pc, &["pgpgout"]), (pages - 16.0) * 4.0, "{pc}");
+        assert_eq!(f(pc, &["dirty_kb"]), 64.0, "{pc}");
+        assert_eq!(f(pc, &["flusher_runs"]), 0.0, "{pc}");
+        let jn = &p["journal"];
+        assert_eq!(f(jn, &["syncs"]), pages / 16.0 - 1.0, "{jn}");
+        assert!(f(jn, &["commits"]) > 0.0 && f(jn, &["sync_waits"]) > 0.0, "{jn}");
+        assert_eq!(f(p, &["fio", "write", "ios"]), pages);
+        // The device wrote the pages (pgpgout) and the journal's blocks, nothing else.
+        let dev = f(p, &["devices", "disk", "write_mbps"]) * 1e6 * f(p, &["fio", "runtime_s"]);
+        let expected = f(pc, &["pgpgout"]) * 1024.0 + f(jn, &["log_bytes"]);
+        assert!((dev / expected - 1.0).abs() < 1e-6, "{dev} {expected}");
+    }
 }
 
 /// Writes without any fsync: under the background threshold (`vm.dirty_background_ratio`
@@ -255,4 +261,30 @@ fn mysql_57_buffered_methods_on_ext4_report_consistent_counters() {
             }
         }
     }
+}
+
+/// A reboot (a restart phase) writes every dirty page before the machine goes down (the
+/// shutdown's sync), and the cache comes back empty: the phase after reads everything from
+/// the device again, with nothing dirty left.
+#[test]
+fn a_restart_syncs_the_dirty_pages_and_empties_the_cache() {
+    let mut c = ext4_fio(16 << 20);
+    one_pass(&mut c);
+    job(&mut c, 1).invalidate = false;
+    let w = job(&mut c, 2);
+    (w.bs_write, w.bs_read) = (64 << 10, 64 << 10);
+    c.phases = vec![
+        fio("write", vec![2]),
+        PhaseConfig::Restart(crate::config::RestartPhase { name: "reboot".into(), vm_moved: false }),
+        fio("read", vec![1]),
+    ];
+    let s = run(&c);
+    let (write, reboot, read) = (&s["phases"][0], &s["phases"][1], &s["phases"][2]);
+    assert_eq!(f(write, &["page_cache", "dirty_kb"]), (16 << 10) as f64, "{write}");
+    // The sync of 16 MiB takes device time before the machine is up again.
+    assert!(f(reboot, &["end_s"]) > f(reboot, &["start_s"]), "{reboot}");
+    let pc = &read["page_cache"];
+    assert_eq!(f(pc, &["dirty_kb"]), 0.0, "{pc}");
+    assert_eq!(f(pc, &["read_miss_pages"]), 4096.0, "{pc}");
+    assert_eq!(f(pc, &["pgpgin"]), (16 << 10) as f64, "{pc}");
 }
