@@ -511,12 +511,14 @@ impl Sim<'_> {
             cl.ra_base = next;
             next += cl.files.len() as u32;
             let job = &f.jobs[cl.job as usize];
-            if job.direct {
-                continue;
-            }
             for (k, &file) in cl.files.iter().enumerate() {
+                // fio invalidates whatever the job's direct (a direct job drops the pages
+                // a buffered one left); the advice only matters to buffered reads.
                 if job.invalidate {
                     x.fadvise_dontneed(file, job.offset, job.file_range, now);
+                }
+                if job.direct {
+                    continue;
                 }
                 let Some(b) = x.page_cache.as_deref_mut() else { continue };
                 let bdi = b.ra_pages();
