@@ -287,18 +287,26 @@ fn fio_zfs_sync_write_loop_allocates_nothing_per_request() {
 }
 
 /// InnoDB's write path (redo, group commit, dirty pages, the page cleaner's batches, the
-/// ZIL or ext4's flushes; Percona Server's LRU manager and backoff waits) allocates nothing
-/// per transaction once its lists have grown.
+/// ZIL or ext4's flushes; Percona Server's LRU manager and backoff waits; MySQL 5.7's
+/// fsync method through ext4's page cache) allocates nothing per transaction once its
+/// lists have grown.
 #[test]
 fn innodb_write_loop_allocates_nothing_per_transaction() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    for server in ["mysql", "mariadb", "percona"] {
+    for server in ["mysql", "mariadb", "percona", "mysql-fsync-ext4"] {
         let run = |secs: u64| {
             let mut c = match server {
                 "mariadb" => test_write_variant(true),
                 "percona" => test_percona_variant(),
                 _ => test_write_variant(false),
             };
+            if server == "mysql-fsync-ext4" {
+                // Every file buffered: the page cache's reads, writes, fsyncs and flusher.
+                c.filesystem =
+                    FsConfig::Ext4(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
+                let Some(DatabaseConfig::Innodb(d)) = &mut c.database else { unreachable!() };
+                d.innodb_flush_method = "fsync".into();
+            }
             c.seed = 3;
             // The warm-up fills the caches and goes once round the files written in a
             // ring: the redo log (4 MiB files here) and the undo pages of ibdata1.
