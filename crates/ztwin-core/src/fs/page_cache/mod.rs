@@ -125,6 +125,8 @@
 //!   (it changes when writers dirty pages or pass the background threshold).
 //!
 //! Device offsets are the caller's: a [`DevIo`] names the file and the byte range in it.
+//! The run drives it this way under XFS and ext4 (`fs::buffered`, the driver's
+//! BufferedWrite and DataSync states and its `Event::Flusher`).
 //!
 //! # Sources
 //!
