@@ -234,7 +234,9 @@ def test_a_fio_scenario_resolves_to_the_core_config():
     ({"filesystem": {"type": "zfs", "release": "0.6", "vdevs": ["disk"]}, "workload": {"type": "fio", "jobs": "[j]\nfilename=/x/f\nsize=1m\nrw=write\nfsync=1\n"},
       "phases": []}, "filesystem.release", "intent log of release 0.6"),
     ({"phases": [{"type": "workload"}]}, "phases[0].type", "not workload"),
-    ({"filesystem": {"type": "xfs", "device": "disk"}}, "workload.jobs", "direct=0"),
+    ({"workload": {"type": "fio", "jobs": "[j]\nsize=1m\nfadvise_hint=willneed\n"}}, "workload.jobs", "allowed: 0, 1, random, sequential"),
+    ({"machine": {"preset": "lab-guest", "mem_available": "8GiB"}}, "machine.mem_available", "to the machine's RAM"),
+    ({"machine": {"preset": "lab-guest", "vm": {"dirty_ratio": 101}}}, "machine.vm.dirty_ratio", "100"),
     ({"workload": {"type": "fio", "jobs": "[j]\nsize=1m\nbogus=1\n"}}, "workload.jobs", "'bogus'"),
     ({"workload": {"type": "fio"}}, "workload", "needs job_file, jobs (inline) or options"),
     ({"workload": {"type": "fio", "job_file": "nosuch.fio"}}, "workload.job_file", "nosuch.fio"),
@@ -406,3 +408,60 @@ def test_inputs_that_broke_the_parser_are_clear_errors(tmp_path):
     bad.write_bytes(b"\xff\xfe[j]\n")
     with pytest.raises(FioError, match="not UTF-8"):
         ztwin.fio.load(str(bad), None, None, tmp_path)
+
+
+def test_page_cache_options_parse_as_fio_reads_them():
+    """invalidate (default 1) and fadvise_hint (default 1: by the job's type)."""
+    j = jobs_of("[a]\nsize=1m\n[b]\nsize=1m\ninvalidate=0\nfadvise_hint=0\n[c]\nsize=1m\nfadvise_hint=sequential\n")
+    assert [(x["invalidate"], x["fadvise_hint"]) for x in j] == [(True, "type"), (False, "none"), (True, "sequential")]
+
+
+BUFFERED = with_(
+    filesystem={"type": "ext4", "device": "disk"},
+    machine={"preset": "lab-guest", "mem_available": "64MiB", "vm": {"dirty_background_bytes": "1MiB"}},
+    workload={"type": "fio", "jobs": """
+[global]
+filename=/data/f
+size=16m
+bs=16k
+[read]
+rw=randread
+invalidate=0
+[write]
+rw=write
+bs=64k
+"""},
+    phases=[{"type": "fio", "name": "first", "jobs": ["read"]}, {"type": "fio", "name": "again", "jobs": ["read"]},
+            {"type": "fio", "name": "write", "jobs": ["write"]}],
+)
+
+
+def test_direct_0_on_ext4_goes_through_the_page_cache_and_reports_it():
+    """fio's default direct=0 on ext4: the first random pass reads every 16 KiB block from
+    the device into the page cache (64 MiB stated as MemAvailable), the second (invalidate=0)
+    finds it all there; writes over vm.dirty_background_bytes are written back by the
+    flusher. Each phase has a page_cache section in /proc/meminfo and /proc/vmstat terms."""
+    cfg = ztwin.resolve(BUFFERED)["base"]
+    assert cfg["machine"]["mem_available_bytes"] == 64 << 20 and cfg["machine"]["vm"]["dirty_background_bytes"] == 1 << 20
+    assert [j["direct"] for j in cfg["workload"]["jobs"]] == [False, False]
+    r = ztwin.run(BUFFERED)
+    first, again, write = r.summary["variants"]["base"]["phases"]
+    assert first["page_cache"]["pgpgin"] == 16 << 10 and first["page_cache"]["read_miss_pages"] == 4096
+    assert again["page_cache"]["read_hit_ratio"] == 1.0 and again["devices"]["disk"]["read_iops"] == 0
+    assert again["page_cache"]["cached_kb"] == 16 << 10
+    assert again["page_cache"]["mem_available_bytes"] == 64 << 20
+    assert write["page_cache"]["nr_dirtied"] == 4096 and write["page_cache"]["pgpgout"] > 0
+    assert write["page_cache"]["flusher_runs"] > 0 and write["page_cache"]["dirty_kb"] < 1024
+
+
+def test_the_cli_summary_has_the_page_cache_rows(tmp_path):
+    import tomli_w
+    from typer.testing import CliRunner
+
+    from ztwin.cli import app
+
+    path = tmp_path / "s.toml"
+    path.write_text(tomli_w.dumps(BUFFERED))
+    out = CliRunner().invoke(app, ["run", str(path)], env={"COLUMNS": "200"}).output
+    assert re.search(r"page cache pgpgout \(MB/s\)\s+│\s+[1-9][\d,.]*", out), out
+    assert "page cache Dirty at end (MiB)" in out and "page cache read hit ratio" in out

@@ -46,7 +46,7 @@ report_interval = "1s"
 database = { innodb_buffer_pool_size = "2GiB" }
 """
 
-PARTS = {"buffer_pool", "arc_headers", "dbufs", "l2arc", "pool_map", "zfetch", "bcache", "writes", "files", "fio_maps", "series", "clients", "fixed"}
+PARTS = {"buffer_pool", "arc_headers", "dbufs", "l2arc", "pool_map", "zfetch", "bcache", "page_cache", "writes", "files", "fio_maps", "series", "clients", "fixed"}
 
 
 @pytest.fixture

@@ -105,7 +105,7 @@ def estimate_memory(scenario: Union[str, Path, dict[str, Any], Scenario, None], 
     """The core's estimate of the peak memory of running ``variant`` of ``scenario`` (a
     path, a dict, a loaded :class:`Scenario`, or None for the default), bytes by part:
     ``buffer_pool``, ``arc_headers``, ``dbufs``, ``l2arc``, ``pool_map``, ``zfetch``,
-    ``bcache``, ``writes``, ``files``, ``fio_maps``, ``series``, ``clients``, ``fixed``
+    ``bcache``, ``page_cache``, ``writes``, ``files``, ``fio_maps``, ``series``, ``clients``, ``fixed``
     (0 where a part does not apply); the total is the sum. It assumes the caches fill
     (see :mod:`ztwin.resources`)."""
     from . import resources

@@ -36,8 +36,13 @@ core's ``FioJob`` (``ztwin_core::config``), and the files the jobs use into the
   issued), ``sync`` (``none``/``0``, ``sync``/``1`` for O_SYNC, ``dsync`` for O_DSYNC;
   the words need fio 3.24 or later, eb9f8d7f: before, ``sync`` was a boolean),
   ``end_fsync`` and ``fsync_on_close`` (booleans). The core models them on ZFS (its
-  intent log); on XFS and ext4 they are refused (their journals are not modelled).
-  ``write_barrier`` and ``sync_file_range`` are refused.
+  intent log) and on XFS and ext4 (their journals; the page cache's dirty pages first
+  with ``direct=0``). ``write_barrier`` and ``sync_file_range`` are refused.
+- The page cache (``direct=0`` on XFS/ext4; ``ioengines.c`` ``td_io_open_file``):
+  ``invalidate`` (default 1: POSIX_FADV_DONTNEED of the job's range when a file is
+  opened) and ``fadvise_hint`` (``0``, ``1`` = by the job's type, its default:
+  POSIX_FADV_RANDOM for a random job, POSIX_FADV_SEQUENTIAL otherwise; ``random``,
+  ``sequential``). ZFS ignores both (fadvise does not reach its ARC).
 
 Every option not in :data:`OPTIONS` is an error naming the option, the job and the file.
 Options accepted without effect on the model say why in :data:`NO_EFFECT`.
@@ -394,7 +399,19 @@ OPTIONS: dict[str, Callable[[Optional[str], dict[str, Any]], None]] = {
     "sync": _set("sync", _sync),
     "end_fsync": _set("end_fsync", lambda v, j: _bool(v)),
     "fsync_on_close": _set("fsync_on_close", lambda v, j: _bool(v)),
+    "invalidate": _set("invalidate", lambda v, j: _bool(v)),
+    "fadvise_hint": _set("fadvise_hint", lambda v, j: _fadvise(v)),
 }
+
+
+def _fadvise(value: Optional[str]) -> str:
+    """fio's fadvise_hint (options.c): 0 none, 1 by the job's type (its default), random,
+    sequential."""
+    v = _need(value).strip().lower()
+    named = {"0": "none", "1": "type", "random": "random", "sequential": "sequential"}
+    if v not in named:
+        raise FioError(f"{v!r} is not modelled; allowed: 0, 1, random, sequential")
+    return named[v]
 
 
 def _chunk(value: Optional[str], job: dict[str, Any]) -> None:
@@ -408,7 +425,6 @@ NO_EFFECT: dict[str, str] = {
     "name": "the job's name (a section header in a job file)",
     "description": "a comment",
     "thread": "threads instead of processes: the same I/O",
-    "invalidate": "drops the file's page cache before the job: ZFS keeps its own ARC (fadvise does not reach it), and XFS/ext4 jobs here use O_DIRECT",
     "create_serialize": "when files are laid out, not what they hold",
     "eta": "progress output",
     "output-format": "report format",
@@ -456,6 +472,8 @@ def _defaults(fio_version: tuple[int, int] = (3, 36)) -> dict[str, Any]:
         "sync": "none",
         "end_fsync": False,
         "fsync_on_close": False,
+        "invalidate": True,
+        "fadvise_hint": "type",
     }
 
 
@@ -605,6 +623,8 @@ def resolve_jobs(file_sections: list[Section], cmd_sections: list[Section], orig
             "sync": j["sync"],
             "end_fsync": j["end_fsync"],
             "fsync_on_close": j["fsync_on_close"],
+            "invalidate": j["invalidate"],
+            "fadvise_hint": j["fadvise_hint"],
         })
         if j["time_based"] and not j["runtime_ns"]:
             raise FioError(f"{at}: time_based needs a runtime")

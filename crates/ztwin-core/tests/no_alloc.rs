@@ -287,18 +287,26 @@ fn fio_zfs_sync_write_loop_allocates_nothing_per_request() {
 }
 
 /// InnoDB's write path (redo, group commit, dirty pages, the page cleaner's batches, the
-/// ZIL or ext4's flushes; Percona Server's LRU manager and backoff waits) allocates nothing
-/// per transaction once its lists have grown.
+/// ZIL or ext4's flushes; Percona Server's LRU manager and backoff waits; MySQL 5.7's
+/// fsync method through ext4's page cache) allocates nothing per transaction once its
+/// lists have grown.
 #[test]
 fn innodb_write_loop_allocates_nothing_per_transaction() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    for server in ["mysql", "mariadb", "percona"] {
+    for server in ["mysql", "mariadb", "percona", "mysql-fsync-ext4"] {
         let run = |secs: u64| {
             let mut c = match server {
                 "mariadb" => test_write_variant(true),
                 "percona" => test_percona_variant(),
                 _ => test_write_variant(false),
             };
+            if server == "mysql-fsync-ext4" {
+                // Every file buffered: the page cache's reads, writes, fsyncs and flusher.
+                c.filesystem =
+                    FsConfig::Ext4(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
+                let Some(DatabaseConfig::Innodb(d)) = &mut c.database else { unreachable!() };
+                d.innodb_flush_method = "fsync".into();
+            }
             c.seed = 3;
             // The warm-up fills the caches and goes once round the files written in a
             // ring: the redo log (4 MiB files here) and the undo pages of ibdata1.
@@ -321,6 +329,53 @@ fn innodb_write_loop_allocates_nothing_per_transaction() {
         assert!(
             long <= short + 16,
             "{server}: allocations {short} for {n_short} queries, {long} for {n_long}"
+        );
+    }
+}
+
+/// Buffered I/O on ext4 (the Linux page cache): twice the simulated time, the same
+/// allocations. The page slots, the key table, the shadow ring and the plans' I/O lists
+/// are made with the cache; reads of a file sixteen times the budget (reclaim and
+/// shadow entries throughout), and 16K random writes with fsync every 8 over the
+/// background threshold (the flusher, the sync walks, the dirty throttle).
+#[test]
+fn fio_buffered_loop_allocates_nothing_per_request() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for case in 0..2 {
+        let run = |secs: u64| {
+            let mut c = test_fio_variant();
+            c.run.report_interval_ns = 10_000 * SEC;
+            c.filesystem =
+                FsConfig::Ext4(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
+            c.machine.mem_available_bytes = Some(16 << 20);
+            c.machine.vm.dirty_background_bytes = Some(1 << 20);
+            c.devices[0].iops_limit = None;
+            let WorkloadConfig::Fio(f) = &mut c.workload else { unreachable!() };
+            let k = if case == 0 { 1 } else { 2 };
+            let j = &mut f.jobs[k];
+            j.direct = false;
+            j.time_based = true;
+            j.runtime_ns = secs * SEC;
+            if case == 1 {
+                j.rw = FioRw::Randwrite;
+                j.bs_write = 16 << 10;
+                j.bs_read = 16 << 10;
+                j.fsync = 8;
+            }
+            c.phases = vec![PhaseConfig::Fio(FioPhase { name: "b".into(), jobs: vec![k as u32] })];
+            let before = ALLOCS.load(Ordering::Relaxed);
+            let r = run_variant(&c).unwrap();
+            let fio = &r.summary["fio"];
+            let ios = fio["read"]["ios"].as_u64().unwrap_or(0) + fio["write"]["ios"].as_u64().unwrap_or(0);
+            (ALLOCS.load(Ordering::Relaxed) - before, ios)
+        };
+        let (short, n_short) = run(10);
+        let (long, n_long) = run(20);
+        eprintln!("case {case}: allocations {short} for {n_short} I/Os, {long} for {n_long}");
+        assert!(n_long > n_short + 2_000, "case {case}: {n_short} {n_long}");
+        assert!(
+            long <= short + 16,
+            "case {case}: allocations {short} for {n_short} I/Os, {long} for {n_long}"
         );
     }
 }

@@ -278,6 +278,23 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
         row("ARC target c at end (GiB)", lambda d: _gib(g(d, "arc", "c")))
         row("ARC metadata_size at end (GiB)", lambda d: _gib(g(d, "arc", "metadata_size")))
         row("ARC overhead_size: dbufs' copies (GiB)", lambda d: _gib(g(d, "arc", "overhead_size")))
+    if any("page_cache" in variants[n] for n in names):
+        # Linux's page cache (XFS/ext4's buffered files): /proc/meminfo at the window's
+        # end, /proc/vmstat over it (pgpgin and pgpgout in KiB).
+        def pc_rate(key: str, scale: float = 1.0, fmt: str = ",.1f") -> Callable[[dict[str, Any]], str]:
+            def f(d: dict[str, Any]) -> str:
+                x, ws = g(d, "page_cache", key), d.get("window_s") or g(d, "fio", "runtime_s")
+                return "-" if x is None or not ws else f"{x * scale / ws:{fmt}}"
+
+            return f
+
+        row("page cache read hit ratio (% of pages)", lambda d: _pct(g(d, "page_cache", "read_hit_ratio")))
+        row("page cache pgpgin (MB/s)", pc_rate("pgpgin", 1024 / 1e6, ",.2f"))
+        row("page cache pgpgout (MB/s)", pc_rate("pgpgout", 1024 / 1e6, ",.2f"))
+        row("page cache readahead pages (/s)", pc_rate("readahead_pages"))
+        row("page cache dirty throttle pauses (/s)", pc_rate("dirty_throttle_pauses"))
+        row("page cache Cached at end (GiB)", lambda d: "-" if g(d, "page_cache", "cached_kb") is None else _gib(g(d, "page_cache", "cached_kb") * 1024))
+        row("page cache Dirty at end (MiB)", lambda d: _num(None if g(d, "page_cache", "dirty_kb") is None else g(d, "page_cache", "dirty_kb") / 1024, ",.1f"))
     if any("compressratio" in variants[n] for n in names):
         row("compressratio (data records)", lambda d: "-" if d.get("compressratio") is None else f"{d['compressratio']:.2f}x")
     return title, t

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .errors import _Err, _get
-from .schema import ROTATIONAL_KEYS, ControllerSpec, CpuSpec, DeviceSpec, MachineSpec, MdArraySpec
+from .schema import ROTATIONAL_KEYS, ControllerSpec, CpuSpec, DeviceSpec, MachineSpec, MdArraySpec, VmSpec
 from .values import GiB, MiB
 
 
@@ -188,7 +188,21 @@ def _resolve_machine(spec: MachineSpec, errs: list[_Err]) -> Optional[dict[str, 
         errs.append(_Err(("machine", "ram"), "must be at least 64 MiB", ram))
         return None
     cpu["speed"] = float(cpu["speed"])
-    return {"name": spec.name or spec.preset or "custom", "vcpus": vcpus, "ram_bytes": ram, "cpu": cpu}
+    avail = spec.mem_available if spec.mem_available is not None else (base.mem_available if base else None)
+    if avail is not None and not 256 * 1024 <= avail <= ram:
+        errs.append(_Err(("machine", "mem_available"), "must be from 256 KiB (64 pages) to the machine's RAM", avail))
+        return None
+    vm = {f: getattr(spec.vm, f) if spec.vm is not None else None for f in VmSpec.model_fields}
+    for f in ("dirty_bytes", "dirty_background_bytes"):
+        # mm/page-writeback.c: at least two pages (dirty_bytes_min).
+        if vm[f] not in (None, 0) and not 8192 <= vm[f] <= ram:
+            errs.append(_Err(("machine", "vm", f), "must be 0 (the ratio applies) or from 8 KiB (two pages) to the machine's RAM", vm[f]))
+            return None
+    if vm["min_free_kbytes"] is not None and vm["min_free_kbytes"] * 1024 > ram // 2:
+        errs.append(_Err(("machine", "vm", "min_free_kbytes"), "must be at most half the machine's RAM", vm["min_free_kbytes"]))
+        return None
+    return {"name": spec.name or spec.preset or "custom", "vcpus": vcpus, "ram_bytes": ram, "cpu": cpu,
+            "mem_available_bytes": avail, "vm": vm}
 
 
 EBS_KINDS = ("aws-gp2", "aws-gp3")

@@ -66,6 +66,21 @@ class CpuSpec(_Model):
     compress_bytes_per_sec: Optional[int] = Field(None, gt=0, description="lz4 compression input, bytes/s (the txg sync's write issue taskq).")
 
 
+class VmSpec(_Model):
+    """``[machine.vm]``: the kernel's ``/proc/sys/vm`` knobs the page cache reads (Linux
+    6.1, mm/page-writeback.c and mm/page_alloc.c); unset keeps the kernel's default. They
+    matter only with buffered files on XFS/ext4 (fio ``direct=0``, InnoDB's buffered files)."""
+
+    dirty_ratio: Optional[int] = Field(None, ge=0, le=100, description="vm.dirty_ratio, percent of dirtyable memory where writers are throttled (default 20).")
+    dirty_background_ratio: Optional[int] = Field(None, ge=0, le=100, description="vm.dirty_background_ratio, percent where the flusher starts writing (default 10).")
+    dirty_bytes: Optional[Size] = Field(None, description="vm.dirty_bytes: replaces dirty_ratio when non-zero (default 0).")
+    dirty_background_bytes: Optional[Size] = Field(None, description="vm.dirty_background_bytes: replaces dirty_background_ratio when non-zero (default 0).")
+    dirty_expire_centisecs: Optional[int] = Field(None, ge=0, lt=2**31, description="vm.dirty_expire_centisecs: age at which dirty data is written (default 3000).")
+    dirty_writeback_centisecs: Optional[int] = Field(None, ge=0, lt=2**31, description="vm.dirty_writeback_centisecs: the flusher's period, 0 off (default 500).")
+    min_free_kbytes: Optional[int] = Field(None, ge=0, description="vm.min_free_kbytes (default: computed from RAM, raised with transparent hugepages).")
+    watermark_scale_factor: Optional[int] = Field(None, ge=1, le=3000, description="vm.watermark_scale_factor (default 10).")
+
+
 class MachineSpec(_Model):
     """``[machine]``: a preset (see ``presets/machines.toml``) and overrides."""
 
@@ -80,6 +95,13 @@ class MachineSpec(_Model):
         None, gt=0, description="An EC2 instance's dedicated EBS bandwidth (its EBS-optimized baseline throughput): "
         "caps its EBS volumes (aws-gp2, aws-gp3) below their own limits."
     )
+    mem_available: Optional[Size] = Field(
+        None,
+        description="MemAvailable of /proc/meminfo (free's \"available\") with the database up and the page cache dropped: "
+        "what the Linux page cache may hold for buffered files on XFS/ext4. Default: RAM less what the database holds "
+        "(buffer pool, log buffer) less the kernel's reserve (fs::page_cache::budget).",
+    )
+    vm: Optional[VmSpec] = None
 
 
 class DeviceSpec(_Model):

@@ -14,6 +14,39 @@ pub struct MachineConfig {
     pub ram_bytes: u64,
     /// CPU time of each kind of work, on a reference core.
     pub cpu: CpuCosts,
+    /// `MemAvailable` of /proc/meminfo (the "available" column of `free`) with the database
+    /// running, its buffer pool filled and the page cache dropped: the bytes the Linux page
+    /// cache may hold under XFS/ext4's buffered files. None: derived from `ram_bytes` and
+    /// what the database holds (`fs::page_cache::budget`).
+    #[serde(default)]
+    pub mem_available_bytes: Option<u64>,
+    /// The kernel's vm sysctls the page cache reads (None: the kernel's default).
+    #[serde(default)]
+    pub vm: VmSysctls,
+}
+
+/// `/proc/sys/vm/*` of the machine (Linux 6.1, mm/page-writeback.c and mm/page_alloc.c):
+/// None keeps the kernel's default.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VmSysctls {
+    /// vm.dirty_ratio, percent (20): writers are throttled to this share of dirtyable memory.
+    pub dirty_ratio: Option<u32>,
+    /// vm.dirty_background_ratio, percent (10): above it the flusher writes in the background.
+    pub dirty_background_ratio: Option<u32>,
+    /// vm.dirty_bytes (0: the ratio applies).
+    pub dirty_bytes: Option<u64>,
+    /// vm.dirty_background_bytes (0: the ratio applies).
+    pub dirty_background_bytes: Option<u64>,
+    /// vm.dirty_expire_centisecs (3000): data dirty this long is written by the periodic flush.
+    pub dirty_expire_centisecs: Option<u32>,
+    /// vm.dirty_writeback_centisecs (500): the flusher's period; 0 disables it.
+    pub dirty_writeback_centisecs: Option<u32>,
+    /// vm.min_free_kbytes (the kernel computes it from RAM; 67584 with transparent hugepages
+    /// on a machine of 3 zones).
+    pub min_free_kbytes: Option<u64>,
+    /// vm.watermark_scale_factor (10: 0.1% of a zone between watermarks).
+    pub watermark_scale_factor: Option<u32>,
 }
 
 /// CPU time of each unit of work, in nanoseconds of a reference core, divided by `speed`.

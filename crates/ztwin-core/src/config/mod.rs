@@ -49,7 +49,7 @@ pub use database::{CharacterSet, DatabaseConfig, InnodbConfig, InnodbServer};
 pub use dataset::{DatasetConfig, FileConfig, FilesDataset, PrepareRandType, SysbenchDataset};
 pub use devices::{ArrayConfig, ControllerConfig, DeviceConfig, RotationalConfig};
 pub use filesystem::{ExtentFsConfig, FsConfig};
-pub use machine::{CpuCosts, MachineConfig};
+pub use machine::{CpuCosts, MachineConfig, VmSysctls};
 pub use phases::{CatPhase, FioPhase, PhaseConfig, RestartPhase, TunePhase, WorkloadPhase};
 pub use test_support::{
     test_fio_variant, test_percona_variant, test_raid_variant, test_variant, test_write_variant,
@@ -57,8 +57,8 @@ pub use test_support::{
 pub use validate::{MAX_SERIES_ROWS, MAX_SIMULATED_NS};
 pub use variant::{RunConfig, VariantConfig};
 pub use workload::{
-    FioBuffers, FioDistribution, FioFileService, FioJob, FioRw, FioSync, FioWorkload, OltpOptions, RandType,
-    SysbenchTest, SysbenchWorkload, WorkloadConfig,
+    FioBuffers, FioDistribution, FioFadvise, FioFileService, FioJob, FioRw, FioSync, FioWorkload,
+    OltpOptions, RandType, SysbenchTest, SysbenchWorkload, WorkloadConfig,
 };
 pub use zfs::{
     ArcTunables, CacheProperty, Compression, DirectProperty, L2arcTunables, Logbias, MirrorReadPolicy,

@@ -37,6 +37,8 @@ pub fn test_variant() -> VariantConfig {
                 decompress_bytes_per_sec: 2_000_000_000,
                 compress_bytes_per_sec: 400_000_000,
             },
+            mem_available_bytes: None,
+            vm: Default::default(),
         },
         devices: vec![DeviceConfig {
             name: "disk".into(),
@@ -227,6 +229,8 @@ pub fn test_fio_variant() -> VariantConfig {
         sync: Default::default(),
         end_fsync: false,
         fsync_on_close: false,
+        invalidate: true,
+        fadvise_hint: Default::default(),
     };
     let mut rand = job("randread", FioRw::Randread, 16384);
     rand.numjobs = 4;

@@ -85,6 +85,41 @@ impl VariantConfig {
                 "must be at least 1 MB/s (after multiplying by speed)",
             )?;
         }
+        // The page cache's memory and sysctls (`fs::page_cache`): the kernel's own ranges.
+        if let Some(b) = m.mem_available_bytes {
+            ensure(
+                (256 << 10..=m.ram_bytes).contains(&b),
+                "machine.mem_available_bytes",
+                "must be from 256 KiB (64 pages) to the machine's RAM",
+            )?;
+        }
+        let vm = &m.vm;
+        for (name, v) in
+            [("dirty_ratio", vm.dirty_ratio), ("dirty_background_ratio", vm.dirty_background_ratio)]
+        {
+            ensure(v.is_none_or(|v| v <= 100), &format!("machine.vm.{name}"), "is a percentage: 0 to 100")?;
+        }
+        for (name, v) in
+            [("dirty_bytes", vm.dirty_bytes), ("dirty_background_bytes", vm.dirty_background_bytes)]
+        {
+            // mm/page-writeback.c: vm.dirty_bytes at least two pages (`dirty_bytes_min`).
+            ensure(
+                v.is_none_or(|v| v == 0 || (2 * 4096..=m.ram_bytes).contains(&v)),
+                &format!("machine.vm.{name}"),
+                "must be 0 (the ratio applies) or from 8 KiB (two pages) to the machine's RAM",
+            )?;
+        }
+        ensure(
+            vm.min_free_kbytes.is_none_or(|k| k.saturating_mul(1024) <= m.ram_bytes / 2),
+            "machine.vm.min_free_kbytes",
+            "must be at most half the machine's RAM",
+        )?;
+        // mm/page_alloc.c: watermark_scale_factor from 1 to 3000 (30% of a zone).
+        ensure(
+            vm.watermark_scale_factor.is_none_or(|f| (1..=3000).contains(&f)),
+            "machine.vm.watermark_scale_factor",
+            "must be 1 to 3000",
+        )?;
         for (i, d) in self.devices.iter().enumerate() {
             let at = |f: &str| format!("devices[{i}] ({}).{f}", d.name);
             if let Some(iops) = d.iops_limit {
@@ -532,7 +567,7 @@ fn validate_innodb(db: &InnodbConfig, m: &MachineConfig) -> Result<()> {
         "must be 5 to 95",
     )?;
     ensure(
-        ["fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC"].contains(&db.innodb_flush_method.as_str()),
+        crate::db::innodb::writes::FlushMethod::parse(&db.innodb_flush_method).is_some(),
         "database.innodb_flush_method",
         "must be fsync, O_DSYNC, O_DIRECT or O_DIRECT_NO_FSYNC",
     )?;

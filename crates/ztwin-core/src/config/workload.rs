@@ -70,6 +70,23 @@ pub enum FioSync {
     Dsync,
 }
 
+/// fio `fadvise_hint`: the posix_fadvise(2) advice fio gives each file it opens
+/// (`td_io_open_file`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FioFadvise {
+    /// 0: no advice.
+    None,
+    /// 1 (fio's default, F_ADV_TYPE): POSIX_FADV_RANDOM for random jobs,
+    /// POSIX_FADV_SEQUENTIAL for the others.
+    #[default]
+    Type,
+    /// random: POSIX_FADV_RANDOM.
+    Random,
+    /// sequential: POSIX_FADV_SEQUENTIAL.
+    Sequential,
+}
+
 /// fio `file_service_type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -155,6 +172,17 @@ pub struct FioJob {
     /// fsync_on_close: fsync(2) each file when it is closed (at the clone's end here).
     #[serde(default)]
     pub fsync_on_close: bool,
+    /// invalidate (fio's default true): POSIX_FADV_DONTNEED on each file the job opens,
+    /// dropping its clean cached pages (XFS/ext4's page cache; ZFS ignores it).
+    #[serde(default = "yes")]
+    pub invalidate: bool,
+    /// fadvise_hint (fio's default 1: by the job's type).
+    #[serde(default)]
+    pub fadvise_hint: FioFadvise,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// fio's buffer options; None = not given (fio_option_is_set matters to fio).

@@ -1,4 +1,5 @@
-//! XFS and ext4 under InnoDB with O_DIRECT: extent-mapped files.
+//! XFS and ext4 under InnoDB with O_DIRECT (and, through the page cache, buffered files):
+//! extent-mapped files.
 //!
 //! An InnoDB data file is allocated in large extents, so the file's block map fits in the
 //! inode (or a few cached extent blocks): translating an offset costs no device read, and
@@ -19,15 +20,20 @@
 //! copy, and whose flush (an fsync's cache flush) reaches every member. Device offsets are
 //! the files' (simplification 3), so a rotational device or member seeks between them.
 //!
+//! A file opened without O_DIRECT (fio's direct=0, InnoDB's buffered files, the binary
+//! log) goes through the Linux page cache, `fs::buffered` (its reads, writes, syncs and
+//! flusher take the same device path).
+//!
 //! Simplifications: 1. the extent map is always in memory (true for a handful of large,
-//! preallocated .ibd files); 2. innodb_flush_method=fsync (buffered I/O through the page
-//! cache) is not modelled yet and is rejected by the driver; 3. the table files lie one
+//! preallocated .ibd files); 2. buffered files take the page cache's path (`fs::buffered`),
+//! with its own simplifications; 3. the table files lie one
 //! after the other on the device, each contiguous (what a fresh filesystem gives files
 //! written one at a time); 4. bcache sits on a plain device only (not on an md array).
 
 use crate::cache::bcache::{Bcache, Target};
 use crate::dev::device::{Device, Op};
 pub use crate::dev::target::BlockTarget;
+use crate::fs::buffered::BufferedIo;
 use crate::fs::journal::ext4::{CheckpointStep, Ext4Journal};
 use crate::fs::journal::xfs::XfsLog;
 use crate::fs::journal::{BlockDev, DeviceCaps, SyncPlan, WriteKind};
@@ -67,13 +73,13 @@ impl ExtentFs {
 
 /// The backing device of bcache: the filesystem's target, a plain device (the run refuses
 /// bcache over an array).
-fn backing(target: &BlockTarget) -> usize {
+pub(crate) fn backing(target: &BlockTarget) -> usize {
     // Invariant: `run::build` builds bcache only over a device target.
     target.device().expect("bcache's backing device is a plain device")
 }
 
 /// The device a bcache I/O goes to: the cache device, or the backing one.
-fn route(t: Target, backing: usize, cache: usize) -> usize {
+pub(crate) fn route(t: Target, backing: usize, cache: usize) -> usize {
     match t {
         Target::Cache => cache,
         Target::Backing => backing,
@@ -92,6 +98,9 @@ pub struct ExtentLayer {
     pub device_io: Nanos,
     /// The filesystem's journal, when the run syncs files (fsync, O_SYNC, a database).
     pub journal: Option<Box<Journal>>,
+    /// The Linux page cache, when the run opens a file without O_DIRECT
+    /// ([`crate::fs::buffered`]).
+    pub page_cache: Option<Box<BufferedIo>>,
 }
 
 /// The journal of an extent filesystem: ext4's jbd2 or XFS's log (`fs::journal`).
@@ -191,27 +200,52 @@ impl Journal {
 /// One read request: bytes [offset, offset + len) of file `file`.
 #[derive(Debug, Clone, Copy)]
 pub struct ExtentRead {
-    file: u32,
-    offset: u64,
-    len: u32,
+    pub(crate) file: u32,
+    pub(crate) offset: u64,
+    pub(crate) len: u32,
     /// The device reads are issued; the next step completes the read.
-    issued: bool,
+    pub(crate) issued: bool,
     /// bcache: the device range of a read miss to write to the cache when the read
     /// completes (`insert_len` 0 = none).
     insert_offset: u64,
     insert_len: u32,
+    /// A buffered read: the open file's readahead state (`fs::buffered`); [`NO_RA`] for an
+    /// O_DIRECT read.
+    pub(crate) ra: u32,
+    /// Buffered: bytes of the request the page cache has covered so far.
+    pub(crate) pos: u32,
+    /// Buffered: the data is there at this time.
+    pub(crate) until: Nanos,
 }
+
+/// [`ExtentRead::ra`] of an O_DIRECT read.
+pub const NO_RA: u32 = u32::MAX;
 
 impl ExtentRead {
     /// No read (a placeholder for a request that has none yet).
-    pub const IDLE: ExtentRead =
-        ExtentRead { file: 0, offset: 0, len: 0, issued: false, insert_offset: 0, insert_len: 0 };
+    pub const IDLE: ExtentRead = ExtentRead {
+        file: 0,
+        offset: 0,
+        len: 0,
+        issued: false,
+        insert_offset: 0,
+        insert_len: 0,
+        ra: NO_RA,
+        pos: 0,
+        until: 0,
+    };
 }
 
 impl ExtentLayer {
     /// A read of bytes [offset, offset + len) of file `file`.
     pub fn start_read(&self, file: u32, offset: u64, len: u32) -> ExtentRead {
         ExtentRead { file, offset, len, ..ExtentRead::IDLE }
+    }
+
+    /// A buffered read of bytes [offset, offset + len) of file `file` through open file
+    /// `ra` (see [`crate::fs::buffered`]).
+    pub fn start_buffered_read(&self, file: u32, offset: u64, len: u32, ra: u32) -> ExtentRead {
+        ExtentRead { file, offset, len, ra, ..ExtentRead::IDLE }
     }
 
     /// Steps read `r` of bcache task `task` at `now`: issues its device reads and waits
@@ -225,6 +259,9 @@ impl ExtentLayer {
         cpu: &mut Nanos,
         devices: &mut [Device],
     ) -> ReadStep {
+        if r.ra != NO_RA {
+            return self.buffered_read(task, r, now, cpu, devices);
+        }
         let ExtentLayer { fs, target, bcache, device_io, .. } = self;
         if !r.issued {
             r.issued = true;

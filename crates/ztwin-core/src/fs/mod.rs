@@ -1,8 +1,10 @@
 //! Filesystems: OpenZFS and the extent-mapped baselines (XFS, ext4), each a layer the
 //! driver calls with the same shape: start a read, step it until it waits or is done
 //! ([`ReadStep`]).
+pub mod buffered;
 pub mod extent;
 pub mod journal;
+pub mod page_cache;
 pub mod zfs;
 
 use crate::sim::time::Nanos;

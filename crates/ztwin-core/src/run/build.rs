@@ -2,12 +2,16 @@
 
 use super::*;
 use crate::cache::arc::{ArcLimits, BlockKey};
+use crate::config::InnodbServer;
 use crate::db::innodb::ibd_records;
+use crate::db::innodb::mariadb_redo::{LogDevice, LogFileMode, MariaRedoParams};
 use crate::db::innodb::writes::{system_file_pages, DbFiles, WriteParams, Writes, BINLOG_SLOTS};
+use crate::fs::buffered::BufferedIo;
 use crate::fs::extent::{BlockTarget, Journal};
 use crate::fs::journal::ext4::{Ext4FileSpec, Ext4Journal, Ext4Layout, Ext4Params};
 use crate::fs::journal::xfs::{XfsLayout, XfsLog, XfsParams};
 use crate::fs::journal::DeviceCaps;
+use crate::fs::page_cache::{budget, PageCacheParams, PAGE_SIZE};
 use crate::fs::zfs::content::{FileBlocks, CLASS_HOLE, CLASS_MEAN_RATIO};
 use crate::fs::zfs::zfetch::ZfetchParams;
 use crate::fs::zfs::zil::{self, Zil, ZilParams};
@@ -316,13 +320,8 @@ impl<'a> Sim<'a> {
                 Fs::Zfs(zfs)
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
-                if matches!(&cfg.database, Some(DatabaseConfig::Innodb(db)) if !db.innodb_flush_method.starts_with("O_DIRECT"))
-                {
-                    return Err(Error::config(
-                        "database.innodb_flush_method",
-                        "fsync (buffered I/O through the Linux page cache) is not modelled yet on XFS/ext4; use O_DIRECT",
-                    ));
-                }
+                // Files opened without O_DIRECT go through the page cache (`fs::buffered`).
+                let buffered = buffered_io(cfg);
                 let fs = ExtentFs {
                     block_size: x.block_size,
                     // fio files of several sizes each get a slot of the largest.
@@ -369,14 +368,16 @@ impl<'a> Sim<'a> {
                                 ),
                             ));
                         }
-                        let unit = bcache_unit(cfg, &fs, read_unit, b.bucket_size);
+                        // The page cache's I/O is in pages.
+                        let unit_read = if buffered { read_unit.min(PAGE_SIZE as u32) } else { read_unit };
+                        let unit = bcache_unit(cfg, &fs, unit_read, b.bucket_size);
                         let cache = Bcache::new(&BcacheParams {
                             config: b,
                             cache_capacity: cfg.devices[cache_device].capacity_bytes.unwrap_or(0),
                             backing_size: fs.device_offset(files.len() as u32, 0),
                             unit,
-                            // The clients' threads and the `cat` process.
-                            tasks: slots + 1,
+                            // The clients' threads and the `cat` process (and the flusher).
+                            tasks: slots + 1 + usize::from(buffered),
                             seed: cfg.seed,
                         });
                         Some((Box::new(cache), cache_device))
@@ -387,7 +388,32 @@ impl<'a> Sim<'a> {
                     || matches!(&cfg.workload, WorkloadConfig::Fio(f) if f.jobs.iter().any(crate::workload::fio::syncs));
                 let journal =
                     if syncs { Some(Box::new(build_journal(cfg, &fs, &target, files.len())?)) } else { None };
-                Fs::Extent(Box::new(ExtentLayer { fs, target, bcache, device_io: costs.device_io, journal }))
+                let page_cache = if buffered {
+                    // i_size of each file: the binary log's files start empty.
+                    let sizes: Vec<u64> = (0..files.len())
+                        .map(|k| match db.as_ref().and_then(|d| d.writes()) {
+                            Some(w) if w.is_binlog(k as u32) => 0,
+                            _ => files[k],
+                        })
+                        .collect();
+                    let memcpy_ns_per_byte = SEC as f64 / c.memcpy_bytes_per_sec as f64 / c.speed;
+                    Some(Box::new(BufferedIo::new(
+                        page_cache_params(cfg)?,
+                        &sizes,
+                        slots + 1,
+                        memcpy_ns_per_byte,
+                    )?))
+                } else {
+                    None
+                };
+                Fs::Extent(Box::new(ExtentLayer {
+                    fs,
+                    target,
+                    bcache,
+                    device_io: costs.device_io,
+                    journal,
+                    page_cache,
+                }))
             }
         };
         // The ARC and the buffer pool share the machine's memory. The twin models no memory
@@ -498,6 +524,7 @@ impl<'a> Sim<'a> {
             next_feed,
             sync_wake: None,
             zil_wake: None,
+            flusher_wake: None,
             events: 0,
         })
     }
@@ -542,6 +569,94 @@ fn build_journal(cfg: &VariantConfig, fs: &ExtentFs, target: &BlockTarget, nfile
         }
         FsConfig::Zfs(_) => Err(Error::config("filesystem", "ZFS has no extent journal")),
     }
+}
+
+/// Whether the run opens a file of XFS/ext4 without O_DIRECT, so that it needs the page
+/// cache: a fio job with direct=0; an InnoDB server whose data files are buffered
+/// (innodb_flush_method fsync or O_DSYNC) or, when it writes, whose redo log is (MySQL 5.7
+/// always: its flush method applies to data files; MariaDB 10.11 when it chooses buffered
+/// writes, `mariadb_redo`), or with the binary log on (never O_DIRECT). ZFS has its own cache.
+pub(super) fn buffered_io(cfg: &VariantConfig) -> bool {
+    if let FsConfig::Zfs(_) = &cfg.filesystem {
+        return false;
+    }
+    match (&cfg.database, &cfg.workload) {
+        (Some(DatabaseConfig::Innodb(db)), _) => {
+            // A bad option is refused when the database is built.
+            let Ok(p) = WriteParams::new(db) else { return false };
+            if !p.method.data_direct() {
+                return true;
+            }
+            if !cfg.sysbench_writes() {
+                return false;
+            }
+            let redo = match p.server {
+                InnodbServer::Mysql57 | InnodbServer::Percona57 => true,
+                InnodbServer::Mariadb1011 => {
+                    // Its choice depends on these and the device (512-byte sectors, as
+                    // `Writes` is told under XFS/ext4), not on the flush method.
+                    let m = MariaRedoParams {
+                        log_file_size: p.log_file_size,
+                        flush_log_at_trx_commit: u32::from(p.flush_log_at_trx_commit),
+                        ..MariaRedoParams::default()
+                    };
+                    LogFileMode::choose(&m, &LogDevice::block_device(512)).buffered
+                }
+            };
+            redo || p.binlog.is_some()
+        }
+        (None, WorkloadConfig::Fio(f)) => f.jobs.iter().any(|j| !j.direct),
+        (None, WorkloadConfig::Sysbench(_)) => false,
+    }
+}
+
+/// The page cache's parameters: the budget the user stated (`machine.mem_available_bytes`)
+/// or the one derived from RAM and what the database holds (`fs::page_cache::budget`), the
+/// vm sysctls, and the filesystem's writeback (ext4's range-cyclic wrap).
+pub(super) fn page_cache_params(cfg: &VariantConfig) -> Result<PageCacheParams> {
+    let m = &cfg.machine;
+    let held = match &cfg.database {
+        Some(DatabaseConfig::Innodb(db)) => {
+            db.innodb_buffer_pool_size.saturating_add(crate::fs::page_cache::budget::INNODB_LOG_BUFFER_SIZE)
+        }
+        None => 0,
+    };
+    let budget = match m.mem_available_bytes {
+        Some(b) => b / PAGE_SIZE * PAGE_SIZE,
+        None => {
+            let k = budget::kernel_memory(m.ram_bytes, m.vm.min_free_kbytes, m.vm.watermark_scale_factor);
+            let b = budget::budget_bytes(&k, held);
+            if b < 64 * PAGE_SIZE {
+                // The key the user most likely sized against the RAM: the buffer pool.
+                let key = if held > 0 { "database.innodb_buffer_pool_size" } else { "machine.ram_bytes" };
+                return Err(Error::config(
+                    key,
+                    format!(
+                        "leaves no page cache for the run's buffered files (XFS/ext4 without O_DIRECT): MemTotal {} less what the database holds ({}) less the kernel's reserve ({}, totalreserve_pages) is under 256 KiB; give the machine more RAM, a smaller buffer pool, or state machine.mem_available",
+                        crate::support::gib(k.mem_total),
+                        crate::support::gib(held),
+                        crate::support::gib(k.totalreserve)
+                    ),
+                ));
+            }
+            b
+        }
+    };
+    let mut p = PageCacheParams::with_budget(budget);
+    let vm = &m.vm;
+    p.dirty_ratio = vm.dirty_ratio.unwrap_or(p.dirty_ratio);
+    p.dirty_background_ratio = vm.dirty_background_ratio.unwrap_or(p.dirty_background_ratio);
+    p.dirty_bytes = vm.dirty_bytes.unwrap_or(p.dirty_bytes);
+    p.dirty_background_bytes = vm.dirty_background_bytes.unwrap_or(p.dirty_background_bytes);
+    p.dirty_expire_centisecs = vm.dirty_expire_centisecs.unwrap_or(p.dirty_expire_centisecs);
+    p.dirty_writeback_centisecs = vm.dirty_writeback_centisecs.unwrap_or(p.dirty_writeback_centisecs);
+    // ext4_writepages wraps to the file's start within one call; XFS (iomap) does not.
+    p.writepages_wrap = matches!(cfg.filesystem, FsConfig::Ext4(_));
+    p.validate().map_err(|e| match e {
+        Error::Config { message, .. } => Error::config("machine.mem_available_bytes", message),
+        other => other,
+    })?;
+    Ok(p)
 }
 
 /// A fresh ARC for the variant, with its L2ARC device attached when there is one.

@@ -6,7 +6,8 @@
 //! and the background threads: the `l2arc_feed_thread`, the txg sync with its vdev
 //! queues (`txg_sync_thread` → `spa_sync`, see `zfs_write`) and the intent log's zio
 //! completions (a log block's write done, its flushes done, a commit waiter's timeout;
-//! see `fs::zfs::zil`). Room is left for InnoDB's page cleaners.
+//! see `fs::zfs::zil`), XFS/ext4's journal thread and the page cache's flusher, and the
+//! database's page cleaner and master thread (timers).
 //!
 //! At one instant the background threads act before the requests of that instant, the
 //! feed before the sync (the queue's rank; the order the driver has always used), and
@@ -37,6 +38,8 @@ pub(super) enum Event {
     Zil,
     /// XFS/ext4: the journal's thread (kjournald2, the log worker) has something due.
     Journal,
+    /// XFS/ext4: the page cache's flusher (`wb_workfn`) has something due.
+    Flusher,
     /// Database thread `i` (a client slot: the page cleaner, the master thread) wakes from
     /// its timed sleep.
     Timer(usize),
@@ -48,6 +51,7 @@ const FEED: u32 = 1 << 31;
 const SYNC: u32 = FEED + 1;
 const ZIL: u32 = FEED + 2;
 const JOURNAL: u32 = FEED + 3;
+const FLUSHER: u32 = FEED + 4;
 const TIMER: u32 = FEED + 8;
 
 /// The most clients a run may have (their events carry their index below the tags).
@@ -68,6 +72,7 @@ impl Event {
             Event::TxgSync => SYNC,
             Event::Zil => ZIL,
             Event::Journal => JOURNAL,
+            Event::Flusher => FLUSHER,
             Event::Timer(i) => {
                 debug_assert!(i < MAX_CLIENTS);
                 TIMER + i as u32
@@ -81,6 +86,7 @@ impl Event {
             SYNC => Event::TxgSync,
             ZIL => Event::Zil,
             JOURNAL => Event::Journal,
+            FLUSHER => Event::Flusher,
             t if t >= TIMER => Event::Timer((t - TIMER) as usize),
             t if t >= PREFETCH_TAG => Event::Prefetch(t & (PREFETCH_TAG - 1)),
             t => Event::Client(t as usize),
@@ -94,7 +100,8 @@ impl Event {
             Event::TxgSync => 1,
             Event::Zil => 2,
             Event::Journal => 3,
-            Event::Timer(_) => 4,
+            Event::Flusher => 4,
+            Event::Timer(_) => 5,
             Event::Client(_) | Event::Prefetch(_) => u8::MAX,
         }
     }
@@ -160,6 +167,7 @@ mod tests {
             Event::TxgSync,
             Event::Zil,
             Event::Journal,
+            Event::Flusher,
             Event::Timer(0),
             Event::Timer(17),
         ] {

@@ -116,6 +116,11 @@ struct CloneRun {
     /// end_fsync or fsync_on_close: the files to fsync when its I/O is done.
     end_fsync: bool,
     files: Vec<u32>,
+    /// XFS/ext4's page cache: the readahead state of its first file's descriptor (the
+    /// others follow in `files` order).
+    ra_base: u32,
+    /// Its job (index in the workload's jobs).
+    job: u32,
     /// Its slots still issuing; its end fsyncs under way and the next file to fsync.
     slots_left: u32,
     ending: bool,
@@ -137,6 +142,13 @@ pub(super) struct FioPhaseRun {
 impl FioPhaseRun {
     fn clone_of(&self, i: usize) -> Option<&CloneRun> {
         self.clones.get(*self.client_clone.get(i)? as usize)
+    }
+
+    /// The readahead state of client `i`'s clone's descriptor of `file` (XFS/ext4's page
+    /// cache).
+    pub(super) fn ra_of(&self, i: usize, file: u32) -> u32 {
+        self.clone_of(i)
+            .map_or(0, |cl| cl.ra_base + cl.files.iter().position(|&f| f == file).unwrap_or(0) as u32)
     }
 }
 
@@ -450,6 +462,8 @@ impl Sim<'_> {
                     o_direct: job.direct,
                     end_fsync: wf::writes(&job) && (job.end_fsync || job.fsync_on_close),
                     files: job.clone_files[clone].clone(),
+                    ra_base: 0,
+                    job: j,
                     slots_left: depth as u32,
                     ending: false,
                     end_next: 0,
@@ -462,6 +476,7 @@ impl Sim<'_> {
                 }
             }
         }
+        self.fio_open_files(&mut clones, start);
         self.fio = Some(Box::new(FioPhaseRun {
             clones,
             client_clone,
@@ -476,6 +491,54 @@ impl Sim<'_> {
             doc["note"] = json!("laid out by fio before the jobs started (untimed, as fio reports no layout time, and not cached: fio's layout writes are not simulated)");
             doc
         }))
+    }
+
+    /// XFS/ext4's page cache: each clone opens its files at `now` (`td_io_open_file`): with
+    /// `invalidate` (fio's default) POSIX_FADV_DONTNEED over the job's range of each file,
+    /// then `fadvise_hint`'s advice (by default POSIX_FADV_RANDOM for a random job,
+    /// POSIX_FADV_SEQUENTIAL otherwise) on its descriptor's readahead state.
+    fn fio_open_files(&mut self, clones: &mut [CloneRun], now: Nanos) {
+        let Fs::Extent(x) = &mut self.fs else { return };
+        if !x.buffered() {
+            return;
+        }
+        let WorkloadConfig::Fio(f) = &self.cfg.workload else { return };
+        let total: usize = clones.iter().map(|cl| cl.files.len()).sum();
+        // Invariant: `buffered()` said the page cache is there.
+        let base = x.page_cache.as_deref_mut().map_or(0, |b| b.open_files(total));
+        let mut next = base;
+        for cl in clones.iter_mut() {
+            cl.ra_base = next;
+            next += cl.files.len() as u32;
+            let job = &f.jobs[cl.job as usize];
+            for (k, &file) in cl.files.iter().enumerate() {
+                // fio invalidates whatever the job's direct (a direct job drops the pages
+                // a buffered one left); the advice only matters to buffered reads.
+                if job.invalidate {
+                    x.fadvise_dontneed(file, job.offset, job.file_range, now);
+                }
+                if job.direct {
+                    continue;
+                }
+                let Some(b) = x.page_cache.as_deref_mut() else { continue };
+                let bdi = b.ra_pages();
+                let ra = b.ra_mut(cl.ra_base + k as u32);
+                let random = matches!(
+                    job.rw,
+                    crate::config::FioRw::Randread
+                        | crate::config::FioRw::Randwrite
+                        | crate::config::FioRw::Randrw
+                );
+                match job.fadvise_hint {
+                    crate::config::FioFadvise::None => {}
+                    crate::config::FioFadvise::Type if random => ra.fadvise_random(),
+                    crate::config::FioFadvise::Random => ra.fadvise_random(),
+                    crate::config::FioFadvise::Type | crate::config::FioFadvise::Sequential => {
+                        ra.fadvise_sequential(bdi)
+                    }
+                }
+            }
+        }
     }
 
     /// The results of the fio phase that ran: fio's totals, one entry per report line.

@@ -2,7 +2,8 @@
 //! is built: the largest structures of each layer, each sized by the model that owns it
 //! (`memory_bytes` beside each structure: the buffer pool's frames and page table, the
 //! ARC's headers, the L2ARC's ring and index, the pool's allocation map, the
-//! prefetcher's streams, bcache's index and buckets, the open txg's map), plus what grows
+//! prefetcher's streams, bcache's index and buckets, the page cache's slots, the open txg's
+//! map), plus what grows
 //! with the run (the series' rows and their JSON) and the clients.
 //!
 //! An estimate of the peak heap, for refusing a run the machine cannot hold, not an
@@ -68,6 +69,8 @@ const SERIES_BASE_COLUMNS: u64 = 16;
 /// - `pool_map`: where each block lives (pools of several vdevs, mirrors, disks);
 /// - `zfetch`: the prefetcher's streams and per-file state;
 /// - `bcache`: bcache's index over the backing device and its buckets;
+/// - `page_cache`: XFS/ext4's Linux page cache when a file is buffered, full to its
+///   budget (32-byte page slots, the key table, shadow entries, dirty bitmaps);
 /// - `writes`: the open txg's map, rewritten blocks' new places and per-record contents;
 /// - `files`: per-file layout (block trees, the B+tree's page list, the L2ARC key space);
 /// - `fio_maps`: fio's random maps (one bit per block per job);
@@ -111,6 +114,7 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
     let mut files_bytes = nfiles.saturating_mul((std::mem::size_of::<u64>() + 1) as u64);
     let (mut arc, mut dbufs, mut l2arc, mut pool_map, mut zfetch, mut bcache, mut writes) =
         (0, 0, 0, 0, 0, 0, 0);
+    let mut page_cache = 0;
     match &cfg.filesystem {
         FsConfig::Zfs(z) => {
             // Blocks of the dataset, per level (tables share one geometry).
@@ -217,6 +221,13 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
                 let backing = fs.file_size.saturating_mul(nfiles);
                 bcache = Bcache::memory_bytes(backing, u64::from(unit), capacity / b.bucket_size.max(1));
             }
+            if build::buffered_io(cfg) {
+                // Full to its budget (which the run's build derives the same way).
+                let p = build::page_cache_params(cfg)?;
+                let file_bytes = files.iter().fold(0u64, |s, &b| s.saturating_add(b));
+                page_cache =
+                    crate::fs::page_cache::PageCache::memory_bytes(p.budget_bytes, p.workingset, file_bytes);
+            }
         }
     }
     if let (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Sysbench(ds)) = (&cfg.database, &cfg.dataset) {
@@ -230,6 +241,7 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
     parts.push(("pool_map", pool_map));
     parts.push(("zfetch", zfetch));
     parts.push(("bcache", bcache));
+    parts.push(("page_cache", page_cache));
     parts.push(("writes", writes));
     parts.push(("files", files_bytes));
     parts.push(("fio_maps", fio_maps(cfg)));
@@ -370,6 +382,7 @@ mod tests {
                 "pool_map",
                 "zfetch",
                 "bcache",
+                "page_cache",
                 "writes",
                 "files",
                 "fio_maps",
@@ -382,6 +395,26 @@ mod tests {
         let doc: Value = serde_json::from_str(&e.to_json()).unwrap();
         assert_eq!(doc["total"], json!(e.total()));
         assert!(estimate_memory(&test_fio_variant()).unwrap().total() > FIXED_BYTES);
+    }
+
+    /// A buffered run on ext4 counts its page cache full to the budget (32 bytes a 4 KiB
+    /// page, and more for the key table and shadows); an O_DIRECT one has none.
+    #[test]
+    fn a_buffered_run_counts_its_page_cache() {
+        let mut c = test_fio_variant();
+        c.filesystem = FsConfig::Ext4(crate::config::ExtentFsConfig {
+            device: "disk".into(),
+            block_size: 4096,
+            bcache: None,
+        });
+        c.machine.mem_available_bytes = Some(1 << 30);
+        let part = estimate_memory(&c).unwrap().part("page_cache");
+        assert!(((1 << 30) / 4096 * 32..(1 << 30) / 4096 * 128).contains(&part), "{part}");
+        let WorkloadConfig::Fio(f) = &mut c.workload else { unreachable!() };
+        for j in &mut f.jobs {
+            j.direct = true;
+        }
+        assert_eq!(estimate_memory(&c).unwrap().part("page_cache"), 0);
     }
 
     /// The parts the examples would have allocated are in the estimate, so a run

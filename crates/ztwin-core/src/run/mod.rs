@@ -37,6 +37,12 @@
 //!  ... ─► Commit (CPU so far runs; zil_commit) ─┬─ returns at once ──────► after_commit
 //!                                               └─ waits ─► CommitWait ─► after_commit
 //! ```
+//!
+//! On XFS/ext4 a file opened without O_DIRECT goes through the page cache (`fs::buffered`):
+//! a read steps in FileRead like any other; a write is BufferedWrite (its partial pages'
+//! reads, the copy, the dirty throttle's pause) then WriteDone; an fsync or an O_SYNC
+//! write's sync writes the dirty pages in DataSync before the journal's part
+//! (JournalSync); the flusher is a background thread (`Event::Flusher`).
 
 use hashbrown::HashMap;
 use serde_json::{json, Map, Value};
@@ -115,6 +121,12 @@ enum State {
     JournalSync,
     /// XFS/ext4: the sync's last I/O (its cache flush) issued and awaited.
     JournalSyncThen,
+    /// XFS/ext4: a buffered write in the page cache (`fs::buffered`): partial pages read,
+    /// the copy, the dirty throttle's pause; then WriteDone.
+    BufferedWrite,
+    /// XFS/ext4: an fsync's (or O_SYNC write's) data part in the page cache: its dirty
+    /// pages written and waited for; then JournalSync.
+    DataSync,
     /// The page cleaner sleeps until its timer; then a pass.
     CleanerSleep,
     CleanerPass,
@@ -269,6 +281,8 @@ struct Snapshot {
     txgs: usize,
     /// XFS/ext4's journal counters, when it has one.
     journal: Option<crate::fs::extent::JournalCounters>,
+    /// XFS/ext4's page cache counters, when the run has buffered files.
+    page_cache: Option<crate::fs::page_cache::PageCacheStats>,
 }
 
 /// The series being recorded across phases, and the run's observer.
@@ -368,6 +382,8 @@ struct Sim<'a> {
     sync_wake: Option<Nanos>,
     /// The earliest wake-up of the intent log on the queue.
     zil_wake: Option<Nanos>,
+    /// XFS/ext4: the earliest wake-up of the page cache's flusher on the queue.
+    flusher_wake: Option<Nanos>,
     events: u64,
 }
 
@@ -480,3 +496,6 @@ mod zil_tests;
 
 #[cfg(test)]
 mod db_write_tests;
+
+#[cfg(test)]
+mod page_cache_tests;

@@ -51,11 +51,16 @@ impl Sim<'_> {
         }
         let mut ready = self.clock;
         if let Fs::Extent(x) = &mut self.fs {
+            // A clean reboot syncs the page cache's dirty pages; it comes back empty.
+            ready = x.restart_page_cache(self.clock, &mut self.devices)?;
+            self.flusher_wake = None;
             let Some((b, d)) = &mut x.bcache else { return Ok((ready, None)) };
             let r = b.restart(vm_moved && self.cfg.devices[*d].ephemeral);
             let reads = r.btree_read_bytes.div_ceil(u64::from(r.node_bytes));
+            // Registered after the sync (the clock without a page cache).
+            let start = ready;
             for _ in 0..reads {
-                ready = ready.max(self.devices[*d].submit(self.clock, Op::Read, r.node_bytes));
+                ready = ready.max(self.devices[*d].submit(start, Op::Read, r.node_bytes));
             }
             let doc = json!({
                 "cache_set_lost": r.lost,
@@ -134,7 +139,7 @@ impl Sim<'_> {
             }
             // Invariant: the loop broke out above unless requests() > 0 (or a write event was queued).
             let (t, event) = self.queue.pop().expect("a request is pending");
-            if let Event::L2arcFeed | Event::TxgSync | Event::Zil | Event::Journal = event {
+            if let Event::L2arcFeed | Event::TxgSync | Event::Zil | Event::Journal | Event::Flusher = event {
                 // A background thread: no clock of its own, no report row before it.
                 self.dispatch(event, t);
                 continue;
@@ -223,6 +228,7 @@ impl Sim<'_> {
             }
             Event::Timer(k) => self.timer_event(k, t),
             Event::Journal => self.journal_event(t),
+            Event::Flusher => self.flusher_event(t),
         }
         self.schedule_sync();
         self.schedule_zil();
@@ -324,10 +330,16 @@ impl Sim<'_> {
         self.sync_wake = None;
         self.schedule_sync();
         self.zil_wake = None;
+        self.flusher_wake = None;
         self.bp_inflight.clear();
         if let Fs::Zfs(z) = &mut self.fs {
             z.abandon_reads();
             z.zil_abandon();
+        }
+        if let Fs::Extent(x) = &mut self.fs {
+            if let Some(b) = x.page_cache.as_deref_mut() {
+                b.abandon();
+            }
         }
         self.schedule_zil();
         for c in &mut self.clients {
@@ -459,6 +471,9 @@ impl Sim<'_> {
                 PhaseConfig::Fio(ph) => {
                     // Its jobs were checked when the stack was built (`Sim::new`).
                     let w0 = self.txgs_synced();
+                    // The page cache's counters before the jobs open their files (fio's
+                    // invalidate drops pages then, before a ramp's window).
+                    let pc0 = self.snapshot(start).page_cache;
                     let laid_out = self.fio_start(ph, index, start)?;
                     let from = self.fio.as_ref().map_or(start, |r| r.from);
                     // Infallible: `drain` answers Some when given a window.
@@ -495,6 +510,12 @@ impl Sim<'_> {
                     }
                     if let Some(journal) = self.journal_window(&a, &b) {
                         doc["journal"] = journal;
+                    }
+                    if let Some(mut pc) = self.page_cache_window(&a, &b) {
+                        if let (Some(x), Some(y)) = (&pc0, &b.page_cache) {
+                            pc["invalidated_pages"] = json!(y.invalidated_pages - x.invalidated_pages);
+                        }
+                        doc["page_cache"] = pc;
                     }
                     self.mode = Mode::Workload { issue_until: 0 };
                     self.clock = self.clock.max(start);
@@ -540,6 +561,9 @@ impl Sim<'_> {
                     }
                     if let Some(zfetch) = self.zfetch_window(&a, &b) {
                         doc["zfetch"] = zfetch;
+                    }
+                    if let Some(pc) = self.page_cache_window(&a, &b) {
+                        doc["page_cache"] = pc;
                     }
                     phases.push(doc);
                     series_end = self.clock;

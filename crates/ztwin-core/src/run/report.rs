@@ -42,6 +42,10 @@ impl Sim<'_> {
                 Fs::Extent(x) => x.journal.as_ref().map(|j| j.counters()),
                 Fs::Zfs(_) => None,
             },
+            page_cache: match &self.fs {
+                Fs::Extent(x) => x.page_cache.as_ref().map(|b| b.stats()),
+                Fs::Zfs(_) => None,
+            },
         }
     }
 
@@ -121,7 +125,7 @@ impl Sim<'_> {
             s.set(&format!("{name}_read_iops"), (y.reads - x.reads) as f64 / dt);
             s.set(&format!("{name}_write_iops"), (y.writes - x.writes) as f64 / dt);
             s.set(&format!("{name}_read_mbps"), (y.read_bytes - x.read_bytes) as f64 / 1e6 / dt);
-            if a.db_writes.is_some() {
+            if a.db_writes.is_some() || a.page_cache.is_some() {
                 s.set(&format!("{name}_write_mbps"), (y.write_bytes - x.write_bytes) as f64 / 1e6 / dt);
             }
             s.set(
@@ -143,6 +147,14 @@ impl Sim<'_> {
             s.set("arc_c", y.c as f64);
             s.set("arc_data_size", y.data_size as f64);
             s.set("arc_metadata_size", y.metadata_size as f64);
+        }
+        if let (Some(x), Some(y)) = (&a.page_cache, &b.page_cache) {
+            // Bytes at the interval's end; KiB moved in the interval (vmstat's units).
+            let bytes = |pages: u64| (pages * crate::fs::page_cache::PAGE_SIZE) as f64;
+            s.set("page_cache_cached", bytes(y.cached));
+            s.set("page_cache_dirty", bytes(y.nr_dirty));
+            s.set("page_cache_pgpgin", (y.pgpgin - x.pgpgin) as f64);
+            s.set("page_cache_pgpgout", (y.pgpgout - x.pgpgout) as f64);
         }
         if let (Some(x), Some(y)) = (&a.bcache, &b.bcache) {
             s.set(
@@ -178,7 +190,7 @@ impl Sim<'_> {
             if flushes {
                 doc["flushes_per_sec"] = json!(y.flushes.saturating_sub(x.flushes) as f64 / window_s);
             }
-            if a.db_writes.is_some() {
+            if a.db_writes.is_some() || a.page_cache.is_some() {
                 // iostat's rareq-sz and wareq-sz.
                 let avg = |n: u64, b: u64| if n == 0 { None } else { Some(b as f64 / n as f64 / 1024.0) };
                 doc["read_kib_per_io"] = json!(avg(y.reads - x.reads, y.read_bytes - x.read_bytes));
@@ -260,6 +272,9 @@ impl Sim<'_> {
         if let Some(journal) = self.journal_window(a, b) {
             out["journal"] = journal;
         }
+        if let Some(pc) = self.page_cache_window(a, b) {
+            out["page_cache"] = pc;
+        }
         if let (Fs::Zfs(zfs), Some(_)) = (&self.fs, &a.db_writes) {
             // The txgs synced since the window started (/proc/spl/kstat/zfs/POOL/txgs).
             out["txg"] = zfs.write_report(a.txgs);
@@ -339,6 +354,68 @@ impl Sim<'_> {
             "sync_waits": y.sync_waits - x.sync_waits,
             "sync_flushes": y.sync_flushes - x.sync_flushes,
         }))
+    }
+
+    /// XFS/ext4's page cache over a window, when the run has buffered files: the gauges of
+    /// /proc/meminfo at the window's end (Cached, Active(file), Inactive(file), Dirty,
+    /// Writeback, in kB as meminfo shows them) and the thresholds of /proc/vmstat
+    /// (nr_dirty_threshold, nr_dirty_background_threshold, pages); the /proc/vmstat
+    /// counters over the window (pgpgin and pgpgout in KiB, the others in pages); the
+    /// model's own counters (read pages found cached or not, pages readahead brought in,
+    /// the dirty throttle's sleeps, flusher runs, pages fio's invalidate dropped); and the
+    /// budget (`mem_available_bytes`).
+    pub(super) fn page_cache_window(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
+        let (Fs::Extent(ext), Some(x), Some(y)) = (&self.fs, &a.page_cache, &b.page_cache) else {
+            return None;
+        };
+        let pc = &ext.page_cache.as_ref()?.pc;
+        let (bg, thresh) = pc.dirty_limits();
+        let kb = |pages: u64| pages * (crate::fs::page_cache::PAGE_SIZE / 1024);
+        let mut m = Map::new();
+        for (name, v) in [
+            ("mem_available_bytes", pc.params().budget_bytes),
+            ("cached_kb", kb(y.cached)),
+            ("active_file_kb", kb(y.active_file)),
+            ("inactive_file_kb", kb(y.inactive_file)),
+            ("dirty_kb", kb(y.nr_dirty)),
+            ("writeback_kb", kb(y.nr_writeback)),
+            ("nr_dirty_threshold", thresh),
+            ("nr_dirty_background_threshold", bg),
+        ] {
+            m.insert(name.into(), json!(v));
+        }
+        macro_rules! counters {
+            ($($f:ident),*) => { $( m.insert(stringify!($f).into(), json!(y.$f - x.$f)); )* };
+        }
+        counters!(
+            pgpgin,
+            pgpgout,
+            nr_dirtied,
+            nr_written,
+            pgactivate,
+            pgdeactivate,
+            pgrefill,
+            pgscan_file,
+            pgsteal_file,
+            pgrotated,
+            nr_vmscan_immediate_reclaim,
+            workingset_refault_file,
+            workingset_activate_file,
+            workingset_restore_file,
+            read_hit_pages,
+            read_miss_pages,
+            readahead_pages,
+            dirty_throttle_pauses,
+            flusher_runs,
+            invalidated_pages
+        );
+        m.insert("dirty_throttle_ms".into(), json!((y.dirty_throttle_ns - x.dirty_throttle_ns) as f64 / 1e6));
+        let (hits, misses) = (y.read_hit_pages - x.read_hit_pages, y.read_miss_pages - x.read_miss_pages);
+        m.insert(
+            "read_hit_ratio".into(),
+            if hits + misses > 0 { json!(hits as f64 / (hits + misses) as f64) } else { Value::Null },
+        );
+        Some(Value::Object(m))
     }
 
     pub(super) fn zil_window(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {

@@ -108,6 +108,7 @@ impl Sim<'_> {
                                 c.datasync = self.fio_datasync(i);
                                 c.fsync = if end { Fsync::End } else { Fsync::Io };
                                 c.space = io.file;
+                                c.o_direct = self.fio_o_direct(i);
                                 c.write = false;
                                 c.started = now;
                                 c.cpu_pending += self.costs.syscall;
@@ -328,6 +329,16 @@ impl Sim<'_> {
                         break;
                     }
                 }
+                State::BufferedWrite => {
+                    if self.buffered_write(i, c, now) == Flow::Wait {
+                        break;
+                    }
+                }
+                State::DataSync => {
+                    if self.data_sync(i, c, now) == Flow::Wait {
+                        break;
+                    }
+                }
                 State::CleanerSleep | State::MasterSleep | State::LruSleep => break,
                 State::LruBatch => {
                     // Guaranteed: the LRU manager exists only with Percona Server's writes.
@@ -398,11 +409,15 @@ impl Sim<'_> {
                         continue;
                     }
                     c.read_committed = false;
+                    let ra = self.buffered_ra(i, c);
                     c.read = match &self.fs {
                         Fs::Zfs(z) => {
                             FileRead::Zfs(z.start_read(c.space + 1, c.read_offset, c.read_len, c.o_direct))
                         }
-                        Fs::Extent(x) => FileRead::Extent(x.start_read(c.space, c.read_offset, c.read_len)),
+                        Fs::Extent(x) => FileRead::Extent(match ra {
+                            Some(ra) => x.start_buffered_read(c.space, c.read_offset, c.read_len, ra),
+                            None => x.start_read(c.space, c.read_offset, c.read_len),
+                        }),
                     };
                     c.state = State::FileRead;
                 }
@@ -429,12 +444,14 @@ impl Sim<'_> {
                     if c.o_sync
                         && c.fsync == Fsync::None
                         && matches!(self.fs, Fs::Extent(_))
-                        && self.mode == Mode::Fio
+                        && (self.mode == Mode::Fio || c.after_write == State::DbIo)
                     {
-                        // An O_SYNC/O_DSYNC write on XFS/ext4 (`generic_write_sync`): the
-                        // journal's sync of the file, then the write completes.
+                        // An O_SYNC/O_DSYNC write on XFS/ext4 (`generic_write_sync`): its
+                        // range's data (page cache) and the journal's sync of the file, then
+                        // the write completes. The database opens its log O_SYNC (MySQL 5.7's
+                        // O_DSYNC method: `os_file_create_func`), not O_DSYNC.
                         c.fsync = Fsync::Write;
-                        c.datasync = self.fio_datasync(i);
+                        c.datasync = self.mode == Mode::Fio && self.fio_datasync(i);
                         c.after_commit = State::WriteDone;
                         c.state = State::Commit;
                         continue;
@@ -544,6 +561,11 @@ impl Sim<'_> {
             return Flow::Wait;
         }
         match &mut self.fs {
+            Fs::Extent(x) if x.buffered() && !c.o_direct => {
+                x.start_buffered_write(i, c.space, c.w_offset, c.w_len);
+                c.state = State::BufferedWrite;
+                Flow::Next
+            }
             Fs::Extent(x) => {
                 let mut done =
                     x.write(i, c.space, c.w_offset, c.w_len, now, &mut c.cpu_pending, &mut self.devices);
@@ -613,8 +635,12 @@ impl Sim<'_> {
                 schedule_wakeups(queue, z);
                 step
             }
-            Fs::Extent(_) => {
-                c.state = State::JournalSync;
+            Fs::Extent(x) => {
+                // A buffered file's dirty pages first (the whole file, or an O_SYNC
+                // write's range), then the journal.
+                let range = (c.fsync == Fsync::Write).then_some((c.w_offset, u64::from(c.w_len)));
+                let data = !c.o_direct && x.start_data_sync(i, c.space, range);
+                c.state = if data { State::DataSync } else { State::JournalSync };
                 return Flow::Next;
             }
         };
@@ -805,6 +831,13 @@ impl Sim<'_> {
                 Flow::Next
             }
             Some(FileOp::Write { file, offset, len, o_sync }) => self.db_write(c, file, offset, len, o_sync),
+            // Linux AIO on a buffered file copies into the page cache within io_submit: the
+            // submitting thread writes it as a plain write.
+            Some(FileOp::WriteAsync { file, offset, len })
+                if matches!(&self.fs, Fs::Extent(x) if x.buffered()) && !self.db_o_direct(file) =>
+            {
+                self.db_write(c, file, offset, len, false)
+            }
             Some(FileOp::WriteAsync { file, offset, len }) => match &mut self.fs {
                 Fs::Extent(x) => {
                     // io_submit: in flight at once; the barrier waits for it. Its timestamps
@@ -824,7 +857,12 @@ impl Sim<'_> {
                 // plan on XFS/ext4 (`commit`).
                 c.space = file;
                 c.fsync = Fsync::Io;
-                c.datasync = self.db.as_ref().is_some_and(|d| d.syncs_with_fdatasync());
+                c.o_direct = self.db_o_direct(file);
+                // MySQL 5.7's binary log syncs with my_sync: fdatasync (mysys/my_sync.c,
+                // `sync_binlog_file`); InnoDB's own files as its server does.
+                c.datasync = self.db.as_ref().is_some_and(|d| {
+                    d.syncs_with_fdatasync() || d.writes().is_some_and(|w| w.is_binlog(file))
+                });
                 c.cpu_pending += self.costs.syscall;
                 c.after_commit = State::DbIo;
                 c.state = State::Commit;
@@ -1097,6 +1135,95 @@ impl Sim<'_> {
             self.journal_wake = Some(t);
             self.queue.at(t, Event::Journal);
         }
+    }
+
+    /// The readahead state of client `i`'s read when it goes through the page cache
+    /// (XFS/ext4, not O_DIRECT, the layer has a page cache); None otherwise.
+    fn buffered_ra(&mut self, i: usize, c: &Client) -> Option<u32> {
+        let Fs::Extent(x) = &mut self.fs else { return None };
+        let b = x.page_cache.as_deref_mut().filter(|_| !c.o_direct)?;
+        Some(match self.mode {
+            Mode::Cat { .. } => b.cat_ra(c.space, c.read_offset == 0),
+            Mode::Fio => self.fio.as_ref().map_or(b.db_ra(c.space), |run| run.ra_of(i, c.space)),
+            Mode::Workload { .. } => b.db_ra(c.space),
+        })
+    }
+
+    /// XFS/ext4: the client's buffered write in the page cache, stepped until it waits or
+    /// is done; then its metadata change in the journal, and WriteDone.
+    fn buffered_write(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        let Sim { fs: Fs::Extent(x), devices, queue, .. } = self else {
+            unreachable!("buffered writes on XFS/ext4 only")
+        };
+        let step = x.buffered_write(i, now, &mut c.cpu_pending, devices);
+        if let ReadStep::WaitUntil(t) = step {
+            queue.at(t, Event::Client(i));
+        }
+        self.schedule_flusher();
+        match step {
+            // The page cache waits on timers only (`fs::buffered` never blocks in a queue).
+            ReadStep::WaitUntil(_) | ReadStep::Blocked => Flow::Wait,
+            ReadStep::Done => {
+                // Its metadata change (the timestamps; a file's extension) in the journal.
+                let kind = match &self.db {
+                    Some(db) => db.write_kind(c.space),
+                    None => WriteKind::Overwrite,
+                };
+                let Fs::Extent(x) = &mut self.fs else { unreachable!() };
+                let noted = x.note_write(c.space, kind, now);
+                c.journal_checkpoint = noted.needs_checkpoint;
+                c.state = State::WriteDone;
+                self.schedule_journal();
+                if let Some(t) = noted.wait_until.filter(|&t| t > now) {
+                    self.queue.at(t, Event::Client(i));
+                    return Flow::Wait;
+                }
+                Flow::Next
+            }
+        }
+    }
+
+    /// XFS/ext4: the data part of the client's sync in the page cache; then the journal's.
+    fn data_sync(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
+        let Sim { fs: Fs::Extent(x), devices, queue, .. } = self else {
+            unreachable!("data syncs on XFS/ext4 only")
+        };
+        match x.data_sync(i, now, &mut c.cpu_pending, devices) {
+            ReadStep::WaitUntil(t) => {
+                queue.at(t, Event::Client(i));
+                Flow::Wait
+            }
+            // The page cache waits on timers only (`fs::buffered` never blocks in a queue).
+            ReadStep::Blocked => Flow::Wait,
+            ReadStep::Done => {
+                c.state = State::JournalSync;
+                Flow::Next
+            }
+        }
+    }
+
+    /// The flusher wakes at its next due time, unless it wakes earlier already.
+    pub(super) fn schedule_flusher(&mut self) {
+        let Fs::Extent(x) = &self.fs else { return };
+        let Some(t) = x.flusher_due() else { return };
+        if self.flusher_wake.is_none_or(|w| t < w) {
+            self.flusher_wake = Some(t);
+            self.queue.at(t, Event::Flusher);
+        }
+    }
+
+    /// The page cache's flusher at `now`: its writes go to the device; it sleeps until it
+    /// next has something to do.
+    pub(super) fn flusher_event(&mut self, now: Nanos) {
+        if self.flusher_wake.is_some_and(|t| t > now) {
+            return;
+        }
+        self.flusher_wake = None;
+        let Sim { fs: Fs::Extent(x), devices, .. } = self else { return };
+        if x.flusher_due().is_some_and(|t| t <= now) {
+            x.flusher(now, devices);
+        }
+        self.schedule_flusher();
     }
 
     /// Whether clients wait for the journal (the run goes on for them).

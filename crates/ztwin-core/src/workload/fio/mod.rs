@@ -248,14 +248,13 @@ pub fn validate(f: &FioWorkload, files: &FilesDataset, fs: &FsConfig) -> Result<
                 )?;
             }
             FsConfig::Xfs(x) | FsConfig::Ext4(x) => {
-                ensure(
-                    job.direct,
-                    "direct",
-                    "direct=0 (buffered I/O through the Linux page cache) is not modelled on XFS/ext4; set direct=1".into(),
-                )?;
+                // direct=0 goes through the page cache (`fs::page_cache`), any size.
                 let bsz = u64::from(x.block_size);
                 ensure(
-                    u64::from(job.bs_read) % bsz == 0 && u64::from(job.bs_write) % bsz == 0 && job.offset % bsz == 0,
+                    !job.direct
+                        || (u64::from(job.bs_read) % bsz == 0
+                            && u64::from(job.bs_write) % bsz == 0
+                            && job.offset % bsz == 0),
                     "bs",
                     format!("O_DIRECT needs bs and offset in multiples of the filesystem block ({bsz} bytes); fio would fail with EINVAL"),
                 )?;
@@ -599,6 +598,8 @@ pub(crate) fn test_job(rw: FioRw, file_range: u64, bs: u32) -> FioJob {
         sync: Default::default(),
         end_fsync: false,
         fsync_on_close: false,
+        invalidate: true,
+        fadvise_hint: Default::default(),
     }
 }
 
