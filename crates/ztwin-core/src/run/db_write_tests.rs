@@ -200,6 +200,27 @@ fn the_binary_log_groups_commits_behind_one_fsync() {
     assert!(tps[1] > 3.0 * tps[0], "{tps:?}");
 }
 
+/// The binary log's writes and fsyncs are the server's, not InnoDB's: with
+/// O_DIRECT_NO_FSYNC (no data file is ever fsynced) Innodb_data_fsyncs is the redo log's
+/// fsyncs alone however many the binary log makes, and Innodb_data_written holds no
+/// binary log byte.
+#[test]
+fn the_binary_log_is_not_counted_as_innodb_io() {
+    let mut cfg = write_variant(SysbenchTest::OltpUpdateIndex);
+    let d = innodb(&mut cfg);
+    d.log_bin = Some(true);
+    d.innodb_flush_method = "O_DIRECT_NO_FSYNC".into();
+    let r = run_variant(&cfg).unwrap();
+    let s = &r.summary["innodb"];
+    let b = &s["binlog"];
+    assert!(f(b, &["fsyncs"]) > 0.0 && f(b, &["bytes_written"]) > 0.0, "{b}");
+    assert_eq!(f(s, &["Innodb_data_fsyncs"]), f(s, &["Innodb_os_log_fsyncs"]), "{s}");
+    // The redo log, the pages, and their doublewrite copies.
+    let pages = f(s, &["Innodb_buffer_pool_pages_flushed"]) + f(s, &["Innodb_dblwr_pages_written"]);
+    let innodb_bytes = f(s, &["Innodb_os_log_written"]) + 16384.0 * pages;
+    assert!(f(s, &["Innodb_data_written"]) <= innodb_bytes * 1.01 + 65536.0, "{s}");
+}
+
 /// ext4's journal under the database's syncs: MySQL 5.7 fsyncs its files after O_DIRECT
 /// writes that changed their timestamps, so its syncs commit jbd2 transactions (a
 /// journal write between two cache flushes on a device without FUA); MariaDB 10.11

@@ -850,9 +850,12 @@ impl Writes {
     /// On a block device (XFS, ext4) asynchronous writes submitted together to adjacent
     /// offsets of one file reach the device as one request (the block layer's plug merges
     /// them, up to `BLK_DEF_MAX_SECTORS`); InnoDB still counts each page's write.
+    /// The binary log's writes and syncs are the server's (`my_write`, `my_sync`), not
+    /// InnoDB's: they are in the binary log's own counters, not in Innodb_data_*.
     pub fn next_op(&mut self, actor: usize) -> Option<FileOp> {
         let mut op = self.io[actor].pop_front()?;
         match &mut op {
+            FileOp::Write { file, .. } | FileOp::Sync { file } if self.is_binlog(*file) => {}
             FileOp::Write { len, .. } => {
                 self.stats.data_writes += 1;
                 self.stats.data_written += u64::from(*len);
