@@ -208,7 +208,7 @@ def _resolve_machine(spec: MachineSpec, errs: list[_Err]) -> Optional[dict[str, 
 EBS_KINDS = ("aws-gp2", "aws-gp3")
 
 
-def _apply_ebs_limit(spec: MachineSpec, devices: list[dict[str, Any]], errs: list[_Err]) -> None:
+def _apply_ebs_limit(spec: MachineSpec, devices: list[dict[str, Any]]) -> None:
     """Caps the EBS volumes at the instance's EBS bandwidth (``ebs_throughput_limit`` of the
     machine or its preset): an EBS-optimized instance reaches its volumes over a dedicated
     link of that baseline throughput (AWS EC2 User Guide, "Amazon EBS-optimized instance

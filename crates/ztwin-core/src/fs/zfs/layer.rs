@@ -40,6 +40,7 @@
 //! fsync and synchronous writes wait for (`zil`), and Direct I/O (`direct`, 2.3).
 
 use crate::cache::arc::{dbuf_copy_bytes, Arc, ArcAccess, BlockInfo, BlockKey, BufType, ReadFlags};
+use crate::config::Compression;
 use crate::dev::device::{Device, Op};
 use crate::fs::zfs::dbuf::DbufLayer;
 use crate::fs::zfs::direct::{setup_direct, DMU_MAX_ACCESS};
@@ -87,6 +88,16 @@ pub struct ZfsCosts {
 }
 
 impl ZfsCosts {
+    /// `zio_write_compress` of a block of `lsize` logical bytes by `algorithm` (nothing
+    /// with compression=off).
+    pub fn compress(&self, algorithm: Compression, lsize: u32) -> Nanos {
+        if algorithm == Compression::Off {
+            0
+        } else {
+            (f64::from(lsize) * self.compress_ns_per_byte) as Nanos
+        }
+    }
+
     /// The separate buffer a new dbuf of a block holds in the ARC (`dbuf_copy_bytes` under
     /// this pool's compressed ARC and ABD settings).
     pub fn dbuf_copy(&self, info: &BlockInfo) -> u32 {

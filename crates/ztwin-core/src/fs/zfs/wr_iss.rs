@@ -58,8 +58,6 @@ pub struct IssueTaskq {
     writes: Vec<(usize, LeafWrite)>,
     next: usize,
     threads: Vec<Option<(Nanos, usize)>>,
-    /// CPU time the taskq has run (all threads), ns.
-    pub busy_ns: Nanos,
     /// CPU time of every job given to it, ns.
     pub queued_ns: Nanos,
 }
@@ -111,9 +109,7 @@ impl IssueTaskq {
                 }
                 let j = self.next;
                 self.next += 1;
-                let work = self.jobs[j].work;
-                self.busy_ns += work;
-                let done = cpus.run(now, work);
+                let done = cpus.run(now, self.jobs[j].work);
                 self.threads[k] = Some((done, j));
             }
         }
@@ -129,14 +125,6 @@ impl IssueTaskq {
         for &(leaf, w) in &self.writes[start..self.jobs[j].end as usize] {
             submit(leaf, w);
         }
-    }
-
-    /// Drops every job (a run's abandon: the sync's writes are not issued).
-    pub fn clear(&mut self) {
-        self.jobs.clear();
-        self.writes.clear();
-        self.next = 0;
-        self.threads.fill(None);
     }
 }
 
@@ -182,7 +170,7 @@ mod tests {
         assert!(q.idle());
         assert_eq!(q.next_at(), None);
         assert_eq!(cpus.busy_ns(), 40_000);
-        assert_eq!(q.busy_ns, 40_000);
+        assert_eq!(q.queued_ns, 40_000);
     }
 
     /// Jobs of no work are handed on in the step that dispatches them.

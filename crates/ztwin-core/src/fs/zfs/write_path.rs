@@ -503,11 +503,7 @@ impl Zfs {
         let asize = u64::from(layout.compression.asize(info.psize));
         let checksum = (f64::from(info.psize) * costs.checksum_ns_per_byte) as Nanos;
         // The write's zio compresses the record (by the dataset's algorithm) as the sync's do.
-        let compress = if layout.compression.algorithm() == Compression::Off {
-            0
-        } else {
-            (f64::from(info.lsize) * costs.compress_ns_per_byte) as Nanos
-        };
+        let compress = costs.compress(layout.compression.algorithm(), info.lsize);
         *cpu += costs.zfs_block + costs.zio + compress + checksum;
         if asize == 0 {
             // All zeroes compress to a hole: nothing is written.
@@ -599,7 +595,11 @@ impl Zfs {
                     w.woken.append(&mut w.throttled);
                 }
             }
-            SyncPhase::Idle if w.txgs.sync_due().is_some_and(|d| d <= now) => self.begin_sync(now),
+            SyncPhase::Idle if w.txgs.sync_due().is_some_and(|d| d <= now) => {
+                self.begin_sync(now);
+                // The sync gave back the charge of what it need not write.
+                self.set_async_write_max();
+            }
             SyncPhase::Idle | SyncPhase::Blocks | SyncPhase::Uberblock { .. } => {}
         }
         self.run_issue(now, cpus, devices);
@@ -614,16 +614,16 @@ impl Zfs {
         self.pool.vq.set_async_write_max(n);
     }
 
-    /// spa_sync of the open txg at `now`: plans every write (see the module docs) and hands
-    /// them to the leaves' vdev queues.
+    /// spa_sync of the open txg at `now`: plans every write (see the module docs) and gives
+    /// each block's writes to the write issue taskq, as a job of that block's CPU.
     fn begin_sync(&mut self, now: Nanos) {
         let Zfs { writes: w, arc, layout, pool, meta_flags, costs, .. } = self;
         // The CPU of a block's zio in the write issue taskq (see `wr_iss`): compression
         // over its logical size (data by the dataset's algorithm, metadata always),
         // fletcher4 over its physical size, and each leaf write's zio and device I/O.
-        let bytes_ns = |n: u64, per_byte: f64| (n as f64 * per_byte) as Nanos;
+        let checksum = |n: u64| (n as f64 * costs.checksum_ns_per_byte) as Nanos;
         let per_write = costs.zio + costs.device_io;
-        let data_compressed = layout.compression.algorithm() != Compression::Off;
+        let algorithm = layout.compression.algorithm();
         let queued_before = w.issue.queued_ns;
         let txg = w.txgs.begin_sync(now, &mut w.scratch);
         w.current = TxgRecord { txg, start: now, ..TxgRecord::default() };
@@ -652,12 +652,8 @@ impl Zfs {
             } else {
                 w.current.data_bytes += asize;
                 let n = place(w, pool, key, asize, false, u64::from(charged));
-                let compress = if data_compressed {
-                    bytes_ns(u64::from(info.lsize), costs.compress_ns_per_byte)
-                } else {
-                    0
-                };
-                w.issue.end_job(compress + bytes_ns(asize, costs.checksum_ns_per_byte) + n * per_write);
+                let compress = costs.compress(algorithm, info.lsize);
+                w.issue.end_job(compress + checksum(asize) + n * per_write);
             }
             for level in 1..layout.nlevels(object) {
                 ancestors.push((layout.key(object, blkid, level).0, blkid));
@@ -678,11 +674,9 @@ impl Zfs {
                 w.current.indirect_blocks += 1;
                 w.current.indirect_bytes += 2 * asize;
                 let n = place(w, pool, key, asize, true, 0);
-                w.issue.end_job(
-                    bytes_ns(u64::from(info.lsize), costs.compress_ns_per_byte)
-                        + bytes_ns(asize, costs.checksum_ns_per_byte)
-                        + n * per_write,
-                );
+                // Metadata is compressed whatever the dataset's setting (lz4).
+                w.issue
+                    .end_job(costs.compress(Compression::Lz4, info.lsize) + checksum(asize) + n * per_write);
             }
             arc.write_done(key, info, *meta_flags, now);
         }
@@ -692,14 +686,12 @@ impl Zfs {
             let key = BlockKey::new(0, 0, u64::from(object) / 32);
             w.current.dnode_bytes += 2 * u64::from(sector);
             let n = place(w, pool, key, u64::from(sector), true, 0);
-            w.issue.end_job(bytes_ns(u64::from(sector), costs.checksum_ns_per_byte) + n * per_write);
+            w.issue.end_job(checksum(u64::from(sector)) + n * per_write);
         }
         w.ancestors = ancestors;
         w.objects = objects;
         w.current.issue_cpu_ns = w.issue.queued_ns - queued_before;
         w.phase = SyncPhase::Blocks;
-        let t = &w.txgs;
-        pool.vq.set_async_write_max(max_async_writes(&t.params, t.dirty_total()));
     }
 
     /// The write issue taskq at `now`: the blocks whose CPU work is done go to their
@@ -845,10 +837,11 @@ impl Zfs {
 
     /// Splits the layer into what the log's operations touch.
     fn zil_parts<'a>(&'a mut self, devices: &'a mut [Device]) -> Option<(&'a mut Zil, ZilIo<'a>)> {
+        self.writes.zil.as_ref()?;
+        self.set_async_write_max();
         let Zfs { writes, pool, layout, costs, .. } = self;
         let WritePath { txgs, zil, .. } = writes;
         let zil = zil.as_deref_mut()?;
-        pool.vq.set_async_write_max(max_async_writes(&txgs.params, txgs.dirty_total()));
         Some((zil, ZilIo { txgs, pool, layout, devices, costs }))
     }
 

@@ -988,11 +988,7 @@ impl Zil {
         self.stats.dmu_sync_writes += 1;
         self.stats.dmu_sync_bytes += asize;
         // The record's zio compresses it (by the dataset's algorithm) and checksums it.
-        let compress = if io.layout.compression.algorithm() == crate::config::Compression::Off {
-            0
-        } else {
-            (f64::from(info.lsize) * io.costs.compress_ns_per_byte) as Nanos
-        };
+        let compress = io.costs.compress(io.layout.compression.algorithm(), info.lsize);
         *cpu += io.costs.zio + compress + (f64::from(info.psize) * io.costs.checksum_ns_per_byte) as Nanos;
         self.write_block(io, k, top, offset, asize as u32, false, now, cpu);
     }
