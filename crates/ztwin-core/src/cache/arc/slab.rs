@@ -434,6 +434,12 @@ impl Slab {
         let l = &mut self.lists[li];
         l.bytes -= h.state_bytes();
         l.count -= 1;
+        // The list's head left and the window's head-most member is the head now: the
+        // window is the whole list.
+        let w = &mut self.skip[li];
+        if h.prev == NIL && w.skips > 0 && self.hdrs[w.last as usize].prev == NIL {
+            w.whole = true;
+        }
     }
 
     /// Slab slots and table capacity: both stop growing once the header count peaks.
