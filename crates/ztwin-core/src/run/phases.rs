@@ -196,7 +196,7 @@ impl Sim<'_> {
             self.devices[*d].submit(now, Op::Write, chunk as u32);
             left -= chunk;
         }
-        self.set_next_feed(feed.next_feed_at.max(now + 1));
+        self.set_next_feed(feed.next_feed_at.max(now.saturating_add(1)));
     }
 
     /// Runs one event: a request steps, a background thread runs if it is due (see

@@ -1131,7 +1131,7 @@ impl Sim<'_> {
             }
         }
         if let Some(t) = wake {
-            let t = t.max(now + 1);
+            let t = t.max(now.saturating_add(1));
             self.journal_wake = Some(t);
             self.queue.at(t, Event::Journal);
         }
