@@ -9,9 +9,9 @@ sweep`` sets it, as few times as the answer needs.
     advice.runs, advice.wall_s
 
 Questions, one module each (:data:`QUESTIONS`): ``arc`` (:mod:`.arc`, a search),
-``recordsize``, ``memory-split``, ``slog`` and ``compression`` (:mod:`.recordsize`,
-:mod:`.memory_split`, :mod:`.slog`, :mod:`.compression`: a few fixed points each, on
-:mod:`.grid`); l2arc is to come (issue 18). :mod:`.common` has the
+``recordsize``, ``memory-split``, ``slog``, ``compression`` and ``l2arc``
+(:mod:`.recordsize`, :mod:`.memory_split`, :mod:`.slog`, :mod:`.compression`,
+:mod:`.l2arc`: a few fixed points each, on :mod:`.grid`). :mod:`.common` has the
 typed answer, the runner of points and the scaled-down run; :mod:`.search` the searches
 as pure functions; :mod:`.report` the HTML page.
 """
@@ -35,6 +35,7 @@ QUESTIONS: dict[str, str] = {
     "memory-split": "the split of a fixed RAM between the InnoDB buffer pool and the ARC with the best qps",
     "slog": "whether a log device speeds up the sync writes (the ZIL's share of commit time)",
     "compression": "the compression (off, lz4, zstd) with the best throughput, ties within 2% to the better ratio",
+    "l2arc": "the cache-device size and feed rate (l2arc_write_max) with the best qps, or no L2ARC when it gains under 5%",
 }
 
 #: Each question's module, its options' class, its function and what it applies to.
@@ -44,6 +45,7 @@ _SPECS: dict[str, tuple[str, str, str, str]] = {
     "memory-split": ("memory_split", "MemorySplitOptions", "advise_memory_split", "the memory-split question (a ZFS variant with a database)"),
     "slog": ("slog", "SlogOptions", "advise_slog", "the slog question (a ZFS variant)"),
     "compression": ("compression", "CompressionOptions", "advise_compression", "the compression question (a ZFS variant)"),
+    "l2arc": ("l2arc", "L2arcOptions", "advise_l2arc", "the l2arc question (a ZFS variant with a cache device)"),
 }
 
 

@@ -116,6 +116,8 @@ class Outcome:
     refused: Optional[str] = None
     wall_s: float = 0.0
     config: Optional[dict[str, Any]] = None
+    #: The run's time series (columns of equal length), kept when the runner's ``keep_series`` is set.
+    series: Optional[dict[str, list[Any]]] = None
 
 
 class Runner:
@@ -153,6 +155,8 @@ class Runner:
         self.cache: dict[str, Outcome] = {}
         self.runs = 0
         self.run_wall_s = 0.0
+        #: Keep each run's time series on its :class:`Outcome` (the l2arc question's warm-up).
+        self.keep_series = False
 
     def outcome(self, point: Mapping[str, Any], label: str = "") -> Outcome:
         from .. import resources, run_variant
@@ -174,10 +178,10 @@ class Runner:
         t0 = time.monotonic()
         doc = json.loads(run_variant(sc, self.variant))
         wall = time.monotonic() - t0
-        doc.pop("series", None)
+        series = doc.pop("series", None)
         self.runs += 1
         self.run_wall_s += wall
-        out = Outcome(dict(point), doc=doc, wall_s=wall, config=sc.variants[self.variant])
+        out = Outcome(dict(point), doc=doc, wall_s=wall, config=sc.variants[self.variant], series=series if self.keep_series else None)
         self.cache[key] = out
         self.on_run(f"{label or _label(point)}: {doc.get('qps', 0):,.1f} queries/s ({wall:.1f} s wall)")
         return out

@@ -25,6 +25,10 @@ _METRICS = [
     ("compressratio", "compressratio", "x", 1.0),
     ("write_amplification", "Write amplification (device bytes / Innodb_data_written)", "x", 1.0),
     ("cpu_utilization", "CPU utilization", "%", 100.0),
+    ("l2_size", "L2ARC size (l2_size) at the window's end", "GiB", 2**-30),
+    ("l2_hdr_size", "L2 headers in the ARC (l2_hdr_size)", "MiB", 2**-20),
+    ("read_share_l2arc", "Block reads served by the L2ARC", "%", 100.0),
+    ("warmup_qps_s", "Warm-up: qps at 90% of its steady value", "s from the start", 1.0),
     ("zil_commit_count", "zil_commit_count", "commits", 1.0),
     ("demand_metadata_misses_per_query", "Demand metadata misses per query", "misses/query", 1.0),
     ("arc_hit_ratio", "ARC hit ratio", "%", 100.0),
@@ -49,6 +53,9 @@ def advice_figures(advice: Any) -> list[hr.Fig]:
     if answer_x is None:  # an answer that is not a value of the points (slog): the row marked chosen
         answer_x = next((r[x] for r in rows if r.get("chosen") is True), None)
     scales = sorted({r.get("scale", 1) for r in rows})
+    # One line per scale, and per ``line`` a question names (l2arc: the feed rates at the chosen size).
+    groups = [(s, None) for s in scales] + list(dict.fromkeys((r.get("scale", 1), r["line"]) for r in rows if r.get("line")))
+    chosen_line = next((r.get("line") for r in rows if r.get("chosen") is True), None)
     # The x axis: sizes in KiB (recordsize) or GiB, names as categories (slog, compression).
     xs_all = [r[x] for r in rows]
     categorical = any(isinstance(v, str) for v in xs_all)
@@ -60,14 +67,18 @@ def advice_figures(advice: Any) -> list[hr.Fig]:
         if not any(r.get(col) is not None for r in rows):
             continue
         traces, marks = [], []
-        for s in scales:
-            pts = sorted((r for r in rows if r.get("scale", 1) == s and r.get(col) is not None), key=lambda r: r[x])
-            name = "full size" if s == 1 else f"scaled 1/{s:g}"
+        for s, line in groups:
+            pts = sorted((r for r in rows if r.get("scale", 1) == s and r.get("line") == line and r.get(col) is not None), key=lambda r: r[x])
+            if not pts:
+                continue
+            name = line or ("full size" if s == 1 else f"scaled 1/{s:g}")
             xs = [r[x] if categorical else r[x] * xsc for r in pts]
             ys = [r[col] * sc for r in pts]
             traces.append(hr.Trace(name, xs, ys, "solid" if s == 1 else "dash"))
             if answer_x is not None:
                 hit = [r for r in pts if r[x] == answer_x]
+                if line is not None or chosen_line is not None:  # lines of their own: the star on the chosen row's
+                    hit = [r for r in hit if r.get("chosen") is True and line == chosen_line]
                 if hit and (s == 1 or not any(r.get("scale", 1) == 1 and r[x] == answer_x for r in rows)):
                     marks.append((name, answer_x if categorical else answer_x * xsc, hit[0][col] * sc, "answer"))
         xl = x.removesuffix("_bytes") + xunit

@@ -1,4 +1,4 @@
-"""``ztwin advise QUESTION SCENARIO``: a question (arc, recordsize, memory-split, slog, compression) answered
+"""``ztwin advise QUESTION SCENARIO``: a question (arc, recordsize, memory-split, slog, compression, l2arc) answered
 by runs of the scenario's variant (see :mod:`ztwin.advise`): the recommended value, the
 points behind it and the mechanism in a sentence; ``--json`` as one document."""
 
@@ -20,6 +20,8 @@ _COLUMNS: list[tuple[str, str, str]] = [
     ("recordsize", "recordsize", "s"),
     ("compression", "compression", "s"),
     ("log_device", "log device", "s"),
+    ("l2arc_size", "cache device", "s"),
+    ("l2arc_write_max", "l2arc_write_max", "s"),
     ("scale", "scale", "g"),
     ("qps", "qps", ",.1f"),
     ("tps", "tps", ",.1f"),
@@ -41,6 +43,11 @@ _COLUMNS: list[tuple[str, str, str]] = [
     ("write_iops", "write IOPS", ",.0f"),
     ("write_mbps", "write MB/s", ",.1f"),
     ("compressratio", "compressratio", ".2f"),
+    ("l2_size", "l2_size", "size"),
+    ("l2_hdr_size", "l2_hdr_size", "size"),
+    ("read_share_l2arc", "L2 share %", "%"),
+    ("cache_read_iops", "cache reads/s", ",.0f"),
+    ("warmup_qps_s", "qps warm at s", ",.0f"),
     ("write_amplification", "write ampl.", ".2f"),
     ("zil_commit_count", "zil commits", ",d"),
     ("zil_itx_metaslab_normal_bytes", "ZIL to pool", "size"),
@@ -91,7 +98,7 @@ def _points_table(advice: Any) -> Table:
 @app.command("advise")
 @_handle_errors
 def advise_cmd(
-    question: str = typer.Argument(..., help="The question: arc, recordsize, memory-split, slog, compression (l2arc to come)."),
+    question: str = typer.Argument(..., help="The question: arc, recordsize, memory-split, slog, compression, l2arc."),
     scenario: Path = typer.Argument(..., help="Scenario TOML."),
     variant: Optional[str] = typer.Option(None, "--variant", help="The variant to advise on (default: its first one the question applies to)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document: question, answer, points, explanation (and criterion, notes, runs, wall_s)."),
@@ -104,12 +111,14 @@ def advise_cmd(
     buffer_pools: Optional[str] = typer.Option(None, "--buffer-pools", help="memory-split: buffer-pool sizes to run, comma-separated (the ARC gets the rest), instead of the 10%..90% grid."),
     latency: Optional[str] = typer.Option(None, "--latency", help="slog: the log device: a device preset (nvme-local, ram-slog, ...) or its write latency (e.g. 50us, on nvme-local). Default: nvme-local."),
     compressions: Optional[str] = typer.Option(None, "--compressions", help="compression: the algorithms to run, comma-separated (default off,lz4,zstd)."),
+    fractions: Optional[str] = typer.Option(None, "--fractions", help="l2arc: cache-device sizes as fractions of the scenario's device, comma-separated (default 0,1,0.5,0.25; 0: no cache device)."),
+    feed_factors: Optional[str] = typer.Option(None, "--feed-factors", help="l2arc: l2arc_write_max (and _boost) as factors of the variant's, run at the chosen size (default 0.5,2)."),
     phase: Optional[str] = typer.Option(None, "--phase", help="The phase measured in a variant with [[phases]] (default: its first workload phase; not arc)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Also write the answer's HTML page (its curve with the answer marked) to FILE."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per run on stderr."),
     no_memory_check: bool = typer.Option(False, "--no-memory-check", help="Run points even when their estimated memory exceeds what the machine has available."),
 ) -> None:
-    """Answer a sizing question (arc, recordsize, memory-split, slog, compression) from runs of a scenario's variant: the value, the curve, the mechanism."""
+    """Answer a sizing question (arc, recordsize, memory-split, slog, compression, l2arc) from runs of a scenario's variant: the value, the curve, the mechanism."""
     from ..advise import QUESTIONS, AdviseError, advise
 
     if question not in QUESTIONS:
@@ -128,7 +137,16 @@ def advise_cmd(
     def split(v: Optional[str]) -> Optional[list[str]]:
         return None if v is None else [x.strip() for x in v.split(",") if x.strip()]
 
-    options = {"sizes": split(sizes), "reserve": reserve, "buffer_pools": split(buffer_pools), "latency": latency, "compressions": split(compressions), "phase": phase}
+    def numbers(v: Optional[str], flag: str) -> Optional[list[float]]:
+        if v is None:
+            return None
+        try:
+            return [float(x) for x in split(v) or []]
+        except ValueError:
+            raise AdviseError(f"{flag} {v!r}: comma-separated numbers (e.g. 0,1,0.5,0.25)") from None
+
+    options = {"sizes": split(sizes), "reserve": reserve, "buffer_pools": split(buffer_pools), "latency": latency, "compressions": split(compressions), "phase": phase,
+               "fractions": numbers(fractions, "--fractions"), "feed_factors": numbers(feed_factors, "--feed-factors")}
     options = {k: v for k, v in options.items() if v is not None}
     adv = advise(question, str(scenario), variant, duration=duration, warmup=warmup, seed=seed, scale=scale, memory_check=not no_memory_check, on_note=note, **options)
     if report is not None:
