@@ -60,6 +60,8 @@ def advise(
     scale: Optional[int] = None,
     memory_check: bool = True,
     on_note: Optional[Callable[[str], None]] = None,
+    uncertainty: Optional[int] = None,
+    _extra: Optional[dict[str, Any]] = None,
     **options: Any,
 ) -> Advice:
     """Answers ``question`` (a key of :data:`QUESTIONS`) for ``variant`` of ``scenario``
@@ -69,12 +71,19 @@ def advise(
     (``arc`` only; 1: none). ``options`` go to the question's options class (e.g.
     ``dm_per_query``, ``step`` for arc; ``sizes`` for recordsize; ``reserve``,
     ``buffer_pools`` for memory-split; ``latency`` for slog; ``phase`` for all but arc).
-    ``on_note(line)`` hears each run as it ends. Errors: :class:`AdviseError` (a question
+    ``on_note(line)`` hears each run as it ends. ``uncertainty=N`` asks the question again
+    for N members with the presets' provisional parameters drawn within their ranges
+    (:mod:`.ensemble`; 2 to :data:`ztwin.uncertainty.MAX_MEMBERS`): ``Advice.uncertainty``
+    has the bands and the parameters ranked by how much they move the answer. Errors: :class:`AdviseError` (a question
     that does not apply, an unknown option), :class:`~ztwin.exceptions.ScenarioError`."""
     import importlib
 
     if question not in QUESTIONS:
         raise AdviseError(f"unknown question {question!r}; the questions: {', '.join(QUESTIONS)}")
+    if uncertainty is not None:
+        from ..uncertainty import check_members
+
+        check_members(uncertainty)
     t0 = time.monotonic()
     note = on_note or (lambda _m: None)
     overrides: dict[str, Any] = {}
@@ -92,12 +101,23 @@ def advise(
         raise AdviseError(f"{question}: --scale is the arc question's (scaled-down runs); this question runs at full size")
     kw = {"duration": duration, "warmup": warmup} | ({"scale": scale} if "scale" in fields else {})
     opts = opts_cls(**kw, **{k: v for k, v in options.items() if v is not None})
-    runner = Runner(scenario, variant, overrides, memory_check=memory_check, fits=mod.fits, question=applies, on_run=note)
+    runner = Runner(scenario, variant, overrides, memory_check=memory_check, fits=mod.fits, question=applies, on_run=note, extra=_extra)
     result = getattr(mod, fn_name)(runner, opts, note)
     result.runs = runner.runs
     result.wall_s = time.monotonic() - t0
     if question != "arc":
         result.notes.append(f"{runner.runs} runs, {result.wall_s:.1f} s of wall time")
+    if uncertainty is not None:
+        from .ensemble import run_ensemble
+
+        def ask(extra: dict[str, Any]) -> Advice:
+            return advise(question, scenario, result.variant, duration=duration, warmup=warmup, seed=seed, scale=scale,
+                          memory_check=memory_check, on_note=on_note, _extra=extra, **options)
+
+        result.uncertainty = run_ensemble(ask, result, uncertainty, scenario, seed, memory_check, note)
+        result.runs += sum(m.get("runs", 0) for m in result.uncertainty["member_rows"])
+        result.wall_s = time.monotonic() - t0
+        result.notes.append(f"with the uncertainty ensemble: {result.runs} runs, {result.wall_s:.1f} s of wall time")
     return result
 
 

@@ -72,6 +72,8 @@ class Advice:
     settings: dict[str, Any] = field(default_factory=dict)
     #: The parameter the curve is drawn against (a column of ``points``).
     x: str = ""
+    #: With ``--uncertainty N``: the ensemble's bands and sensitivity (:mod:`.ensemble`).
+    uncertainty: Optional[dict[str, Any]] = None
 
     def frame(self) -> Any:
         """The points as a polars DataFrame, one row per run point."""
@@ -95,7 +97,7 @@ class Advice:
             "wall_s": round(self.wall_s, 3),
             "notes": self.notes,
             "settings": self.settings,
-        }
+        } | ({"uncertainty": self.uncertainty} if self.uncertainty is not None else {})
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
@@ -136,6 +138,7 @@ class Runner:
         fits: Optional[Callable[[dict[str, Any]], bool]] = None,
         question: str = "",
         on_run: Optional[Callable[[str], None]] = None,
+        extra: Optional[Mapping[str, Any]] = None,
     ) -> None:
         from ..sweeps import PointLoader
 
@@ -152,6 +155,8 @@ class Runner:
         self.config = self.scenario.variants[variant]
         self.memory_check = memory_check
         self.on_run = on_run or (lambda _m: None)
+        #: ``{"dotted.key": value}`` set under every point's own keys (an uncertainty member's draws).
+        self.extra = dict(extra or {})
         self.cache: dict[str, Outcome] = {}
         self.runs = 0
         self.run_wall_s = 0.0
@@ -165,7 +170,7 @@ class Runner:
         if key in self.cache:
             return self.cache[key]
         try:
-            sc = self.loader.load(point, what="advise point")
+            sc = self.loader.load({**self.extra, **point}, what="advise point")
         except ScenarioError as e:
             out = Outcome(dict(point), refused=_refusal(e))
             self.cache[key] = out

@@ -96,6 +96,17 @@ def render_advice(advice: Any) -> str:
     body += f"<p><b>Why:</b> {html.escape(advice.explanation)}</p>"
     body += f'<p class="note">{advice.runs} runs, {advice.wall_s:.1f} s of wall time.</p>'
     body += "<ul>" + "".join(f"<li class=\"note\">{html.escape(n)}</li>" for n in advice.notes) + "</ul>"
+    u = getattr(advice, "uncertainty", None)
+    if u is not None:
+        from .ensemble import summary_lines
+
+        body += '<h2 id="uncertainty">Uncertainty</h2><ul>' + "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(u)) + "</ul>"
+        mcols: list[str] = []
+        for r in u["member_rows"]:
+            for c in r:
+                if c not in mcols:
+                    mcols.append(c)
+        body += hr._table(mcols, [[hr._fmt(r.get(c)) if not isinstance(r.get(c), dict) else ", ".join(f"{k}={v}" for k, v in r[c].items()) for c in mcols] for r in u["member_rows"]])
     body += '<h2 id="curves">The curve</h2><p class="note">One line per scale (full size; scaled-down runs dashed, their sizes multiplied back); a star marks the answer.</p>'
     body += hr._figs_html(go, figs)
     body += '<h2 id="points">Points</h2>'

@@ -115,6 +115,7 @@ def advise_cmd(
     feed_factors: Optional[str] = typer.Option(None, "--feed-factors", help="l2arc: l2arc_write_max (and _boost) as factors of the variant's, run at the chosen size (default 0.5,2)."),
     phase: Optional[str] = typer.Option(None, "--phase", help="The phase measured in a variant with [[phases]] (default: its first workload phase; not arc)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Also write the answer's HTML page (its curve with the answer marked) to FILE."),
+    uncertainty: Optional[int] = typer.Option(None, "--uncertainty", help="Ask again for N members (2 to 32) with the presets' provisional parameters drawn within their ranges: the answer as a band, and the parameter that moves it most."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per run on stderr."),
     no_memory_check: bool = typer.Option(False, "--no-memory-check", help="Run points even when their estimated memory exceeds what the machine has available."),
 ) -> None:
@@ -123,6 +124,10 @@ def advise_cmd(
 
     if question not in QUESTIONS:
         raise AdviseError(f"unknown question {question!r}; the questions: {', '.join(QUESTIONS)}")
+    if uncertainty is not None:
+        from ..uncertainty import check_members
+
+        check_members(uncertainty)
     run_overrides(seed, {"duration": duration, "warmup": warmup})  # durations checked before any run
     if report is not None:
         from .. import html_report
@@ -148,7 +153,7 @@ def advise_cmd(
     options = {"sizes": split(sizes), "reserve": reserve, "buffer_pools": split(buffer_pools), "latency": latency, "compressions": split(compressions), "phase": phase,
                "fractions": numbers(fractions, "--fractions"), "feed_factors": numbers(feed_factors, "--feed-factors")}
     options = {k: v for k, v in options.items() if v is not None}
-    adv = advise(question, str(scenario), variant, duration=duration, warmup=warmup, seed=seed, scale=scale, memory_check=not no_memory_check, on_note=note, **options)
+    adv = advise(question, str(scenario), variant, duration=duration, warmup=warmup, seed=seed, scale=scale, memory_check=not no_memory_check, on_note=note, uncertainty=uncertainty, **options)
     if report is not None:
         path = adv.write_report(report)
         err.print(f"report written to {escape(str(path))}")
@@ -162,6 +167,12 @@ def advise_cmd(
     out.print(f"\n[bold]Answer:[/] {escape(ans)}")
     out.print(f"[bold]Criterion:[/] {escape(adv.criterion)}")
     out.print(f"[bold]Why:[/] {escape(adv.explanation)}")
+    if adv.uncertainty is not None:
+        from ..advise.ensemble import summary_lines
+
+        out.print("[bold]Uncertainty:[/]")
+        for line in summary_lines(adv.uncertainty):
+            out.print(f"  {escape(line)}")
     for n in adv.notes:
         out.print(f"[dim]note:[/] {escape(n)}")
     out.print(f"{adv.runs} runs, {adv.wall_s:.1f} s wall")

@@ -32,6 +32,7 @@ def run_cmd(
     summary_only: bool = typer.Option(False, "--summary-only", help="Print only the summary table(s): no arcstat rows, no fio report per run."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Show no progress on stderr."),
     no_memory_check: bool = typer.Option(False, "--no-memory-check", help="Run even when the largest variant's estimated memory exceeds what the machine has available."),
+    uncertainty: Optional[int] = typer.Option(None, "--uncertainty", help="Run each variant again N times (2 to 32) with the presets' provisional parameters drawn within their ranges: qps, tps, p95 and CPU as bands, and the parameter that moves qps most."),
 ) -> None:
     """Run a scenario's variants and print what happened (simulated)."""
     from .. import load_scenario
@@ -44,6 +45,10 @@ def run_cmd(
         raise ScenarioError("--full goes with --json (it adds the series and configs to the JSON document)")
     if png is not None and report is None:
         raise ScenarioError("--png goes with --report FILE (the PNGs are the report's figures)")
+    if uncertainty is not None:
+        from ..uncertainty import check_members
+
+        check_members(uncertainty)
     run_over = {"duration": duration, "warmup": warmup, "report_interval": report_interval}
     overrides = run_overrides(seed, run_over)
     if report is not None:
@@ -76,8 +81,22 @@ def run_cmd(
     if report is not None:
         path = result.write_report(report, png)
         err.print(f"report written to {escape(str(path))}" + (f", figures to {escape(str(png))}" if png is not None else ""))
+    ensemble = None
+    if uncertainty is not None:
+        from ..uncertainty import run_ensemble
+
+        def on_member(name: str, i: int, n: int) -> None:
+            if not quiet:
+                err.print(f"uncertainty: {escape(name)} member {i + 1}/{n}")
+
+        ensemble = run_ensemble(scenario if scenario is not None else DEFAULT_SCENARIO, names, uncertainty, overrides or None, check, on_member)
     if json_out:
-        typer.echo(result.to_json(full=full))
+        if ensemble is None:
+            typer.echo(result.to_json(full=full))
+        else:
+            import json
+
+            typer.echo(json.dumps(json.loads(result.to_json(full=full)) | {"uncertainty": ensemble}, indent=2))
         return
     out = _stdout()
     if summary_only:
@@ -118,3 +137,34 @@ def run_cmd(
         t = fio_runs_table(name, doc)
         if t is not None:
             out.print(t)
+    if ensemble is not None:
+        out.print(_uncertainty_table(ensemble, result.summary))
+        for name, e in ensemble["variants"].items():
+            top = [r for r in e.get("sensitivity", []) if r["rho"] is not None][:3]
+            if top:
+                out.print(f"{escape(name)}: qps moved most by " + ", ".join(f"{escape(r['parameter'])} (rho {r['rho']:+.2f})" for r in top))
+            elif e.get("bands", {}).get("qps"):
+                out.print(f"{escape(name)}: qps is the same in every member: no provisional parameter moves it")
+            for n in e.get("notes", []):
+                out.print(f"[dim]note ({escape(name)}):[/] {escape(n)}")
+
+
+def _uncertainty_table(ensemble: dict, summary: dict) -> "Table":
+    """Each variant's nominal figures beside the ensemble's min / median / max."""
+    from rich.table import Table
+
+    from ..uncertainty import RUN_METRICS, _get_path
+
+    t = Table(title=f"Uncertainty: {ensemble['members']} members per variant, provisional preset parameters drawn within their ranges", title_justify="left")
+    for c in ("variant", "figure", "nominal", "min", "median", "max", "drawn", "failed"):
+        t.add_column(c, justify="left" if c in ("variant", "figure") else "right")
+    for name, e in ensemble["variants"].items():
+        doc = summary["variants"].get(name, {})
+        for m, path in RUN_METRICS:
+            b = (e.get("bands") or {}).get(m)
+            nom = _get_path(doc, path)
+            if b is None and nom is None:
+                continue
+            f = (lambda v: "-" if v is None else f"{100 * v:.1f}%") if m == "cpu_utilization" else (lambda v: "-" if v is None else f"{v:,.2f}")
+            t.add_row(name, m, f(nom), f(b and b["min"]), f(b and b["median"]), f(b and b["max"]), str(len(e["parameters"])), str(e.get("failed", 0)))
+    return t
