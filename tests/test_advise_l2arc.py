@@ -93,6 +93,16 @@ def test_feed_answer_ties_go_to_the_shortest_warmup_then_the_slower_feed():
     assert choose_feed([{"l2arc_write_max_bytes": 1, "qps": None}], "qps", 0.02) is None
 
 
+def test_device_sizes_keep_the_devices_units():
+    from ztwin.advise.l2arc import device_sizes, size_label
+
+    sizes = device_sizes(475 * 10**9, [0, 1, 0.5, 0.25, 0.5])
+    assert sizes == [0, 475 * 10**9, 237 * 10**9, 118 * 10**9]
+    assert [size_label(n) for n in sizes[1:]] == ["475GB", "237GB", "118GB"]
+    assert device_sizes(8 * GiB, [1, 0.5, 0.25, 0.01]) == [8 * GiB, 4 * GiB, 2 * GiB, 81 * MiB]
+    assert size_label(2 * GiB) == "2GiB"
+
+
 def test_default_feed_rate_by_release():
     assert default_write_max("0.8", None) == 8 * MiB
     assert default_write_max("2.2", 6) == 8 * MiB

@@ -147,6 +147,31 @@ def _round_mib(n: float) -> int:
     return max(MiB, int(n) // MiB * MiB)
 
 
+def device_sizes(full: int, fractions: Sequence[float]) -> list[int]:
+    """The cache-device sizes of ``fractions`` of a device of ``full`` bytes, in the
+    order given, distinct: 0 for 0, the device itself for 1, the others rounded down to
+    a whole GB when the device is a whole number of GB (as vendors size NVMe: "475GB"),
+    else to a whole GiB (a whole MiB below 1 GiB)."""
+    out: list[int] = []
+    for f in fractions:
+        if f == 0:
+            n = 0
+        elif f == 1:
+            n = full
+        else:
+            x = full * f
+            unit = 10**9 if full % 10**9 == 0 and x >= 10**9 else (2**30 if x >= 2**30 else MiB)
+            n = max(MiB, int(x) // unit * unit)
+        if n not in out:
+            out.append(n)
+    return out
+
+
+def size_label(n: int) -> str:
+    """A size as a scenario file takes it: whole GB as "237GB", else as :func:`size_text`."""
+    return f"{n // 10**9}GB" if n and n % 10**9 == 0 else size_text(n)
+
+
 def advise_l2arc(runner: Runner, opts: L2arcOptions, note: Callable[[str], None]) -> Advice:
     cfg = runner.config
     fs = cfg.get("filesystem") or {}
@@ -190,7 +215,7 @@ def advise_l2arc(runner: Runner, opts: L2arcOptions, note: Callable[[str], None]
             label = f"cache {human_size(size)}, l2arc_write_max {size_text(wm)}"
         out = runner.outcome(point, label)
         row: dict[str, Any] = {
-            "l2arc_size": size_text(size) if size else "no L2ARC",
+            "l2arc_size": size_label(size) if size else "no L2ARC",
             "l2arc_size_bytes": size,
             "l2arc_write_max": size_text(wm) if size else None,
             "l2arc_write_max_bytes": wm if size else None,
@@ -208,13 +233,8 @@ def advise_l2arc(runner: Runner, opts: L2arcOptions, note: Callable[[str], None]
         return row
 
     size_rows: list[dict[str, Any]] = []
-    seen: set[int] = set()
-    for f in opts.fractions:
-        size = 0 if f == 0 else _round_mib(full * f)
-        if size in seen:
-            continue
-        seen.add(size)
-        role = "baseline" if size == 0 else ("device" if size == full else f"{f:g}x size")
+    for size in device_sizes(full, opts.fractions):
+        role = "baseline" if size == 0 else ("device" if size == full else f"{size / full:.2g}x size")
         size_rows.append(run(size, 1.0, role))
     pick, why = choose_size(size_rows, metric, opts.gain, opts.tolerance)
     if pick is None:
@@ -247,7 +267,7 @@ def advise_l2arc(runner: Runner, opts: L2arcOptions, note: Callable[[str], None]
         f"ties within {100 * opts.tolerance:g}% to the shortest warm-up (the rate staying at {100 * opts.warm_fraction:g}% of its steady value), then the slower feed"
     )
     explanation = _explain(chosen, base, size_rows, metric, why, opts)
-    notes.append(f"cache device {cache}: {human_size(full)}; the variant's l2arc_write_max {size_text(wmax)}, l2arc_write_boost {size_text(boost)}")
+    notes.append(f"cache device {cache}: {size_label(full)} ({human_size(full)}); the variant's l2arc_write_max {size_text(wmax)}, l2arc_write_boost {size_text(boost)}")
     return Advice(
         question="l2arc", scenario=runner.scenario.name, source=runner.scenario.source, variant=runner.variant,
         answer=answer, points=rows, explanation=explanation, criterion=criterion, notes=list(dict.fromkeys(notes)),
@@ -330,15 +350,17 @@ def _explain(c: Mapping[str, Any], base: Optional[Mapping[str, Any]], sizes: Seq
     )
     cpu = c.get("cpu_utilization") or 0
     s += f", where the CPUs bind ({pct(cpu)}%)" if cpu >= 0.95 else ""
-    s += (
-        f". Its headers take {hs(c.get('l2_hdr_size'))} of ARC memory ({pct(c.get('l2_hdr_share_of_arc_c'))}% of arc_c {hs(c.get('arc_c'))}), "
-        "memory the ARC no longer has for data and indirect blocks"
-    )
+    s += f". Its headers take {hs(c.get('l2_hdr_size'))} of ARC memory ({pct(c.get('l2_hdr_share_of_arc_c'))}% of arc_c {hs(c.get('arc_c'))}"
+    if (c.get("l2_hdr_size") or 0) > (c.get("arc_c") or 0) * 0.5 and c.get("arc_size") is not None:
+        s += f"; the ARC holds {hs(c.get('arc_size'))}"
+    s += "), memory the ARC no longer has for data and indirect blocks"
     if c.get("warmup_qps_s") is not None:
         ws = c.get("workload_start_s")
-        s += f"; qps stays at {100 * opts.warm_fraction:g}% of its steady value from {_dur(c['warmup_qps_s'])} after the start"
         if ws:
-            s += f" (the warm-up phases end at {_dur(ws)})"
+            s += (f"; qps stays at {100 * opts.warm_fraction:g}% of its steady value from {_dur(c['warmup_qps_s'] - ws)} into the workload, "
+                  f"{_dur(c['warmup_qps_s'])} after the start (the warm-up phases take {_dur(ws)})")
+        else:
+            s += f"; qps stays at {100 * opts.warm_fraction:g}% of its steady value from {_dur(c['warmup_qps_s'])} after the start"
     elif c.get("warmup_qps_s") is None and "warmup_qps_s" in c:
         s += f"; qps does not reach {100 * opts.warm_fraction:g}% of its steady value within the window"
     return s + f" (chosen: {why})."
