@@ -22,7 +22,6 @@ from ztwin.uncertainty import (
     check_members,
     draw,
     member_overrides,
-    nested,
     parse_ranges,
     preset_ranges,
     provisional_parameters,
@@ -105,8 +104,6 @@ def test_draws_are_a_seeded_latin_hypercube_within_the_ranges():
     assert all(10 <= x["b.c"] <= 20 and x["b.c"] == int(x["b.c"]) for x in d1)
     over = member_overrides(ps, d1[0])
     assert set(over) == {"a", "b.c"} and isinstance(over["b.c"], int)
-    assert nested({"devices.ebs.read_latency": "1ms", "devices.ebs.parallelism": 4, "machine.cpu.row_ns": 9}) == {
-        "devices": {"ebs": {"read_latency": "1ms", "parallelism": 4}}, "machine": {"cpu": {"row_ns": 9}}}
 
 
 def test_sensitivity_ranks_the_parameter_that_moves_the_metric_first():

@@ -43,7 +43,7 @@ from .exceptions import ZtwinError
 
 __all__ = [
     "RangeError", "Range", "Parameter", "MAX_MEMBERS", "parse_ranges", "preset_ranges", "provisional_parameters",
-    "draw", "member_overrides", "sensitivity", "band", "spearman", "check_members",
+    "draw", "member_overrides", "sensitivity", "band", "spearman", "check_members", "variant_parameters", "run_ensemble",
 ]
 
 #: At most this many members in an ensemble (each is a whole run or a whole question).
@@ -106,16 +106,6 @@ def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _nest(key: str, value: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    cur = out
-    parts = key.split(".")
-    for p in parts[:-1]:
-        cur = cur.setdefault(p, {})
-    cur[parts[-1]] = value
-    return out
-
-
 def _kind(v: Any) -> str:
     from . import units
 
@@ -157,6 +147,8 @@ def parse_ranges(table: Any, where: str, model: Any = None, preset: Optional[Map
     own value must lie within the range. Raises :class:`RangeError` naming the key."""
     from pydantic import ValidationError
 
+    from .sweeps import _nested
+
     if not isinstance(table, Mapping):
         raise RangeError(f"{where}: a table of key = [lo, hi]")
     out: dict[str, Range] = {}
@@ -195,7 +187,7 @@ def parse_ranges(table: Any, where: str, model: Any = None, preset: Optional[Map
         if model is not None:
             for bound in (lo, hi):
                 try:
-                    model.model_validate(_nest(key, r.encode(bound)))
+                    model.model_validate(_nested({key: r.encode(bound)}))
                 except ValidationError as e:
                     err = e.errors()[0]
                     msg = "not a key of the preset" if err.get("type") == "extra_forbidden" else err.get("msg")
@@ -261,16 +253,6 @@ def draw(params: Sequence[Parameter], n: int, seed: int) -> list[dict[str, float
 def member_overrides(params: Sequence[Parameter], values: Mapping[str, float]) -> dict[str, Any]:
     """A member's draws as scenario keys and values as a file writes them (``{"devices.ebs.read_latency": "612345ns"}``)."""
     return {p.key: p.range.encode(values[p.key]) for p in params}
-
-
-def nested(point: Mapping[str, Any]) -> dict[str, Any]:
-    """Dotted keys as a nested table (``{"devices": {"ebs": {...}}}``)."""
-    from .scenario.merge import merge_variant
-
-    out: dict[str, Any] = {}
-    for k, v in point.items():
-        out = merge_variant(out, _nest(k, v))
-    return out
 
 
 def _ranks(xs: Sequence[float]) -> list[float]:

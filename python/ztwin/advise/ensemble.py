@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional
 
-from ..uncertainty import band, check_members, draw, member_overrides, provisional_parameters, sensitivity
+from ..uncertainty import band, check_members, draw, member_overrides, sensitivity, variant_parameters
 from .common import Advice, AdviseError
 
 
@@ -66,11 +66,7 @@ def run_ensemble(
     overrides = {"seed": seed_override} if seed_override is not None else None
     loader = PointLoader(scenario, [nominal.variant], overrides, memory_check)
     cfg = loader.given.variants[nominal.variant]
-    merged = {k: v for k, v in loader.raw.items() if k != "variants"}
-    from ..scenario.merge import merge_variant
-
-    merged = merge_variant(merged, (loader.raw.get("variants") or {}).get(nominal.variant) or {})
-    params, notes = provisional_parameters(merged, [d["name"] for d in cfg.get("devices") or []])
+    params, notes = variant_parameters(loader, nominal.variant)
     if not params:
         raise AdviseError(f"--uncertainty: variant {nominal.variant} uses no preset with provisional parameters (ranges) that the scenario leaves unset")
     seed = int(cfg.get("seed") or 0)
