@@ -135,7 +135,7 @@ def _rounded(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def summary_lines(u: Mapping[str, Any]) -> list[str]:
     """The ensemble in a few lines (the CLI's and the report's)."""
     metric = u["metric"]
-    lines = [f"{u['members']} members, {len(u['parameters'])} provisional parameters drawn ({u['method']}, seed {u['seed']})"]
+    lines = [f"{u['members']} members, {len(u['parameters'])} provisional parameters drawn (seed {u['seed']}). {u['method']}"]
     b = u.get("band")
     nom = u["nominal"].get(metric)
     if b:
