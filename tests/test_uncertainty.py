@@ -180,3 +180,25 @@ def test_uncertainty_out_of_range_is_one_message_before_any_run(cmd, n):
     r = runner.invoke(app, cmd + ["--uncertainty", n])
     assert r.exit_code == 2, r.output
     assert f"--uncertainty {n}: a whole number of members from 2 to 32" in r.output and "Traceback" not in r.output
+
+
+def test_a_bad_range_in_a_preset_file_is_one_message_naming_the_key(monkeypatch):
+    from ztwin import presets
+
+    real = presets._load
+
+    def load(name):
+        tables, ranges = real(name)
+        if name == "devices.toml":
+            ranges = dict(ranges) | {"virtio-throttled": dict(ranges["virtio-throttled"]) | {"read_latency": ["1ms", "100us"]}}
+        return tables, ranges
+
+    monkeypatch.setattr(presets, "_load", load)
+    presets.preset_ranges.cache_clear()
+    try:
+        r = runner.invoke(app, ["run", EXP7, "--variant", "zfs-300", "--duration", "5s", "--warmup", "5s", "--uncertainty", "2", "-q"])
+    finally:
+        presets.preset_ranges.cache_clear()
+    assert r.exit_code == 2, r.output
+    assert 'devices.toml ["virtio-throttled"].ranges.read_latency: lo \'1ms\' is above hi \'100us\'' in r.output
+    assert "Traceback" not in r.output
