@@ -267,7 +267,12 @@ def test_unknown_key_lists_allowed_keys_of_the_right_filesystem(load_file):
         ({"devices": {"ebs": {"preset": "aws-gp3", "size": "8GiB", "iops_limit": 5000}}}, "devices.ebs.iops_limit", "500 IOPS per GiB"),
         ({"devices": {"ebs": {"preset": "aws-gp3", "throughput_limit": "2000MiB/s"}}}, "devices.ebs.throughput_limit", "125 to 1000 MiB/s"),
         ({"devices": {"ebs": {"preset": "aws-gp3", "throughput_limit": "1000MiB/s"}}}, "devices.ebs.throughput_limit", "0.25 MiB/s per provisioned IOPS"),
-        ({"devices": {"ebs": {"preset": "hdd-7200", "burst": True}}}, "devices.ebs.burst", "aws-gp2 only"),
+        ({"devices": {"ebs": {"preset": "hdd-7200", "burst": True}}}, "devices.ebs.burst", "aws-gp2 and azure-premium only"),
+        ({"devices": {"ebs": {"preset": "azure-premium"}}}, "devices.ebs.size", "azure-premium needs a size"),
+        ({"devices": {"ebs": {"preset": "azure-premium", "size": "40TiB"}}}, "devices.ebs.size", "at most 32767 GiB (P80)"),
+        ({"devices": {"ebs": {"preset": "azure-premium", "size": "1TiB", "iops_limit": 9000}}}, "devices.ebs.iops_limit", "follows from the size's tier"),
+        ({"devices": {"ebs": {"preset": "azure-premium", "size": "512GiB", "burst": True}}}, "devices.ebs.burst", "credit bursting (P20 and smaller) is not modelled"),
+        ({"machine": {"preset": "azure-E2ds_v4", "uncached_disk_iops_limit": 0}}, "machine.uncached_disk_iops_limit", "greater than or equal to 1"),
         ({"devices": {"ebs": {"read_latency": "1ms"}}}, "devices.ebs.write_latency", "required key missing"),
         ({"devices": {"ebs": {"preset": "hdd-7200", "read_latency": "8"}}}, "devices.ebs.read_latency", "needs a unit"),
         ({"devices": {"ebs": {"preset": "hdd-7200", "iops_limit": -3}}}, "devices.ebs.iops_limit", "positive number"),
@@ -431,6 +436,45 @@ def test_the_instance_ebs_bandwidth_caps_its_volumes():
     d["machine"]["ebs_throughput_limit"] = "1GB/s"
     devs = {x["name"]: x for x in next(iter(resolve(d).values()))["devices"]}
     assert devs["ebs"]["throughput_limit_bytes_per_sec"] == 250 * MiB
+
+
+@pytest.mark.parametrize(
+    "size, tier, iops, mb_s",
+    [("4GiB", "P1", 120, 25), ("100GiB", "P10", 500, 100), ("512GiB", "P20", 2300, 150), ("513GiB", "P30", 5000, 200),
+     ("1TiB", "P30", 5000, 200), ("1025GiB", "P40", 7500, 250), ("32767GiB", "P80", 20000, 900)],
+)
+def test_azure_premium_tier_follows_the_size(size, tier, iops, mb_s):
+    """Azure provisions the smallest Premium tier that holds the disk; the tier sets its
+    IOPS and MB/s (the docs' table). On a machine without uncached limits (the lab guest)
+    the tier's figures stand."""
+    from ztwin.scenario.hardware import azure_premium_limits
+    from ztwin.units import parse_size
+
+    assert azure_premium_limits(parse_size(size)) == (tier, float(iops), mb_s * 1e6)
+    d = base(machine={"preset": "lab-guest"}, devices={"ebs": {"preset": "azure-premium", "size": size}})
+    dev = next(iter(resolve(d).values()))["devices"][0]
+    assert (dev["iops_limit"], dev["throughput_limit_bytes_per_sec"], dev["iops_size_bytes"]) == (iops, mb_s * 1e6, 256 << 10)
+
+
+def test_the_azure_vm_uncached_limits_cap_its_premium_disks():
+    """A 2-vCPU Ddsv4/Edsv4 VM reaches Premium SSD through 3200 IOPS and 48 MB/s, below a
+    P30's own 5000 and 200; the temporary disk and AWS volumes are not touched; an L8s_v2's
+    8000 IOPS are above a P30's, so the disk's IOPS bind there."""
+    d = base(machine={"preset": "azure-E2ds_v4"}, devices={"data": {"preset": "azure-premium", "size": "1TiB"},
+                                                           "temp": {"preset": "azure-temp-2ds-v4"},
+                                                           "ebs": {"preset": "aws-gp3"}})
+    d["filesystem"] = {"type": "xfs", "device": "data"}
+    d["database"] = {"innodb_flush_method": "O_DIRECT"}
+    (cfg,) = resolve(d).values()
+    devs = {x["name"]: x for x in cfg["devices"]}
+    assert (devs["data"]["iops_limit"], devs["data"]["throughput_limit_bytes_per_sec"]) == (3200, 48e6)
+    assert (devs["temp"]["iops_limit"], devs["temp"]["throughput_limit_bytes_per_sec"]) == (19000, 120e6)
+    assert devs["temp"]["ephemeral"] and devs["temp"]["capacity_bytes"] == 75 * GiB
+    assert (devs["ebs"]["iops_limit"], devs["ebs"]["throughput_limit_bytes_per_sec"]) == (3000, 125 * MiB)
+    assert cfg["machine"]["ram_bytes"] == 16 * GiB and cfg["machine"]["vcpus"] == 2
+    d["machine"] = {"preset": "azure-L8s_v2"}
+    devs = {x["name"]: x for x in next(iter(resolve(d).values()))["devices"]}
+    assert (devs["data"]["iops_limit"], devs["data"]["throughput_limit_bytes_per_sec"]) == (5000, 160e6)
 
 
 def test_gp3_defaults_and_provisioning():

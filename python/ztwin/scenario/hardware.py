@@ -27,6 +27,29 @@ def gp2_limits(size_bytes: int) -> tuple[float, float]:
     return iops, float(tput)
 
 
+#: Azure Premium SSD (v1) tiers: (tier, size GiB, IOPS, MB/s), provisioned per disk; a disk
+#: of any size gets the smallest tier that holds it. Source: Microsoft docs,
+#: includes/disk-storage-premium-ssd-sizes.md (MicrosoftDocs/azure-docs; the 2019-2020
+#: copies give the same figures, their throughput unit then written MiB/s). P1-P3 were in
+#: preview in 2019. Credit bursting of P20 and smaller (3500 IOPS, 170 MB/s, 30 min at
+#: most, includes/managed-disks-bursting.md 2020) is not modelled.
+AZURE_PREMIUM_TIERS: tuple[tuple[str, int, int, int], ...] = (
+    ("P1", 4, 120, 25), ("P2", 8, 120, 25), ("P3", 16, 120, 25), ("P4", 32, 120, 25),
+    ("P6", 64, 240, 50), ("P10", 128, 500, 100), ("P15", 256, 1100, 125), ("P20", 512, 2300, 150),
+    ("P30", 1024, 5000, 200), ("P40", 2048, 7500, 250), ("P50", 4096, 7500, 250),
+    ("P60", 8192, 16000, 500), ("P70", 16384, 18000, 750), ("P80", 32767, 20000, 900),
+)
+
+
+def azure_premium_limits(size_bytes: int) -> tuple[str, float, float]:
+    """Azure Premium SSD: (tier, IOPS, bytes/s) of a disk of ``size_bytes`` (the smallest
+    tier at least that large; see :data:`AZURE_PREMIUM_TIERS`). ValueError above P80."""
+    for tier, gib, iops, mbs in AZURE_PREMIUM_TIERS:
+        if size_bytes <= gib * GiB:
+            return tier, float(iops), float(mbs * 1_000_000)
+    raise ValueError(f"Azure Premium SSD disks hold at most {AZURE_PREMIUM_TIERS[-1][1]} GiB (P80)")
+
+
 def _aws_size(errs: list[_Err], loc: tuple, raw: Any, size: Optional[int], kind: str, required: bool) -> None:
     if size is None:
         if required:
@@ -77,9 +100,25 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
             errs.append(_Err(loc + ("burst",), "the gp2 burst bucket is not modelled yet; only burst = false is allowed", True))
         if len(errs) == n0 and spec.size is not None:
             values["iops_limit"], values["throughput_limit"] = gp2_limits(spec.size)
+    elif kind == "azure-premium":
+        if spec.size is None:
+            errs.append(_Err(loc + ("size",), "azure-premium needs a size: the disk's tier (P1 to P80) and so its IOPS "
+                             "and MB/s follow from it, e.g. size = \"1024GiB\" (P30)", None, "missing"))
+        elif spec.size > AZURE_PREMIUM_TIERS[-1][1] * GiB:
+            errs.append(_Err(loc + ("size",), f"Azure Premium SSD disks hold at most {AZURE_PREMIUM_TIERS[-1][1]} GiB (P80)",
+                             _get(raw, loc + ("size",))))
+        for f in ("iops_limit", "throughput_limit"):
+            if spec.__pydantic_fields_set__ & {f}:
+                errs.append(_Err(loc + (f,), f"azure-premium {f} follows from the size's tier (P1 to P80, e.g. P30: 5000 IOPS, "
+                                 "200 MB/s); use a custom device to set it", _get(raw, loc + (f,))))
+        if spec.burst:
+            errs.append(_Err(loc + ("burst",), "Premium SSD credit bursting (P20 and smaller) is not modelled yet; "
+                             "only burst = false is allowed", True))
+        if len(errs) == n0 and spec.size is not None:
+            _, values["iops_limit"], values["throughput_limit"] = azure_premium_limits(spec.size)
     else:
         if spec.burst:
-            errs.append(_Err(loc + ("burst",), f"burst applies to preset aws-gp2 only (this device is {kind})", True))
+            errs.append(_Err(loc + ("burst",), f"burst applies to presets aws-gp2 and azure-premium only (this device is {kind})", True))
         if kind == "aws-gp3":
             _aws_size(errs, loc, raw, spec.size, "aws-gp3", required=False)
             iops, tput = values["iops_limit"], values["throughput_limit"]
@@ -93,7 +132,7 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
                 errs.append(_Err(loc + ("throughput_limit",), "aws-gp3 allows at most 0.25 MiB/s per provisioned IOPS", _get(raw, loc + ("throughput_limit",))))
     required = ("read_latency", "write_latency", "latency_sigma", "transfer_rate", "parallelism")
     for f in required + ("iops_limit", "throughput_limit"):
-        if values[f] is None and not (kind == "aws-gp2" and f in ("iops_limit", "throughput_limit")):
+        if values[f] is None and not (kind in ("aws-gp2", "azure-premium") and f in ("iops_limit", "throughput_limit")):
             errs.append(_Err(loc + (f,), f"required key missing (no preset gives it{'' if spec.preset else '; or set preset = one of ' + ', '.join(presets)})", None, "missing"))
     rotational = _resolve_rotational(loc, values, raw, errs)
     if len(errs) > n0:
@@ -206,24 +245,37 @@ def _resolve_machine(spec: MachineSpec, errs: list[_Err]) -> Optional[dict[str, 
 
 
 EBS_KINDS = ("aws-gp2", "aws-gp3")
+#: Azure managed disks a VM reaches through its uncached (remote) disk limits.
+AZURE_REMOTE_KINDS = ("azure-premium",)
 
 
-def _apply_ebs_limit(spec: MachineSpec, devices: list[dict[str, Any]]) -> None:
-    """Caps the EBS volumes at the instance's EBS bandwidth (``ebs_throughput_limit`` of the
-    machine or its preset): an EBS-optimized instance reaches its volumes over a dedicated
-    link of that baseline throughput (AWS EC2 User Guide, "Amazon EBS-optimized instance
-    types"), whatever the volumes allow. Simplification: the link is shared by the
-    instance's volumes, and that sharing is not modelled: each volume is capped alone."""
+def _apply_instance_disk_limits(spec: MachineSpec, devices: list[dict[str, Any]]) -> None:
+    """Caps remote volumes at the instance's own limits (the machine's or its preset's):
+    an EC2 instance's EBS bandwidth (``ebs_throughput_limit``: an EBS-optimized instance
+    reaches its volumes over a dedicated link of that baseline throughput; AWS EC2 User
+    Guide, "Amazon EBS-optimized instance types") on its EBS volumes, and an Azure VM's
+    uncached disk limits (``uncached_disk_iops_limit``, ``uncached_disk_throughput_limit``:
+    the size table's "max uncached disk throughput"; a disk with host caching None, and
+    every write, passes the disk's limits and then the VM's: Microsoft docs,
+    managed-disks-overview.md, "Disk allocation and performance") on its Premium SSDs.
+    Simplification: the limit is shared by the instance's volumes, and that sharing is not
+    modelled: each volume is capped alone (exact with one data volume)."""
     from ..presets import machine_presets
 
     base = machine_presets().get(spec.preset) if spec.preset else None
-    cap = spec.ebs_throughput_limit or (base.ebs_throughput_limit if base is not None else None)
-    if cap is None:
-        return
-    for d in devices:
-        if d["kind"] in EBS_KINDS:
-            own = d["throughput_limit_bytes_per_sec"]
-            d["throughput_limit_bytes_per_sec"] = float(cap) if own is None else min(own, float(cap))
+    pick = lambda f: getattr(spec, f) or (getattr(base, f) if base is not None else None)  # noqa: E731
+
+    def cap(kinds: tuple[str, ...], field: str, limit: Any) -> None:
+        if limit is None:
+            return
+        for d in devices:
+            if d["kind"] in kinds:
+                own = d[field]
+                d[field] = float(limit) if own is None else min(own, float(limit))
+
+    cap(EBS_KINDS, "throughput_limit_bytes_per_sec", pick("ebs_throughput_limit"))
+    cap(AZURE_REMOTE_KINDS, "iops_limit", pick("uncached_disk_iops_limit"))
+    cap(AZURE_REMOTE_KINDS, "throughput_limit_bytes_per_sec", pick("uncached_disk_throughput_limit"))
 
 
 def _resolve_array(name: str, spec: MdArraySpec, devices: dict[str, Any], errs: list[_Err]) -> Optional[dict[str, Any]]:

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from .. import fio as fiomod
 from .errors import _Err, _get
-from .hardware import _apply_ebs_limit, _resolve_array, _resolve_controllers, _resolve_device, _resolve_machine
+from .hardware import _apply_instance_disk_limits, _resolve_array, _resolve_controllers, _resolve_device, _resolve_machine
 from .schema import (
     ArcSpec,
     BcacheSpec,
@@ -68,7 +68,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
     errs: list[_Err] = []
     machine = _resolve_machine(spec.machine, errs)
     devices = [d for n, s in spec.devices.items() if isinstance(s, DeviceSpec) and (d := _resolve_device(n, s, raw, errs)) is not None]
-    _apply_ebs_limit(spec.machine, devices)
+    _apply_instance_disk_limits(spec.machine, devices)
     arrays = [a for n, s in spec.devices.items() if isinstance(s, MdArraySpec) and (a := _resolve_array(n, s, spec.devices, errs)) is not None]
     controllers = _resolve_controllers(spec.controllers, spec.devices, raw, errs)
     fs = spec.filesystem

@@ -95,6 +95,14 @@ class MachineSpec(_Model):
         None, gt=0, description="An EC2 instance's dedicated EBS bandwidth (its EBS-optimized baseline throughput): "
         "caps its EBS volumes (aws-gp2, aws-gp3) below their own limits."
     )
+    uncached_disk_iops_limit: Optional[PosInt] = Field(
+        None, description="An Azure VM's max uncached disk IOPS (its size table): caps its Premium SSDs (azure-premium) "
+        "below their own tier's limits."
+    )
+    uncached_disk_throughput_limit: Optional[Rate] = Field(
+        None, gt=0, description="An Azure VM's max uncached disk throughput (its size table): caps its Premium SSDs "
+        "(azure-premium) below their own tier's limits."
+    )
     mem_available: Optional[Size] = Field(
         None,
         description="MemAvailable of /proc/meminfo (free's \"available\") with the database up and the page cache dropped: "
@@ -117,7 +125,7 @@ class DeviceSpec(_Model):
     latency_sigma: Optional[float] = Field(None, ge=0, lt=5, description="Log-normal sigma of the service time.")
     transfer_rate: Optional[Rate] = Field(None, gt=0, description="Internal transfer rate; adds size/rate per I/O.")
     parallelism: Optional[PosInt] = Field(None, description="Requests served at once.")
-    burst: Optional[bool] = Field(None, description="aws-gp2 burst bucket (not modelled yet: only false).")
+    burst: Optional[bool] = Field(None, description="aws-gp2's and azure-premium's burst buckets (not modelled yet: only false).")
     ephemeral: Optional[bool] = Field(None, description="Instance storage that comes back empty when the VM moves to another host.")
     # A rotational disk (dev/disk.rs): set rpm and the data sheet's seek figures; the
     # latencies above are then the controller's command overhead.

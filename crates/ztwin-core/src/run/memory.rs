@@ -183,7 +183,7 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
             } else {
                 data_blocks.saturating_mul(asize).saturating_add(indirect_blocks.saturating_mul(2 * sector))
             };
-            pool_map = Pool::memory_bytes(z, &cfg.devices, nfiles, indirect_blocks, allocated);
+            pool_map = Pool::memory_bytes(z, &cfg.devices, nfiles, blocks, indirect_blocks, allocated);
             let max_streams = z.zfetch.zfetch_max_streams.unwrap_or(8);
             zfetch = Zfetch::memory_bytes(nfiles, max_streams);
 

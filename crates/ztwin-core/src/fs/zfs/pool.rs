@@ -32,8 +32,9 @@
 //! blocks after each txg's records instead; reads of data are not affected.
 //! Offsets on a vdev are exact: the stream of every block's asize (psize from the
 //! [`CompressionModel`](super::compression::CompressionModel), so it varies per block) is replayed once when the pool is built,
-//! keeping only where each run of contiguous blocks starts; a lookup sums the asizes from
-//! the run's start (at most one aliquot of blocks).
+//! keeping where each run of contiguous blocks starts and, every 16 blocks, the run and
+//! exact offset of that block; a lookup sums the asizes from the checkpoint or the run's
+//! start, whichever is later (at most 15 blocks).
 //!
 //! Reads (`vdev_mirror_io_start` and `vdev_mirror_child_select`, module/zfs/vdev_mirror.c,
 //! the same in 0.8.6 and 2.2.7): a block pointer with two DVAs is read as a "mirror of
@@ -130,8 +131,23 @@ struct AllocationMap {
     /// Per file: index in `ditto` of its first indirect block.
     ditto_start: Vec<u64>,
     runs: Vec<Run>,
+    /// Every [`CHECKPOINT_BLOCKS`]-th stream index `c`: the run holding it and its exact
+    /// offset, so that a lookup neither searches `runs` nor sums more than
+    /// `CHECKPOINT_BLOCKS - 1` asizes (it summed up to an aliquot's blocks, each a
+    /// compression draw, and binary-searched `runs`: a tenth of experiment 2's run).
+    checkpoints: Vec<Checkpoint>,
     /// Second DVA of every indirect block, in stream order.
     ditto: Vec<u64>,
+}
+
+/// Stream indices between two [`AllocationMap::checkpoints`].
+const CHECKPOINT_BLOCKS: u64 = 16;
+
+/// Where stream index `c * CHECKPOINT_BLOCKS` lies: its run (index in `runs`) and offset.
+#[derive(Debug, Clone, Copy)]
+struct Checkpoint {
+    run: u32,
+    offset: u64,
 }
 
 impl AllocationMap {
@@ -146,33 +162,60 @@ impl AllocationMap {
         self.file_start[f] + self.level_start[f][key.level() as usize] + key.blkid()
     }
 
-    fn asize_at(&self, j: u64) -> u64 {
-        let f = self.file_start.partition_point(|&s| s <= j) - 1;
-        let object = f as u32 + 1;
-        let local = j - self.file_start[f];
-        let nlevels = self.layout.geometry(object).nlevels();
-        let level = (1..nlevels).rev().find(|&l| self.level_start[f][l as usize] <= local).unwrap_or(0);
-        let blkid = local - self.level_start[f][level as usize];
-        let psize = self.layout.psize_at(object, level, blkid);
-        u64::from(self.layout.compression.asize(psize))
+    /// Sum of the asizes of stream indices `from..to` (one file lookup per file crossed).
+    fn asize_sum(&self, from: u64, to: u64) -> u64 {
+        let mut sum = 0u64;
+        let mut i = from;
+        while i < to {
+            let f = self.file_start.partition_point(|&s| s <= i) - 1;
+            let object = f as u32 + 1;
+            let start = self.file_start[f];
+            let end = self.file_start[f + 1].min(to);
+            let starts = &self.level_start[f];
+            for level in 0..self.layout.geometry(object).nlevels() {
+                let (ls, le) = (starts[level as usize] + start, starts[level as usize + 1] + start);
+                for j in i.max(ls)..end.min(le) {
+                    let psize = self.layout.psize_at(object, level, j - ls);
+                    sum += u64::from(self.layout.compression.asize(psize));
+                }
+            }
+            i = end;
+        }
+        sum
     }
 
-    /// The run holding stream index `j`.
-    fn run_of(&self, j: u64) -> Run {
-        let r = self.runs.partition_point(|r| r.first <= j);
-        self.runs[r - 1]
+    /// The run holding stream index `j` (its index in `runs`), and the checkpoint before `j`.
+    fn run_of(&self, j: u64) -> (usize, Checkpoint) {
+        let c = self.checkpoints[(j / CHECKPOINT_BLOCKS) as usize];
+        let mut r = c.run as usize;
+        while r + 1 < self.runs.len() && self.runs[r + 1].first <= j {
+            r += 1;
+        }
+        (r, c)
     }
 
     /// First DVA of `key`; the offset is exact when `exact`, else 0 (not needed).
     fn dva0(&self, key: BlockKey, exact: impl Fn(u32) -> bool) -> Dva {
         let j = self.stream_index(key);
-        let run = self.run_of(j);
-        let offset = if exact(run.vdev) {
-            run.offset + (run.first..j).map(|i| self.asize_at(i)).sum::<u64>()
-        } else {
+        let (r, c) = self.run_of(j);
+        let run = self.runs[r];
+        let offset = if !exact(run.vdev) {
             0
+        } else if r == c.run as usize {
+            c.offset + self.asize_sum(j - j % CHECKPOINT_BLOCKS, j)
+        } else {
+            run.offset + self.asize_sum(run.first, j)
         };
         Dva { vdev: run.vdev, offset }
+    }
+
+    /// [`AllocationMap::dva0`] (exact) by its definition: the run found by a binary
+    /// search, the asizes summed from its start (what the checkpoints shortcut).
+    #[cfg(test)]
+    fn dva0_by_runs(&self, key: BlockKey) -> Dva {
+        let j = self.stream_index(key);
+        let run = self.runs[self.runs.partition_point(|r| r.first <= j) - 1];
+        Dva { vdev: run.vdev, offset: run.offset + (run.first..j).map(|i| self.asize_sum(i, i + 1)).sum::<u64>() }
     }
 
     /// Second DVA of indirect block `key`.
@@ -332,12 +375,14 @@ impl Pool {
     /// of `indirect_blocks` indirect blocks and `allocated` bytes in all: nothing for a
     /// one-device solid-state pool; else the allocation map (per file its starts, per
     /// indirect block its second copy, per run of contiguous blocks on one vdev its start:
-    /// a run per aliquot with several vdevs). The copies of rewritten blocks are the
+    /// a run per aliquot with several vdevs; a checkpoint per [`CHECKPOINT_BLOCKS`] of
+    /// the `blocks` blocks, data and indirect). The copies of rewritten blocks are the
     /// write path's (`moved`, see [`Pool::moved_memory_bytes`]).
     pub fn memory_bytes(
         z: &ZfsConfig,
         devices: &[DeviceConfig],
         files: u64,
+        blocks: u64,
         indirect_blocks: u64,
         allocated: u64,
     ) -> u64 {
@@ -361,6 +406,9 @@ impl Pool {
             .saturating_mul(per_file)
             .saturating_add(ditto)
             .saturating_add(pow2(runs).saturating_mul(std::mem::size_of::<Run>() as u64))
+            .saturating_add(
+                pow2(blocks.div_ceil(CHECKPOINT_BLOCKS)).saturating_mul(std::mem::size_of::<Checkpoint>() as u64),
+            )
     }
 
     /// Bytes of simulator memory the new places of `records` rewritten blocks take at most.
@@ -535,6 +583,7 @@ impl Pool {
         let mut level_start = Vec::with_capacity(files as usize);
         let mut ditto_start = Vec::with_capacity(files as usize);
         let mut runs: Vec<Run> = Vec::new();
+        let mut checkpoints: Vec<Checkpoint> = Vec::new();
         let mut ditto: Vec<u64> = Vec::new();
         let mut run_end = u64::MAX;
         let mut same_vdev_copies: Vec<usize> = Vec::new();
@@ -557,6 +606,11 @@ impl Pool {
                         if level > 0 {
                             ditto.push(0);
                         }
+                        if j % CHECKPOINT_BLOCKS == 0 {
+                            // Before the first run: that run's start (holes take no space).
+                            let run = runs.len().checked_sub(1).map_or(u32::MAX, |r| r as u32);
+                            checkpoints.push(Checkpoint { run, offset: run_end });
+                        }
                         j += 1;
                         continue;
                     }
@@ -567,6 +621,9 @@ impl Pool {
                         _ => runs.push(Run { first: j, vdev: mg as u32, offset }),
                     }
                     run_end = offset + asize;
+                    if j % CHECKPOINT_BLOCKS == 0 {
+                        checkpoints.push(Checkpoint { run: (runs.len() - 1) as u32, offset });
+                    }
                     if level > 0 {
                         let mg1 = (mg + 1) % n;
                         let same = mg1 == mg;
@@ -581,6 +638,9 @@ impl Pool {
             }
         }
         file_start.push(j);
+        for c in checkpoints.iter_mut().filter(|c| c.run == u32::MAX) {
+            *c = Checkpoint { run: 0, offset: runs.first().map_or(0, |r| r.offset) };
+        }
         // Copies kept on their first copy's vdev go after the data (another metaslab).
         let base = rotor.cursor[0];
         for i in same_vdev_copies {
@@ -605,7 +665,7 @@ impl Pool {
             rotor.cursor[0] += rotor.same_vdev_cursor;
             rotor.same_vdev_cursor = 0;
         }
-        Ok((AllocationMap { layout, files, file_start, level_start, ditto_start, runs, ditto }, rotor))
+        Ok((AllocationMap { layout, files, file_start, level_start, ditto_start, runs, checkpoints, ditto }, rotor))
     }
 
     /// Copy on write: block `key` is written anew with `asize` bytes (`ditto`: a second

@@ -254,8 +254,9 @@ fn metadata_reads_use_one_of_two_copies() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// Whatever the pool and the data, no two allocated copies overlap on a vdev, and the
-    /// two copies of a block are on different vdevs when there are several.
+    /// Whatever the pool and the data, no two allocated copies overlap on a vdev, the
+    /// two copies of a block are on different vdevs when there are several, and each
+    /// block's first copy is where its run puts it.
     #[test]
     fn allocations_never_overlap(
         widths in prop::collection::vec(1usize..=3, 1..=4),
@@ -294,6 +295,9 @@ proptest! {
                         continue;
                     }
                     let (d0, d1) = pool.dvas(BlockKey::new(object, level, blkid)).unwrap();
+                    // The checkpoints give the offset the runs define.
+                    let by_runs = pool.map.as_ref().unwrap().dva0_by_runs(BlockKey::new(object, level, blkid));
+                    prop_assert_eq!((d0.vdev, d0.offset), (by_runs.vdev, by_runs.offset));
                     extents.push((d0.vdev, d0.offset, asize));
                     if let Some(d1) = d1 {
                         if widths.len() > 1 {
