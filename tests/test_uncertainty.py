@@ -202,3 +202,27 @@ def test_a_bad_range_in_a_preset_file_is_one_message_naming_the_key(monkeypatch)
     assert r.exit_code == 2, r.output
     assert 'devices.toml ["virtio-throttled"].ranges.read_latency: lo \'1ms\' is above hi \'100us\'' in r.output
     assert "Traceback" not in r.output
+
+
+def test_every_value_the_preset_files_call_provisional_has_a_range():
+    """A line `key = value  # ... provisional ...` in a preset (or its [NAME.cpu]) needs the
+    key in the preset's ranges, so a new preset's guesses are not left out of ensembles."""
+    import re
+    import tomllib
+    from importlib import resources
+
+    missing = []
+    for fname in ("devices.toml", "machines.toml"):
+        text = resources.files("ztwin.presets").joinpath(fname).read_text()
+        data = tomllib.loads(text)
+        table: list[str] = []
+        for line in text.splitlines():
+            if m := re.match(r"^\[(.+)\]\s*$", line):
+                table = [p.strip('"') for p in re.findall(r'"[^"]+"|[^.]+', m.group(1))]
+            elif (m := re.match(r"^(\w+)\s*=.*#.*provisional", line, re.I)) and table and "ranges" not in table:
+                cur = data[table[0]].get("ranges", {})
+                for part in table[1:] + [m.group(1)]:
+                    cur = cur.get(part, {}) if isinstance(cur, dict) else {}
+                if not cur:
+                    missing.append(f"{fname} [{table[0]}] {'.'.join(table[1:] + [m.group(1)])}")
+    assert not missing, missing
