@@ -179,7 +179,11 @@ impl Sim<'_> {
 
     /// One pass of the l2arc_feed_thread: the ARC picks what to write, the cache device
     /// writes it (aggregated by the vdev queue into writes of up to 1 MiB,
-    /// zfs_vdev_aggregation_limit), and the thread sleeps until the time the feed chose.
+    /// zfs_vdev_aggregation_limit), the thread waits for the writes (`l2arc_write_buffers`
+    /// ends in `zio_wait(pio)`, every release from 0.8 to 2.3), and sleeps until the time
+    /// the feed chose from its start (`l2arc_write_interval(begin, ...)`): a feed whose
+    /// writes outlast that interval is followed at once by the next, so a cache device
+    /// slower to write than the feed asks holds the feed back.
     pub(super) fn l2arc_feed(&mut self, now: Nanos) {
         let Fs::Zfs(z) = &mut self.fs else {
             self.next_feed = None;
@@ -191,12 +195,13 @@ impl Sim<'_> {
         };
         let feed = arc.l2arc_feed(now);
         let mut left = feed.asize_written;
+        let mut written = now;
         while left > 0 {
             let chunk = left.min(1 << 20);
-            self.devices[*d].submit(now, Op::Write, chunk as u32);
+            written = written.max(self.devices[*d].submit(now, Op::Write, chunk as u32));
             left -= chunk;
         }
-        self.set_next_feed(feed.next_feed_at.max(now.saturating_add(1)));
+        self.set_next_feed(feed.next_feed_at.max(written).max(now.saturating_add(1)));
     }
 
     /// Runs one event: a request steps, a background thread runs if it is due (see

@@ -195,6 +195,27 @@ fn l2arc_noprefetch_keeps_blocks_joined_in_flight_off_the_cache_device() {
     }
 }
 
+/// The feed thread waits for its writes (`zio_wait(pio)` in `l2arc_write_buffers`): a
+/// cache device slower to write than the feed asks sets the feed's pace, so what the feed
+/// writes during the cat stays within the device's rate over the cat plus one feed in
+/// flight; the same cat on a device as fast as the disk puts several times more on it.
+#[test]
+fn a_slow_cache_device_holds_the_feed_back() {
+    let written = |rate: f64| {
+        let mut cfg = cat_then_bench_with_l2(false);
+        cfg.devices[1].throughput_limit_bytes_per_sec = Some(rate);
+        let sim = Sim::new(&cfg).unwrap().run(None).unwrap();
+        let cat = &sim.summary["phases"][0];
+        let secs = num(cat, &["end_s"]) - num(cat, &["start_s"]);
+        (num(cat, &["devices", "l2", "write_mbps"]) * 1e6 * secs, secs)
+    };
+    let (slow, secs) = written(2e6);
+    let (fast, _) = written(48e6);
+    let bound = 2e6 * secs + f64::from(64u32 << 20);
+    assert!(slow > 0.0 && slow <= bound, "{slow} bytes in {secs} s (at most {bound})");
+    assert!(fast > 2.0 * slow, "{fast} vs {slow}");
+}
+
 /// A tune phase sets module parameters as `echo` does at run time: l2arc_noprefetch = 0
 /// set before the cat gives the cat exactly what the same value in the scenario gives;
 /// the phase is reported with what it set. Without a cache device, or with a parameter

@@ -96,7 +96,8 @@
 //! 1. Writes and reads complete instantly: no `L2_WRITING` or `L2_READING` state, so
 //!    `l2_rw_clash`, `l2_evict_reading`, `evict_l2_skip`, `l2_evict_lock_retry`,
 //!    `l2_writes_error`, `l2_cksum_bad`, `l2_io_error` cannot happen and are not kept; the
-//!    driver charges the device time. `l2_writes_done` = `l2_writes_sent`.
+//!    driver charges the device time, and its feed thread waits for the writes before it
+//!    sleeps (`zio_wait(pio)`, `run::phases`). `l2_writes_done` = `l2_writes_sent`.
 //! 2. The feed scans the exact LRU tail (head while cold) of each list; OpenZFS scans one
 //!    random sublist of max(ncpu, 4), so it reaches colder blocks in a fraction of them.
 //! 3. One device, one pool, one `secondarycache` value for all reads (the property is per
