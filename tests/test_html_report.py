@@ -116,3 +116,17 @@ def test_report_in_a_headless_browser(run_report, tmp_path):
     shot = tmp_path / "report.png"
     subprocess.run(flags + ["--hide-scrollbars", "--window-size=1280,2000", f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
     assert shot.exists() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
+
+
+def test_l2arc_series_get_their_figures():
+    """A variant with a cache device has the L2ARC's hit ratio (hits over hits and misses,
+    per interval) and fill drawn; one without has neither figure."""
+    from ztwin.html_report import run_figures
+
+    series = {"time_s": [1.0, 2.0], "qps": [10.0, 20.0], "l2_hits": [1.0, 3.0], "l2_misses": [3.0, 1.0],
+              "l2_size": [2**30, 2**31], "l2_asize": [2**29, 2**30]}
+    figs = {f.slug: f for f in run_figures({"l2": {"series": series}})}
+    assert figs["ts-l2-hit"].traces[0].y == [25.0, 75.0]
+    assert [t.y for t in figs["ts-l2-size"].traces] == [[1.0, 2.0], [0.5, 1.0]]
+    plain = {f.slug for f in run_figures({"v": {"series": {"time_s": [1.0], "qps": [1.0]}}})}
+    assert "ts-l2-hit" not in plain and "ts-l2-size" not in plain and "ts-qps" in plain

@@ -10,9 +10,9 @@ install 'ztwin[report]'``; about 4.8 MB a page). Its sections:
   pool and ARC hit ratios, each device's IOPS);
 - time series from each variant's per-interval series, one line per variant: qps,
   latency percentiles, CPU, ARC size and target, ARC hit ratios, the buffer pool's hit
-  ratio, each device's read and write IOPS (a cache device's writes are the L2ARC's
-  feed; its fill, ``l2_size``, is only in the summary, at the window's end, and is in
-  the table);
+  ratio, with a cache device the L2ARC's hit ratio (arcstat's l2hit%) and its fill
+  (``l2_size`` and ``l2_asize`` at each interval's end), each device's read and write
+  IOPS (a cache device's writes are the L2ARC's feed);
 - for a sweep: each metric against the first swept key, one line per variant (and per
   value of the other keys), each line's best point (highest qps, or lowest p99 latency)
   marked, and the results table.
@@ -158,6 +158,10 @@ def run_figures(docs: Mapping[str, Mapping[str, Any]]) -> list[Fig]:
     add("ts-arc-hit", "ARC hit ratio (hits / all accesses, iohits included)", "%", ratio("arc_hits", "arc_misses", "arc_iohits"))
     add("ts-arc-dd-hit", "ARC demand data hit ratio", "%", ratio("arc_demand_data_hits", "arc_demand_data_misses", "arc_demand_data_iohits"))
     add("ts-arc-dm-hit", "ARC demand metadata hit ratio", "%", ratio("arc_demand_metadata_hits", "arc_demand_metadata_misses", "arc_demand_metadata_iohits"))
+    add("ts-l2-hit", "L2ARC hit ratio (l2_hits / (l2_hits + l2_misses): of the ARC's misses, those the cache device served)", "%",
+        ratio("l2_hits", "l2_misses"))
+    add("ts-l2-size", "L2ARC fill at each interval's end: l2_size (solid, logical) and l2_asize (dashed, on the device)", "GiB",
+        lines("l2_size", 2**-30) + lines("l2_asize", 2**-30, " asize", "dash"))
     add("ts-bp-hit", "InnoDB buffer pool hit ratio", "%", lines("innodb_buffer_pool_hit_ratio", 100))
     add("ts-fio-iops", "fio IOPS per interval", "IOPS", lines("fio_iops"))
     for dev in _devices(docs):

@@ -147,6 +147,18 @@ impl Sim<'_> {
             s.set("arc_c", y.c as f64);
             s.set("arc_data_size", y.data_size as f64);
             s.set("arc_metadata_size", y.metadata_size as f64);
+            if self.arc_with_cache_device().is_some() {
+                // arcstats' l2_* over the interval (arcstat's l2hits, l2miss, l2hit%) and
+                // the cache device's fill at its end.
+                let (hits, misses) = (y.l2_hits - x.l2_hits, y.l2_misses - x.l2_misses);
+                s.set("l2_hits", hits as f64);
+                s.set("l2_misses", misses as f64);
+                s.set("l2_hit_ratio", if hits + misses > 0 { hits as f64 / (hits + misses) as f64 } else { f64::NAN });
+                s.set("l2_write_bytes", (y.l2_write_bytes - x.l2_write_bytes) as f64);
+                s.set("l2_size", y.l2_size as f64);
+                s.set("l2_asize", y.l2_asize as f64);
+                s.set("l2_hdr_size", y.l2_hdr_size as f64);
+            }
         }
         if let (Some(x), Some(y)) = (&a.page_cache, &b.page_cache) {
             // Bytes at the interval's end; KiB moved in the interval (vmstat's units).

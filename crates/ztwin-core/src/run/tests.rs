@@ -216,6 +216,27 @@ fn a_slow_cache_device_holds_the_feed_back() {
     assert!(fast > 2.0 * slow, "{fast} vs {slow}");
 }
 
+/// With a cache device the series has arcstat's L2ARC columns per interval: hits and
+/// misses (their sum over the benchmark's intervals is the phase's), the hit ratio
+/// between 0 and 1, and the device's fill, which grows during the cat and ends where
+/// the phase's summary says; without one, none of them.
+#[test]
+fn the_series_follows_the_l2arc() {
+    let cfg = cat_then_bench_with_l2(false);
+    let r = Sim::new(&cfg).unwrap().run(None).unwrap();
+    let col = |n: &str| r.series.column(n).unwrap_or_else(|| panic!("no {n} column"));
+    let (hits, ratio, size) = (col("l2_hits"), col("l2_hit_ratio"), col("l2_size"));
+    let bench = &r.summary["phases"][1];
+    let total: f64 = hits.iter().sum();
+    assert!(total >= num(bench, &["l2arc", "l2_hits"]) && total > 0.0, "{total} vs {bench:#}");
+    assert!(ratio.iter().all(|x| x.is_nan() || (0.0..=1.0).contains(x)), "{ratio:?}");
+    assert!(size.windows(2).take_while(|w| w[1] > 0.0).all(|w| w[1] >= w[0]) && size[0] > 0.0, "{size:?}");
+    assert_eq!(*size.last().unwrap(), num(bench, &["l2arc", "l2_size"]));
+    assert_eq!(col("l2_misses").len(), hits.len());
+    let plain = run_variant(&test_variant()).unwrap();
+    assert!(plain.series.column("l2_hits").is_none() && plain.series.column("arc_size").is_some());
+}
+
 /// A tune phase sets module parameters as `echo` does at run time: l2arc_noprefetch = 0
 /// set before the cat gives the cat exactly what the same value in the scenario gives;
 /// the phase is reported with what it set. Without a cache device, or with a parameter
