@@ -313,8 +313,11 @@ def _warmups(series: Mapping[str, Any], cache: Optional[str], phase: Optional[st
         out["warmup_qps_s"], steady = warmup_time(t, qps, measured, fraction)
         if out["warmup_qps_s"] is None and steady:
             notes.append(f"qps did not stay at {100 * fraction:g}% of its steady value within the window at some points (warm-up not reached)")
-    if cache is not None and series.get(f"{cache}_read_iops") is not None:
-        out["warmup_l2_s"], _ = warmup_time(t, series[f"{cache}_read_iops"], measured, fraction)
+    # The L2ARC's hits per interval (arcstats l2_hits); the cache device's reads where a
+    # series predates that column.
+    l2 = series.get("l2_hits") if series.get("l2_hits") is not None else series.get(f"{cache}_read_iops") if cache else None
+    if l2 is not None:
+        out["warmup_l2_s"], _ = warmup_time(t, l2, measured, fraction)
     ph = series.get("phase")
     if ph is not None and measured is not None:
         first = next((i for i, m in enumerate(measured) if m), None)
