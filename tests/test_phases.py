@@ -112,3 +112,20 @@ def test_a_tune_phase_sets_l2arc_parameters_at_run_time():
 def test_a_tune_phase_must_set_something():
     with pytest.raises(ScenarioError, match=r"(?s)phases\[0\]\.l2arc.*sets no parameter"):
         ztwin.resolve(dict(L2, phases=[{"type": "tune"}, {"type": "workload"}]))
+
+
+def test_a_vm_move_leaves_a_blank_ephemeral_l2arc_unavailable_unless_the_boot_script_recreates_it():
+    """An ephemeral cache device after a VM move: UNAVAIL and no L2ARC in the benchmark
+    after it, unless the restart recreates it (zpool remove, zpool add)."""
+    sc = dict(BASE)
+    sc["devices"] = dict(BASE["devices"], l2={"preset": "virtio-throttled", "size": "1GiB", "ephemeral": True})
+    sc["filesystem"] = dict(BASE["filesystem"], cache=["l2"])
+    states = {}
+    for recreate in (False, True):
+        doc = ztwin.run(with_phases({"type": "cat"}, {"type": "restart", "vm_moved": True, "recreate_cache": recreate},
+                                    {"type": "workload", "duration": "2s"}) | {k: sc[k] for k in ("devices", "filesystem")})
+        phases = doc.summary["variants"]["base"]["phases"]
+        states[recreate] = (phases[1]["cache_device"]["state"], "l2arc" in phases[2])
+    assert states == {False: ("unavail", False), True: ("recreated", True)}
+    cfg = ztwin.resolve(with_phases({"type": "restart", "recreate_cache": True}, {"type": "workload"}))["base"]
+    assert cfg["phases"][0] == {"type": "restart", "name": "restart", "vm_moved": False, "recreate_cache": True}

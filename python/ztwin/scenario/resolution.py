@@ -205,7 +205,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
                 err(("phases", i, "l2arc"), "sets no parameter; name at least one, e.g. l2arc = { l2arc_noprefetch = 1 }")
             phases.append({"type": "tune", "name": ph.name, "l2arc": tunables})
         else:
-            phases.append({"type": "restart", "name": ph.name, "vm_moved": ph.vm_moved})
+            phases.append({"type": "restart", "name": ph.name, "vm_moved": ph.vm_moved, "recreate_cache": ph.recreate_cache})
     if is_fio and fio_res is not None and spec.phases and not any(p["type"] == "fio" for p in phases):
         err(("phases",), "needs at least one fio phase (the one measured)")
     if errs:

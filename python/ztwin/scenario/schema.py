@@ -634,6 +634,11 @@ class RestartPhaseSpec(_Model):
     type: Literal["restart"]
     name: str = Field("restart", min_length=1)
     vm_moved: bool = Field(False, description="The VM was stopped and started on another host: ephemeral devices come back empty.")
+    recreate_cache: bool = Field(
+        False,
+        description="The boot script runs `zpool remove POOL DEV; zpool add POOL cache DEV`: an ephemeral cache device that came "
+        "back blank is a new, empty L2ARC. Without it ZFS imports the pool with that device UNAVAIL (no label) and no L2ARC.",
+    )
 
 
 class TunePhaseSpec(_Model):

@@ -78,4 +78,12 @@ pub struct RestartPhase {
     pub name: String,
     /// The VM was stopped and started on another host: ephemeral devices come back empty.
     pub vm_moved: bool,
+    /// The boot script recreates the pool's cache device (`zpool remove POOL DEV; zpool
+    /// add POOL cache DEV`, as the 2021 Azure write-up's does): an ephemeral cache device
+    /// that came back blank becomes a new, empty L2ARC. Without it the pool imports with
+    /// that device UNAVAIL (no label: `vdev_validate_aux` marks it CANT_OPEN and
+    /// `spa_load_l2cache` adds no dead device, `module/zfs/spa.c`, `vdev.c`, 0.8.6 to
+    /// 2.3) and runs without an L2ARC.
+    #[serde(default)]
+    pub recreate_cache: bool,
 }

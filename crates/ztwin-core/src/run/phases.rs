@@ -37,9 +37,12 @@ impl Sim<'_> {
     /// with persistent L2ARC (2.0+, l2arc_rebuild_enabled) then rebuilds its headers from
     /// the log blocks, reading them from the device (l2arc_rebuild). bcache keeps its
     /// cache set unless its cache device is ephemeral and the VM moved (then it is a new,
-    /// empty one); registering a kept one walks its btree (`bch_btree_check()`). Returns
-    /// when the machine is ready again, and what happened to bcache.
-    pub(super) fn restart(&mut self, vm_moved: bool) -> Result<(Nanos, Option<Value>)> {
+    /// empty one); registering a kept one walks its btree (`bch_btree_check()`). An
+    /// ephemeral ZFS cache device that came back blank is UNAVAIL after the import (no
+    /// label) and the pool runs without L2ARC, unless `recreate_cache` (the boot script's
+    /// `zpool remove` and `zpool add`) makes it a new, empty one. Returns when the machine
+    /// is ready again, and what happened to bcache or to the L2ARC's device.
+    pub(super) fn restart(&mut self, vm_moved: bool, recreate_cache: bool) -> Result<(Nanos, Option<Value>)> {
         if let (Some(d), Some(DatabaseConfig::Innodb(db))) = (&mut self.db, &self.cfg.database) {
             d.restart(db);
             // The server's own threads start again with the next workload.
@@ -70,31 +73,53 @@ impl Sim<'_> {
             });
             return Ok((ready, Some(doc)));
         }
+        let mut cache_doc = None;
         if let (Fs::Zfs(zfs), FsConfig::Zfs(z)) = (&mut self.fs, &self.cfg.filesystem) {
             let Zfs { arc, dbufs, cache_device, zfetch, layout, .. } = &mut **zfs;
             let old = arc.l2arc_detach();
+            // The pool's cache device as configured (UNAVAIL since an earlier restart, it
+            // is still the pool's: `zpool remove` and `zpool add` bring it back).
+            let configured = z.cache.first().and_then(|n| self.cfg.devices.iter().position(|d| &d.name == n));
+            let mut rebuild = None;
+            if let Some(d) = configured {
+                let blank = vm_moved && self.cfg.devices[d].ephemeral;
+                let state = match (cache_device.is_some() && !blank, recreate_cache) {
+                    (true, _) => {
+                        rebuild = old;
+                        "kept"
+                    }
+                    (false, true) => "recreated",
+                    // UNAVAIL: no L2ARC from now on (no label, no one feeds it).
+                    (false, false) => "unavail",
+                };
+                *cache_device = (state != "unavail").then_some(d);
+                cache_doc = Some(json!({"device": self.cfg.devices[d].name, "state": state}));
+            }
             **arc = new_arc(self.cfg, z, *cache_device, layout)?;
             **dbufs = dbufs.emptied();
             // New dnodes: no streams. zfetchstats are kept: arcstats restart, but the
             // summary differences them per phase and a restart phase reports none.
             zfetch.reset();
-            if let (Some(old), Some(d)) = (old, *cache_device) {
-                if !(vm_moved && self.cfg.devices[d].ephemeral) {
-                    let r = arc.l2arc_rebuild(old);
-                    let per_read = r.read_bytes.checked_div(r.reads).unwrap_or(0).max(1);
-                    for _ in 0..r.reads {
-                        let done = self.devices[d].submit(
-                            self.clock,
-                            Op::Read,
-                            per_read.min(u32::MAX as u64) as u32,
-                        );
-                        ready = ready.max(done);
+            match *cache_device {
+                Some(d) => {
+                    if let Some(old) = rebuild {
+                        let r = arc.l2arc_rebuild(old);
+                        let per_read = r.read_bytes.checked_div(r.reads).unwrap_or(0).max(1);
+                        for _ in 0..r.reads {
+                            let done = self.devices[d].submit(
+                                self.clock,
+                                Op::Read,
+                                per_read.min(u32::MAX as u64) as u32,
+                            );
+                            ready = ready.max(done);
+                        }
                     }
+                    self.set_next_feed(ready + SEC);
                 }
-                self.set_next_feed(ready + SEC);
+                None => self.next_feed = None,
             }
         }
-        Ok((ready, None))
+        Ok((ready, cache_doc))
     }
 
     /// Processes events until none is left (clients stop issuing at the phase's end and
@@ -399,7 +424,7 @@ impl Sim<'_> {
                         let now = self.snapshot(start);
                         self.emit_row(&mut rec.series, &rec.prev, &now);
                     }
-                    let (ready, bcache) = self.restart(r.vm_moved)?;
+                    let (ready, device) = self.restart(r.vm_moved, r.recreate_cache)?;
                     rec.prev = self.snapshot(start);
                     self.clock = ready;
                     let mut doc = json!({"name": r.name, "type": "restart", "start_s": secs(phase_start), "end_s": secs(ready)});
@@ -412,8 +437,10 @@ impl Sim<'_> {
                             "l2_rebuild_log_blks": st.l2_rebuild_log_blks,
                         });
                     }
-                    if let Some(bc) = bcache {
-                        doc["bcache"] = bc;
+                    match (device, &self.fs) {
+                        (Some(x), Fs::Extent(_)) => doc["bcache"] = x,
+                        (Some(x), Fs::Zfs(_)) => doc["cache_device"] = x,
+                        (None, _) => {}
                     }
                     if let (Fs::Zfs(z), Some(w0)) = (&self.fs, w0) {
                         if z.txgs_synced() > w0 {

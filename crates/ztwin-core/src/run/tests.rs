@@ -237,6 +237,33 @@ fn the_series_follows_the_l2arc() {
     assert!(plain.series.column("l2_hits").is_none() && plain.series.column("arc_size").is_some());
 }
 
+/// A VM moved to another host finds its ephemeral cache device blank: ZFS imports the
+/// pool with the device UNAVAIL (no label) and the benchmark after it runs without
+/// L2ARC, unless the boot script removes and re-adds it (`recreate_cache`: a new, empty
+/// L2ARC that the feed fills again). A reboot on the same host keeps the device.
+#[test]
+fn a_blank_ephemeral_cache_device_is_unavailable_until_recreated() {
+    let run = |vm_moved: bool, recreate_cache: bool| {
+        let mut cfg = cat_then_bench_with_l2(false);
+        cfg.devices[1].ephemeral = true;
+        let restart = PhaseConfig::Restart(crate::config::RestartPhase { name: "boot".into(), vm_moved, recreate_cache });
+        cfg.phases.insert(1, restart);
+        let sim = Sim::new(&cfg).unwrap().run(None).unwrap();
+        let p = &sim.summary["phases"];
+        (p[1]["cache_device"]["state"].as_str().unwrap().to_string(), p[2].clone())
+    };
+    let (state, bench) = run(true, false);
+    assert_eq!(state, "unavail");
+    assert!(bench.get("l2arc").is_none(), "{bench:#}");
+    assert_eq!(num(&bench, &["devices", "l2", "read_iops"]) + num(&bench, &["devices", "l2", "write_iops"]), 0.0);
+    let (state, bench) = run(true, true);
+    assert_eq!(state, "recreated");
+    assert!(num(&bench, &["l2arc", "l2_write_bytes"]) > 0.0, "the feed fills it again: {bench:#}");
+    let (state, bench) = run(false, false);
+    assert_eq!(state, "kept");
+    assert!(bench.get("l2arc").is_some());
+}
+
 /// A tune phase sets module parameters as `echo` does at run time: l2arc_noprefetch = 0
 /// set before the cat gives the cat exactly what the same value in the scenario gives;
 /// the phase is reported with what it set. Without a cache device, or with a parameter

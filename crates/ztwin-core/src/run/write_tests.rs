@@ -19,7 +19,7 @@ fn fio(name: &str, jobs: Vec<u32>) -> PhaseConfig {
 }
 
 fn restart() -> PhaseConfig {
-    PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved: false })
+    PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved: false, recreate_cache: false })
 }
 
 fn zfs(c: &mut VariantConfig) -> &mut crate::config::ZfsConfig {

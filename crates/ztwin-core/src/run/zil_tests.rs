@@ -128,6 +128,7 @@ fn logbias_throughput_writes_the_data_to_the_pool_before_the_commit_returns() {
         c.phases.push(PhaseConfig::Restart(crate::config::RestartPhase {
             name: "reboot".into(),
             vm_moved: false,
+            recreate_cache: false,
         }));
     }
     let (l, t) = (run(&lat), run(&thr));
