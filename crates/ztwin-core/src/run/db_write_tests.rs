@@ -345,7 +345,11 @@ fn purge_keeps_up_with_index_updates() {
         // MariaDB purges in a burst each second: the window's ends cut a second's worth.
         let tps = f(s, &["tps"]);
         let slack = if server == crate::config::InnodbServer::Mysql57 { 0.05 * updated } else { 1.1 * tps };
-        assert!((purged - updated).abs() <= slack, "{server:?}: {purged} purged, {updated} updated: {}", s["innodb"]);
+        assert!(
+            (purged - updated).abs() <= slack,
+            "{server:?}: {purged} purged, {updated} updated: {}",
+            s["innodb"]
+        );
         let pages = f(s, &["innodb", "purge", "purge_undo_log_pages"]);
         let commits = f(s, &["innodb", "commits_with_redo"]);
         assert!((pages - commits).abs() <= slack, "{server:?}: {pages} undo pages, {commits} commits");

@@ -348,8 +348,8 @@ struct Sim<'a> {
     /// Taken out of `self` while one of them steps (see [`Sim::step`]).
     clients: Vec<Client>,
     /// Number of clients (event targets below it are clients): the workload's threads,
-    /// then the database's own threads when it writes (page cleaner, master thread, and
-    /// Percona Server's LRU manager).
+    /// then the database's own threads when it writes (page cleaner, master thread,
+    /// Percona Server's LRU manager, the purge threads).
     nclients: usize,
     /// The workload's threads (clients 0..nusers).
     nusers: usize,

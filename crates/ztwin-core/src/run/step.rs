@@ -340,9 +340,11 @@ impl Sim<'_> {
                         break;
                     }
                 }
-                State::CleanerSleep | State::MasterSleep | State::LruSleep | State::PurgeSleep | State::PurgeIdle => {
-                    break
-                }
+                State::CleanerSleep
+                | State::MasterSleep
+                | State::LruSleep
+                | State::PurgeSleep
+                | State::PurgeIdle => break,
                 State::PurgeBatch => {
                     // srv_do_purge's loop: trx_purge until a call handles nothing.
                     let db = self.db.as_mut().expect("purge needs the database");
@@ -351,16 +353,8 @@ impl Sim<'_> {
                         self.purge_sleep(i, c, now);
                         break;
                     }
-                    c.started = now;
                     self.purge_share(i, now);
-                    c.cpu_pending += self.costs.row * self.stmts[i].n as u64;
-                    c.lookup = 0;
-                    if self.stmts[i].n == 0 {
-                        c.state = State::PurgeDone;
-                        continue;
-                    }
-                    self.start_lookup(i, c);
-                    c.state = State::NextPage;
+                    self.purge_start(i, c, now, State::PurgeDone);
                 }
                 State::PurgeDone => {
                     if self.run_pending_cpu(i, c, now) {
@@ -377,17 +371,7 @@ impl Sim<'_> {
                     self.poll_cleaner_wake(now);
                     c.state = State::PurgeBatch;
                 }
-                State::PurgeWork => {
-                    c.started = now;
-                    c.cpu_pending += self.costs.row * self.stmts[i].n as u64;
-                    c.lookup = 0;
-                    if self.stmts[i].n == 0 {
-                        c.state = State::PurgeWorkerDone;
-                        continue;
-                    }
-                    self.start_lookup(i, c);
-                    c.state = State::NextPage;
-                }
+                State::PurgeWork => self.purge_start(i, c, now, State::PurgeWorkerDone),
                 State::PurgeWorkerDone => {
                     if self.run_pending_cpu(i, c, now) {
                         break;
@@ -1080,6 +1064,20 @@ impl Sim<'_> {
                 self.queue.at(now, Event::Timer(i + t));
             }
         }
+    }
+
+    /// Purge thread `i` starts on its share of the batch (each record costs a row's CPU),
+    /// or goes to `done` with none.
+    fn purge_start(&self, i: usize, c: &mut Client, now: Nanos, done: State) {
+        c.started = now;
+        c.cpu_pending += self.costs.row * self.stmts[i].n as u64;
+        c.lookup = 0;
+        if self.stmts[i].n == 0 {
+            c.state = done;
+            return;
+        }
+        self.start_lookup(i, c);
+        c.state = State::NextPage;
     }
 
     /// A commit asked for the purge coordinator: a sleeping one wakes at once

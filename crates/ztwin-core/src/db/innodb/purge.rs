@@ -362,7 +362,13 @@ mod tests {
     use proptest::prelude::*;
 
     fn params() -> PurgeParams {
-        PurgeParams { threads: 4, batch_size: 300, truncate_frequency: 128, wake_on_commit: true, buffer_purges: true }
+        PurgeParams {
+            threads: 4,
+            batch_size: 300,
+            truncate_frequency: 128,
+            wake_on_commit: true,
+            buffer_purges: true,
+        }
     }
 
     fn upd(id: u64) -> Option<PurgeRec> {

@@ -1324,7 +1324,12 @@ pub fn purge_ibuf_delete(env: &Env, leaf: u32) -> Mtr {
 /// (`trx_purge_free_segment`): TRX_UNDO_DEL_MARKS cleared on the log's page,
 /// TRX_RSEG_HISTORY_SIZE lowered, and its page freed (`fseg_free_step`: ASSUMED eight
 /// 4-byte writes on the space header, page 0, and the segment's inode page, 2).
-pub fn purge_history_remove(env: &Env, log_page: u32, younger: Option<(u32, u32)>, free_segment: bool) -> Mtr {
+pub fn purge_history_remove(
+    env: &Env,
+    log_page: u32,
+    younger: Option<(u32, u32)>,
+    free_segment: bool,
+) -> Mtr {
     let rseg = PageRef { kind: PageKind::RsegHeader, space: 0, page: env.undo.rseg_page };
     let mut m = Mtr::default();
     match younger {

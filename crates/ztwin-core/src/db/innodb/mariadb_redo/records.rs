@@ -405,7 +405,12 @@ pub fn purge_reset_trx_id(env: &Env, row: &RowCtx, trx_id: u64) -> Mtr {
 /// node's FLST_LAST (6) and FLST_LEN (its last byte) as WRITEs; a segment not cached also
 /// frees its page (`trx_purge_free_segment`: ASSUMED eight 4-byte WRITEs on the space
 /// header page 0 and the inode page 2) and lowers TRX_RSEG_HISTORY_SIZE.
-pub fn purge_history_remove(env: &Env, log_page: u32, younger: Option<(u32, u32)>, free_segment: bool) -> Mtr {
+pub fn purge_history_remove(
+    env: &Env,
+    log_page: u32,
+    younger: Option<(u32, u32)>,
+    free_segment: bool,
+) -> Mtr {
     let mut e = Enc::new();
     let rseg = rseg_page(env);
     if let Some((page, offset)) = younger {

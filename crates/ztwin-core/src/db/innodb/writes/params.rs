@@ -4,8 +4,8 @@
 use crate::config::{CharacterSet, InnodbConfig, InnodbServer};
 use crate::db::binlog::BinlogParams;
 use crate::db::innodb::page_cleaner::FlushParams;
-use crate::db::innodb::purge::PurgeParams;
 use crate::db::innodb::percona_flush::{self, EmptyFreeListAlgorithm, LsnAgeFactor, MAX_BUFFER_POOLS};
+use crate::db::innodb::purge::PurgeParams;
 use crate::error::{Error, Result};
 
 /// `innodb_flush_method`.
@@ -251,28 +251,22 @@ impl WriteParams {
 fn purge_params(cfg: &InnodbConfig, buffer_purges: bool) -> Result<PurgeParams> {
     let mariadb = cfg.server == InnodbServer::Mariadb1011;
     let field = |f: &str| format!("database.{f}");
-    let threads = cfg.innodb_purge_threads.unwrap_or(4);
-    if !(1..=32).contains(&threads) {
-        return Err(Error::config(field("innodb_purge_threads"), "must be 1 to 32 (the server's range)"));
-    }
-    let batch_size = cfg.innodb_purge_batch_size.unwrap_or(if mariadb { 1000 } else { 300 });
-    if !(1..=5000).contains(&batch_size) {
-        return Err(Error::config(field("innodb_purge_batch_size"), "must be 1 to 5000 (the server's range)"));
-    }
-    match cfg.innodb_max_purge_lag {
-        None | Some(0) => {}
-        Some(_) => {
-            return Err(Error::config(
-                field("innodb_max_purge_lag"),
-                "only 0 (the default: no DML delay) is modelled; the delay trx_purge_dml_delay computes is not",
-            ))
+    let range = |name: &str, v: u32, lo: u32, hi: u32| -> Result<u32> {
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(Error::config(field(name), format!("must be {lo} to {hi} (the server's range)")))
         }
-    }
+    };
+    let threads = range("innodb_purge_threads", cfg.innodb_purge_threads.unwrap_or(4), 1, 32)?;
+    let batch = cfg.innodb_purge_batch_size.unwrap_or(if mariadb { 1000 } else { 300 });
+    let batch_size = range("innodb_purge_batch_size", batch, 1, 5000)?;
     let freq = cfg.innodb_purge_rseg_truncate_frequency.unwrap_or(128);
-    if !(1..=128).contains(&freq) {
+    let freq = range("innodb_purge_rseg_truncate_frequency", freq, 1, 128)?;
+    if cfg.innodb_max_purge_lag.is_some_and(|v| v != 0) {
         return Err(Error::config(
-            field("innodb_purge_rseg_truncate_frequency"),
-            "must be 1 to 128 (the server's range)",
+            field("innodb_max_purge_lag"),
+            "only 0 (the default: no DML delay) is modelled; the delay trx_purge_dml_delay computes is not",
         ));
     }
     Ok(PurgeParams {

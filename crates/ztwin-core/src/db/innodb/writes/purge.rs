@@ -77,12 +77,23 @@ impl Writes {
 
     /// A purge lookup's pages are visited (`sec_in_pool`: its k_1 leaf too, else its
     /// delete was buffered): the removal's mtrs (and MariaDB's DB_TRX_ID reset).
-    pub(super) fn purge_apply(&mut self, bp: &mut BufferPool, layout: &TableLayout, l: &Lookup, sec_in_pool: bool) {
+    pub(super) fn purge_apply(
+        &mut self,
+        bp: &mut BufferPool,
+        layout: &TableLayout,
+        l: &Lookup,
+        sec_in_pool: bool,
+    ) {
         let rows = layout.rows;
         let id = l.key.clamp(1, rows.max(1));
         let k = self.row_k(l.table, id, rows);
         let row = RowCtx::sysbench(layout, id, k.max(1));
-        let env = Env { page_size: self.page_size, space_id: Self::space_id(l.table), ibuf_leaf: IBUF_LEAF, ..Env::default() };
+        let env = Env {
+            page_size: self.page_size,
+            space_id: Self::space_id(l.table),
+            ibuf_leaf: IBUF_LEAF,
+            ..Env::default()
+        };
         let mariadb = self.p.server == InnodbServer::Mariadb1011;
         if l.op == Op::Purge {
             let m = if !sec_in_pool {

@@ -171,13 +171,28 @@ fn purge_options_have_each_servers_defaults_and_ranges() {
     let p = WriteParams::new(&cfg(InnodbServer::Mysql57, None)).unwrap().purge;
     assert_eq!((p.threads, p.batch_size, p.truncate_frequency, p.buffer_purges), (4, 300, 128, true));
     let p = WriteParams::new(&cfg(InnodbServer::Mariadb1011, None)).unwrap().purge;
-    assert_eq!((p.batch_size, p.truncate_frequency, p.buffer_purges, p.wake_on_commit), (1000, 1, false, false));
+    assert_eq!(
+        (p.batch_size, p.truncate_frequency, p.buffer_purges, p.wake_on_commit),
+        (1000, 1, false, false)
+    );
     for (c, name) in [
-        (InnodbConfig { innodb_purge_threads: Some(0), ..cfg(InnodbServer::Mysql57, None) }, "innodb_purge_threads"),
-        (InnodbConfig { innodb_purge_batch_size: Some(5001), ..cfg(InnodbServer::Mysql57, None) }, "innodb_purge_batch_size"),
-        (InnodbConfig { innodb_max_purge_lag: Some(1000), ..cfg(InnodbServer::Mysql57, None) }, "innodb_max_purge_lag"),
         (
-            InnodbConfig { innodb_purge_rseg_truncate_frequency: Some(129), ..cfg(InnodbServer::Mysql57, None) },
+            InnodbConfig { innodb_purge_threads: Some(0), ..cfg(InnodbServer::Mysql57, None) },
+            "innodb_purge_threads",
+        ),
+        (
+            InnodbConfig { innodb_purge_batch_size: Some(5001), ..cfg(InnodbServer::Mysql57, None) },
+            "innodb_purge_batch_size",
+        ),
+        (
+            InnodbConfig { innodb_max_purge_lag: Some(1000), ..cfg(InnodbServer::Mysql57, None) },
+            "innodb_max_purge_lag",
+        ),
+        (
+            InnodbConfig {
+                innodb_purge_rseg_truncate_frequency: Some(129),
+                ..cfg(InnodbServer::Mysql57, None)
+            },
             "innodb_purge_rseg_truncate_frequency",
         ),
     ] {
