@@ -350,6 +350,9 @@ impl Sim<'_> {
                     let db = self.db.as_mut().expect("purge needs the database");
                     let b = db.purge_batch(&mut self.stmts[i]);
                     if b.pages == 0 {
+                        // A truncating call truncates even when it handled nothing.
+                        db.purge_batch_done(now);
+                        self.poll_cleaner_wake(now);
                         self.purge_sleep(i, c, now);
                         break;
                     }

@@ -141,6 +141,10 @@ pub struct PurgeParams {
     pub wake_on_commit: bool,
     /// innodb_change_buffering allows purges ("all", "purges").
     pub buffer_purges: bool,
+    /// MySQL 5.7's coordinator loop: after a round (`srv_do_purge`) that purged
+    /// something it runs another, whose one `trx_purge` call finds nothing, then sleeps;
+    /// MariaDB's `do_purge` stops at its first call that handles nothing.
+    pub recheck: bool,
 }
 
 /// INNODB_METRICS counters of purge (names as the server's) and the history length.
@@ -193,8 +197,10 @@ pub struct Purge {
     views: Vec<u64>,
     /// The next serialisation number.
     next_no: u64,
-    /// `trx_purge` calls so far (the truncation's count).
+    /// `trx_purge` calls so far (the truncation's count), and whether one handled
+    /// something since the coordinator last found nothing.
     calls: u64,
+    worked: bool,
     stats: PurgeStats,
 }
 
@@ -211,6 +217,7 @@ impl Purge {
             views: vec![u64::MAX; clients],
             next_no: 1,
             calls: 0,
+            worked: false,
             stats: PurgeStats::default(),
         }
     }
@@ -288,8 +295,21 @@ impl Purge {
     }
 
     /// One `trx_purge` call: takes the oldest purgeable logs, at most `batch_size` pages
-    /// and `MAX_LOOKUPS` records, and hands each record to `emit`.
-    pub fn batch(&mut self, mut emit: impl FnMut(&PurgeRec)) -> Batch {
+    /// and `MAX_LOOKUPS` records, and hands each record to `emit`. A call with nothing to
+    /// do ends the coordinator's loop (with MySQL 5.7's recheck: its second call, at the
+    /// same instant, finds nothing either). A call whose number is a multiple of the
+    /// truncate frequency truncates, whether or not it handled anything.
+    pub fn batch(&mut self, emit: impl FnMut(&PurgeRec)) -> Batch {
+        let mut b = self.call(emit);
+        if b.pages == 0 && std::mem::take(&mut self.worked) && self.p.recheck {
+            b.truncate |= self.call(|_| {}).truncate;
+        }
+        self.worked |= b.pages > 0;
+        b
+    }
+
+    /// One `trx_purge` call (see [`Purge::batch`]).
+    fn call(&mut self, mut emit: impl FnMut(&PurgeRec)) -> Batch {
         self.stats.invoked += 1;
         self.calls += 1;
         let limit = self.limit();
@@ -324,7 +344,7 @@ impl Purge {
             self.done += 1;
         }
         self.stats.undo_log_pages += b.pages;
-        b.truncate = b.pages > 0 && self.calls % u64::from(self.p.truncate_frequency.max(1)) == 0;
+        b.truncate = self.calls % u64::from(self.p.truncate_frequency.max(1)) == 0;
         b
     }
 
@@ -368,6 +388,7 @@ mod tests {
             truncate_frequency: 128,
             wake_on_commit: true,
             buffer_purges: true,
+            recheck: false,
         }
     }
 
@@ -452,6 +473,18 @@ mod tests {
         assert_eq!(pages, [300, 300, 300, 100]);
         assert_eq!(p.stats().history_len, 0);
         assert_eq!(p.stats().undo_log_pages, 1000);
+    }
+
+    #[test]
+    fn mysql_calls_once_more_after_a_round_that_purged() {
+        let mut p = Purge::new(PurgeParams { recheck: true, ..params() }, 1);
+        p.note(0, upd(1), true);
+        p.commit(0, false, 600);
+        assert_eq!(p.batch(|_| {}).pages, 1);
+        assert_eq!(p.batch(|_| {}).pages, 0);
+        assert_eq!(p.stats().invoked, 3, "the round's empty call and the next round's");
+        assert_eq!(p.batch(|_| {}).pages, 0);
+        assert_eq!(p.stats().invoked, 4, "asleep after nothing: one call a wake");
     }
 
     #[test]

@@ -275,6 +275,7 @@ fn purge_params(cfg: &InnodbConfig, buffer_purges: bool) -> Result<PurgeParams> 
         truncate_frequency: if mariadb { 1 } else { freq },
         wake_on_commit: !mariadb,
         buffer_purges,
+        recheck: !mariadb,
     })
 }
 
