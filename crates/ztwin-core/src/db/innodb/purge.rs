@@ -83,6 +83,10 @@
 //!    `ibuf_merge_in_background`, its size limit) are not modelled.
 //! 7. CPU: each record costs the machine's row_ns and each page visited its page access;
 //!    the undo record's parse and the truncation cost nothing.
+//! 8. MySQL 5.7's coordinator, finding nothing, sleeps until a commit wakes it: its 10 ms
+//!    timed wait is not kept, since a read view here closes only at a commit, which wakes
+//!    it anyway. The undo pages purge reads are taken to be in the pool (`writes`'
+//!    simplification 1).
 
 use std::collections::VecDeque;
 
