@@ -312,6 +312,9 @@ struct ClientTrx {
     pending_commit: Option<Mtr>,
     bl_step: Option<BinlogStep>,
     bl_next: bool,
+    /// The LSN its flush stage's redo flush asked for (`log_write_up_to(lsn)` keeps it
+    /// across a wait for another writer); 0 when none is asked.
+    bl_flush_lsn: u64,
 }
 
 /// InnoDB's write path state (see the module docs).
@@ -472,6 +475,7 @@ impl Writes {
                 pending_commit: None,
                 bl_step: None,
                 bl_next: false,
+                bl_flush_lsn: 0,
             })
             .collect();
         Ok(Writes {
@@ -555,6 +559,9 @@ impl Writes {
         self.log_waiters.clear();
         self.ckpt_waiters.clear();
         self.released.clear();
+        for t in &mut self.trx {
+            t.bl_flush_lsn = 0;
+        }
         self.redo.settle();
     }
 
