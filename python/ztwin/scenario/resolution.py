@@ -58,6 +58,8 @@ _INNODB_WRITE_OPTIONS = (
     "innodb_max_dirty_pages_pct", "innodb_max_dirty_pages_pct_lwm", "innodb_adaptive_flushing",
     "innodb_adaptive_flushing_lwm", "innodb_flushing_avg_loops", "innodb_log_file_size",
     "innodb_log_files_in_group", "innodb_flush_neighbors", "innodb_change_buffering",
+    "innodb_purge_threads", "innodb_purge_batch_size", "innodb_max_purge_lag",
+    "innodb_purge_rseg_truncate_frequency",
     "log_bin", "sync_binlog", "max_binlog_size", "binlog_group_commit_sync_delay",
     "binlog_group_commit_sync_no_delay_count",
     "innodb_empty_free_list_algorithm", "innodb_cleaner_lsn_age_factor", "innodb_buffer_pool_instances",

@@ -487,7 +487,23 @@ class InnodbSpec(_Model):
     innodb_log_files_in_group: Optional[int] = Field(None, ge=1, le=100, description="MySQL 5.7 default 2; MariaDB 10.5+ has one file.")
     innodb_flush_neighbors: Optional[Literal[0, 1, 2]] = Field(None, description="Default 1.")
     innodb_change_buffering: Optional[Literal["none", "inserts", "deletes", "changes", "purges", "all"]] = Field(
-        None, description="MySQL 5.7 default all; MariaDB 10.11 none."
+        None, description="MySQL 5.7 default all; MariaDB 10.11 none. Delete-marks are buffered with all, deletes "
+        "and changes; purge's deletes with all and purges (only over two or more records buffered for the leaf)."
+    )
+    # Purge (the history list of committed update undo logs and the coordinator's batches).
+    innodb_purge_threads: Optional[int] = Field(
+        None, ge=1, le=32, description="Default 4 (MySQL 5.7 and MariaDB 10.11); the twin runs purge as one thread."
+    )
+    innodb_purge_batch_size: Optional[int] = Field(
+        None, ge=1, le=5000, description="Undo log pages per purge batch: MySQL 5.7 default 300; MariaDB 10.11 1000 "
+        "(since 10.11.6)."
+    )
+    innodb_max_purge_lag: Optional[int] = Field(
+        None, ge=0, lt=2**32, description="Default 0 (no DML delay); the delay of other values is not modelled (refused)."
+    )
+    innodb_purge_rseg_truncate_frequency: Optional[int] = Field(
+        None, ge=1, le=128, description="MySQL 5.7: the history is truncated every Nth purge batch (default 128); "
+        "MariaDB 10.11 ignores it (every batch)."
     )
     # The binary log (MySQL 5.7's is modelled).
     log_bin: Optional[bool] = Field(None, description="The binary log on (default off); MySQL 5.7's group commit is modelled.")

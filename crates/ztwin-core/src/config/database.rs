@@ -80,6 +80,21 @@ pub struct InnodbConfig {
     /// innodb_change_buffering (MySQL 5.7: all; MariaDB 10.11: none).
     #[serde(default)]
     pub innodb_change_buffering: Option<String>,
+    /// innodb_purge_threads (4 in MySQL 5.7, `srv_n_purge_threads`, and MariaDB 10.11;
+    /// 1 to 32).
+    #[serde(default)]
+    pub innodb_purge_threads: Option<u32>,
+    /// innodb_purge_batch_size: undo pages per purge batch (MySQL 5.7: 300,
+    /// `srv_purge_batch_size`; MariaDB 10.11: 1000 since 10.11.6, MDEV-32050; 1 to 5000).
+    #[serde(default)]
+    pub innodb_purge_batch_size: Option<u32>,
+    /// innodb_max_purge_lag (0: no DML delay; the delay is not modelled, so only 0).
+    #[serde(default)]
+    pub innodb_max_purge_lag: Option<u64>,
+    /// innodb_purge_rseg_truncate_frequency (128, 1 to 128): MySQL 5.7 truncates the
+    /// history every Nth purge batch; MariaDB 10.11 ignores it (MDEV-32050: every batch).
+    #[serde(default)]
+    pub innodb_purge_rseg_truncate_frequency: Option<u32>,
     /// log_bin: the binary log is on (off by default in 5.7 and 10.11).
     #[serde(default)]
     pub log_bin: Option<bool>,
@@ -135,6 +150,10 @@ impl Default for InnodbConfig {
             innodb_log_files_in_group: None,
             innodb_flush_neighbors: None,
             innodb_change_buffering: None,
+            innodb_purge_threads: None,
+            innodb_purge_batch_size: None,
+            innodb_max_purge_lag: None,
+            innodb_purge_rseg_truncate_frequency: None,
             log_bin: None,
             sync_binlog: None,
             max_binlog_size: None,

@@ -152,7 +152,12 @@ impl Database {
     /// The read of `key` completed and the page is accessed for the first time.
     pub fn read_done(&mut self, key: PageKey, now: Nanos) {
         match self {
-            Database::Innodb(d) => d.bp.first_access(key, now),
+            Database::Innodb(d) => {
+                d.bp.first_access(key, now);
+                if let Some(w) = &mut d.writes {
+                    w.page_read(key);
+                }
+            }
         }
     }
 
@@ -326,9 +331,52 @@ impl Database {
     }
 
     /// The database's own threads when it writes (after the clients: the page cleaner, the
-    /// master thread, and Percona Server's LRU manager); 0 without the write path.
+    /// master thread, Percona Server's LRU manager, the purge coordinator); 0 without the
+    /// write path.
     pub fn db_threads(&self) -> usize {
         self.writes().map_or(0, |w| w.db_threads())
+    }
+
+    /// The purge coordinator's slot (None without the write path).
+    pub fn purge_actor(&self) -> Option<usize> {
+        self.writes().map(|w| w.purge_actor())
+    }
+
+    /// The purge threads (the coordinator's slot and its workers' after it; 0 without the
+    /// write path).
+    pub fn purge_threads(&self) -> usize {
+        self.writes().map_or(0, |w| w.purge_threads())
+    }
+
+    /// Whether a commit asked for the purge coordinator since the last call.
+    pub fn take_purge_wake(&mut self) -> bool {
+        match self {
+            Database::Innodb(d) => d.writes.as_mut().is_some_and(|w| w.take_purge_wake()),
+        }
+    }
+
+    /// When the purge coordinator, with nothing to purge at `now`, runs again (None: when
+    /// a commit wakes it).
+    pub fn purge_next(&self, now: Nanos) -> Option<Nanos> {
+        self.writes().and_then(|w| w.purge_next(now))
+    }
+
+    /// One purge batch: its records as purge lookups in `out` (see `Writes::purge_batch`).
+    pub fn purge_batch(&mut self, out: &mut crate::workload::statement::Statement) -> innodb::purge::Batch {
+        match self {
+            Database::Innodb(d) => d.writes.as_mut().map_or_else(Default::default, |w| w.purge_batch(out)),
+        }
+    }
+
+    /// The purge batch's records are done (its truncation, if it truncates).
+    pub fn purge_batch_done(&mut self, now: Nanos) {
+        match self {
+            Database::Innodb(d) => {
+                if let Some(w) = &mut d.writes {
+                    w.purge_batch_done(&mut d.bp, now);
+                }
+            }
+        }
     }
 
     /// When Percona Server's LRU manager, done at `now`, runs again (None: no LRU manager).

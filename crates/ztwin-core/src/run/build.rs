@@ -432,7 +432,9 @@ impl<'a> Sim<'a> {
             }
         }
         let fs_has_cache = matches!(&fs, Fs::Zfs(z) if z.cache_device.is_some());
-        let stmts: Vec<Statement> = (0..source.clients()).map(|_| Statement::default()).collect();
+        // The purge coordinator runs its batches as statements too.
+        let nstmts = if source.clients() > 0 { source.clients() + db_threads } else { 0 };
+        let stmts: Vec<Statement> = (0..nstmts).map(|_| Statement::default()).collect();
         let client = Client {
             state: State::Start,
             lookup: 0,
@@ -474,6 +476,8 @@ impl<'a> Sim<'a> {
                 format!("{threads} clients; at most {}", events::MAX_CLIENTS - db_threads),
             ));
         }
+        let purge_first = db.as_ref().and_then(|d| d.purge_actor()).unwrap_or(usize::MAX);
+        let purge_n = db.as_ref().map_or(0, |d| d.purge_threads());
         let mut queue = Schedule::with_capacity(slots + 3);
         // The l2arc_feed_thread first wakes after l2arc_feed_secs.
         let next_feed = fs_has_cache.then_some(SEC);
@@ -501,6 +505,10 @@ impl<'a> Sim<'a> {
             cleaner_due: None,
             master_due: None,
             lru_due: None,
+            purge_due: None,
+            purge_first,
+            purge_n,
+            purge_pending: 0,
             cleaner_activity: 0,
             released: Vec::with_capacity(slots),
             journal_wake: None,

@@ -326,3 +326,56 @@ fn percona_edges_complete() {
         }
     }
 }
+
+/// Purge follows the commits (`innodb::purge`): in an oltp_update_index run each k
+/// update's delete-marked k_1 entry is purged (the window's purge records within 5% of
+/// its rows updated, MariaDB's within a second's, one undo page per commit's log), and
+/// the history list stays short:
+/// MySQL 5.7's coordinator, woken by every commit, truncates every 128th batch; MariaDB
+/// 10.11's, woken once a second, truncates after every batch.
+#[test]
+fn purge_keeps_up_with_index_updates() {
+    for server in [crate::config::InnodbServer::Mysql57, crate::config::InnodbServer::Mariadb1011] {
+        let mut cfg = write_variant(SysbenchTest::OltpUpdateIndex);
+        innodb(&mut cfg).server = server;
+        let r = run_variant(&cfg).unwrap();
+        let s = &r.summary;
+        let updated = f(s, &["innodb", "Innodb_rows_updated"]);
+        let purged = f(s, &["innodb", "purge", "purge_upd_exist_or_extern_records"]);
+        // MariaDB purges in a burst each second: the window's ends cut a second's worth.
+        let tps = f(s, &["tps"]);
+        let slack = if server == crate::config::InnodbServer::Mysql57 { 0.05 * updated } else { 1.1 * tps };
+        assert!(
+            (purged - updated).abs() <= slack,
+            "{server:?}: {purged} purged, {updated} updated: {}",
+            s["innodb"]
+        );
+        let pages = f(s, &["innodb", "purge", "purge_undo_log_pages"]);
+        let commits = f(s, &["innodb", "commits_with_redo"]);
+        assert!((pages - commits).abs() <= slack, "{server:?}: {pages} undo pages, {commits} commits");
+        let history = f(s, &["innodb", "history_list_length"]);
+        assert!(history <= 2.0 * f(s, &["tps"]), "{server:?}: history {history}");
+        assert_eq!(f(s, &["innodb", "purge", "purge_del_mark_records"]), 0.0);
+    }
+}
+
+/// oltp_delete: each delete's k_1 entry and clustered record are purged. With
+/// innodb_change_buffering = none every purge finds its leaf in the pool or reads it;
+/// with all, the delete-marks of leaves not in the pool are buffered and some purges
+/// too (those over two buffered records).
+#[test]
+fn purge_removes_deleted_rows_and_buffers_some_deletes() {
+    let mut buffered = Vec::new();
+    for buffering in ["none", "all"] {
+        let mut cfg = write_variant(SysbenchTest::OltpDelete);
+        innodb(&mut cfg).innodb_change_buffering = Some(buffering.into());
+        let r = run_variant(&cfg).unwrap();
+        let s = &r.summary;
+        let deleted = f(s, &["innodb", "Innodb_rows_deleted"]);
+        let purged = f(s, &["innodb", "purge", "purge_del_mark_records"]);
+        assert!(deleted > 0.0 && (purged / deleted - 1.0).abs() < 0.05, "{buffering}: {purged} of {deleted}");
+        buffered.push(f(s, &["innodb", "purge", "purge_ibuf_deletes"]));
+    }
+    assert_eq!(buffered[0], 0.0);
+    assert!(buffered[1] > 0.0, "{buffered:?}");
+}

@@ -7,7 +7,8 @@
 //! queues (`txg_sync_thread` → `spa_sync`, see `zfs_write`) and the intent log's zio
 //! completions (a log block's write done, its flushes done, a commit waiter's timeout;
 //! see `fs::zfs::zil`), XFS/ext4's journal thread and the page cache's flusher, and the
-//! database's page cleaner and master thread (timers).
+//! database's page cleaner, master thread, LRU manager and purge threads (timers; a
+//! commit wakes the purge coordinator, the coordinator its workers).
 //!
 //! At one instant the background threads act before the requests of that instant, the
 //! feed before the sync (the queue's rank; the order the driver has always used), and
@@ -40,8 +41,8 @@ pub(super) enum Event {
     Journal,
     /// XFS/ext4: the page cache's flusher (`wb_workfn`) has something due.
     Flusher,
-    /// Database thread `i` (a client slot: the page cleaner, the master thread) wakes from
-    /// its timed sleep.
+    /// Database thread `i` (a client slot: the page cleaner, the master thread, a purge
+    /// thread) wakes from its timed sleep, or is woken.
     Timer(usize),
 }
 

@@ -257,7 +257,16 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
         _ => 0,
     } + (std::mem::size_of::<Client>() + std::mem::size_of::<Wait>() + 512) as u64;
     let slots: u64 = cfg.devices.iter().map(|d| u64::from(d.parallelism)).sum::<u64>().saturating_mul(32);
-    parts.push(("clients", threads.saturating_mul(per_client).saturating_add(slots)));
+    // The database's own threads' slots and statements (the purge threads run their
+    // batches as statements), counted whether or not the workload writes.
+    let db_threads = match (&cfg.database, &cfg.workload) {
+        (Some(DatabaseConfig::Innodb(d)), WorkloadConfig::Sysbench(_)) => {
+            3 + u64::from(d.innodb_purge_threads.unwrap_or(4).min(32))
+        }
+        _ => 0,
+    };
+    let clients = threads.saturating_add(db_threads).saturating_mul(per_client);
+    parts.push(("clients", clients.saturating_add(slots)));
     parts.push(("fixed", FIXED_BYTES));
     Ok(MemoryEstimate { parts })
 }

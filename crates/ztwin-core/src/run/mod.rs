@@ -136,6 +136,16 @@ enum State {
     /// Percona Server's LRU manager sleeps until its timer; then its LRU batch.
     LruSleep,
     LruBatch,
+    /// The purge coordinator sleeps until a commit or its timer wakes it; then a batch
+    /// (its records as lookups of its statement: NextPage, Apply), then PurgeDone.
+    PurgeSleep,
+    PurgeBatch,
+    PurgeDone,
+    /// A purge worker waits for its share of a batch (`Sim::purge_first`); then does it
+    /// (PurgeWork: its lookups), then PurgeWorkerDone.
+    PurgeIdle,
+    PurgeWork,
+    PurgeWorkerDone,
 }
 
 /// What the clients of the current phase do.
@@ -161,6 +171,9 @@ enum Wait {
     Frame,
     /// XFS/ext4: the journal's commit `n` (released when the journal reports it done).
     Journal(u64),
+    /// The purge coordinator waits for its workers' shares of the batch
+    /// (`trx_purge_wait_for_workers_to_complete`).
+    PurgeWorkers,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -335,8 +348,8 @@ struct Sim<'a> {
     /// Taken out of `self` while one of them steps (see [`Sim::step`]).
     clients: Vec<Client>,
     /// Number of clients (event targets below it are clients): the workload's threads,
-    /// then the database's own threads when it writes (page cleaner, master thread, and
-    /// Percona Server's LRU manager).
+    /// then the database's own threads when it writes (page cleaner, master thread,
+    /// Percona Server's LRU manager, the purge threads).
     nclients: usize,
     /// The workload's threads (clients 0..nusers).
     nusers: usize,
@@ -345,6 +358,14 @@ struct Sim<'a> {
     cleaner_due: Option<Nanos>,
     master_due: Option<Nanos>,
     lru_due: Option<Nanos>,
+    /// When the purge coordinator's sleep ends (Some(Nanos::MAX): when a commit wakes it).
+    purge_due: Option<Nanos>,
+    /// The purge threads' slots (`purge_first..purge_first + purge_n`, the coordinator
+    /// first; usize::MAX and 0 without the write path) and the workers still on their
+    /// shares of the batch.
+    purge_first: usize,
+    purge_n: usize,
+    purge_pending: usize,
     /// Write counts at the page cleaner's last pass (srv_check_activity).
     cleaner_activity: u64,
     /// Scratch for the threads the database released.

@@ -50,7 +50,8 @@ impl Sim<'_> {
                 self.clients[k].state = State::Idle;
                 self.waits[k] = Wait::None;
             }
-            (self.cleaner_due, self.master_due, self.lru_due) = (None, None, None);
+            (self.cleaner_due, self.master_due, self.lru_due, self.purge_due) = (None, None, None, None);
+            self.purge_pending = 0;
         }
         let mut ready = self.clock;
         if let Fs::Extent(x) = &mut self.fs {
@@ -273,6 +274,32 @@ impl Sim<'_> {
         let cleaner = crate::db::innodb::writes::cleaner_actor(self.nusers);
         let master = crate::db::innodb::writes::master_actor(self.nusers);
         let lru = crate::db::innodb::writes::lru_manager_actor(self.nusers);
+        let purge = self.db.as_ref().and_then(|d| d.purge_actor());
+        if let Some(k) = purge {
+            // The purge coordinator sleeps until a commit wakes it (MySQL 5.7) or the
+            // master thread's next second (MariaDB 10.11).
+            if let Some(c) = self.clients.get_mut(k) {
+                if matches!(c.state, State::Start | State::Idle) {
+                    c.state = State::PurgeSleep;
+                    c.started = now;
+                    let due = self.db.as_ref().and_then(|d| d.purge_next(now)).unwrap_or(Nanos::MAX);
+                    self.purge_due = Some(due);
+                    if due != Nanos::MAX {
+                        self.queue.at(due, Event::Timer(k));
+                    }
+                }
+            }
+            // Its workers wait for their shares of a batch.
+            for w in k + 1..k + self.purge_n {
+                if let Some(c) = self.clients.get_mut(w) {
+                    if matches!(c.state, State::Start | State::Idle) {
+                        c.state = State::PurgeIdle;
+                    }
+                }
+            }
+        }
+        // Percona Server's LRU manager has its slot before the purge coordinator's.
+        let lru = if purge == Some(lru) { usize::MAX } else { lru };
         let threads = [(cleaner, State::CleanerSleep), (master, State::MasterSleep), (lru, State::LruSleep)];
         // Percona Server's LRU manager (after the clients, the page cleaner and the master
         // thread) first wakes after its 1000 ms sleep.
@@ -378,6 +405,7 @@ impl Sim<'_> {
         }
         self.waits.fill(Wait::None);
         (self.cleaner_due, self.master_due, self.journal_wake, self.lru_due) = (None, None, None, None);
+        (self.purge_due, self.purge_pending) = (None, 0);
         if let Some(db) = &mut self.db {
             db.abandon();
         }

@@ -597,6 +597,21 @@ fn innodb_write_window(doc: &mut Value, x: &WriteStats, y: &WriteStats) {
     for (name, v) in pairs {
         doc[name] = json!(v);
     }
+    // Purge: SHOW ENGINE INNODB STATUS's "History list length" at the window's end and
+    // its INNODB_METRICS counters over the window (`innodb::purge`).
+    let (p, q) = (&x.purge, &y.purge);
+    doc["history_list_length"] = json!(q.history_len);
+    doc["purge"] = json!({
+        "trx_rseg_history_len": q.history_len,
+        "purge_invoked": q.invoked - p.invoked,
+        "purge_undo_log_pages": q.undo_log_pages - p.undo_log_pages,
+        "purge_del_mark_records": q.del_mark_records - p.del_mark_records,
+        "purge_upd_exist_or_extern_records": q.upd_exist_or_extern_records - p.upd_exist_or_extern_records,
+        "purge_ibuf_deletes": q.ibuf_deletes - p.ibuf_deletes,
+        "purge_logs_truncated": q.logs_truncated - p.logs_truncated,
+        "purge_truncations": q.truncations - p.truncations,
+        "purge_records_dropped": q.records_dropped - p.records_dropped,
+    });
     if let (Some(a), Some(b)) = (&x.percona, &y.percona) {
         // Percona Server 5.7's own: its status variables (Innodb_checkpoint_age: lsn -
         // last_checkpoint_lsn, the checkpoint taken at the oldest modification), its

@@ -270,6 +270,7 @@ impl Sim<'_> {
                     if l.op == Op::Commit {
                         let step = db.commit(i, now);
                         self.poll_cleaner_wake(now);
+                        self.poll_purge_wake(now);
                         self.wake_db_released(now);
                         self.log_step(i, c, step, now);
                         if c.state == State::Blocked {
@@ -339,7 +340,52 @@ impl Sim<'_> {
                         break;
                     }
                 }
-                State::CleanerSleep | State::MasterSleep | State::LruSleep => break,
+                State::CleanerSleep
+                | State::MasterSleep
+                | State::LruSleep
+                | State::PurgeSleep
+                | State::PurgeIdle => break,
+                State::PurgeBatch => {
+                    // srv_do_purge's loop: trx_purge until a call handles nothing.
+                    let db = self.db.as_mut().expect("purge needs the database");
+                    let b = db.purge_batch(&mut self.stmts[i]);
+                    if b.pages == 0 {
+                        // A truncating call truncates even when it handled nothing.
+                        db.purge_batch_done(now);
+                        self.poll_cleaner_wake(now);
+                        self.purge_sleep(i, c, now);
+                        break;
+                    }
+                    self.purge_share(i, now);
+                    self.purge_start(i, c, now, State::PurgeDone);
+                }
+                State::PurgeDone => {
+                    if self.run_pending_cpu(i, c, now) {
+                        break;
+                    }
+                    if self.purge_pending > 0 {
+                        // trx_purge_wait_for_workers_to_complete.
+                        c.resume = State::PurgeDone;
+                        self.waits[i] = Wait::PurgeWorkers;
+                        c.state = State::Blocked;
+                        break;
+                    }
+                    self.db.as_mut().expect("purge needs the database").purge_batch_done(now);
+                    self.poll_cleaner_wake(now);
+                    c.state = State::PurgeBatch;
+                }
+                State::PurgeWork => self.purge_start(i, c, now, State::PurgeWorkerDone),
+                State::PurgeWorkerDone => {
+                    if self.run_pending_cpu(i, c, now) {
+                        break;
+                    }
+                    self.purge_pending -= 1;
+                    if self.purge_pending == 0 {
+                        self.wake(Wait::PurgeWorkers, now);
+                    }
+                    c.state = State::PurgeIdle;
+                    break;
+                }
                 State::LruBatch => {
                     // Guaranteed: the LRU manager exists only with Percona Server's writes.
                     let db = self.db.as_mut().expect("the LRU manager needs the database");
@@ -485,6 +531,10 @@ impl Sim<'_> {
                     };
                     debug_assert!(done, "a committer is woken once its commit is done");
                     c.state = c.after_commit;
+                }
+                State::Finish if i >= self.nusers => {
+                    // A purge thread's share of its batch is done (not a workload's statement).
+                    c.state = if i == self.purge_first { State::PurgeDone } else { State::PurgeWorkerDone };
                 }
                 State::Finish => {
                     if c.cpu_pending != 0 && !c.next_ready {
@@ -969,6 +1019,84 @@ impl Sim<'_> {
         self.queue.at(due, Event::Timer(i));
     }
 
+    /// The purge coordinator (thread `i`) found nothing to purge: it sleeps until a commit
+    /// wakes it (MySQL 5.7: `srv_purge_coordinator_suspend`'s wait, its 10 ms timeout
+    /// ending in an untimed wait when the history did not grow) or until the master
+    /// thread's next second (MariaDB 10.11).
+    fn purge_sleep(&mut self, i: usize, c: &mut Client, now: Nanos) {
+        c.state = State::PurgeSleep;
+        let due = self.db.as_ref().and_then(|d| d.purge_next(now)).unwrap_or(Nanos::MAX);
+        self.purge_due = Some(due);
+        if due != Nanos::MAX {
+            self.queue.at(due, Event::Timer(i));
+        }
+    }
+
+    /// The purge coordinator (thread `i`) hands its batch's records round-robin to the
+    /// purge threads (`trx_purge_attach_undo_recs`), keeping every `purge_n`th for itself;
+    /// each worker with a share starts now.
+    fn purge_share(&mut self, i: usize, now: Nanos) {
+        let n = self.purge_n;
+        if n < 2 || self.stmts[i].n < 2 {
+            return;
+        }
+        let (head, workers) = self.stmts.split_at_mut(i + 1);
+        let own = &mut head[i];
+        for s in workers.iter_mut().take(n - 1) {
+            s.clear();
+        }
+        let mut keep = 0;
+        for j in 0..own.n {
+            let l = own.lookups[j];
+            match j % n {
+                0 => {
+                    own.lookups[keep] = l;
+                    keep += 1;
+                }
+                t => {
+                    let s = &mut workers[t - 1];
+                    s.lookups[s.n] = l;
+                    s.n += 1;
+                }
+            }
+        }
+        own.n = keep;
+        for t in 1..n {
+            if self.stmts[i + t].n > 0 {
+                self.purge_pending += 1;
+                self.queue.at(now, Event::Timer(i + t));
+            }
+        }
+    }
+
+    /// Purge thread `i` starts on its share of the batch (each record costs a row's CPU),
+    /// or goes to `done` with none.
+    fn purge_start(&self, i: usize, c: &mut Client, now: Nanos, done: State) {
+        c.started = now;
+        c.cpu_pending += self.costs.row * self.stmts[i].n as u64;
+        c.lookup = 0;
+        if self.stmts[i].n == 0 {
+            c.state = done;
+            return;
+        }
+        self.start_lookup(i, c);
+        c.state = State::NextPage;
+    }
+
+    /// A commit asked for the purge coordinator: a sleeping one wakes at once
+    /// (`srv_wake_purge_thread_if_not_active`).
+    fn poll_purge_wake(&mut self, now: Nanos) {
+        let Some(db) = self.db.as_mut() else { return };
+        if !db.take_purge_wake() {
+            return;
+        }
+        let Some(k) = db.purge_actor() else { return };
+        if self.purge_due.is_some_and(|d| d > now) {
+            self.purge_due = Some(now);
+            self.queue.at(now, Event::Timer(k));
+        }
+    }
+
     /// A thread needs the page cleaner now (no free frame, the checkpoint age): a
     /// sleeping cleaner wakes at once.
     fn kick_cleaner(&mut self, now: Nanos) {
@@ -981,10 +1109,21 @@ impl Sim<'_> {
 
     /// A database thread's timer fired at `now`: it runs if the timer is its current one.
     pub(super) fn timer_event(&mut self, k: usize, now: Nanos) {
+        if k > self.purge_first && k < self.purge_first.saturating_add(self.purge_n) {
+            // A purge worker is handed its share of a batch.
+            if self.clients_state(k) == Some(State::PurgeIdle) {
+                self.clients[k].state = State::PurgeWork;
+                self.step(k, now);
+            }
+            return;
+        }
         let cleaner = crate::db::innodb::writes::cleaner_actor(self.nusers);
         let lru = crate::db::innodb::writes::lru_manager_actor(self.nusers);
+        let purge = self.db.as_ref().and_then(|d| d.purge_actor());
         let (due, next, expected) = if k == cleaner {
             (&mut self.cleaner_due, State::CleanerPass, State::CleanerSleep)
+        } else if purge == Some(k) {
+            (&mut self.purge_due, State::PurgeBatch, State::PurgeSleep)
         } else if k == lru {
             (&mut self.lru_due, State::LruBatch, State::LruSleep)
         } else {

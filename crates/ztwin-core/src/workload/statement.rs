@@ -43,6 +43,12 @@ pub enum Op {
     /// `INSERT`: a new entry at `key` of `index` (clustered key 0: AUTO_INCREMENT's next
     /// id); an insert is a clustered lookup followed by one per secondary index.
     Insert,
+    /// Purge (the database's own thread, never a workload's): removes the delete-marked
+    /// k_1 entry of row `key` after finding its clustered record; with
+    /// [`Index::Clustered`] the delete-marked clustered record too (`db::innodb::purge`).
+    Purge,
+    /// MariaDB's purge of a non-index update: the row's DB_TRX_ID reset only.
+    PurgeReset,
     /// The transaction commits here (COMMIT, or an autocommit statement's end): its redo
     /// is written and, by innodb_flush_log_at_trx_commit, flushed. No page is visited.
     Commit,

@@ -280,7 +280,8 @@ impl BinlogFormat {
             Op::Delete => (ALL, NONE),
             // sysbench's INSERT sets every column.
             Op::Insert => (NONE, ALL),
-            Op::Read | Op::Commit => (NONE, NONE),
+            // Purge is the server's, not logged.
+            Op::Read | Op::Commit | Op::Purge | Op::PurgeReset => (NONE, NONE),
         }
     }
 

@@ -9,6 +9,7 @@ pub mod mariadb_redo;
 pub mod page_cleaner;
 pub mod page_image;
 pub mod percona_flush;
+pub mod purge;
 pub mod redo;
 pub mod redo_records;
 pub mod writes;

@@ -1289,6 +1289,76 @@ pub fn commit(env: &Env, c: &CommitCtx) -> MtrLog {
     log
 }
 
+/// Purge's removal of a delete-marked k_1 entry from its leaf (`row_purge_remove_sec_if_poss_leaf`
+/// → `btr_cur_optimistic_delete` → `page_cur_delete_rec_write_log`): MLOG_COMP_REC_DELETE
+/// with the index description and the record's 2-byte offset; a lone record (no end byte).
+pub fn purge_sec_delete(env: &Env, leaf: u32) -> Mtr {
+    let mut m = Mtr::default();
+    m.rec(sec_page(env, leaf), index_description(SEC_FIELDS) + 2);
+    m.finish()
+}
+
+/// Purge's removal of a delete-marked clustered record (`row_purge_remove_clust_if_poss_low`
+/// → `btr_cur_optimistic_delete`): MLOG_COMP_REC_DELETE with the clustered index's
+/// description.
+pub fn purge_clust_delete(env: &Env, row: &RowCtx) -> Mtr {
+    let mut m = Mtr::default();
+    m.rec(clust_page(env, row), index_description(CLUST_FIELDS) + 2);
+    m.finish()
+}
+
+/// A purge's IBUF_OP_DELETE buffered for `leaf` (`ibuf_insert_low`): the change buffer
+/// record (the leaf's BUFFERED bit is set: changes for it are buffered already); a purge
+/// has no transaction, so the change buffer leaf's PAGE_MAX_TRX_ID is not raised.
+pub fn purge_ibuf_delete(env: &Env, leaf: u32) -> Mtr {
+    let t = TrxCtx { id: 0, undo_no: 0, first_undo: false };
+    ibuf_insert_mtr(env, &t, leaf, IbufPrev::Infimum, true).0.finish()
+}
+
+/// Truncation's removal of the oldest log of a rollback segment's history list
+/// (`trx_purge_remove_log_hdr` → `flst_remove` of the list's last node): the next
+/// younger log's FLST_NEXT becomes FIL_NULL on `younger`'s page (page MLOG_4BYTES, offset
+/// MLOG_2BYTES), the base node's FLST_LAST points to it (4 and 2 bytes) and FLST_LEN
+/// drops (4 bytes) on the rollback segment header; with no younger log, FLST_FIRST and
+/// FLST_LAST both become FIL_NULL. A segment that was not cached is freed
+/// (`trx_purge_free_segment`): TRX_UNDO_DEL_MARKS cleared on the log's page,
+/// TRX_RSEG_HISTORY_SIZE lowered, and its page freed (`fseg_free_step`: ASSUMED eight
+/// 4-byte writes on the space header, page 0, and the segment's inode page, 2).
+pub fn purge_history_remove(
+    env: &Env,
+    log_page: u32,
+    younger: Option<(u32, u32)>,
+    free_segment: bool,
+) -> Mtr {
+    let rseg = PageRef { kind: PageKind::RsegHeader, space: 0, page: env.undo.rseg_page };
+    let mut m = Mtr::default();
+    match younger {
+        Some((page, offset)) => {
+            let p = PageRef { kind: PageKind::HistoryPrev, space: 0, page };
+            m.rec(p, ulint_body(FIL_NULL));
+            m.rec(p, ulint_body(0));
+            m.rec(rseg, ulint_body(page));
+            m.rec(rseg, ulint_body(offset));
+        }
+        None => {
+            for _ in 0..2 {
+                m.rec(rseg, ulint_body(FIL_NULL));
+                m.rec(rseg, ulint_body(0));
+            }
+        }
+    }
+    m.rec(rseg, ulint_body(u32::try_from(env.undo.history_len).unwrap_or(u32::MAX)));
+    if free_segment {
+        m.rec(undo_page(log_page), ulint_body(0));
+        m.rec(rseg, ulint_body(u32::try_from(env.undo.history_size).unwrap_or(u32::MAX)));
+        for i in 0..8u32 {
+            let page = if i < 4 { 0 } else { 2 };
+            m.rec(PageRef { kind: PageKind::Undo, space: 0, page }, ulint_body(log_page));
+        }
+    }
+    m.finish()
+}
+
 /// One transaction's undo state between its ops, which decides when an undo log is
 /// assigned, each record's undo number and what the commit writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -1318,7 +1388,8 @@ impl TrxRedo {
     /// id + 2).
     pub fn op(&mut self, op: Op, index: Index, env: &Env, row: &RowCtx) -> MtrLog {
         match (op, index) {
-            (Op::Read, _) => MtrLog::default(),
+            // Purge's records are its own (`purge_*`), not a transaction's.
+            (Op::Read | Op::Purge | Op::PurgeReset, _) => MtrLog::default(),
             (Op::Commit, _) => {
                 let c = CommitCtx {
                     no: self.id + 1,

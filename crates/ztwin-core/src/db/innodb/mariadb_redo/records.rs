@@ -367,6 +367,71 @@ fn sys_bytes(trx_id: u64, roll_ptr: u64) -> [u8; 13] {
     b
 }
 
+/// Purge's removal of a delete-marked k_1 entry (`row_purge_remove_sec_if_poss_leaf` →
+/// `page_cur_delete_rec` → `mtr_t::page_delete`): an EXTENDED DELETE_ROW_FORMAT_DYNAMIC
+/// with the predecessor's offset from PAGE_NEW_INFIMUM, the header size with extra bytes
+/// and the data size (varints).
+pub fn purge_sec_delete(env: &Env, leaf: u32) -> Mtr {
+    let mut e = Enc::new();
+    let prev = varint_size(u64::from(page_ofs(env.page_size / 2)));
+    e.extended(sec_page(env, leaf), 1 + prev + varint_size(5) + varint_size(8));
+    e.finish()
+}
+
+/// Purge's removal of a delete-marked clustered record: as [`purge_sec_delete`] on the
+/// clustered leaf (201 bytes of data; utf8mb4's two length bytes in the header).
+pub fn purge_clust_delete(env: &Env, m: &MariaCtx, row: &RowCtx) -> Mtr {
+    let mut e = Enc::new();
+    let prev = varint_size(u64::from(page_ofs(env.page_size / 2)));
+    let extra = u64::from(m.charset.clust_extra());
+    e.extended(clust_page(env, row), 1 + prev + varint_size(extra) + varint_size(201));
+    e.finish()
+}
+
+/// `row_purge_reset_trx_id`: DB_TRX_ID and DB_ROLL_PTR of the row whose history purge
+/// processed become 0 and 1 << 55 (`mtr_t::memcpy<MAYBE_NOP>`: a WRITE from the first
+/// changed byte), the old ones being the transaction's id `trx_id` and an update roll
+/// pointer.
+pub fn purge_reset_trx_id(env: &Env, row: &RowCtx, trx_id: u64) -> Mtr {
+    let mut e = Enc::new();
+    let old = sys_bytes(trx_id, 1 << 47);
+    let new = sys_bytes(0, 1 << 55);
+    e.write_over(clust_page(env, row), page_ofs(env.page_size / 2), &old, &new);
+    e.finish()
+}
+
+/// Truncation's removal of the oldest log from its history list (`trx_purge_remove_log_hdr`
+/// → `flst_remove`): the younger log's FLST_NEXT (6 bytes: FIL_NULL and offset), the base
+/// node's FLST_LAST (6) and FLST_LEN (its last byte) as WRITEs; a segment not cached also
+/// frees its page (`trx_purge_free_segment`: ASSUMED eight 4-byte WRITEs on the space
+/// header page 0 and the inode page 2) and lowers TRX_RSEG_HISTORY_SIZE.
+pub fn purge_history_remove(
+    env: &Env,
+    log_page: u32,
+    younger: Option<(u32, u32)>,
+    free_segment: bool,
+) -> Mtr {
+    let mut e = Enc::new();
+    let rseg = rseg_page(env);
+    if let Some((page, offset)) = younger {
+        let p = PageRef { kind: PageKind::HistoryPrev, space: 0, page };
+        e.at(p, page_ofs(offset), 6, page_ofs(offset) + 6);
+    } else {
+        e.at(rseg, 128, 6, 134);
+    }
+    e.at(rseg, 134, 6, 140);
+    e.at(rseg, 140, 1, 141);
+    if free_segment {
+        e.at(rseg, 144, 1, 145);
+        let _ = log_page;
+        for i in 0..8u32 {
+            let page = if i < 4 { 0 } else { 2 };
+            e.at(PageRef { kind: PageKind::Undo, space: 0, page }, 150 + 8 * i, 4, 154 + 8 * i);
+        }
+    }
+    e.finish()
+}
+
 /// An mtr being encoded: the bytes of its records as `mtr_t::log_write` sizes them,
 /// tracking the page and offset a same-page record is relative to (`m_last`,
 /// `m_last_offset`).
@@ -915,7 +980,8 @@ impl MariaTrx {
     pub fn op(&mut self, op: Op, index: Index, env: &Env, m: &MariaCtx, row: &RowCtx) -> MtrLog {
         let t = self.ctx();
         let (log, undo) = match (op, index) {
-            (Op::Read, _) => (MtrLog::default(), false),
+            // Purge's records are its own (`purge_*`), not a transaction's.
+            (Op::Read | Op::Purge | Op::PurgeReset, _) => (MtrLog::default(), false),
             (Op::Commit, _) => {
                 let has = self.undo_no > 0;
                 let c = CommitCtx { no: self.id + 1, insert_undo: false, update_undo: has, del_marks: false };

@@ -67,9 +67,18 @@ impl Writes {
                     return LogWait::Wait;
                 }
                 BinlogStep::RedoFlush { flush, .. } => {
-                    let lsn = self.redo.lsn();
+                    // log_write_up_to(log_get_lsn()): the LSN read once, kept while the
+                    // thread waits for another writer or does its own write.
+                    let t = &mut self.trx[client];
+                    if t.bl_flush_lsn == 0 {
+                        t.bl_flush_lsn = self.redo.lsn();
+                    }
+                    let lsn = t.bl_flush_lsn;
                     match self.write_up_to(client, lsn, flush) {
-                        LogWait::Done => self.trx[client].bl_next = true,
+                        LogWait::Done => {
+                            let t = &mut self.trx[client];
+                            (t.bl_next, t.bl_flush_lsn) = (true, 0);
+                        }
                         // The redo flush is asked again after the wait or the thread's own write.
                         other => return other,
                     }

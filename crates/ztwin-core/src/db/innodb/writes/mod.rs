@@ -38,6 +38,13 @@
 //!   older than the target of a sync flush that a waiting thread asked for. Pages go out in
 //!   doublewrite batches (`doublewrite`): the copies to ibdata1, its fsync, the pages in
 //!   place (asynchronous I/O, all in flight at once), the data files' fsync.
+//! - Purge (`purge`, the thread in `writes/purge.rs`): a commit puts the transaction's
+//!   update undo log in the history list and, in MySQL 5.7, wakes the purge coordinator;
+//!   its batches (`trx_purge`) are run as a thread's lookups: for each k update or
+//!   delete, the clustered record found, then the delete-marked k_1 entry removed in its
+//!   leaf (read if not in the pool, unless the change buffer takes the delete), and a
+//!   deleted row's clustered record; each removal an mtr. Every 128th batch (MariaDB:
+//!   each) truncates the purged logs from the history, an mtr each.
 //! - A thread needing a free frame with none free and nothing replaceable among the last
 //!   `BUF_LRU_SEARCH_SCAN_THRESHOLD` pages of the LRU list writes one dirty page from the
 //!   LRU tail itself (`buf_flush_single_page_from_LRU`): the page to a single-page slot of
@@ -56,7 +63,8 @@
 //! `buf/buf0flu.cc` (`buf_flush_page_cleaner_coordinator`, `buf_flush_LRU_list`,
 //! `buf_flush_single_page_from_LRU`, `buf_flush_note_modification`), `buf/buf0lru.cc`
 //! (`buf_LRU_get_free_block`), `os/os0file.cc` and `fil/fil0fil.cc` (the flush methods),
-//! `trx/trx0undo.cc` (`TRX_UNDO_PAGE_REUSE_LIMIT`), `ibuf/ibuf0ibuf.cc`.
+//! `trx/trx0undo.cc` (`TRX_UNDO_PAGE_REUSE_LIMIT`), `ibuf/ibuf0ibuf.cc`; purge's in
+//! `innodb::purge`.
 //!
 //! Simplifications:
 //! 1. The system tablespace's pages (undo, rollback segment headers, TRX_SYS, the change
@@ -73,7 +81,11 @@
 //!    every few seconds); the checkpoint age is measured to the oldest dirty page, as if
 //!    each checkpoint were taken at once.
 //! 6. Neighbour flushing (`innodb_flush_neighbors`) is not modelled for MySQL 5.7 (MariaDB's
-//!    and Percona's page cleaners flush neighbours); purge is not modelled.
+//!    and Percona's page cleaners flush neighbours). Purge is modelled with its own
+//!    simplifications (`purge`: one thread for innodb_purge_threads, read views opened at
+//!    a transaction's first change, no DML delay, the change buffer merged only by a
+//!    leaf's read); the undo pages it frees are the ring's, which reuses them whether or
+//!    not purge got to them (the undo log's page count does not follow the history).
 //! 7. MariaDB 10.11 has its own redo log and record formats (`mariadb_redo`: no block
 //!    framing, one undo log per transaction, rows whose history purge reset, the log
 //!    buffered on ZFS and O_DIRECT on a block device) and its own checkpoint ages; its
@@ -92,6 +104,7 @@ mod cleaner;
 mod log;
 mod params;
 mod percona;
+mod purge;
 
 use crate::db::binlog::{Binlog, BinlogStats, BinlogStep, TrxBinlog};
 use crate::db::innodb::btree::{mix, TableLayout, MAX_DEPTH};
@@ -101,10 +114,12 @@ use crate::db::innodb::flush_list::FlushList;
 use crate::db::innodb::mariadb_redo::records::{purged_row, Charset, MariaCtx};
 use crate::db::innodb::mariadb_redo::{self, LogDevice, MariaLogAges, MariaRedoLog, MariaRedoParams};
 use crate::db::innodb::page_cleaner::{LogAges, PageCleaner, PassInput};
+use crate::db::innodb::purge::{Purge, PurgeKind, PurgeRec};
 use crate::db::innodb::redo::{LogStep, RedoLog, RedoParams, RedoStats};
 use crate::db::innodb::redo_records::{Env, Mtr, MtrLog, PageRef, RowCtx};
 use crate::error::{Error, Result};
 use crate::sim::time::{Nanos, SEC};
+use crate::support::small_map::SmallMap;
 use crate::workload::statement::{Index, Lookup, Op};
 pub use cleaner::FrameStep;
 use log::{Log, TrxLog};
@@ -277,6 +292,8 @@ pub struct WriteStats {
     pub mariadb: bool,
     /// Percona Server's own counters (its flushing's), None for the other servers.
     pub percona: Option<PerconaStats>,
+    /// Purge's counters and the history list length (`innodb::purge`).
+    pub purge: crate::db::innodb::purge::PurgeStats,
 }
 
 /// One client's transaction and undo log pages.
@@ -295,6 +312,9 @@ struct ClientTrx {
     pending_commit: Option<Mtr>,
     bl_step: Option<BinlogStep>,
     bl_next: bool,
+    /// The LSN its flush stage's redo flush asked for (`log_write_up_to(lsn)` keeps it
+    /// across a wait for another writer); 0 when none is asked.
+    bl_flush_lsn: u64,
 }
 
 /// InnoDB's write path state (see the module docs).
@@ -345,6 +365,17 @@ pub struct Writes {
     /// Flushes of the last pass (for the recommendation).
     last_flushed: u64,
     stats: WriteStats,
+    /// The client threads.
+    clients: usize,
+    /// The history list and the purge coordinator (`innodb::purge`); a commit asked for
+    /// it; the batch in progress truncates; the truncation's mtrs (reused).
+    purge: Purge,
+    wake_purge: bool,
+    purge_truncate: bool,
+    purge_mtrs: Vec<Mtr>,
+    /// Records the change buffer holds per k_1 leaf (PageKey), not counting buffered
+    /// deletes; a leaf's read merges them.
+    ibuf_recs: SmallMap<u32>,
 }
 
 /// The slot of the page cleaner among the actors of `clients` clients.
@@ -430,8 +461,9 @@ impl Writes {
             }
         };
         let frames = crate::db::innodb::buffer_pool::pool_frames(cfg);
-        // The clients, the page cleaner, the master thread (and Percona's LRU manager).
-        let actors = clients + 2 + usize::from(p.percona.is_some());
+        // The clients, the page cleaner, the master thread (and Percona's LRU manager),
+        // the purge threads.
+        let actors = clients + 2 + usize::from(p.percona.is_some()) + p.purge.threads as usize;
         let trx = (0..clients as u32)
             .map(|c| ClientTrx {
                 redo: TrxLog::begin(p.server, 1000 + 2 * u64::from(c)),
@@ -443,6 +475,7 @@ impl Writes {
                 pending_commit: None,
                 bl_step: None,
                 bl_next: false,
+                bl_flush_lsn: 0,
             })
             .collect();
         Ok(Writes {
@@ -459,7 +492,7 @@ impl Writes {
                 ..MariaCtx::default()
             },
             flush_list: FlushList::with_capacity(4096),
-            cleaner: cleaner::Cleaner::new(&p, cfg, &ages, frames, extent_pages, rotational, clients),
+            cleaner: cleaner::Cleaner::new(&p, cfg, &ages, frames, extent_pages, rotational, actors),
             wake_cleaner: false,
             binlog: p.binlog.map(|b| Box::new(Binlog::new(b, clients))),
             block_sector,
@@ -484,6 +517,12 @@ impl Writes {
             seed,
             last_flushed: 0,
             stats: WriteStats::default(),
+            clients,
+            purge: Purge::new(p.purge, clients),
+            wake_purge: false,
+            purge_truncate: false,
+            purge_mtrs: Vec::with_capacity(4096),
+            ibuf_recs: SmallMap::with_capacity(1024),
         })
     }
 
@@ -494,6 +533,8 @@ impl Writes {
         self.flush_list = FlushList::with_capacity(4096);
         self.drop_io();
         self.cleaner_restart();
+        self.purge.restart();
+        (self.wake_purge, self.purge_truncate) = (false, false);
     }
 
     /// The run abandons what never completes (a device that never answers): queued I/O
@@ -518,6 +559,9 @@ impl Writes {
         self.log_waiters.clear();
         self.ckpt_waiters.clear();
         self.released.clear();
+        for t in &mut self.trx {
+            t.bl_flush_lsn = 0;
+        }
         self.redo.settle();
     }
 
@@ -553,6 +597,7 @@ impl Writes {
     pub fn stats(&self) -> WriteStats {
         WriteStats {
             redo: self.redo.stats(),
+            purge: self.purge.stats(),
             pages_dirty: self.flush_list.len() as u64,
             checkpoint_age: self.checkpoint_age_now(),
             mariadb: self.p.server == InnodbServer::Mariadb1011,
@@ -610,6 +655,19 @@ impl Writes {
         };
         match (l.op, l.index) {
             (Op::Read | Op::Commit, _) => return (0, usize::MAX),
+            (Op::Purge | Op::PurgeReset, _) => {
+                // row_purge_reposition_pcur: the clustered record first; then the k_1
+                // entry with BTR_DELETE (its leaf's miss may go to the change buffer).
+                let d = layout.clustered_path(id, &mut part);
+                push(path, &part[..d]);
+                if l.op == Op::PurgeReset {
+                    return (n, usize::MAX);
+                }
+                let d = layout.secondary_path(self.row_k(l.table, id, rows), &mut part);
+                push(path, &part[..d]);
+                let bufferable = self.purge_bufferable(l.table, path[n - 1]);
+                return (n, if bufferable { n - 1 } else { usize::MAX });
+            }
             (Op::Insert, Index::Secondary) => {
                 let d = layout.secondary_path(l.key, &mut part);
                 push(path, &part[..d]);
@@ -686,6 +744,11 @@ impl Writes {
         sec_in_pool: bool,
         now: Nanos,
     ) {
+        if matches!(l.op, Op::Purge | Op::PurgeReset) {
+            self.purge_apply(bp, layout, l, sec_in_pool);
+            self.after_mtrs(bp, now);
+            return;
+        }
         let rows = layout.rows;
         let id = if l.key == 0 { rows } else { l.key.min(rows) };
         let (k, id) = match (l.op, l.index) {
@@ -699,6 +762,7 @@ impl Writes {
             row = RowCtx { sec_leaf_new: row.sec_leaf_new, ..p };
         }
         row.sec_in_pool = sec_in_pool || !self.p.change_buffering;
+        self.note_purge(client, l, id, &row);
         let t = &mut self.trx[client];
         let mut env = Env {
             page_size: self.page_size,
@@ -723,6 +787,30 @@ impl Writes {
         }
         self.apply(bp, &log);
         self.after_mtrs(bp, now);
+    }
+
+    /// What purge will do with the undo record of client `client`'s change `l` of row
+    /// `id` (`innodb::purge`); a buffered delete-mark adds a record to its leaf's count.
+    fn note_purge(&mut self, client: usize, l: &Lookup, id: u64, row: &RowCtx) {
+        let mariadb = self.p.server == InnodbServer::Mariadb1011;
+        let kind = match l.op {
+            Op::UpdateIndex => Some(PurgeKind::SecEntry),
+            Op::Delete => Some(PurgeKind::DelMark),
+            Op::UpdateNonIndex if mariadb => Some(PurgeKind::ResetOnly),
+            _ => None,
+        };
+        let update_undo = match (l.op, l.index) {
+            (Op::UpdateIndex | Op::UpdateNonIndex | Op::Delete, _) => true,
+            // Over the transaction's own delete-mark: an update undo record. MariaDB's one
+            // undo log goes to the history whatever it holds.
+            (Op::Insert, Index::Clustered) => self.purge.reinsert(client, l.table, id) || mariadb,
+            _ => false,
+        };
+        let rec = kind.map(|kind| PurgeRec { table: l.table, id, kind });
+        self.purge.note(client, rec, update_undo);
+        if l.op == Op::Delete && !row.sec_in_pool {
+            self.ibuf_buffered(l.table, row.sec_leaf);
+        }
     }
 
     /// Appends `log`'s mtrs and dirties their pages.
@@ -768,6 +856,11 @@ impl Writes {
             return LogWait::Done;
         }
         self.stats.commits += 1;
+        // The update undo log goes to the history list (a segment not cached: to purge).
+        if self.purge.commit(client, !env.undo.update_cached, t.update_page) {
+            self.wake_purge |= self.p.purge.wake_on_commit;
+        }
+        let t = &mut self.trx[client];
         t.update_used += UNDO_HEADER_BYTES;
         self.last_update_page = t.update_page;
         if !env.undo.update_cached {

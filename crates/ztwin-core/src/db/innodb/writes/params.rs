@@ -5,6 +5,7 @@ use crate::config::{CharacterSet, InnodbConfig, InnodbServer};
 use crate::db::binlog::BinlogParams;
 use crate::db::innodb::page_cleaner::FlushParams;
 use crate::db::innodb::percona_flush::{self, EmptyFreeListAlgorithm, LsnAgeFactor, MAX_BUFFER_POOLS};
+use crate::db::innodb::purge::PurgeParams;
 use crate::error::{Error, Result};
 
 /// `innodb_flush_method`.
@@ -61,9 +62,13 @@ pub struct WriteParams {
     pub log_file_size: u64,
     /// innodb_log_files_in_group (MySQL 5.7: 2; MariaDB 10.5+: one file).
     pub log_files: u32,
-    /// innodb_change_buffering: changes to secondary leaves not in the pool are buffered
-    /// ("all", MySQL 5.7's default; "none", MariaDB 10.11's since 10.5.15, MDEV-27734).
+    /// innodb_change_buffering: delete-marks of secondary leaves not in the pool are
+    /// buffered ("all", MySQL 5.7's default, "deletes", "changes"; not with "none",
+    /// MariaDB 10.11's default since 10.5.15, MDEV-27734, "inserts" or "purges").
     pub change_buffering: bool,
+    /// Purge's options (`purge`); with innodb_change_buffering "all" or "purges", a
+    /// purge's delete may be buffered.
+    pub purge: PurgeParams,
     /// innodb_lru_scan_depth (MySQL 5.7: 1024; MariaDB 10.11: 1536).
     pub lru_scan_depth: u64,
     /// innodb_flush_method.
@@ -163,10 +168,13 @@ impl WriteParams {
         if !(1..=100).contains(&log_files) {
             return Err(Error::config(field("innodb_log_files_in_group"), "must be 1 to 100"));
         }
-        let change_buffering = match cfg.innodb_change_buffering.as_deref() {
-            None => !mariadb,
-            Some("all" | "deletes" | "changes" | "purges") => true,
-            Some("none" | "inserts") => false,
+        let (change_buffering, buffer_purges) = match cfg.innodb_change_buffering.as_deref() {
+            None => (!mariadb, !mariadb),
+            // ibuf_insert's switch on ibuf_use (`ibuf0ibuf.cc`).
+            Some("all") => (true, true),
+            Some("deletes" | "changes") => (true, false),
+            Some("purges") => (false, true),
+            Some("none" | "inserts") => (false, false),
             Some(other) => {
                 return Err(Error::config(
                     field("innodb_change_buffering"),
@@ -174,6 +182,7 @@ impl WriteParams {
                 ))
             }
         };
+        let purge = purge_params(cfg, buffer_purges)?;
         let lru_scan_depth = match cfg.innodb_lru_scan_depth {
             0 if mariadb => 1536,
             0 => 1024,
@@ -194,6 +203,7 @@ impl WriteParams {
             log_file_size,
             log_files,
             change_buffering,
+            purge,
             lru_scan_depth,
             method,
             flush_neighbors: {
@@ -231,6 +241,42 @@ impl WriteParams {
             ..percona_pool(cfg, o.buffer_pool_instances)
         })
     }
+}
+
+/// Purge's options of `cfg` with its server's defaults: MySQL 5.7.29 (and Percona Server
+/// 5.7) `handler/ha_innodb.cc`'s system variables (innodb_purge_threads 4, 1..32;
+/// innodb_purge_batch_size 300, 1..5000; innodb_max_purge_lag 0;
+/// innodb_purge_rseg_truncate_frequency 128, 1..128); MariaDB 10.11.18's
+/// (innodb_purge_batch_size 1000, MDEV-32050, whose truncation follows every batch).
+fn purge_params(cfg: &InnodbConfig, buffer_purges: bool) -> Result<PurgeParams> {
+    let mariadb = cfg.server == InnodbServer::Mariadb1011;
+    let field = |f: &str| format!("database.{f}");
+    let range = |name: &str, v: u32, lo: u32, hi: u32| -> Result<u32> {
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(Error::config(field(name), format!("must be {lo} to {hi} (the server's range)")))
+        }
+    };
+    let threads = range("innodb_purge_threads", cfg.innodb_purge_threads.unwrap_or(4), 1, 32)?;
+    let batch = cfg.innodb_purge_batch_size.unwrap_or(if mariadb { 1000 } else { 300 });
+    let batch_size = range("innodb_purge_batch_size", batch, 1, 5000)?;
+    let freq = cfg.innodb_purge_rseg_truncate_frequency.unwrap_or(128);
+    let freq = range("innodb_purge_rseg_truncate_frequency", freq, 1, 128)?;
+    if cfg.innodb_max_purge_lag.is_some_and(|v| v != 0) {
+        return Err(Error::config(
+            field("innodb_max_purge_lag"),
+            "only 0 (the default: no DML delay) is modelled; the delay trx_purge_dml_delay computes is not",
+        ));
+    }
+    Ok(PurgeParams {
+        threads,
+        batch_size,
+        truncate_frequency: if mariadb { 1 } else { freq },
+        wake_on_commit: !mariadb,
+        buffer_purges,
+        recheck: !mariadb,
+    })
 }
 
 /// `percona_flush::Params` at Percona Server 5.7's defaults for `cfg`'s pool with

@@ -285,10 +285,10 @@ impl Writes {
         }
     }
 
-    /// The server's own threads (the page cleaner, the master thread, and Percona Server's
-    /// LRU manager): their slots follow the clients'.
+    /// The server's own threads (the page cleaner, the master thread, Percona Server's
+    /// LRU manager, the purge threads): their slots follow the clients'.
     pub fn db_threads(&self) -> usize {
-        2 + usize::from(matches!(self.cleaner, Cleaner::Percona(_)))
+        2 + usize::from(matches!(self.cleaner, Cleaner::Percona(_))) + self.p.purge.threads as usize
     }
 
     /// When Percona Server's LRU manager, done with its last batch at `now`, runs again
