@@ -82,7 +82,7 @@ fn a_write_pass_changes_what_the_next_read_reads() {
     f.jobs[2].buffers.buffer_compress_chunk = Some(4096);
     c.phases = vec![
         phase("write", &[2]),
-        PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved: false }),
+        PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved: false, recreate_cache: false }),
         phase("read", &[0]),
     ];
     let r = run(&c);
@@ -123,7 +123,7 @@ fn a_disk_bound_randread_runs_at_the_disk_rate() {
     // The reboot syncs the written data and empties the caches.
     c.phases = vec![
         phase("write", &[2]),
-        PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved: false }),
+        PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved: false, recreate_cache: false }),
         phase("randread", &[1]),
     ];
     let r = run(&c);

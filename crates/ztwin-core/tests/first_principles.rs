@@ -204,7 +204,7 @@ fn cat_warms_the_arc_and_a_restart_empties_it() {
     c.phases = vec![
         PhaseConfig::Cat(CatPhase { name: "cat".into(), read_size: 128 << 10, passes: 1 }),
         bench("warm"),
-        PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved: false }),
+        PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved: false, recreate_cache: false }),
         bench("cold"),
     ];
     let r = run_variant(&c).unwrap().summary;
