@@ -88,6 +88,11 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
             parts.push(("buffer_pool", buffer_pool::memory_bytes(buffer_pool::pool_frames(db))));
             (vec![table.file_size(); ds.tables as usize], false)
         }
+        (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Tpcc(ds), _) => {
+            let (_, layouts) = build::tpcc_layouts(ds, db, cfg.seed);
+            parts.push(("buffer_pool", buffer_pool::memory_bytes(buffer_pool::pool_frames(db))));
+            ((0..ds.table_count()).map(|t| layouts[(t % 9) as usize].file_size()).collect(), false)
+        }
         (_, DatasetConfig::Files(f), WorkloadConfig::Fio(w)) => {
             parts.push(("buffer_pool", 0));
             // A phase runs a job that writes.
@@ -151,6 +156,7 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
             let ratio = match (&cfg.dataset, z.compression) {
                 (_, crate::config::Compression::Off) => 1.0,
                 (DatasetConfig::Sysbench(ds), _) => ds.compress_ratio.unwrap_or(2.0).max(1.0),
+                (DatasetConfig::Tpcc(ds), _) => ds.compress_ratio.max(1.0),
                 (DatasetConfig::Files(_), _) => 1.0,
             };
             let sector = 1u64 << z.ashift.min(16);

@@ -317,6 +317,13 @@ impl Sim<'_> {
                 db.file_name(&crate::config::SysbenchDataset::table_name(k))
             }
             (DatasetConfig::Sysbench(_), None) => crate::config::SysbenchDataset::table_name(k),
+            (DatasetConfig::Tpcc(_), db) => {
+                let (set, t) = crate::db::innodb::tpcc_schema::TpccTable::of(k as u32);
+                match db {
+                    Some(db) => db.file_name(&t.file_name(set)),
+                    None => t.file_name(set),
+                }
+            }
         }
     }
 
