@@ -92,3 +92,18 @@ fn print_a_run() {
     let r = run_variant(&c).unwrap();
     println!("{:#}", r.summary);
 }
+
+/// The run reports the dataset's size: the nine tables, their files and the data the load
+/// wrote; the files hold the growth space, so they are larger than the data.
+#[test]
+fn tpcc_reports_the_dataset_size() {
+    let c = short(test_tpcc_variant(1));
+    let s = run_variant(&c).unwrap().summary;
+    let d = &s["tpcc_dataset"];
+    assert_eq!(d["tables"].as_object().unwrap().len(), 9, "{d:#}");
+    let data = num(d, &["loaded_bytes"]);
+    assert!(num(d, &["file_bytes"]) > data);
+    // About 87 MiB a warehouse and 9.5 MiB of items (tpcc_schema), plus the files' headers.
+    assert!((95e6..115e6).contains(&data), "{d:#}");
+    assert_eq!(num(d, &["tables", "stock", "rows"]), 100_000.0);
+}

@@ -537,15 +537,15 @@ class TpccDatasetSpec(_Model):
     )
 
 
-def _dataset_tag(v: Any) -> Any:
-    # No type means sysbench (the first dataset ztwin had).
+def _type_tag(v: Any) -> Any:
+    # No type means sysbench (the first dataset and workload ztwin had).
     return v.get("type", "sysbench") if isinstance(v, dict) else getattr(v, "type", "sysbench")
 
 
 DATASET_TYPES = ("sysbench", "tpcc")
 DatasetSpec = Annotated[
     Union[Annotated[SysbenchDatasetSpec, Tag("sysbench")], Annotated[TpccDatasetSpec, Tag("tpcc")]],
-    Discriminator(_dataset_tag),
+    Discriminator(_type_tag),
 ]
 
 
@@ -603,15 +603,10 @@ class FioWorkloadSpec(_Model):
     )
 
 
-def _workload_tag(v: Any) -> Any:
-    # No type means sysbench (the first workload ztwin had).
-    return v.get("type", "sysbench") if isinstance(v, dict) else getattr(v, "type", "sysbench")
-
-
 WORKLOAD_TYPES = ("sysbench", "fio")
 WorkloadSpec = Annotated[
     Union[Annotated[SysbenchWorkloadSpec, Tag("sysbench")], Annotated[FioWorkloadSpec, Tag("fio")]],
-    Discriminator(_workload_tag),
+    Discriminator(_type_tag),
 ]
 
 

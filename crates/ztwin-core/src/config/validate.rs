@@ -617,6 +617,13 @@ fn validate_tpcc(w: &SysbenchWorkload, ds: &crate::config::TpccDataset) -> Resul
         "dataset.order_capacity",
         "must be 3000 (the loaded orders) to 1000000",
     )?;
+    // The growing tables are laid out for order_capacity orders a district (tpcc_schema):
+    // order_line's positions bound the layout's size and its page numbers (32-bit).
+    ensure(
+        u64::from(ds.scale) * 10 * u64::from(ds.order_capacity) * 10 <= 1 << 36,
+        "dataset.order_capacity",
+        "with scale: order_line's laid-out rows (scale x 10 districts x order_capacity x 10 lines) must be at most 2^36 (the model's bound)",
+    )?;
     ensure(
         ds.compress_ratio >= 1.0 && ds.compress_ratio.is_finite(),
         "dataset.compress_ratio",

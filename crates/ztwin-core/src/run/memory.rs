@@ -236,6 +236,17 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
             }
         }
     }
+    if let (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Tpcc(ds)) = (&cfg.database, &cfg.dataset) {
+        // The nine layouts' page lists (a leaf extent's first page, every non-leaf page)
+        // and the districts' shared counters.
+        let (keys, layouts) = build::tpcc_layouts(ds, db, cfg.seed);
+        let lists: u64 = layouts
+            .iter()
+            .flat_map(|l| std::iter::once(&l.clustered).chain(l.secondaries.iter()))
+            .map(|ix| 8 * (ix.leaf_pages() / 64 + ix.nonleaf_pages() + 32))
+            .sum();
+        files_bytes = files_bytes.saturating_add(lists).saturating_add(8 * keys.districts() * u64::from(ds.tables));
+    }
     if let (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Sysbench(ds)) = (&cfg.database, &cfg.dataset) {
         // The B+tree's non-leaf page numbers and leaf extents (one layout for all tables).
         let rows_per_page = u64::from(db.innodb_page_size / 256).max(1);

@@ -705,6 +705,13 @@ impl Writes {
         // The redo records know one secondary index (k_1's format, simplification 9).
         let index = if l.index == Index::Secondary2 { Index::Secondary } else { l.index };
         let mut row = RowCtx::sysbench(layout, id.max(1), k.max(1));
+        if l.index == Index::Secondary2 && layout.secondaries.len() > 1 {
+            // The entry goes to the second secondary index's leaf (the one `page_path` read).
+            let mut path = [0u64; MAX_DEPTH];
+            let d = layout.secondary_path_at(1, k.max(1), &mut path);
+            row.sec_leaf = path[d - 1] as u32;
+            row.sec_leaf_new = row.sec_leaf;
+        }
         if self.p.server == InnodbServer::Mariadb1011 {
             // Rows whose history purge has processed (row_purge_reset_trx_id).
             let p = purged_row(row.id, row.k, row.clust_leaf, row.sec_leaf);
