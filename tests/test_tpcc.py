@@ -92,3 +92,24 @@ def test_tpcc_mismatches_are_refused_by_key(tmp_path, old, new, key):
     with pytest.raises(ScenarioError) as e:
         resolve(_write(tmp_path, text))
     assert key in str(e.value), str(e.value)
+
+
+def test_ztwin_run_prints_each_transaction_type(tmp_path):
+    from typer.testing import CliRunner
+
+    from ztwin.cli import app
+
+    r = CliRunner().invoke(app, ["run", str(_write(tmp_path, TOML)), "--variant", "zfs", "--summary-only", "-q"])
+    assert r.exit_code == 0, r.output
+    for k in ("transactions (tps)", "tpcc new_order", "tpcc payment", "tpcc order_status", "tpcc delivery", "tpcc stock_level"):
+        assert k in r.output, r.output
+
+
+def test_geometry_refuses_a_tpcc_scenario(tmp_path):
+    from typer.testing import CliRunner
+
+    from ztwin.cli import app
+
+    r = CliRunner().invoke(app, ["geometry", "--scenario", str(_write(tmp_path, TOML))])
+    assert r.exit_code != 0
+    assert "tpcc" in r.output
