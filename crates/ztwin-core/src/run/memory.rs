@@ -245,7 +245,8 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
             .flat_map(|l| std::iter::once(&l.clustered).chain(l.secondaries.iter()))
             .map(|ix| 8 * (ix.leaf_pages() / 64 + ix.nonleaf_pages() + 32))
             .sum();
-        files_bytes = files_bytes.saturating_add(lists).saturating_add(8 * keys.districts() * u64::from(ds.tables));
+        files_bytes =
+            files_bytes.saturating_add(lists).saturating_add(8 * keys.districts() * u64::from(ds.tables));
     }
     if let (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Sysbench(ds)) = (&cfg.database, &cfg.dataset) {
         // The B+tree's non-leaf page numbers and leaf extents (one layout for all tables).

@@ -263,7 +263,8 @@ impl TpccGen {
         out.rows += u32::from(op != Op::Insert && index == Index::Clustered);
     }
 
-    /// The lines `first..=last` of order `o` as clustered ranges of contiguous positions.
+    /// Reads the `cnt` lines of order `o`: clustered ranges of contiguous positions (one
+    /// range for a loaded order; a run order's lines split where its growth leaf ends).
     fn lines(keys: &TpccKeys, out: &mut Statement, table: u32, at: At, o: u64, cnt: u64) {
         let mut start = keys.order_line(at.w, at.d, o, 1);
         let mut span = 1;

@@ -355,14 +355,6 @@ impl TpccKeys {
         leaf * per + g % per + 1
     }
 
-    /// Leaf positions of district `j`'s growth of table `t` hold `per_leaf` rows: the
-    /// number of positions from `pos` to the end of its leaf.
-    #[inline]
-    pub fn rest_of_leaf(&self, t: TpccTable, pos: u64) -> u64 {
-        let per = self.per_leaf[t as usize];
-        per - (pos - 1) % per
-    }
-
     /// warehouse (w).
     #[inline]
     pub fn warehouse(&self, w: u64) -> u64 {
