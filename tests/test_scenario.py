@@ -301,7 +301,7 @@ def test_unknown_key_lists_allowed_keys_of_the_right_filesystem(load_file):
         ({"dataset": {"tables": 2**24}}, "dataset.tables", "less than or equal to 16777215"),
         ({"dataset": {"table_size": 2**31}}, "dataset.table_size", "less than or equal to 2147483647"),
         ({"workload": {"type": "sysbench"}}, "workload.test", "required key missing"),
-        ({"workload": {"test": "oltp_write"}}, "workload.test", "must be 'oltp_point_select', 'select_random_points', 'oltp_read_only', 'oltp_read_write', 'oltp_write_only', 'oltp_update_index', 'oltp_update_non_index', 'oltp_insert' or 'oltp_delete'"),
+        ({"workload": {"test": "oltp_write"}}, "workload.test", "must be 'oltp_point_select', 'select_random_points', 'oltp_read_only', 'oltp_read_write', 'oltp_write_only', 'oltp_update_index', 'oltp_update_non_index', 'oltp_insert', 'oltp_delete' or 'tpcc'"),
         ({"phases": [{"type": "workload", "test": "oltp_writes"}]}, "phases[0].test", "must be a sysbench test"),
         ({"database": {"log_bin": True, "server": "mariadb-10.11"}, "workload": {"test": "oltp_update_index"}}, "database.log_bin", "MariaDB's binary log"),
         ({"database": {"sync_binlog": 0}}, "database.sync_binlog", "set log_bin = true"),

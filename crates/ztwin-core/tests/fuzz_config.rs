@@ -15,7 +15,8 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use ztwin_core::config::{
-    test_fio_variant, test_percona_variant, test_raid_variant, test_variant, test_write_variant,
+    test_fio_variant, test_percona_variant, test_raid_variant, test_tpcc_variant, test_variant,
+    test_write_variant,
 };
 use ztwin_core::config::{VariantConfig, WorkloadConfig};
 use ztwin_core::run::{check_variant_json, run_variant_observed};
@@ -211,12 +212,14 @@ proptest! {
     }
 }
 
-/// The write bases: MySQL 5.7 on ZFS, MariaDB 10.11 on ext4, Percona Server 5.7 on ZFS.
+/// The write bases: MySQL 5.7 on ZFS, MariaDB 10.11 on ext4, Percona Server 5.7 on ZFS,
+/// sysbench-tpcc (MySQL 5.7 on ZFS).
 fn write_base(server: usize) -> ztwin_core::config::VariantConfig {
     match server {
         0 => test_write_variant(false),
         1 => test_write_variant(true),
-        _ => test_percona_variant(),
+        2 => test_percona_variant(),
+        _ => test_tpcc_variant(1),
     }
 }
 
@@ -226,7 +229,7 @@ proptest! {
     /// The write path (InnoDB's redo, page cleaner, doublewrite; the ZIL; MariaDB on ext4;
     /// Percona Server's LRU manager and backoff).
     #[test]
-    fn mutated_write_configs_run_without_panic(server in 0..3usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+    fn mutated_write_configs_run_without_panic(server in 0..4usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
         let base = serde_json::to_value(write_base(server)).unwrap();
         run_briefly(&base, &picks);
     }
@@ -236,7 +239,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn mutated_write_configs_are_refused_or_built_never_panic(server in 0..3usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+    fn mutated_write_configs_are_refused_or_built_never_panic(server in 0..4usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
         let base = serde_json::to_value(write_base(server)).unwrap();
         check(&base, &picks);
     }
@@ -262,9 +265,15 @@ proptest! {
 
 #[test]
 fn the_bases_build() {
-    for base in
-        [test_variant(), test_fio_variant(), test_raid_variant(), write_base(0), write_base(1), write_base(2)]
-    {
+    for base in [
+        test_variant(),
+        test_fio_variant(),
+        test_raid_variant(),
+        write_base(0),
+        write_base(1),
+        write_base(2),
+        write_base(3),
+    ] {
         check_variant_json(&serde_json::to_string(&base).unwrap()).unwrap();
     }
 }

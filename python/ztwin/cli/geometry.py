@@ -76,6 +76,9 @@ def geometry_cmd(
             raise ScenarioError(f"--variant: scenario {scenario} has no ZFS variant named {name!r}; ZFS variants: {', '.join(zfs) or 'none'}")
         cfg = sc.variants[name]
         ds, fs = cfg["dataset"], cfg["filesystem"]
+        if ds.get("type") != "sysbench":
+            raise ScenarioError(f"--scenario: variant {name} has a {ds.get('type')} dataset; geometry reads sysbench tables "
+                                "(a tpcc run reports each table's size in its \"tpcc_dataset\")")
         size = _core.sysbench_table_bytes(ds["table_size"], cfg["database"]["innodb_page_size"])
         req = geometry_request(size, fs["recordsize"], fs["indirect_block_size"], ds["tables"])
         _stderr().print(f"{scenario}, variant {name}: {ds['tables']} sysbench table(s) of {ds['table_size']:,} rows, .ibd file {size:,} bytes")

@@ -212,6 +212,11 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
         row("transactions (tps)", lambda d: _num(d.get("tps"), ",.1f"))
         for p in ("p50", "p95", "p99", "max"):
             row(f"latency {p} (ms)", lambda d, p=p: _num(g(d, "latency_ms", p), ",.2f"))
+    # sysbench-tpcc: each transaction type's count in the window (tps counts all five).
+    if any("tpcc" in variants[n] for n in names):
+        for k in ("new_order", "payment", "order_status", "delivery", "stock_level", "new_order_rollback"):
+            row(f"tpcc {k} (count)", lambda d, k=k: _num(g(d, "tpcc", k), ",.0f"))
+        row("tpcc new orders per minute", lambda d: _num(g(d, "tpcc", "new_orders_per_min"), ",.1f"))
     row("CPU utilization (% of all vCPUs)", lambda d: _pct(d.get("cpu_utilization")))
     devs: list[str] = []
     for n in names:

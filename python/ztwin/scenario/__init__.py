@@ -17,7 +17,9 @@ A scenario file has these tables (every key is checked; an unknown key is an err
     [filesystem.bcache] XFS/ext4 on bcache: cache_device and bcache's sysfs tunables
     [database]       type = "innodb", options named as in the MySQL manual
     [dataset]        type = "sysbench", tables, table_size, prepare_rand_type, compress_ratio
-    [workload]       type = "sysbench", test, threads, rand_type, ... (sysbench option names)
+                     | type = "tpcc", scale, tables, compress_ratio, order_capacity (sysbench-tpcc)
+    [workload]       type = "sysbench", test, threads, rand_type, ... (sysbench option names;
+                     test = "tpcc" runs sysbench-tpcc's transactions on a tpcc dataset)
     [run]            warmup, duration, report_interval
     [variants.NAME]  any of the tables above, deep-merged over the base
 

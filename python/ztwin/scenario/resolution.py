@@ -25,6 +25,7 @@ from .schema import (
     MdArraySpec,
     PoolSpec,
     SysbenchDatasetSpec,
+    TpccDatasetSpec,
     SysbenchWorkloadSpec,
     TunePhaseSpec,
     TxgSpec,
@@ -148,11 +149,22 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             "server": db.server,
             "character_set_server": db.character_set_server,
         } | {f: getattr(db, f) for f in _INNODB_WRITE_OPTIONS}
-        dataset_out = {
-            "type": "sysbench", "tables": ds.tables, "table_size": ds.table_size,
-            "compress_ratio": None if ds.compress_ratio is None else float(ds.compress_ratio),
-            "prepare_rand_type": ds.prepare_rand_type,
-        }
+        tests_run = {w.test} | {ph.test for ph in spec.phases if isinstance(ph, WorkloadPhaseSpec) and ph.test}
+        if isinstance(ds, TpccDatasetSpec):
+            dataset_out = {
+                "type": "tpcc", "scale": ds.scale, "tables": ds.tables,
+                "compress_ratio": float(ds.compress_ratio), "order_capacity": ds.order_capacity,
+            }
+            if tests_run != {"tpcc"}:
+                err(("workload", "test"), f"a tpcc dataset runs test = \"tpcc\", not {', '.join(sorted(tests_run - {'tpcc'}))}")
+        else:
+            dataset_out = {
+                "type": "sysbench", "tables": ds.tables, "table_size": ds.table_size,
+                "compress_ratio": None if ds.compress_ratio is None else float(ds.compress_ratio),
+                "prepare_rand_type": ds.prepare_rand_type,
+            }
+            if "tpcc" in tests_run:
+                err(("dataset", "type"), "test = \"tpcc\" needs [dataset] type = \"tpcc\" (sysbench-tpcc's tables)")
         workload_out = {
             "type": "sysbench", "test": w.test, "threads": w.threads, "rand_type": w.rand_type,
             "rand_spec_iter": w.rand_spec_iter, "rand_spec_pct": float(w.rand_spec_pct),

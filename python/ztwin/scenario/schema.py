@@ -541,14 +541,46 @@ class SysbenchDatasetSpec(_Model):
     )
 
 
+class TpccDatasetSpec(_Model):
+    """``[dataset] type = "tpcc"``: Percona-Lab/sysbench-tpcc's nine tables per set as its
+    ``prepare`` leaves them (see ztwin_core::db::innodb::tpcc_schema)."""
+
+    type: Literal["tpcc"]
+    scale: PosInt = Field(100, le=32767, description="--scale: warehouses in every table set (sysbench-tpcc default 100; w_id is a SMALLINT).")
+    tables: PosInt = Field(1, le=100000, description="--tables: table sets of the nine tables (default 1).")
+    compress_ratio: Ratio = Field(
+        description="Mean uncompressed/compressed ratio of the data under the pool's compressor (per block, "
+        "before sector rounding). Required: the loader's strings repeat one letter, so the data compresses "
+        "well, but its pages are not generated; give a measured zfs get compressratio (1.0 without compression)."
+    )
+    order_capacity: int = Field(
+        6000, ge=3000, le=1_000_000,
+        description="Orders per district the growing tables' files are laid out for, the 3000 loaded ones "
+        "included (default 6000); the run's orders, order lines, new orders and history rows land in that "
+        "space, and past it reuse it from its start.",
+    )
+
+
+def _type_tag(v: Any) -> Any:
+    # No type means sysbench (the first dataset and workload ztwin had).
+    return v.get("type", "sysbench") if isinstance(v, dict) else getattr(v, "type", "sysbench")
+
+
+DATASET_TYPES = ("sysbench", "tpcc")
+DatasetSpec = Annotated[
+    Union[Annotated[SysbenchDatasetSpec, Tag("sysbench")], Annotated[TpccDatasetSpec, Tag("tpcc")]],
+    Discriminator(_type_tag),
+]
+
+
 class SysbenchWorkloadSpec(_Model):
     """``[workload] type = "sysbench"``: options and defaults of sysbench 1.0."""
 
     type: Literal["sysbench"] = "sysbench"
     test: Literal[
         "oltp_point_select", "select_random_points", "oltp_read_only", "oltp_read_write", "oltp_write_only",
-        "oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete",
-    ]
+        "oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete", "tpcc",
+    ] = Field(description="The test: sysbench 1.0's oltp scripts, or tpcc (Percona-Lab/sysbench-tpcc's tpcc.lua; needs [dataset] type = \"tpcc\").")
     threads: PosInt = Field(1, description="--threads (default 1).")
     rand_type: Literal["uniform", "special", "gaussian", "pareto", "zipfian"] = Field(
         "special", description="--rand-type (sysbench 1.0 default special)."
@@ -595,15 +627,10 @@ class FioWorkloadSpec(_Model):
     )
 
 
-def _workload_tag(v: Any) -> Any:
-    # No type means sysbench (the first workload ztwin had).
-    return v.get("type", "sysbench") if isinstance(v, dict) else getattr(v, "type", "sysbench")
-
-
 WORKLOAD_TYPES = ("sysbench", "fio")
 WorkloadSpec = Annotated[
     Union[Annotated[SysbenchWorkloadSpec, Tag("sysbench")], Annotated[FioWorkloadSpec, Tag("fio")]],
-    Discriminator(_workload_tag),
+    Discriminator(_type_tag),
 ]
 
 
@@ -684,7 +711,7 @@ class VariantSpec(_Model):
     )
     filesystem: FsSpec
     database: Optional[InnodbSpec] = Field(None, description="The database (sysbench; none for fio). Default: InnoDB with MySQL's defaults.")
-    dataset: Optional[SysbenchDatasetSpec] = Field(None, description="sysbench tables (fio: the job file names the files). Default: sysbench's.")
+    dataset: Optional[DatasetSpec] = Field(None, description="sysbench's tables, or sysbench-tpcc's (type = \"tpcc\"); fio: the job file names the files. Default: sysbench's.")
     workload: WorkloadSpec
     run: RunSpec = Field(default_factory=RunSpec)
     phases: list[PhaseSpec] = Field(
@@ -699,6 +726,6 @@ class ScenarioSpec(VariantSpec):
     variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
-_UNIONS: dict[str, tuple[str, ...]] = {"filesystem": FS_TYPES, "workload": WORKLOAD_TYPES}
+_UNIONS: dict[str, tuple[str, ...]] = {"filesystem": FS_TYPES, "workload": WORKLOAD_TYPES, "dataset": DATASET_TYPES}
 PHASE_TYPES = ("workload", "cat", "restart", "fio", "tune")
 _VARIANT_KEYS = set(VariantSpec.model_fields) - {"name"}

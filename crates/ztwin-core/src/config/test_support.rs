@@ -5,8 +5,8 @@ use super::{
     DatabaseConfig, DatasetConfig, DeviceConfig, ExtentFsConfig, FileConfig, FilesDataset, FioBuffers,
     FioDistribution, FioFileService, FioJob, FioPhase, FioRw, FioWorkload, FsConfig, InnodbConfig,
     InnodbServer, MachineConfig, PhaseConfig, PoolTunables, PrepareRandType, RandType, RotationalConfig,
-    RunConfig, SysbenchDataset, SysbenchTest, SysbenchWorkload, TxgTunables, VariantConfig, WorkloadConfig,
-    ZfsConfig, ZfsRelease,
+    RunConfig, SysbenchDataset, SysbenchTest, SysbenchWorkload, TpccDataset, TxgTunables, VariantConfig,
+    WorkloadConfig, ZfsConfig, ZfsRelease,
 };
 use crate::sim::time::{MS, SEC, US};
 
@@ -177,6 +177,22 @@ pub fn test_percona_variant() -> VariantConfig {
         d.innodb_empty_free_list_algorithm = Some("backoff".into());
         d.innodb_cleaner_lsn_age_factor = Some("high_checkpoint".into());
         d.innodb_buffer_pool_instances = Some(0);
+    }
+    c
+}
+
+/// The test variant running sysbench-tpcc (`test = "tpcc"`) on a tpcc dataset of
+/// `scale` warehouses in one table set, with the write variant's InnoDB options (MySQL
+/// 5.7 on ZFS, lz4, a compress_ratio of 3 assumed), 4 threads.
+#[doc(hidden)]
+pub fn test_tpcc_variant(scale: u32) -> VariantConfig {
+    let mut c = test_write_variant(false);
+    c.scenario = "test-tpcc".into();
+    c.dataset =
+        DatasetConfig::Tpcc(TpccDataset { scale, tables: 1, compress_ratio: 3.0, order_capacity: 6000 });
+    if let WorkloadConfig::Sysbench(w) = &mut c.workload {
+        w.test = SysbenchTest::Tpcc;
+        w.threads = 4;
     }
     c
 }

@@ -3,8 +3,8 @@
 
 use super::{
     ArcAdaptation, BcacheConfig, Compression, DatabaseConfig, DatasetConfig, DirectProperty, FsConfig,
-    InnodbConfig, MachineConfig, PhaseConfig, SysbenchDataset, SysbenchWorkload, VariantConfig, VdevConfig,
-    WorkloadConfig, ZfsFeatures,
+    InnodbConfig, MachineConfig, PhaseConfig, SysbenchDataset, SysbenchTest, SysbenchWorkload, VariantConfig,
+    VdevConfig, WorkloadConfig, ZfsFeatures,
 };
 use crate::error::{Error, Result};
 use crate::sim::time::SEC;
@@ -429,17 +429,50 @@ impl VariantConfig {
         // is named, so a new one is placed here.
         let sysbench_tables = match &self.dataset {
             DatasetConfig::Sysbench(ds) => Some(ds),
-            DatasetConfig::Files(_) => None,
+            DatasetConfig::Files(_) | DatasetConfig::Tpcc(_) => None,
         };
         let files = match &self.dataset {
             DatasetConfig::Files(files) => Some(files),
-            DatasetConfig::Sysbench(_) => None,
+            DatasetConfig::Sysbench(_) | DatasetConfig::Tpcc(_) => None,
+        };
+        let tpcc_tables = match &self.dataset {
+            DatasetConfig::Tpcc(ds) => Some(ds),
+            DatasetConfig::Sysbench(_) | DatasetConfig::Files(_) => None,
         };
         let innodb = self.database.as_ref().map(|d| match d {
             DatabaseConfig::Innodb(db) => db,
         });
         match &self.workload {
+            WorkloadConfig::Sysbench(w) if w.test == SysbenchTest::Tpcc || tpcc_tables.is_some() => {
+                let (Some(ds), Some(db)) = (tpcc_tables, innodb) else {
+                    return Err(Error::config(
+                        "workload.test",
+                        "tpcc needs [dataset] type = \"tpcc\" and an innodb database; a tpcc dataset runs test = \"tpcc\"",
+                    ));
+                };
+                ensure(w.test == SysbenchTest::Tpcc, "workload.test", "a tpcc dataset runs test = \"tpcc\"")?;
+                for (i, p) in self.phases.iter().enumerate() {
+                    if let PhaseConfig::Workload(ph) = p {
+                        ensure(
+                            ph.test.is_none_or(|t| t == SysbenchTest::Tpcc),
+                            &format!("phases[{i}].test"),
+                            "a tpcc dataset runs test = \"tpcc\"",
+                        )?;
+                    }
+                }
+                validate_innodb(db, m)?;
+                validate_tpcc(w, ds)?;
+            }
             WorkloadConfig::Sysbench(w) => {
+                for (i, p) in self.phases.iter().enumerate() {
+                    if let PhaseConfig::Workload(ph) = p {
+                        ensure(
+                            ph.test != Some(SysbenchTest::Tpcc),
+                            &format!("phases[{i}].test"),
+                            "tpcc needs [dataset] type = \"tpcc\"",
+                        )?;
+                    }
+                }
                 let (Some(ds), Some(db)) = (sysbench_tables, innodb) else {
                     return Err(Error::config(
                         "workload",
@@ -571,6 +604,32 @@ fn validate_innodb(db: &InnodbConfig, m: &MachineConfig) -> Result<()> {
         "database.innodb_flush_method",
         "must be fsync, O_DSYNC, O_DIRECT or O_DIRECT_NO_FSYNC",
     )?;
+    Ok(())
+}
+
+fn validate_tpcc(w: &SysbenchWorkload, ds: &crate::config::TpccDataset) -> Result<()> {
+    // Nine files a set; object numbers of the ARC's block keys have 24 bits.
+    ensure((1..=100_000).contains(&ds.tables), "dataset.tables", "must be 1 to 100000")?;
+    // w_id is a SMALLINT.
+    ensure((1..=32_767).contains(&ds.scale), "dataset.scale", "must be 1 to 32767 (w_id is a SMALLINT)")?;
+    ensure(
+        (3000..=1_000_000).contains(&ds.order_capacity),
+        "dataset.order_capacity",
+        "must be 3000 (the loaded orders) to 1000000",
+    )?;
+    // The growing tables are laid out for order_capacity orders a district (tpcc_schema):
+    // order_line's positions bound the layout's size and its page numbers (32-bit).
+    ensure(
+        u64::from(ds.scale) * 10 * u64::from(ds.order_capacity) * 10 <= 1 << 36,
+        "dataset.order_capacity",
+        "with scale: order_line's laid-out rows (scale x 10 districts x order_capacity x 10 lines) must be at most 2^36 (the model's bound)",
+    )?;
+    ensure(
+        ds.compress_ratio >= 1.0 && ds.compress_ratio.is_finite(),
+        "dataset.compress_ratio",
+        "must be at least 1.0",
+    )?;
+    ensure((1..=4096).contains(&w.threads), "workload.threads", "must be 1 to 4096")?;
     Ok(())
 }
 

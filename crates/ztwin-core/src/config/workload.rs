@@ -225,6 +225,9 @@ pub enum SysbenchTest {
     OltpInsert,
     /// oltp_delete.lua: `DELETE FROM sbtestN WHERE id=?`, autocommit.
     OltpDelete,
+    /// Percona-Lab/sysbench-tpcc's `tpcc.lua run` (needs `[dataset] type = "tpcc"`): its
+    /// five transactions in their coded mix (`crate::workload::tpcc`).
+    Tpcc,
 }
 
 impl SysbenchTest {
@@ -232,7 +235,10 @@ impl SysbenchTest {
     /// oltp_read_write, oltp_write_only), so tps and qps differ.
     pub fn transactions(self) -> bool {
         match self {
-            SysbenchTest::OltpReadOnly | SysbenchTest::OltpReadWrite | SysbenchTest::OltpWriteOnly => true,
+            SysbenchTest::OltpReadOnly
+            | SysbenchTest::OltpReadWrite
+            | SysbenchTest::OltpWriteOnly
+            | SysbenchTest::Tpcc => true,
             SysbenchTest::OltpPointSelect
             | SysbenchTest::SelectRandomPoints
             | SysbenchTest::OltpUpdateIndex
@@ -253,7 +259,8 @@ impl SysbenchTest {
             | SysbenchTest::OltpUpdateIndex
             | SysbenchTest::OltpUpdateNonIndex
             | SysbenchTest::OltpInsert
-            | SysbenchTest::OltpDelete => true,
+            | SysbenchTest::OltpDelete
+            | SysbenchTest::Tpcc => true,
         }
     }
 }

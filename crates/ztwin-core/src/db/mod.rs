@@ -21,13 +21,22 @@ use innodb::writes::{AfterIo, FileOp, FrameStep, LogFree, LogWait, WriteStats, W
 pub struct Innodb {
     /// The buffer pool (midpoint LRU, free frames, reads placed before they complete).
     pub bp: BufferPool,
-    /// Where each key's pages are: the layout every table of the dataset shares (its
-    /// tables are alike, as sysbench's are).
-    pub table: TableLayout,
+    /// Where each key's pages are: the layouts of the dataset's distinct tables, table `t`
+    /// laid out as `layouts[t % layouts.len()]` (sysbench's tables are alike: one layout;
+    /// a TPC-C dataset repeats its nine tables per set).
+    pub layouts: Vec<TableLayout>,
     /// innodb_page_size, bytes.
     pub page_size: u32,
     /// The write path, when the workload writes (`innodb::writes`).
     pub writes: Option<Box<Writes>>,
+}
+
+impl Innodb {
+    /// Table `table`'s layout.
+    #[inline]
+    pub fn layout(&self, table: u32) -> &TableLayout {
+        &self.layouts[table as usize % self.layouts.len()]
+    }
 }
 
 /// The database the workload's statements run in.
@@ -39,9 +48,15 @@ pub enum Database {
 impl Database {
     /// InnoDB over tables laid out as `table` (built for `cfg`'s innodb_page_size).
     pub fn innodb(cfg: &InnodbConfig, table: TableLayout) -> Database {
+        Database::innodb_tables(cfg, vec![table])
+    }
+
+    /// InnoDB over tables laid out as `layouts` (table `t` as `layouts[t % len]`).
+    pub fn innodb_tables(cfg: &InnodbConfig, layouts: Vec<TableLayout>) -> Database {
+        assert!(!layouts.is_empty(), "a database has a table layout");
         Database::Innodb(Innodb {
             bp: BufferPool::new(cfg),
-            table,
+            layouts,
             page_size: cfg.innodb_page_size,
             writes: None,
         })
@@ -78,10 +93,17 @@ impl Database {
         }
     }
 
-    /// A table's data file size in bytes.
+    /// A table's data file size in bytes (the first table's: all of sysbench's are alike).
     pub fn file_size(&self) -> u64 {
         match self {
-            Database::Innodb(d) => d.table.file_size(),
+            Database::Innodb(d) => d.layouts[0].file_size(),
+        }
+    }
+
+    /// Table `table`'s data file size in bytes.
+    pub fn table_file_size(&self, table: u32) -> u64 {
+        match self {
+            Database::Innodb(d) => d.layout(table).file_size(),
         }
     }
 
@@ -94,15 +116,17 @@ impl Database {
         }
         match self {
             Database::Innodb(d) => {
+                let layout = d.layout(l.table);
                 if l.writes() {
                     if let Some(w) = &d.writes {
-                        return w.page_path(&d.table, l, path);
+                        return w.page_path(layout, l, path);
                     }
                 }
                 let mut part = [0u64; innodb::btree::MAX_DEPTH];
                 let n = match l.index {
-                    Index::Clustered => d.table.clustered_path(l.key, &mut part),
-                    Index::Secondary => d.table.secondary_path(l.key, &mut part),
+                    Index::Clustered => layout.clustered_path(l.key, &mut part),
+                    Index::Secondary => layout.secondary_path(l.key, &mut part),
+                    Index::Secondary2 => layout.secondary_path_at(1, l.key, &mut part),
                 };
                 path[..n].copy_from_slice(&part[..n]);
                 (n, usize::MAX)
@@ -116,9 +140,15 @@ impl Database {
     pub fn next_leaf(&self, l: &Lookup, step: u32) -> Option<u64> {
         match self {
             Database::Innodb(d) => match l.index {
-                Index::Clustered => d.table.clustered_next_leaf(l.key, u64::from(l.span), u64::from(step)),
-                // Ranges are on the primary key (sysbench's); a secondary lookup is a point.
-                Index::Secondary => None,
+                Index::Clustered => {
+                    d.layout(l.table).clustered_next_leaf(l.key, u64::from(l.span), u64::from(step))
+                }
+                // A secondary range reads the leaves its positions span.
+                Index::Secondary | Index::Secondary2 if l.span > 1 => {
+                    let ix = usize::from(l.index == Index::Secondary2);
+                    d.layout(l.table).secondary_next_leaf(ix, l.key, u64::from(l.span), u64::from(step))
+                }
+                Index::Secondary | Index::Secondary2 => None,
             },
         }
     }
@@ -210,7 +240,8 @@ impl Database {
         match self {
             Database::Innodb(d) => {
                 if let Some(w) = &mut d.writes {
-                    w.modify(&mut d.bp, &d.table, client, l, sec_in_pool, now);
+                    let layout = &d.layouts[l.table as usize % d.layouts.len()];
+                    w.modify(&mut d.bp, layout, client, l, sec_in_pool, now);
                 }
             }
         }

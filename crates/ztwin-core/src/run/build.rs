@@ -46,12 +46,32 @@ impl<'a> Sim<'a> {
         crate::dev::controller::attach(&cfg.controllers, &cfg.devices, &mut devices, cfg.seed);
         // The database and its files, or fio's files (which exist once a job makes them).
         let (db, files, exists, compress_ratio, class) = match (&cfg.database, &cfg.dataset) {
-            (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Sysbench(ds)) => {
+            (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Sysbench(_) | DatasetConfig::Tpcc(_)) => {
                 // The dataset names the schema; the database lays its tables out.
-                let schema = TableSchema::SYSBENCH;
-                let mut database =
-                    Database::innodb(db, TableLayout::new(&schema, ds.table_size, db.innodb_page_size));
-                let mut files = vec![database.file_size(); ds.tables as usize];
+                let (mut database, mut files, tables, compress_ratio) = match &cfg.dataset {
+                    DatasetConfig::Tpcc(ds) => {
+                        let (_, layouts) = tpcc_layouts(ds, db, cfg.seed);
+                        let files: Vec<u64> =
+                            (0..ds.table_count()).map(|t| layouts[(t % 9) as usize].file_size()).collect();
+                        (
+                            Database::innodb_tables(db, layouts),
+                            files,
+                            ds.table_count(),
+                            Some(ds.compress_ratio),
+                        )
+                    }
+                    // Invariant: the outer match arm admits sysbench and tpcc datasets only.
+                    DatasetConfig::Files(_) => unreachable!("a files dataset has no database"),
+                    DatasetConfig::Sysbench(ds) => {
+                        let schema = TableSchema::SYSBENCH;
+                        let database = Database::innodb(
+                            db,
+                            TableLayout::new(&schema, ds.table_size, db.innodb_page_size),
+                        );
+                        let files = vec![database.file_size(); ds.tables as usize];
+                        (database, files, ds.tables, ds.compress_ratio)
+                    }
+                };
                 // The write options are checked whatever the workload (a read-only run
                 // ignores them, but a bad one is refused all the same).
                 WriteParams::new(db)?;
@@ -61,7 +81,7 @@ impl<'a> Sim<'a> {
                         // logs), then the redo log files.
                         let params = WriteParams::new(db)?;
                         let binlogs = if params.binlog.is_some() { BINLOG_SLOTS } else { 0 };
-                        let db_files = DbFiles { tables: ds.tables, logs: params.log_files, binlogs };
+                        let db_files = DbFiles { tables, logs: params.log_files, binlogs };
                         files.push(system_file_pages() * u64::from(db.innodb_page_size));
                         files.extend((0..params.log_files).map(|_| params.log_file_size));
                         if let Some(b) = &params.binlog {
@@ -94,7 +114,8 @@ impl<'a> Sim<'a> {
                                         .any(|a| a.name == x.device && a.members.iter().any(|m| rot(m)))
                             }
                         };
-                        let table_pages = database.file_size() / u64::from(db.innodb_page_size);
+                        let table_pages = files[..tables as usize].iter().copied().max().unwrap_or(0)
+                            / u64::from(db.innodb_page_size);
                         database.attach_writes(Writes::new(
                             db,
                             db_files,
@@ -107,14 +128,14 @@ impl<'a> Sim<'a> {
                     }
                 }
                 let exists = vec![true; files.len()];
-                (Some(database), files, exists, ds.compress_ratio, CLASS_MEAN_RATIO)
+                (Some(database), files, exists, compress_ratio, CLASS_MEAN_RATIO)
             }
             (None, DatasetConfig::Files(f)) => {
                 let files: Vec<u64> = f.files.iter().map(|f| f.size).collect();
                 let exists = vec![false; files.len()];
                 (None, files, exists, Some(1.0), CLASS_HOLE)
             }
-            (None, DatasetConfig::Sysbench(_))
+            (None, DatasetConfig::Sysbench(_) | DatasetConfig::Tpcc(_))
             | (Some(DatabaseConfig::Innodb(_)), DatasetConfig::Files(_)) => {
                 return Err(Error::config(
                     "database",
@@ -151,6 +172,18 @@ impl<'a> Sim<'a> {
                     crate::workload::fio::validate_phase(f, &all, "workload.jobs")?;
                 }
                 (fio::max_slots(cfg, f).max(1), StatementSource::None)
+            }
+            (WorkloadConfig::Sysbench(wl), DatasetConfig::Tpcc(ds)) => {
+                let Some(DatabaseConfig::Innodb(idb)) = &cfg.database else {
+                    return Err(Error::config("database", "a tpcc dataset needs a database"));
+                };
+                let (keys, _) = tpcc_layouts(ds, idb, cfg.seed);
+                (
+                    wl.threads as usize,
+                    StatementSource::Tpcc(Box::new(crate::workload::tpcc::TpccSource::new(
+                        cfg.seed, wl, ds, keys,
+                    ))),
+                )
             }
             (WorkloadConfig::Sysbench(_), DatasetConfig::Files(_)) => {
                 return Err(Error::config("workload", "a sysbench workload needs a sysbench dataset"))
@@ -190,7 +223,7 @@ impl<'a> Sim<'a> {
                             d.page_size,
                             cfg.seed,
                         );
-                        let content = ibd_records::content_sizes(&d.table, &gen, z.recordsize, |b| {
+                        let content = ibd_records::content_sizes(&d.layouts[0], &gen, z.recordsize, |b| {
                             compression.stored_sample(b).map_err(|_| {
                                 Error::config(
                                     "dataset.compress_ratio",
@@ -218,6 +251,10 @@ impl<'a> Sim<'a> {
                             let name = match &cfg.dataset {
                                 DatasetConfig::Files(f) => f.files[k].name.clone(),
                                 DatasetConfig::Sysbench(_) => format!("sbtest{}.ibd", k + 1),
+                                DatasetConfig::Tpcc(_) => {
+                                    let (set, t) = crate::db::innodb::tpcc_schema::TpccTable::of(k as u32);
+                                    format!("{}.ibd", t.file_name(set))
+                                }
                             };
                             return Err(Error::config(
                                 "filesystem.recordsize",
@@ -517,6 +554,7 @@ impl<'a> Sim<'a> {
             queue,
             bp_inflight: SmallMap::with_capacity(threads * 4),
             statements: 0,
+            by_kind: [0; 8],
             queries: 0,
             rows: 0,
             bp_requests: 0,
@@ -733,4 +771,23 @@ pub(super) fn bcache_unit(cfg: &VariantConfig, fs: &ExtentFs, page_size: u32, bu
         }
     }
     unit.clamp(512, bucket_size) as u32
+}
+
+/// The keys and the nine layouts of a TPC-C dataset under `db` (its page size and
+/// character set); the load's last-name constant from the run's seed.
+pub(crate) fn tpcc_layouts(
+    ds: &crate::config::TpccDataset,
+    db: &crate::config::InnodbConfig,
+    seed: u64,
+) -> (crate::db::innodb::tpcc_schema::TpccKeys, Vec<TableLayout>) {
+    let load_c = crate::db::innodb::btree::mix(seed ^ 0x10ad) % 256;
+    let keys = crate::db::innodb::tpcc_schema::TpccKeys::new(
+        ds.scale,
+        ds.order_capacity,
+        db.innodb_page_size,
+        db.character_set_server,
+        load_c,
+    );
+    let layouts = keys.layouts(db.innodb_page_size, db.character_set_server);
+    (keys, layouts)
 }

@@ -88,6 +88,11 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
             parts.push(("buffer_pool", buffer_pool::memory_bytes(buffer_pool::pool_frames(db))));
             (vec![table.file_size(); ds.tables as usize], false)
         }
+        (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Tpcc(ds), _) => {
+            let (_, layouts) = build::tpcc_layouts(ds, db, cfg.seed);
+            parts.push(("buffer_pool", buffer_pool::memory_bytes(buffer_pool::pool_frames(db))));
+            ((0..ds.table_count()).map(|t| layouts[(t % 9) as usize].file_size()).collect(), false)
+        }
         (_, DatasetConfig::Files(f), WorkloadConfig::Fio(w)) => {
             parts.push(("buffer_pool", 0));
             // A phase runs a job that writes.
@@ -151,6 +156,7 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
             let ratio = match (&cfg.dataset, z.compression) {
                 (_, crate::config::Compression::Off) => 1.0,
                 (DatasetConfig::Sysbench(ds), _) => ds.compress_ratio.unwrap_or(2.0).max(1.0),
+                (DatasetConfig::Tpcc(ds), _) => ds.compress_ratio.max(1.0),
                 (DatasetConfig::Files(_), _) => 1.0,
             };
             let sector = 1u64 << z.ashift.min(16);
@@ -229,6 +235,18 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
                     crate::fs::page_cache::PageCache::memory_bytes(p.budget_bytes, p.workingset, file_bytes);
             }
         }
+    }
+    if let (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Tpcc(ds)) = (&cfg.database, &cfg.dataset) {
+        // The nine layouts' page lists (a leaf extent's first page, every non-leaf page)
+        // and the districts' shared counters.
+        let (keys, layouts) = build::tpcc_layouts(ds, db, cfg.seed);
+        let lists: u64 = layouts
+            .iter()
+            .flat_map(|l| std::iter::once(&l.clustered).chain(l.secondaries.iter()))
+            .map(|ix| 8 * (ix.leaf_pages() / 64 + ix.nonleaf_pages() + 32))
+            .sum();
+        files_bytes =
+            files_bytes.saturating_add(lists).saturating_add(8 * keys.districts() * u64::from(ds.tables));
     }
     if let (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Sysbench(ds)) = (&cfg.database, &cfg.dataset) {
         // The B+tree's non-leaf page numbers and leaf extents (one layout for all tables).

@@ -280,6 +280,8 @@ struct Snapshot {
     statements: u64,
     queries: u64,
     rows: u64,
+    /// Events completed by `Statement::kind` (sysbench-tpcc's transaction types).
+    by_kind: [u64; 8],
     bp_requests: u64,
     bp_reads: u64,
     cpu_busy: Nanos,
@@ -384,6 +386,8 @@ struct Sim<'a> {
     statements: u64,
     queries: u64,
     rows: u64,
+    /// Events completed by `Statement::kind`.
+    by_kind: [u64; 8],
     bp_requests: u64,
     bp_reads: u64,
     window_hist: LatencyHistogram,

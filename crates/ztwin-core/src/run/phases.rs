@@ -374,6 +374,13 @@ impl Sim<'_> {
                 db.file_name(&crate::config::SysbenchDataset::table_name(k))
             }
             (DatasetConfig::Sysbench(_), None) => crate::config::SysbenchDataset::table_name(k),
+            (DatasetConfig::Tpcc(_), db) => {
+                let (set, t) = crate::db::innodb::tpcc_schema::TpccTable::of(k as u32);
+                match db {
+                    Some(db) => db.file_name(&t.file_name(set)),
+                    None => t.file_name(set),
+                }
+            }
         }
     }
 
@@ -644,6 +651,10 @@ impl Sim<'_> {
         main["scenario"] = json!(self.cfg.scenario);
         main["variant"] = json!(self.cfg.variant);
         main["phases"] = Value::Array(phases);
+        if let (DatasetConfig::Tpcc(ds), Some(crate::db::Database::Innodb(d))) = (&self.cfg.dataset, &self.db)
+        {
+            main["tpcc_dataset"] = tpcc_dataset_doc(&d.layouts, ds.tables, ds.scale);
+        }
         // Work the simulator did over the whole run, for `ztwin bench`.
         main["engine"] = json!({
             "events": self.events,
@@ -665,4 +676,36 @@ impl Sim<'_> {
         }
         Ok(VariantResult { summary: main, series: rec.series })
     }
+}
+
+/// A TPC-C dataset's size as the load leaves it: each of a set's nine tables' rows (loaded,
+/// and the positions laid out with the growth space, `tpcc_schema` simplification 2), file
+/// bytes (growth space included), the bytes the load wrote (the growth leaves excluded) and
+/// each index's; the totals over all sets.
+fn tpcc_dataset_doc(layouts: &[crate::db::innodb::btree::TableLayout], sets: u32, scale: u32) -> Value {
+    use crate::db::innodb::tpcc_schema::TpccTable;
+    let mut tables = serde_json::Map::new();
+    let (mut set_file, mut set_loaded) = (0u64, 0u64);
+    for (t, l) in TpccTable::ALL.iter().zip(layouts.iter()) {
+        let ps = u64::from(l.page_size);
+        let rows = t.loaded_rows(u64::from(scale));
+        let growth_leaves = l.clustered.leaf_pages().saturating_sub(rows.div_ceil(l.clustered.recs_per_leaf));
+        let loaded = (l.data_pages() - growth_leaves) * ps;
+        let indexes: Vec<u64> = l.secondaries.iter().map(|s| s.pages() * ps).collect();
+        tables.insert(
+            t.name().to_string(),
+            json!({
+                "rows": rows,
+                "rows_laid_out": l.rows,
+                "file_bytes": l.file_size(),
+                "loaded_bytes": loaded,
+                "clustered_bytes": (l.clustered.pages() - growth_leaves) * ps,
+                "secondary_bytes": indexes,
+            }),
+        );
+        set_file += l.file_size();
+        set_loaded += loaded;
+    }
+    let sets = u64::from(sets);
+    json!({ "tables": tables, "file_bytes": sets * set_file, "loaded_bytes": sets * set_loaded })
 }

@@ -11,6 +11,7 @@ impl Sim<'_> {
             fio_ios: self.fio_ios,
             fio_bytes: self.fio_bytes,
             statements: self.statements,
+            by_kind: self.by_kind,
             queries: self.queries,
             rows: self.rows,
             bp_requests: self.bp_requests,
@@ -229,6 +230,27 @@ impl Sim<'_> {
             || self.cfg.phases.iter().any(phase_trx)
     }
 
+    /// sysbench-tpcc's transactions in a window: each type's count and rate (tps counts
+    /// all five, as sysbench prints it), the rolled-back new orders (sysbench's err/s) and
+    /// the new orders committed per minute (not printed by sysbench-tpcc: a tpmC-like
+    /// figure); null for other workloads.
+    fn tpcc_window(&self, a: &Snapshot, b: &Snapshot, window_s: f64) -> Value {
+        if !matches!(self.cfg.dataset, DatasetConfig::Tpcc(_)) {
+            return Value::Null;
+        }
+        use crate::workload::tpcc::kind;
+        let n = |k: u8| b.by_kind[k as usize] - a.by_kind[k as usize];
+        let mut out = serde_json::Map::new();
+        for (i, name) in kind::NAMES.iter().enumerate() {
+            out.insert((*name).to_string(), json!(n(i as u8 + 1)));
+        }
+        let rollbacks = n(kind::NEW_ORDER_ROLLBACK);
+        out.insert("new_order_total".into(), json!(n(kind::NEW_ORDER) + rollbacks));
+        out.insert("errors_per_s".into(), json!(rollbacks as f64 / window_s));
+        out.insert("new_orders_per_min".into(), json!(n(kind::NEW_ORDER) as f64 * 60.0 / window_s));
+        Value::Object(out)
+    }
+
     /// The summary of a workload phase's measured window.
     pub(super) fn window_summary(&self, a: &Snapshot, b: &Snapshot, warmup_ns: Nanos) -> Value {
         let window_s = (b.time - a.time).max(1) as f64 / SEC as f64;
@@ -261,6 +283,10 @@ impl Sim<'_> {
             "cpu_utilization": (b.cpu_busy.saturating_sub(a.cpu_busy) as f64 / SEC as f64 / window_s / self.cpus.vcpus() as f64).min(1.0),
             "devices": self.devices_window(a, b),
         });
+        let tpcc = self.tpcc_window(a, b, window_s);
+        if !tpcc.is_null() {
+            out["tpcc"] = tpcc;
+        }
         if let Some(db) = &self.db {
             out["innodb"] = json!({
                 "buffer_pool_hit_ratio": if req > 0 { Some(1.0 - reads as f64 / req as f64) } else { None },

@@ -550,6 +550,7 @@ impl Sim<'_> {
                     // Counted always (the series covers the warm-up); the summary takes
                     // differences over the window, and only the window's latencies.
                     self.statements += 1;
+                    self.by_kind[usize::from(self.stmts[i].kind & 7)] += 1;
                     self.queries += u64::from(self.stmts[i].queries);
                     self.rows += self.stmts[i].rows as u64;
                     self.interval_hist.record(now - c.started);

@@ -6,6 +6,7 @@ pub mod fio;
 pub mod rand;
 pub mod statement;
 pub mod sysbench;
+pub mod tpcc;
 pub mod trace;
 
 use statement::Statement;
@@ -19,6 +20,9 @@ pub enum StatementSource {
     None,
     /// sysbench's tests.
     Sysbench(Vec<SysbenchGen>),
+    /// Percona-Lab/sysbench-tpcc's transactions (their threads share the districts'
+    /// counters).
+    Tpcc(Box<tpcc::TpccSource>),
 }
 
 impl StatementSource {
@@ -27,6 +31,7 @@ impl StatementSource {
         match self {
             StatementSource::None => 0,
             StatementSource::Sysbench(g) => g.len(),
+            StatementSource::Tpcc(t) => t.gens.len(),
         }
     }
 
@@ -46,6 +51,7 @@ impl StatementSource {
                 Some(g) => g.next(out),
                 None => out.clear(),
             },
+            StatementSource::Tpcc(t) => t.next(client, out),
             StatementSource::None => out.clear(),
         }
     }

@@ -11,8 +11,8 @@
 //! a transaction's end is a [`Op::Commit`] lookup.
 //!
 //! Simplifications: 1. a statement holds at most [`MAX_LOOKUPS`] lookups (further rows
-//! are counted, not looked up); 2. every table has one clustered and at most one
-//! secondary index (sysbench's schema; TPC-C's tables will need an index number).
+//! are counted, not looked up); 2. a table has a clustered index and at most two
+//! secondary ones (TPC-C's history has two).
 
 /// Capacity of [`Statement::lookups`].
 pub const MAX_LOOKUPS: usize = 2048;
@@ -23,8 +23,11 @@ pub enum Index {
     /// The clustered index (the primary key; sysbench's id).
     #[default]
     Clustered,
-    /// The table's secondary index (sysbench's k_N, on k).
+    /// The table's (first) secondary index (sysbench's k_N, on k).
     Secondary,
+    /// The table's second secondary index (TPC-C's history has two), its key an entry's
+    /// position in key order.
+    Secondary2,
 }
 
 /// What a lookup does at the row it finds.
@@ -111,6 +114,9 @@ pub struct Statement {
     /// SQL queries issued, BEGIN and COMMIT included as sysbench counts them (each costs
     /// statement_ns; qps counts them, tps counts the unit).
     pub queries: u32,
+    /// The benchmark's type of this unit, for per-type counts (0: none; sysbench-tpcc's
+    /// transactions: `workload::tpcc::kind`).
+    pub kind: u8,
 }
 
 impl Statement {
@@ -120,12 +126,13 @@ impl Statement {
         self.n = other.n;
         self.rows = other.rows;
         self.queries = other.queries;
+        self.kind = other.kind;
     }
 }
 
 impl Default for Statement {
     fn default() -> Self {
-        Statement { lookups: [Lookup::default(); MAX_LOOKUPS], n: 0, rows: 0, queries: 0 }
+        Statement { lookups: [Lookup::default(); MAX_LOOKUPS], n: 0, rows: 0, queries: 0, kind: 0 }
     }
 }
 
@@ -136,6 +143,7 @@ impl Statement {
         self.n = 0;
         self.rows = 0;
         self.queries = 0;
+        self.kind = 0;
     }
 
     /// The valid lookups.

@@ -157,6 +157,8 @@ impl SysbenchGen {
             | SysbenchTest::OltpUpdateNonIndex
             | SysbenchTest::OltpInsert
             | SysbenchTest::OltpDelete => self.single_write(out),
+            // tpcc's transactions come from `workload::tpcc` (a tpcc dataset).
+            SysbenchTest::Tpcc => {}
             SysbenchTest::SelectRandomPoints => {
                 self.keys.clear();
                 for _ in 0..self.random_points {
@@ -304,7 +306,8 @@ impl SysbenchGen {
             | SysbenchTest::SelectRandomPoints
             | SysbenchTest::OltpReadOnly
             | SysbenchTest::OltpReadWrite
-            | SysbenchTest::OltpWriteOnly => {}
+            | SysbenchTest::OltpWriteOnly
+            | SysbenchTest::Tpcc => {}
         }
     }
 }
@@ -460,7 +463,7 @@ mod tests {
             for l in s.lookups() {
                 assert_eq!(l.table, 0);
                 match l.index {
-                    Index::Secondary => {
+                    Index::Secondary | Index::Secondary2 => {
                         assert!(
                             l.key > last_k && (lo..=hi).contains(&l.key),
                             "keys ascending, in the thread's slice"

@@ -1,6 +1,8 @@
-//! Geometry of one sysbench table `sbtestN` in its InnoDB file-per-table tablespace
-//! (`sbtestN.ibd`): how many records fit a page, how deep each B+tree is, which page
-//! number of the file holds each row, and how large the file is.
+//! Geometry of one table in its InnoDB file-per-table tablespace (`sbtestN.ibd`, or a
+//! TPC-C table's, `tpcc_schema`): how many records fit a page, how deep each B+tree is,
+//! which page number of the file holds each row, and how large the file is. A table is
+//! its clustered index and its secondary indexes, each with its record sizes, entries and
+//! how the load filled its leaves ([`IndexSpec`], [`LeafFill`]); sysbench's is below.
 //!
 //! The table (sysbench 1.0 `oltp_common.lua`, `create_table`):
 //! `id INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY, k INTEGER NOT NULL, c CHAR(120),
@@ -49,6 +51,8 @@
 //!    allocates two pages at once, which we don't distinguish). Segment free lists
 //!    (`fseg_fill_free_list` reserving 4 extents for large segments) are ignored, so the
 //!    leaf extents of an index are contiguous apart from the non-leaf extents between them.
+//!    Several secondary indexes (TPC-C's history has two) are laid out one after the
+//!    other, in creation order (a row-by-row load interleaves their pages; not modelled).
 //! 4. The bulk build's temporary top page (freed after being copied into the root) is not
 //!    counted.
 //! 5. Secondary lookups: the entries of key k start at sorted position k - 1 (the expected
@@ -347,17 +351,67 @@ impl TableSchema {
     };
 }
 
-/// Geometry of one table's `.ibd` file (file-per-table), as a bulk load leaves it.
+/// How a load fills an index's leaves, which sets its records per leaf.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LeafFill {
+    /// Inserts in key order: a leaf splits to the right when less than page_size/16 would
+    /// stay free (`dict_index_get_space_reserve`, the manual's "15/16 full").
+    Sequential,
+    /// A sorted bulk build (`CREATE INDEX` on a filled table, `btr0bulk.cc` with
+    /// `innodb_fill_factor` = 100): the leaves are filled completely.
+    Bulk,
+    /// Inserts in random key order: a split leaves two half-full pages, which fill again
+    /// before splitting, so leaves end this fraction full on average (the manual's "1/2 to
+    /// 15/16"; ln 2 = 0.69 is Yao's expected fill of a B-tree grown by random inserts).
+    Random(f64),
+}
+
+/// One index of a table: its record sizes, how many entries it holds and how the load
+/// filled it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IndexSpec {
+    /// A leaf record (header, key, system columns for a clustered one, other columns).
+    pub rec: u64,
+    /// A node pointer (header, key, child page number).
+    pub node_ptr: u64,
+    /// Entries (leaf records).
+    pub rows: u64,
+    /// How the load filled the leaves.
+    pub fill: LeafFill,
+}
+
+impl IndexSpec {
+    /// Records per leaf page of `page_size` bytes.
+    pub fn recs_per_leaf(&self, page_size: u64) -> u64 {
+        match self.fill {
+            LeafFill::Sequential => records_per_page(page_size, self.rec, page_size / 16),
+            LeafFill::Bulk => records_per_page(page_size, self.rec, 0),
+            LeafFill::Random(f) => {
+                let full = records_per_page(page_size, self.rec, 0) as f64;
+                ((full * f.clamp(0.0, 1.0)).floor() as u64).max(2)
+            }
+        }
+    }
+
+    /// Node pointers per non-leaf page (no reserve: they fill up).
+    pub fn recs_per_node(&self, page_size: u64) -> u64 {
+        records_per_page(page_size, self.node_ptr, 0)
+    }
+}
+
+/// Geometry of one table's `.ibd` file (file-per-table), as a load leaves it: its
+/// clustered index and its secondary indexes (sysbench's tables have one, k_N; TPC-C's
+/// have none to two).
 #[derive(Debug, Clone)]
 pub struct TableLayout {
-    /// Rows in the table (sysbench's `--table-size`).
+    /// Rows in the table (sysbench's `--table-size`): the clustered index's entries.
     pub rows: u64,
     /// innodb_page_size in bytes.
     pub page_size: u32,
     /// The clustered index (PRIMARY, on id).
     pub clustered: IndexGeometry,
-    /// The secondary index k_N on (k), records (k, id).
-    pub secondary: IndexGeometry,
+    /// The secondary indexes in creation order (sysbench: k_N on (k), records (k, id)).
+    pub secondaries: Vec<IndexGeometry>,
     /// Pages per extent.
     pub extent_pages: u64,
     data_pages: u64,
@@ -381,27 +435,41 @@ impl TableLayout {
     }
 
     /// The layout of a table of `schema` with `rows` rows inserted in key order (as
-    /// sysbench's prepare and a bulk load do) with `innodb_page_size` = `page_size`.
+    /// sysbench's prepare and a bulk load do) with `innodb_page_size` = `page_size`; the
+    /// secondary index is built after the load (sorted, full leaves).
     pub fn new(schema: &TableSchema, rows: u64, page_size: u32) -> TableLayout {
+        let clustered = IndexSpec {
+            rec: schema.clustered_rec,
+            node_ptr: schema.clustered_node_ptr,
+            rows,
+            fill: LeafFill::Sequential,
+        };
+        let secondary = IndexSpec {
+            rec: schema.secondary_rec,
+            node_ptr: schema.secondary_node_ptr,
+            rows,
+            fill: LeafFill::Bulk,
+        };
+        TableLayout::with_indexes(&clustered, &[secondary], page_size)
+    }
+
+    /// The layout of a table whose clustered index is `clustered` and whose secondary
+    /// indexes are `secondaries` (in creation order: each index's segments are laid out
+    /// after the previous one's, simplification 3).
+    pub fn with_indexes(clustered: &IndexSpec, secondaries: &[IndexSpec], page_size: u32) -> TableLayout {
         let ps = page_size as u64;
-        let reserve = ps / 16; // dict_index_get_space_reserve()
-        let mut clustered = IndexGeometry::shape(
-            rows,
-            records_per_page(ps, schema.clustered_rec, reserve),
-            records_per_page(ps, schema.clustered_node_ptr, 0),
-        );
-        let mut secondary = IndexGeometry::shape(
-            rows,
-            records_per_page(ps, schema.secondary_rec, 0),
-            records_per_page(ps, schema.secondary_node_ptr, 0),
-        );
+        let geometry = |s: &IndexSpec| IndexGeometry::shape(s.rows, s.recs_per_leaf(ps), s.recs_per_node(ps));
+        let mut clust = geometry(clustered);
+        let mut secs: Vec<IndexGeometry> = secondaries.iter().map(geometry).collect();
         let mut sp = SpaceAlloc::new(ps);
-        lay_out(&mut clustered, &mut sp);
-        lay_out(&mut secondary, &mut sp);
+        lay_out(&mut clust, &mut sp);
+        for s in secs.iter_mut() {
+            lay_out(s, &mut sp);
+        }
 
         let e = sp.extent_pages;
         let used_extents = sp.next_free_extent;
-        let height = clustered.depth.max(secondary.depth) as u64;
+        let height = secs.iter().fold(clust.depth, |h, s| h.max(s.depth)) as u64;
         let n_ext = height / 16 + 3;
         // Grow as fsp_try_extend_data_file does until enough extents are free.
         let mut size_ext = 1u64;
@@ -415,8 +483,23 @@ impl TableLayout {
         }
         let file_pages = size_ext * e;
         let xdes_pairs = (file_pages - 1) / sp.xdes_period; // beyond the one in page 0..1
-        let data_pages = HEADER_PAGES + 2 * xdes_pairs + clustered.pages() + secondary.pages();
-        TableLayout { rows, page_size, clustered, secondary, extent_pages: e, data_pages, file_pages }
+        let index_pages = secs.iter().fold(clust.pages(), |n, s| n + s.pages());
+        let data_pages = HEADER_PAGES + 2 * xdes_pairs + index_pages;
+        TableLayout {
+            rows: clustered.rows,
+            page_size,
+            clustered: clust,
+            secondaries: secs,
+            extent_pages: e,
+            data_pages,
+            file_pages,
+        }
+    }
+
+    /// The first secondary index (sysbench's k_N). Panics for a table without one.
+    #[inline]
+    pub fn secondary(&self) -> &IndexGeometry {
+        &self.secondaries[0]
     }
 
     /// Size of the `.ibd` file in pages.
@@ -447,7 +530,7 @@ impl TableLayout {
     /// Depth of the secondary index.
     #[inline]
     pub fn secondary_depth(&self) -> usize {
-        self.secondary.depth
+        self.secondary().depth
     }
 
     /// Page numbers root..leaf for the row with primary key `id` (1..=rows); returns the
@@ -470,11 +553,31 @@ impl TableLayout {
         (leaf <= last && leaf < self.clustered.leaf_pages()).then(|| self.clustered.leaf_page(leaf))
     }
 
+    /// The leaf of secondary index `ix` `step` leaves after the one holding entry `pos`
+    /// (1-based), if it holds entries of `pos..pos + span`.
+    #[inline]
+    pub fn secondary_next_leaf(&self, ix: usize, pos: u64, span: u64, step: u64) -> Option<u64> {
+        let s = self.secondaries.get(ix)?;
+        let per = s.recs_per_leaf;
+        let first = pos.saturating_sub(1) / per;
+        let last = pos.saturating_add(span.saturating_sub(1)).saturating_sub(1) / per;
+        let leaf = first + step;
+        (leaf <= last && leaf < s.leaf_pages()).then(|| s.leaf_page(leaf))
+    }
+
     /// Page numbers root..leaf of the secondary index where key `k` sits.
     #[inline]
     pub fn secondary_path(&self, k: u64, out: &mut [u64; MAX_DEPTH]) -> usize {
         let pos = k.saturating_sub(1).min(self.rows.saturating_sub(1));
-        self.secondary.path(pos / self.secondary.recs_per_leaf, out)
+        self.secondary().path(pos / self.secondary().recs_per_leaf, out)
+    }
+
+    /// Page numbers root..leaf of secondary index `ix` (0-based, creation order) at entry
+    /// `pos` (1-based position in key order; past the last entry: the last leaf).
+    #[inline]
+    pub fn secondary_path_at(&self, ix: usize, pos: u64, out: &mut [u64; MAX_DEPTH]) -> usize {
+        let s = &self.secondaries[ix];
+        s.path(pos.saturating_sub(1) / s.recs_per_leaf, out)
     }
 
     /// How many rows have `k` (0 outside 1..=rows): see [`k_matches`].
@@ -573,7 +676,9 @@ impl TableLayout {
         if page < HEADER_PAGES || (page >= period && page % period < 2) {
             return PageRole::Space;
         }
-        for (clustered, ix) in [(true, &self.clustered), (false, &self.secondary)] {
+        for (clustered, ix) in
+            std::iter::once((true, &self.clustered)).chain(self.secondaries.iter().map(|s| (false, s)))
+        {
             let found = ix.leaf_of(page).map(|i| (0, i)).or_else(|| ix.nonleaf_of(page));
             if let Some((level, index)) = found {
                 return if clustered {
@@ -601,7 +706,9 @@ impl TableLayout {
             }
         }
         self.clustered.roles(true, &mut out);
-        self.secondary.roles(false, &mut out);
+        for s in &self.secondaries {
+            s.roles(false, &mut out);
+        }
         out
     }
 }
@@ -689,7 +796,7 @@ mod tests {
             w.clustered.pages(),
             sb.clustered.pages()
         );
-        assert_eq!(w.secondary.pages(), sb.secondary.pages());
+        assert_eq!(w.secondary().pages(), sb.secondary().pages());
         assert!(w.file_pages() > sb.file_pages());
     }
 
@@ -738,7 +845,7 @@ mod tests {
             assert_eq!(roles.len() as u64, t.file_pages());
             let count = |f: &dyn Fn(&PageRole) -> bool| roles.iter().filter(|r| f(r)).count() as u64;
             assert_eq!(count(&|r| matches!(r, PageRole::Clustered { .. })), t.clustered.pages(), "{rows}");
-            assert_eq!(count(&|r| matches!(r, PageRole::Secondary { .. })), t.secondary.pages(), "{rows}");
+            assert_eq!(count(&|r| matches!(r, PageRole::Secondary { .. })), t.secondary().pages(), "{rows}");
             assert_eq!(count(&|r| !matches!(r, PageRole::Free)), t.data_pages(), "{rows}");
             // Leaf i of the clustered index is where the path to its rows ends.
             let mut path = [0u64; MAX_DEPTH];
@@ -774,16 +881,16 @@ mod tests {
             assert_eq!(out[0], 3, "clustered root is page 3");
             assert!(seen.insert(out[d - 1]), "leaf page reused");
         }
-        for leaf in 0..t.secondary.leaf_pages() {
-            let d = t.secondary.path(leaf, &mut out);
+        for leaf in 0..t.secondary().leaf_pages() {
+            let d = t.secondary().path(leaf, &mut out);
             assert!(seen.insert(out[d - 1]), "secondary leaf page reused");
         }
-        for lv in t.clustered.nonleaf.iter().chain(t.secondary.nonleaf.iter()) {
+        for lv in t.clustered.nonleaf.iter().chain(t.secondary().nonleaf.iter()) {
             for &p in lv {
                 assert!(seen.insert(p), "non-leaf page reused");
             }
         }
-        assert_eq!(seen.len() as u64, t.clustered.pages() + t.secondary.pages());
+        assert_eq!(seen.len() as u64, t.clustered.pages() + t.secondary().pages());
         assert!(seen.iter().all(|&p| p >= HEADER_PAGES && p < t.file_pages()));
         // No index page on an XDES/bitmap page.
         assert!(seen.iter().all(|&p| p % 16384 > 1));

@@ -1,4 +1,4 @@
-//! InnoDB: B+tree geometry of sysbench tables and the buffer pool.
+//! InnoDB: B+tree geometry of sysbench's and sysbench-tpcc's tables and the buffer pool.
 pub mod btree;
 pub mod buffer_pool;
 pub mod doublewrite;
@@ -12,4 +12,5 @@ pub mod percona_flush;
 pub mod purge;
 pub mod redo;
 pub mod redo_records;
+pub mod tpcc_schema;
 pub mod writes;

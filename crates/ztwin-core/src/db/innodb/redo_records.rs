@@ -711,6 +711,11 @@ impl RowCtx {
         let mut path = [0u64; MAX_DEPTH];
         let d = layout.clustered_path(id, &mut path);
         let clust_leaf = path[d - 1] as u32;
+        if layout.secondaries.is_empty() {
+            // A table without a secondary index (TPC-C's warehouse, district, new_orders,
+            // item): no secondary leaf is touched.
+            return RowCtx::new(id as i64, k as i64, clust_leaf, clust_leaf);
+        }
         let d = layout.secondary_path(k, &mut path);
         let sec_leaf = path[d - 1] as u32;
         let d = layout.secondary_path(k + 1, &mut path);
@@ -1400,7 +1405,7 @@ impl TrxRedo {
                 *self = TrxRedo::begin(self.id + 2);
                 commit(env, &c)
             }
-            (Op::Insert, Index::Secondary) => {
+            (Op::Insert, Index::Secondary | Index::Secondary2) => {
                 if row.sec_in_pool {
                     insert_secondary(env, &self.ctx(false), row)
                 } else {

@@ -988,7 +988,7 @@ impl MariaTrx {
                 *self = MariaTrx::begin(self.id + 2);
                 return commit(env, &c);
             }
-            (Op::Insert, Index::Secondary) => (insert_secondary(env, m, &t, row), false),
+            (Op::Insert, Index::Secondary | Index::Secondary2) => (insert_secondary(env, m, &t, row), false),
             (Op::Insert, Index::Clustered) => (insert_clustered(env, m, &t, row), true),
             (Op::UpdateNonIndex, _) => (update_non_index(env, m, &t, row), true),
             (Op::UpdateIndex, _) => (update_index(env, m, &t, row), true),

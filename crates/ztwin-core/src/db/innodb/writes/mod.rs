@@ -94,6 +94,11 @@
 //!    doublewrite) except its flushing: `percona_flush` in its merged mode, an LRU manager
 //!    thread (a third database thread, [`lru_manager_actor`]), threads backing off for
 //!    free frames, a flush-list-only page cleaner, `log_free_check`'s polls (`percona`).
+//! 9. Other schemas' rows (TPC-C's, `workload::tpcc`) change the pages their keys' layout
+//!    says, but their redo, undo and binary log records are sized as a sysbench row's
+//!    change of the same kind (an update of `c`, an insert or delete-mark of a whole row,
+//!    a secondary entry of k_1's size): the pages dirtied are the schema's, the bytes per
+//!    change are sysbench's.
 
 use std::collections::VecDeque;
 
@@ -673,11 +678,16 @@ impl Writes {
                 push(path, &part[..d]);
                 return (n, usize::MAX);
             }
+            (Op::Insert, Index::Secondary2) => {
+                let d = layout.secondary_path_at(1, l.key, &mut part);
+                push(path, &part[..d]);
+                return (n, usize::MAX);
+            }
             _ => {}
         }
         let d = layout.clustered_path(id, &mut part);
         push(path, &part[..d]);
-        if matches!(l.op, Op::UpdateIndex | Op::Delete) {
+        if matches!(l.op, Op::UpdateIndex | Op::Delete) && !layout.secondaries.is_empty() {
             let k = self.row_k(l.table, id, rows);
             let d = layout.secondary_path(k, &mut part);
             push(path, &part[..d]);
@@ -752,10 +762,19 @@ impl Writes {
         let rows = layout.rows;
         let id = if l.key == 0 { rows } else { l.key.min(rows) };
         let (k, id) = match (l.op, l.index) {
-            (Op::Insert, Index::Secondary) => (l.key, id),
+            (Op::Insert, Index::Secondary | Index::Secondary2) => (l.key, id),
             _ => (self.row_k(l.table, id, rows), id),
         };
+        // The redo records know one secondary index (k_1's format, simplification 9).
+        let index = if l.index == Index::Secondary2 { Index::Secondary } else { l.index };
         let mut row = RowCtx::sysbench(layout, id.max(1), k.max(1));
+        if l.index == Index::Secondary2 && layout.secondaries.len() > 1 {
+            // The entry goes to the second secondary index's leaf (the one `page_path` read).
+            let mut path = [0u64; MAX_DEPTH];
+            let d = layout.secondary_path_at(1, k.max(1), &mut path);
+            row.sec_leaf = path[d - 1] as u32;
+            row.sec_leaf_new = row.sec_leaf;
+        }
         if self.p.server == InnodbServer::Mariadb1011 {
             // Rows whose history purge has processed (row_purge_reset_trx_id).
             let p = purged_row(row.id, row.k, row.clust_leaf, row.sec_leaf);
@@ -774,7 +793,7 @@ impl Writes {
         env.undo.insert_page = t.insert_page;
         env.undo.rseg_page = RSEG_FIRST + (t.redo_id() % u64::from(RSEGS)) as u32;
         env.undo.history_first = Some((self.last_update_page, 3000));
-        let log = t.redo.op(l.op, l.index, &env, &self.maria, &row);
+        let log = t.redo.op(l.op, index, &env, &self.maria, &row);
         match l.op {
             Op::UpdateIndex | Op::UpdateNonIndex => self.stats.rows_updated += 1,
             Op::Delete => self.stats.rows_deleted += 1,
@@ -783,7 +802,7 @@ impl Writes {
         }
         t.update_used += UNDO_RECORD_BYTES;
         if let Some(b) = &self.binlog {
-            t.binlog.op(&b.params().format, l.op, l.index, l.table);
+            t.binlog.op(&b.params().format, l.op, index, l.table);
         }
         self.apply(bp, &log);
         self.after_mtrs(bp, now);
