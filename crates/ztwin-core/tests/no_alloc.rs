@@ -133,6 +133,7 @@ fn xfs_on_bcache_loop_allocates_nothing_per_request() {
                     readahead: 0,
                     congested_read_threshold_us: 2000,
                     congested_write_threshold_us: 20000,
+                    ..BcacheConfig::with_defaults("")
                 }),
             }),
             duration_s,

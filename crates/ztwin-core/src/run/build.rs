@@ -525,6 +525,7 @@ impl<'a> Sim<'a> {
             sync_wake: None,
             zil_wake: None,
             flusher_wake: None,
+            writeback_wake: None,
             events: 0,
         })
     }

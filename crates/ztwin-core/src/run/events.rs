@@ -6,8 +6,8 @@
 //! and the background threads: the `l2arc_feed_thread`, the txg sync with its vdev
 //! queues (`txg_sync_thread` → `spa_sync`, see `zfs_write`) and the intent log's zio
 //! completions (a log block's write done, its flushes done, a commit waiter's timeout;
-//! see `fs::zfs::zil`), XFS/ext4's journal thread and the page cache's flusher, and the
-//! database's page cleaner and master thread (timers).
+//! see `fs::zfs::zil`), XFS/ext4's journal thread, the page cache's flusher and bcache's
+//! writeback thread, and the database's page cleaner and master thread (timers).
 //!
 //! At one instant the background threads act before the requests of that instant, the
 //! feed before the sync (the queue's rank; the order the driver has always used), and
@@ -40,6 +40,8 @@ pub(super) enum Event {
     Journal,
     /// XFS/ext4: the page cache's flusher (`wb_workfn`) has something due.
     Flusher,
+    /// bcache's writeback thread (`bch_writeback_thread`) has something due.
+    Writeback,
     /// Database thread `i` (a client slot: the page cleaner, the master thread) wakes from
     /// its timed sleep.
     Timer(usize),
@@ -52,6 +54,7 @@ const SYNC: u32 = FEED + 1;
 const ZIL: u32 = FEED + 2;
 const JOURNAL: u32 = FEED + 3;
 const FLUSHER: u32 = FEED + 4;
+const WRITEBACK: u32 = FEED + 5;
 const TIMER: u32 = FEED + 8;
 
 /// The most clients a run may have (their events carry their index below the tags).
@@ -73,6 +76,7 @@ impl Event {
             Event::Zil => ZIL,
             Event::Journal => JOURNAL,
             Event::Flusher => FLUSHER,
+            Event::Writeback => WRITEBACK,
             Event::Timer(i) => {
                 debug_assert!(i < MAX_CLIENTS);
                 TIMER + i as u32
@@ -87,6 +91,7 @@ impl Event {
             ZIL => Event::Zil,
             JOURNAL => Event::Journal,
             FLUSHER => Event::Flusher,
+            WRITEBACK => Event::Writeback,
             t if t >= TIMER => Event::Timer((t - TIMER) as usize),
             t if t >= PREFETCH_TAG => Event::Prefetch(t & (PREFETCH_TAG - 1)),
             t => Event::Client(t as usize),
@@ -101,7 +106,8 @@ impl Event {
             Event::Zil => 2,
             Event::Journal => 3,
             Event::Flusher => 4,
-            Event::Timer(_) => 5,
+            Event::Writeback => 5,
+            Event::Timer(_) => 6,
             Event::Client(_) | Event::Prefetch(_) => u8::MAX,
         }
     }
@@ -168,6 +174,7 @@ mod tests {
             Event::Zil,
             Event::Journal,
             Event::Flusher,
+            Event::Writeback,
             Event::Timer(0),
             Event::Timer(17),
         ] {

@@ -1226,6 +1226,29 @@ impl Sim<'_> {
         self.schedule_flusher();
     }
 
+    /// bcache's writeback thread wakes at its next due time, unless it wakes earlier already.
+    pub(super) fn schedule_writeback(&mut self) {
+        let Fs::Extent(x) = &self.fs else { return };
+        let Some(t) = x.writeback_due() else { return };
+        if self.writeback_wake.is_none_or(|w| t < w) {
+            self.writeback_wake = Some(t);
+            self.queue.at(t, Event::Writeback);
+        }
+    }
+
+    /// bcache's writeback thread at `now`: its passes, I/O completions and rate updates;
+    /// it sleeps until it next has something to do (`Sim::schedule_writeback`).
+    pub(super) fn writeback_event(&mut self, now: Nanos) {
+        if self.writeback_wake.is_some_and(|t| t > now) {
+            return;
+        }
+        self.writeback_wake = None;
+        let Sim { fs: Fs::Extent(x), devices, .. } = self else { return };
+        if x.writeback_due().is_some_and(|t| t <= now) {
+            x.writeback_step(now, devices);
+        }
+    }
+
     /// Whether clients wait for the journal (the run goes on for them).
     pub(super) fn journal_waiting(&self) -> bool {
         self.waits.iter().any(|w| matches!(w, Wait::Journal(_)))
