@@ -515,6 +515,9 @@ impl Sim<'_> {
                     if let Some(l2) = self.l2arc_window(&a, &b) {
                         doc["l2arc"] = l2;
                     }
+                    if let Some(bc) = self.bcache_window(&a, &b) {
+                        doc["bcache"] = bc;
+                    }
                     if let Some(zil) = self.zil_window(&a, &b) {
                         doc["zil"] = zil;
                     }
