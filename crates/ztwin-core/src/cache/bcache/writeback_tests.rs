@@ -52,6 +52,14 @@ fn scattered(n: u64) -> impl Iterator<Item = u64> {
     (0..n).map(|k| (k * 7919) % 65536)
 }
 
+/// Sync (O_DIRECT) writes of one unit each to `n` scattered units, 1 us apart.
+fn write_scattered(b: &mut Bcache, n: u64, log: &mut Log) {
+    for (k, u) in scattered(n).enumerate() {
+        let t = k as Nanos * 1000;
+        b.write(0, u * UNIT, UNIT as u32, true, t, log.io(t));
+    }
+}
+
 /// The count of dirty index entries, recomputed.
 fn dirty_units(b: &mut Bcache) -> u64 {
     (0..b.slots.len() as u64).filter(|&u| b.lookup(u).is_some_and(|(_, d)| d)).count() as u64
@@ -124,10 +132,7 @@ fn the_pi_controller_sets_the_rate_the_source_computes() {
 fn dirty_data_drains_to_the_target_when_writes_stop() {
     let mut b = cache(BcacheCacheMode::Writeback, |_| {});
     let mut log = Log::default();
-    for (k, u) in scattered(1280).enumerate() {
-        let t = k as Nanos * 1000;
-        b.write(0, u * UNIT, UNIT as u32, true, t, log.io(t));
-    }
+    write_scattered(&mut b, 1280, &mut log);
     assert_eq!(b.stats().dirty_data, 1280 * UNIT);
     let target = 64 * MIB / 10;
     let seen = run(&mut b, SEC / 100, 400 * SEC, Some(SEC), &mut log);
@@ -147,10 +152,7 @@ fn dirty_data_drains_to_the_target_when_writes_stop() {
 fn an_idle_cache_set_writes_back_everything() {
     let mut b = cache(BcacheCacheMode::Writeback, |_| {});
     let mut log = Log::default();
-    for (k, u) in scattered(1280).enumerate() {
-        let t = k as Nanos * 1000;
-        b.write(0, u * UNIT, UNIT as u32, true, t, log.io(t));
-    }
+    write_scattered(&mut b, 1280, &mut log);
     run(&mut b, SEC / 100, 300 * SEC, None, &mut log);
     assert_eq!(b.stats().dirty_data, 0);
     assert_eq!(dirty_units(&mut b), 0);
@@ -179,10 +181,7 @@ fn writeback_writes_come_in_backing_device_order() {
             c.writeback_percent = 0; // no rate: as fast as the devices go
         });
         let mut log = Log::default();
-        for (k, u) in scattered(300).enumerate() {
-            let t = k as Nanos * 1000;
-            b.write(0, u * UNIT, UNIT as u32, true, t, log.io(t));
-        }
+        write_scattered(&mut b, 300, &mut log);
         let mut writes = Vec::new();
         let mut t = SEC;
         let mut n = 0u64;
@@ -217,6 +216,15 @@ fn writeback_writes_come_in_backing_device_order() {
     }
 }
 
+/// Writes whole buckets (4 units) from unit `u` on until more than `percent` of the
+/// buckets are in use.
+fn dirty_buckets_until(b: &mut Bcache, percent: u32, u: &mut u64, log: &mut Log) {
+    while b.in_use() <= percent {
+        b.write(0, *u * UNIT, 4 * UNIT as u32, true, 0, log.io(0));
+        *u += 4;
+    }
+}
+
 /// `should_writeback()`: above CUTOFF_WRITEBACK_SYNC (70% of buckets in use) even a sync
 /// write goes through to the backing device (and is cached clean); above CUTOFF_WRITEBACK
 /// (40%) an async one does.
@@ -226,10 +234,7 @@ fn a_write_above_the_cutoffs_goes_through() {
     let mut log = Log::default();
     // Dirty whole buckets (4 units each) until 45% in use.
     let mut u = 0;
-    while b.in_use() <= 45 {
-        b.write(0, u * UNIT, 4 * UNIT as u32, true, 0, log.io(0));
-        u += 4;
-    }
+    dirty_buckets_until(&mut b, 45, &mut u, &mut log);
     let dirty = b.stats().dirty_data;
     log.0.clear();
     b.write(1, 60_000 * UNIT, UNIT as u32, false, 0, log.io(0));
@@ -238,10 +243,7 @@ fn a_write_above_the_cutoffs_goes_through() {
     assert!(log.0.iter().any(|x| x.0 == Target::Cache && x.1 == Op::Write), "cached clean");
     b.write(1, 60_001 * UNIT, UNIT as u32, true, 0, log.io(0));
     assert_eq!(b.stats().dirty_data, dirty + UNIT, "sync write below 70%: writeback");
-    while b.in_use() <= CUTOFF_WRITEBACK_SYNC {
-        b.write(0, u * UNIT, 4 * UNIT as u32, true, 0, log.io(0));
-        u += 4;
-    }
+    dirty_buckets_until(&mut b, CUTOFF_WRITEBACK_SYNC, &mut u, &mut log);
     let dirty = b.stats().dirty_data;
     log.0.clear();
     b.write(1, 60_002 * UNIT, UNIT as u32, true, 0, log.io(0));
@@ -254,10 +256,7 @@ fn a_write_above_the_cutoffs_goes_through() {
 fn writethrough_writes_both_devices_and_leaves_nothing_dirty() {
     let mut b = cache(BcacheCacheMode::Writethrough, |_| {});
     let mut log = Log::default();
-    for (k, u) in scattered(200).enumerate() {
-        let t = k as Nanos * 1000;
-        b.write(0, u * UNIT, UNIT as u32, true, t, log.io(t));
-    }
+    write_scattered(&mut b, 200, &mut log);
     let bytes =
         |t| log.0.iter().filter(|x| x.0 == t && x.1 == Op::Write).map(|x| u64::from(x.3)).sum::<u64>();
     assert_eq!(bytes(Target::Backing), 200 * UNIT);
