@@ -62,6 +62,7 @@ impl Sim<'_> {
             for _ in 0..reads {
                 ready = ready.max(self.devices[*d].submit(start, Op::Read, r.node_bytes));
             }
+            b.resume_writeback(ready);
             let doc = json!({
                 "cache_set_lost": r.lost,
                 "dirty_data_lost": r.dirty_lost,

@@ -454,7 +454,7 @@ impl Bcache {
         self.seq.reset();
         self.congestion.reset();
         self.stats = BcacheStats::default();
-        self.wb.restart(false);
+        self.wb.restart();
     }
 
     /// Counters since boot and current sizes.
@@ -712,6 +712,14 @@ impl Bcache {
         ((self.wb.target.max(0) as u64) << 9, self.wb.proportional << 9, self.wb.integral_scaled << 9)
     }
 
+    /// The cached device is registered again at `now` after a reboot: with dirty data
+    /// (`bch_sectors_dirty_init()`, BDEV_STATE_DIRTY) its writeback thread starts.
+    pub fn resume_writeback(&mut self, now: Nanos) {
+        if self.stats.dirty_data > 0 {
+            self.wb.add(now);
+        }
+    }
+
     /// Whether the cache runs in writeback mode (has a writeback thread).
     pub fn is_writeback(&self) -> bool {
         self.mode == BcacheCacheMode::Writeback
@@ -747,7 +755,7 @@ impl Bcache {
         let (size, dirty_data) = (self.stats.size, self.stats.dirty_data);
         self.stats = BcacheStats { size, dirty_data, ..Default::default() };
         // In-flight writeback is lost with the machine; the keys stay dirty.
-        self.wb.restart(dirty_data > 0);
+        self.wb.restart();
         RestartResult { lost: false, dirty_lost: 0, btree_read_bytes: self.keys * BKEY_BYTES, node_bytes }
     }
 }

@@ -198,17 +198,17 @@ impl Writeback {
         }
     }
 
-    /// The thread after a reboot: rate and buffer as at init, `has_dirty` as the index
-    /// says (`bch_sectors_dirty_init()`, BDEV_STATE_DIRTY starts the thread).
-    pub(super) fn restart(&mut self, dirty: bool) {
+    /// The thread after a reboot (or a new cache set): rate and buffer as at init, asleep
+    /// until [`Bcache::resume_writeback`] finds dirty data.
+    pub(super) fn restart(&mut self) {
         self.rate = INITIAL_RATE;
         (self.next, self.integral, self.proportional, self.integral_scaled) = (0, 0, 0, 0);
         (self.next_update, self.idle_counter, self.at_max) = (NEVER, 0, false);
         self.keys.clear();
         (self.key_pos, self.last_scanned, self.searched_full) = (0, 0, false);
         self.flights.clear();
-        self.has_dirty = dirty;
-        self.thread = if dirty { Thread::Run } else { Thread::Idle };
+        self.has_dirty = false;
+        self.thread = Thread::Idle;
         self.due = None;
     }
 

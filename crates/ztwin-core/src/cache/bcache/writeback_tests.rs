@@ -369,3 +369,23 @@ proptest! {
         }
     }
 }
+
+/// Dirty data survives a reboot (the cache set is persistent): the thread starts again
+/// when the device is registered and writes it back; a blank device loses it.
+#[test]
+fn dirty_data_is_written_back_after_a_reboot() {
+    let mut b = cache(BcacheCacheMode::Writeback, |c| c.writeback_percent = 0);
+    let mut log = Log::default();
+    write_scattered(&mut b, 100, &mut log);
+    b.restart(false);
+    assert_eq!(b.stats().dirty_data, 100 * UNIT);
+    assert_eq!(b.writeback_due(), None, "asleep until registered");
+    b.resume_writeback(SEC);
+    assert_eq!(b.writeback_due(), Some(SEC));
+    run(&mut b, SEC, 60 * SEC, None, &mut log);
+    assert_eq!(b.stats().dirty_data, 0);
+    write_scattered(&mut b, 10, &mut log);
+    assert_eq!(b.restart(true).dirty_lost, 10 * UNIT);
+    b.resume_writeback(2 * SEC);
+    assert_eq!(b.writeback_due(), None);
+}
