@@ -9,7 +9,8 @@
 //! (`should_writeback()`, `bch_writeback_add()`, `MAX_WRITEBACKS_IN_PASS`,
 //! `MAX_WRITESIZE_IN_PASS`), util.c (`bch_next_delay()`), btree.c (`bch_refill_keybuf()`,
 //! `KEYBUF_NR`), request.c (`cached_dev_write()`, `cached_dev_make_request()`,
-//! `quit_max_writeback_rate()`), read in Ubuntu 18.04's 4.15 tree and a 5.x tree.
+//! `quit_max_writeback_rate()`), read in Ubuntu 18.04's 4.15 tree (github
+//! chenji-kael/ubuntu-bionic) and a 5.x tree (delphix/linux-kernel-aws, Ubuntu's AWS 5.x).
 //!
 //! - A writeback write marks its extent dirty and, if the device had none,
 //!   `bch_writeback_add()` sets `has_dirty` and wakes the thread.
@@ -51,7 +52,8 @@
 //! | idle fast path | yes (bionic backported it) | yes |
 //!
 //! Both trees have the PI controller, the 5-key passes and the 2.5 s bound. The
-//! fragmentation boost (`writeback_consider_fragment`) of later 5.x kernels is in neither.
+//! fragmentation boost of the rate (`writeback_consider_fragment`, in the 5.x tree read,
+//! added after Debian 11's 5.10) is not modelled.
 //!
 //! # Simplifications (numbered)
 //!
