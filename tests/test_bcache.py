@@ -37,6 +37,14 @@ def test_defaults_are_the_kernels_and_make_bcaches():
         "readahead": 0,
         "congested_read_threshold_us": 2000,
         "congested_write_threshold_us": 20000,
+        "writeback_percent": 10,
+        "writeback_delay": 30,
+        "writeback_running": True,
+        "writeback_rate_update_seconds": 5,
+        "writeback_rate_p_term_inverse": 40,
+        "writeback_rate_i_term_inverse": 10000,
+        "writeback_rate_minimum": 8,
+        "kernel": "4.15",
     }
 
 
@@ -59,6 +67,11 @@ def test_ext4_takes_bcache_too_and_sizes_parse():
         ({"sequential_cutoff": "8G"}, "filesystem.bcache.sequential_cutoff", "unsigned int"),
         ({"congested_read_threshold_us": -1}, "filesystem.bcache.congested_read_threshold_us", "greater than or equal to 0"),
         ({"sequential_cuttoff": 0}, "filesystem.bcache.sequential_cuttoff", "unknown key"),
+        ({"writeback_percent": 41}, "filesystem.bcache.writeback_percent", "less than or equal to 40"),
+        ({"writeback_rate_update_seconds": 0}, "filesystem.bcache.writeback_rate_update_seconds", "greater than or equal to 1"),
+        ({"writeback_rate_p_term_inverse": 0}, "filesystem.bcache.writeback_rate_p_term_inverse", "greater than or equal to 1"),
+        ({"writeback_rate_minimum": 0}, "filesystem.bcache.writeback_rate_minimum", "greater than or equal to 1"),
+        ({"kernel": "6.1"}, "filesystem.bcache.kernel", "'4.15' or '5.10'"),
     ],
 )
 def test_rejection(change, loc, fragment):
@@ -93,3 +106,40 @@ def test_summary_reports_bcache_with_its_sysfs_counters():
     assert b["hits"] + b["misses"] > 0 and b["size"] > 0
     assert b["hits"] == b["cache_hits"] + b["cache_bypass_hits"]
     assert abs(sum(b["read_share"].values()) - 1) < 1e-9
+
+
+def test_writeback_under_a_write_load_reports_dirty_data_and_the_rate():
+    """ext4 on bcache in writeback mode under sysbench oltp_update_index: InnoDB's O_DIRECT
+    page writes are REQ_SYNC writeback writes (dirty in the cache), the writeback thread
+    copies them to the backing device at the controller's rate, and fsync's flushes reach
+    both devices (cached_dev_nodata)."""
+    d = scenario(sequential_cutoff="0", cache_mode="writeback", writeback_delay=5)
+    d["filesystem"]["type"] = "ext4"
+    d["devices"]["nvme"]["size"] = "4GiB"
+    d["dataset"] = {"tables": 2, "table_size": 100_000}
+    d["workload"] = {"type": "sysbench", "test": "oltp_update_index", "threads": 4}
+    d["run"] = {"warmup": "1s", "duration": "20s"}
+    v = ztwin.run(d).summary["variants"]["base"]
+    b = v["bcache"]
+    for k in ("dirty_data", "writeback_rate", "writeback_rate_target", "writeback_bytes",
+              "writeback_keys_done", "writeback_keys_failed", "cache_hits", "cache_misses", "bypassed"):
+        assert k in b, sorted(b)
+    assert b["dirty_data"] > 0
+    assert b["writeback_rate"] >= 8 * 512
+    # The target is writeback_percent (10%) of the cache device's buckets.
+    assert b["writeback_rate_target"] == (4 << 30) // (512 << 10) * (512 << 10) // 10 // 512 * 512
+    assert b["written"] > 0 and b["writeback_bytes"] > 0 and b["backing_write_bytes"] >= b["writeback_bytes"]
+    devs = v["devices"]
+    assert devs["nvme"]["flushes_per_sec"] > 0 and devs["ebs"]["flushes_per_sec"] > 0
+    assert devs["nvme"]["flushes_per_sec"] == pytest.approx(devs["ebs"]["flushes_per_sec"], rel=0.05)
+
+
+def test_writethrough_leaves_nothing_dirty_and_reports_no_writeback():
+    d = scenario(sequential_cutoff="0")
+    d["filesystem"]["type"] = "ext4"
+    d["devices"]["nvme"]["size"] = "4GiB"
+    d["dataset"] = {"tables": 2, "table_size": 100_000}
+    d["workload"] = {"type": "sysbench", "test": "oltp_update_index", "threads": 4}
+    d["run"] = {"warmup": "1s", "duration": "5s"}
+    b = ztwin.run(d).summary["variants"]["base"]["bcache"]
+    assert b["dirty_data"] == 0 and "writeback_rate" not in b

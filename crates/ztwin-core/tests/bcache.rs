@@ -23,6 +23,7 @@ fn bcache(cutoff: u64) -> BcacheConfig {
         readahead: 0,
         congested_read_threshold_us: 2000,
         congested_write_threshold_us: 20000,
+        ..BcacheConfig::with_defaults("")
     }
 }
 

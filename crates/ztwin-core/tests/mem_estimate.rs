@@ -80,6 +80,7 @@ fn cases() -> Vec<(&'static str, VariantConfig)> {
                 readahead: 0,
                 congested_read_threshold_us: 2000,
                 congested_write_threshold_us: 20000,
+                ..BcacheConfig::with_defaults("")
             }),
         }),
         16 << 20,

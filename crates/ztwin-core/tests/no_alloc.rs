@@ -133,6 +133,7 @@ fn xfs_on_bcache_loop_allocates_nothing_per_request() {
                     readahead: 0,
                     congested_read_threshold_us: 2000,
                     congested_write_threshold_us: 20000,
+                    ..BcacheConfig::with_defaults("")
                 }),
             }),
             duration_s,
@@ -378,4 +379,46 @@ fn fio_buffered_loop_allocates_nothing_per_request() {
             "case {case}: allocations {short} for {n_short} I/Os, {long} for {n_long}"
         );
     }
+}
+
+/// XFS on bcache in writeback mode under fio's O_DIRECT random writes: dirty data, the
+/// writeback thread's keybuf and in-flight keys, the rate controller reuse what the cache
+/// set allocated when it was made (twice the simulated time, the same allocations).
+#[test]
+fn bcache_writeback_loop_allocates_nothing_per_request() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let run = |secs: u64| {
+        let mut c = test_fio_variant();
+        c.run.report_interval_ns = 10_000 * SEC;
+        let mut bcache = BcacheConfig::with_defaults("nvme");
+        bcache.cache_mode = BcacheCacheMode::Writeback;
+        bcache.bucket_size = 64 << 10;
+        bcache.writeback_delay = 1;
+        c.filesystem = FsConfig::Xfs(ExtentFsConfig {
+            device: c.devices[0].name.clone(),
+            block_size: 4096,
+            bcache: Some(bcache),
+        });
+        let mut nvme = c.devices[0].clone();
+        nvme.name = "nvme".into();
+        nvme.iops_limit = None;
+        nvme.capacity_bytes = Some(64 << 20);
+        c.devices.push(nvme);
+        let WorkloadConfig::Fio(f) = &mut c.workload else { unreachable!() };
+        f.jobs[1].rw = FioRw::Randwrite;
+        f.jobs[1].direct = true;
+        f.jobs[1].runtime_ns = secs * SEC;
+        c.phases = vec![PhaseConfig::Fio(FioPhase { name: "w".into(), jobs: vec![1] })];
+        let before = ALLOCS.load(Ordering::Relaxed);
+        let r = run_variant(&c).unwrap();
+        let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+        let p = r.summary["phases"].as_array().and_then(|p| p.last()).expect("a phase");
+        let b = &p["bcache"];
+        assert!(b["writeback_bytes"].as_u64().is_some_and(|n| n > 0), "{b}");
+        (allocs, p["fio"]["write"]["ios"].as_u64().expect("fio write ios"))
+    };
+    let (short, n_short) = run(10);
+    let (long, n_long) = run(20);
+    assert!(n_long > n_short + 5_000, "{n_short} {n_long}");
+    assert!(long <= short + 16, "allocations {short} for {n_short} writes, {long} for {n_long}");
 }

@@ -417,6 +417,32 @@ class BcacheSpec(_Model):
     readahead: SizeUInt = Field(0, description="readahead: a miss also caches up to this much beyond the request (kernels up to 5.x). Default 0.")
     congested_read_threshold_us: UInt = Field(2000, description="Cache reads slower than this make sequential-ish I/O bypass; 0 = off. Default 2000.")
     congested_write_threshold_us: UInt = Field(20000, description="The same for cache writes. Default 20000.")
+    writeback_percent: int = Field(
+        10, ge=0, le=40,
+        description="writeback_percent: the writeback rate controller aims at this share of the cache dirty; 0 = write back "
+        "at full speed. Default 10, at most 40 (writeback.c bch_cached_dev_writeback_init(); sysfs.c clamps to 0..40).",
+    )
+    writeback_delay: UInt = Field(
+        30, description="writeback_delay, seconds: the writeback thread sleeps this long after scanning the whole index. Default 30."
+    )
+    writeback_running: bool = Field(True, description="writeback_running: false stops background writeback. Default true.")
+    writeback_rate_update_seconds: int = Field(
+        5, ge=1, le=60, description="writeback_rate_update_seconds: the rate controller's period. Default 5, 1..60 (writeback.h)."
+    )
+    writeback_rate_p_term_inverse: int = Field(
+        40, ge=1, le=2**32 - 1, description="writeback_rate_p_term_inverse: the proportional term retires the error in this many seconds. Default 40."
+    )
+    writeback_rate_i_term_inverse: int = Field(
+        10000, ge=1, le=2**32 - 1, description="writeback_rate_i_term_inverse: 1/this of the accumulated error per second. Default 10000."
+    )
+    writeback_rate_minimum: int = Field(
+        8, ge=1, le=2**32 - 1, description="writeback_rate_minimum, sectors per second: the controller's floor. Default 8."
+    )
+    kernel: Literal["4.15", "5.10"] = Field(
+        "4.15",
+        description="The kernel's bcache: 4.15 (Ubuntu 18.04; writeback writes issued as their reads complete) or 5.10 "
+        "(2021's 5.x: writeback writes in key order). Default 4.15.",
+    )
 
 
 class XfsSpec(_Model):

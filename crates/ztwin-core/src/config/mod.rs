@@ -44,7 +44,7 @@ mod workload;
 mod zfs;
 mod zfs_features;
 
-pub use bcache::{BcacheCacheMode, BcacheConfig, BcacheReplacement};
+pub use bcache::{BcacheCacheMode, BcacheConfig, BcacheKernel, BcacheReplacement};
 pub use database::{CharacterSet, DatabaseConfig, InnodbConfig, InnodbServer};
 pub use dataset::{DatasetConfig, FileConfig, FilesDataset, PrepareRandType, SysbenchDataset, TpccDataset};
 pub use devices::{ArrayConfig, ControllerConfig, DeviceConfig, RotationalConfig};

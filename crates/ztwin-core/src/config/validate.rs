@@ -756,6 +756,24 @@ impl VariantConfig {
                 "must fit the kernel's unsigned int (at most 4294967295)",
             )?;
         }
+        // sysfs.c's clamps (sysfs_strtoul_clamp) and writeback.h's WRITEBACK_RATE_UPDATE_SECS_MAX.
+        ensure(
+            b.writeback_percent <= 40,
+            &f("writeback_percent"),
+            "must be from 0 to 40 (sysfs.c clamps it)",
+        )?;
+        ensure(
+            (1..=60).contains(&b.writeback_rate_update_seconds),
+            &f("writeback_rate_update_seconds"),
+            "must be from 1 to 60 (WRITEBACK_RATE_UPDATE_SECS_MAX)",
+        )?;
+        for (name, v) in [
+            ("writeback_rate_p_term_inverse", b.writeback_rate_p_term_inverse),
+            ("writeback_rate_i_term_inverse", b.writeback_rate_i_term_inverse),
+            ("writeback_rate_minimum", b.writeback_rate_minimum),
+        ] {
+            ensure(v >= 1, &f(name), "must be at least 1 (sysfs.c clamps it)")?;
+        }
         Ok(())
     }
 }

@@ -28,7 +28,10 @@
 //! preallocated .ibd files); 2. buffered files take the page cache's path (`fs::buffered`),
 //! with its own simplifications; 3. the table files lie one
 //! after the other on the device, each contiguous (what a fresh filesystem gives files
-//! written one at a time); 4. bcache sits on a plain device only (not on an md array).
+//! written one at a time); 4. bcache sits on a plain device only (not on an md array);
+//! 5. with bcache, the journal's writes go straight to the backing device (bcache would
+//! take them: REQ_META and REQ_SYNC writes are writeback writes); its flushes and
+//! fsync's go through bcache to both devices (`Bcache::flush`).
 
 use crate::cache::bcache::{Bcache, Target};
 use crate::dev::device::{Device, Op};
@@ -322,7 +325,8 @@ impl ExtentLayer {
             }
             Some((b, cache)) => {
                 let (backing, cache) = (backing(target), *cache);
-                let res = b.write(task, fs.device_offset(file, start), bytes, false, now, |t, op, n| {
+                // An O_DIRECT write is REQ_SYNC (the direct I/O code's REQ_SYNC | REQ_IDLE).
+                let res = b.write(task, fs.device_offset(file, start), bytes, true, now, |t, op, n| {
                     devices[route(t, backing, cache)].submit(now, op, n)
                 });
                 *cpu += *device_io * u64::from(res.ios);
@@ -368,9 +372,9 @@ impl ExtentLayer {
     /// and log worker) at `now`: returns when it next has something to do and the commit
     /// its waiters may now have.
     pub fn journal_step(&mut self, now: Nanos, devices: &mut [Device]) -> (Option<Nanos>, u64) {
-        let ExtentLayer { target, journal, .. } = self;
+        let ExtentLayer { target, journal, bcache, .. } = self;
         let Some(j) = journal.as_deref_mut() else { return (None, 0) };
-        let mut io = TargetIo { target, devices };
+        let mut io = TargetIo { target, devices, bcache };
         match j {
             Journal::Ext4(j) => {
                 let step = j.commit_step(now, &mut io);
@@ -392,9 +396,9 @@ impl ExtentLayer {
 
     /// ext4's forced checkpoint for a writer short of journal space (see [`Noted`]).
     pub fn checkpoint_step(&mut self, now: Nanos, devices: &mut [Device]) -> CheckpointStep {
-        let ExtentLayer { target, journal, .. } = self;
+        let ExtentLayer { target, journal, bcache, .. } = self;
         match journal.as_deref_mut() {
-            Some(Journal::Ext4(j)) => j.checkpoint_step(now, &mut TargetIo { target, devices }),
+            Some(Journal::Ext4(j)) => j.checkpoint_step(now, &mut TargetIo { target, devices, bcache }),
             _ => CheckpointStep::Done,
         }
     }
@@ -406,24 +410,49 @@ impl ExtentLayer {
         now: Nanos,
         devices: &mut [Device],
     ) -> crate::fs::journal::IoStep {
-        run.step(now, &mut TargetIo { target: &mut self.target, devices })
+        run.step(now, &mut TargetIo { target: &mut self.target, devices, bcache: &mut self.bcache })
     }
 
     /// The cache flush an fsync of an O_DIRECT-written file sends (`blkdev_issue_flush`) at
-    /// `now`: to the device, or to every member of an array; returns its completion (its
-    /// CPU is not counted, as for a device's flush before arrays existed).
+    /// `now`: to the device, or to every member of an array, or through bcache to its cache
+    /// and backing devices; returns its completion (its CPU is not counted, as for a
+    /// device's flush before arrays existed).
     pub fn flush(&mut self, now: Nanos, devices: &mut [Device]) -> Nanos {
-        self.target.flush(devices, now).0
+        TargetIo { target: &mut self.target, devices, bcache: &mut self.bcache }.flush(now)
+    }
+
+    /// When bcache's writeback thread next has something to do (None: no bcache, or
+    /// asleep until a writeback write).
+    pub fn writeback_due(&self) -> Option<Nanos> {
+        self.bcache.as_ref().and_then(|(b, _)| b.writeback_due())
+    }
+
+    /// bcache's writeback thread at `now` (`cache::bcache::writeback`): reads dirty data
+    /// from the cache device, writes it to the backing device at its offsets; returns when
+    /// it is next due.
+    pub fn writeback_step(&mut self, now: Nanos, devices: &mut [Device]) -> Option<Nanos> {
+        let ExtentLayer { target, bcache, .. } = self;
+        let (b, cache) = bcache.as_mut()?;
+        let (backing, cache) = (backing(target), *cache);
+        let step = b.writeback_step(now, |t, op, offset, n| match t {
+            Target::Cache => devices[cache].submit(now, op, n),
+            Target::Backing => devices[backing].submit_at(now, op, offset, n),
+        });
+        step.next
     }
 }
 
 /// A block target and the run's devices as one block device a journal plan runs on
-/// (`fs::journal::PlanRun`): writes at device offsets and cache flushes.
+/// (`fs::journal::PlanRun`): writes at device offsets and cache flushes. With bcache the
+/// journal's writes go to the backing device as before (simplification 5 of the module
+/// doc) and its flushes through bcache to both devices.
 pub struct TargetIo<'a> {
     /// The target.
     pub target: &'a mut BlockTarget,
     /// The run's devices.
     pub devices: &'a mut [Device],
+    /// bcache and its cache device, if any.
+    pub bcache: &'a mut Option<(Box<Bcache>, usize)>,
 }
 
 impl BlockDev for TargetIo<'_> {
@@ -432,7 +461,14 @@ impl BlockDev for TargetIo<'_> {
     }
 
     fn flush(&mut self, now: Nanos) -> Nanos {
-        self.target.flush(self.devices, now).0
+        match self.bcache {
+            None => self.target.flush(self.devices, now).0,
+            Some((b, cache)) => {
+                let (backing, cache) = (backing(self.target), *cache);
+                let devices = &mut *self.devices;
+                b.flush(|t| devices[route(t, backing, cache)].flush(now))
+            }
+        }
     }
 }
 

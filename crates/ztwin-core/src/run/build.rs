@@ -571,6 +571,7 @@ impl<'a> Sim<'a> {
             sync_wake: None,
             zil_wake: None,
             flusher_wake: None,
+            writeback_wake: None,
             events: 0,
         })
     }
@@ -590,8 +591,13 @@ fn build_journal(cfg: &VariantConfig, fs: &ExtentFs, target: &BlockTarget, nfile
         BlockTarget::Device(i) => vec![*i],
         BlockTarget::Raid10(r) => r.members().to_vec(),
     };
+    // bcache's device declares a write cache and FUA (super.c `bcache_device_init()`:
+    // blk_queue_write_cache(q, true, true)): every flush reaches it (`cached_dev_nodata()`
+    // flushes the cache set's journal and the backing device). Its FUA (a REQ_FUA write
+    // flushes the journal too) is taken as a post-flush.
+    let bcache = matches!(&cfg.filesystem, FsConfig::Ext4(x) | FsConfig::Xfs(x) if x.bcache.is_some());
     let caps = DeviceCaps {
-        write_cache: devices.iter().any(|&i| cfg.devices[i].flush_latency_ns > 0),
+        write_cache: bcache || devices.iter().any(|&i| cfg.devices[i].flush_latency_ns > 0),
         fua: false,
         max_request_bytes: DeviceCaps::BLK_DEF_MAX_SECTORS * 512,
     };

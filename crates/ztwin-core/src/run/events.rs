@@ -6,9 +6,9 @@
 //! and the background threads: the `l2arc_feed_thread`, the txg sync with its vdev
 //! queues (`txg_sync_thread` → `spa_sync`, see `zfs_write`) and the intent log's zio
 //! completions (a log block's write done, its flushes done, a commit waiter's timeout;
-//! see `fs::zfs::zil`), XFS/ext4's journal thread and the page cache's flusher, and the
-//! database's page cleaner, master thread, LRU manager and purge threads (timers; a
-//! commit wakes the purge coordinator, the coordinator its workers).
+//! see `fs::zfs::zil`), XFS/ext4's journal thread, the page cache's flusher and bcache's
+//! writeback thread, and the database's page cleaner, master thread, LRU manager and purge
+//! threads (timers; a commit wakes the purge coordinator, the coordinator its workers).
 //!
 //! At one instant the background threads act before the requests of that instant, the
 //! feed before the sync (the queue's rank; the order the driver has always used), and
@@ -41,6 +41,8 @@ pub(super) enum Event {
     Journal,
     /// XFS/ext4: the page cache's flusher (`wb_workfn`) has something due.
     Flusher,
+    /// bcache's writeback thread (`bch_writeback_thread`) has something due.
+    Writeback,
     /// Database thread `i` (a client slot: the page cleaner, the master thread, a purge
     /// thread) wakes from its timed sleep, or is woken.
     Timer(usize),
@@ -53,6 +55,7 @@ const SYNC: u32 = FEED + 1;
 const ZIL: u32 = FEED + 2;
 const JOURNAL: u32 = FEED + 3;
 const FLUSHER: u32 = FEED + 4;
+const WRITEBACK: u32 = FEED + 5;
 const TIMER: u32 = FEED + 8;
 
 /// The most clients a run may have (their events carry their index below the tags).
@@ -74,6 +77,7 @@ impl Event {
             Event::Zil => ZIL,
             Event::Journal => JOURNAL,
             Event::Flusher => FLUSHER,
+            Event::Writeback => WRITEBACK,
             Event::Timer(i) => {
                 debug_assert!(i < MAX_CLIENTS);
                 TIMER + i as u32
@@ -88,6 +92,7 @@ impl Event {
             ZIL => Event::Zil,
             JOURNAL => Event::Journal,
             FLUSHER => Event::Flusher,
+            WRITEBACK => Event::Writeback,
             t if t >= TIMER => Event::Timer((t - TIMER) as usize),
             t if t >= PREFETCH_TAG => Event::Prefetch(t & (PREFETCH_TAG - 1)),
             t => Event::Client(t as usize),
@@ -102,7 +107,8 @@ impl Event {
             Event::Zil => 2,
             Event::Journal => 3,
             Event::Flusher => 4,
-            Event::Timer(_) => 5,
+            Event::Writeback => 5,
+            Event::Timer(_) => 6,
             Event::Client(_) | Event::Prefetch(_) => u8::MAX,
         }
     }
@@ -169,6 +175,7 @@ mod tests {
             Event::Zil,
             Event::Journal,
             Event::Flusher,
+            Event::Writeback,
             Event::Timer(0),
             Event::Timer(17),
         ] {

@@ -225,7 +225,12 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
                     .and_then(|d| d.capacity_bytes)
                     .unwrap_or(0);
                 let backing = fs.file_size.saturating_mul(nfiles);
-                bcache = Bcache::memory_bytes(backing, u64::from(unit), capacity / b.bucket_size.max(1));
+                bcache = Bcache::memory_bytes(
+                    backing,
+                    u64::from(unit),
+                    capacity / b.bucket_size.max(1),
+                    b.cache_mode == crate::config::BcacheCacheMode::Writeback,
+                );
             }
             if build::buffered_io(cfg) {
                 // Full to its budget (which the run's build derives the same way).

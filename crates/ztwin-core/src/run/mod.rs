@@ -409,6 +409,8 @@ struct Sim<'a> {
     zil_wake: Option<Nanos>,
     /// XFS/ext4: the earliest wake-up of the page cache's flusher on the queue.
     flusher_wake: Option<Nanos>,
+    /// When bcache's writeback thread is woken next.
+    writeback_wake: Option<Nanos>,
     events: u64,
 }
 

@@ -335,6 +335,7 @@ fn buffered_reads_go_through_bcache() {
             readahead: 0,
             congested_read_threshold_us: 2000,
             congested_write_threshold_us: 20000,
+            ..crate::config::BcacheConfig::with_defaults("")
         }),
     });
     let mut nvme = c.devices[0].clone();

@@ -57,7 +57,7 @@ impl Sim<'_> {
         if let Fs::Extent(x) = &mut self.fs {
             // A clean reboot syncs the page cache's dirty pages; it comes back empty.
             ready = x.restart_page_cache(self.clock, &mut self.devices)?;
-            self.flusher_wake = None;
+            (self.flusher_wake, self.writeback_wake) = (None, None);
             let Some((b, d)) = &mut x.bcache else { return Ok((ready, None)) };
             let r = b.restart(vm_moved && self.cfg.devices[*d].ephemeral);
             let reads = r.btree_read_bytes.div_ceil(u64::from(r.node_bytes));
@@ -66,6 +66,7 @@ impl Sim<'_> {
             for _ in 0..reads {
                 ready = ready.max(self.devices[*d].submit(start, Op::Read, r.node_bytes));
             }
+            b.resume_writeback(ready);
             let doc = json!({
                 "cache_set_lost": r.lost,
                 "dirty_data_lost": r.dirty_lost,
@@ -165,7 +166,13 @@ impl Sim<'_> {
             }
             // Invariant: the loop broke out above unless requests() > 0 (or a write event was queued).
             let (t, event) = self.queue.pop().expect("a request is pending");
-            if let Event::L2arcFeed | Event::TxgSync | Event::Zil | Event::Journal | Event::Flusher = event {
+            if let Event::L2arcFeed
+            | Event::TxgSync
+            | Event::Zil
+            | Event::Journal
+            | Event::Flusher
+            | Event::Writeback = event
+            {
                 // A background thread: no clock of its own, no report row before it.
                 self.dispatch(event, t);
                 continue;
@@ -260,9 +267,11 @@ impl Sim<'_> {
             Event::Timer(k) => self.timer_event(k, t),
             Event::Journal => self.journal_event(t),
             Event::Flusher => self.flusher_event(t),
+            Event::Writeback => self.writeback_event(t),
         }
         self.schedule_sync();
         self.schedule_zil();
+        self.schedule_writeback();
     }
 
     /// The database's own threads (page cleaner, master thread, Percona Server's LRU
@@ -395,6 +404,8 @@ impl Sim<'_> {
         self.schedule_sync();
         self.zil_wake = None;
         self.flusher_wake = None;
+        self.writeback_wake = None;
+        self.schedule_writeback();
         self.bp_inflight.clear();
         if let Fs::Zfs(z) = &mut self.fs {
             z.abandon_reads();
@@ -571,6 +582,9 @@ impl Sim<'_> {
                     }
                     if let Some(l2) = self.l2arc_window(&a, &b) {
                         doc["l2arc"] = l2;
+                    }
+                    if let Some(bc) = self.bcache_window(&a, &b) {
+                        doc["bcache"] = bc;
                     }
                     if let Some(zil) = self.zil_window(&a, &b) {
                         doc["zil"] = zil;

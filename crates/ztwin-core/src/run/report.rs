@@ -180,6 +180,11 @@ impl Sim<'_> {
             );
             s.set("bcache_bypassed", (y.bypassed - x.bypassed) as f64);
             s.set("bcache_size", y.size as f64);
+            if y.writeback_rate > 0 {
+                // Writeback mode (the rate is at least writeback_rate_minimum there).
+                s.set("bcache_dirty_data", y.dirty_data as f64);
+                s.set("bcache_writeback_rate", y.writeback_rate as f64);
+            }
         }
         s.end_row();
     }
@@ -371,6 +376,16 @@ impl Sim<'_> {
         m.insert("dirty_data".into(), json!(y.dirty_data));
         m.insert("bucket_size".into(), json!(c.bucket_size()));
         m.insert("nbuckets".into(), json!(c.nbuckets()));
+        if c.is_writeback() {
+            // The writeback thread (sysfs writeback_rate, writeback_rate_debug's terms; the
+            // cache set's writeback_keys_done/failed), in writeback mode only.
+            counters!(writeback_bytes, writeback_keys_done, writeback_keys_failed);
+            let (target, proportional, integral) = c.writeback_rate_debug();
+            m.insert("writeback_rate".into(), json!(y.writeback_rate));
+            m.insert("writeback_rate_target".into(), json!(target));
+            m.insert("writeback_rate_proportional".into(), json!(proportional));
+            m.insert("writeback_rate_integral".into(), json!(integral));
+        }
         let total = (all_hits + all_misses).max(1) as f64;
         m.insert(
             "read_share".into(),

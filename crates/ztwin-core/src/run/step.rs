@@ -1239,10 +1239,7 @@ impl Sim<'_> {
     fn schedule_journal(&mut self) {
         let Fs::Extent(x) = &self.fs else { return };
         let Some(t) = x.journal.as_ref().and_then(|j| j.due()) else { return };
-        if self.journal_wake.is_none_or(|w| t < w) {
-            self.journal_wake = Some(t);
-            self.queue.at(t, Event::Journal);
-        }
+        wake_background(&mut self.queue, &mut self.journal_wake, t, Event::Journal);
     }
 
     /// The journal's thread must run now (an fsync asked a commit).
@@ -1256,10 +1253,9 @@ impl Sim<'_> {
     /// The journal's thread at `now`: its I/O and commits; clients whose commit is done
     /// go on; it sleeps until it next has something to do.
     pub(super) fn journal_event(&mut self, now: Nanos) {
-        if self.journal_wake.is_some_and(|t| t > now) {
+        if !take_wake(&mut self.journal_wake, now) {
             return;
         }
-        self.journal_wake = None;
         let Sim { fs: Fs::Extent(x), devices, .. } = self else { return };
         let (wake, through) = x.journal_step(now, devices);
         for j in 0..self.nclients {
@@ -1346,19 +1342,15 @@ impl Sim<'_> {
     pub(super) fn schedule_flusher(&mut self) {
         let Fs::Extent(x) = &self.fs else { return };
         let Some(t) = x.flusher_due() else { return };
-        if self.flusher_wake.is_none_or(|w| t < w) {
-            self.flusher_wake = Some(t);
-            self.queue.at(t, Event::Flusher);
-        }
+        wake_background(&mut self.queue, &mut self.flusher_wake, t, Event::Flusher);
     }
 
     /// The page cache's flusher at `now`: its writes go to the device; it sleeps until it
     /// next has something to do.
     pub(super) fn flusher_event(&mut self, now: Nanos) {
-        if self.flusher_wake.is_some_and(|t| t > now) {
+        if !take_wake(&mut self.flusher_wake, now) {
             return;
         }
-        self.flusher_wake = None;
         let Sim { fs: Fs::Extent(x), devices, .. } = self else { return };
         if x.flusher_due().is_some_and(|t| t <= now) {
             x.flusher(now, devices);
@@ -1366,10 +1358,48 @@ impl Sim<'_> {
         self.schedule_flusher();
     }
 
+    /// bcache's writeback thread wakes at its next due time, unless it wakes earlier already.
+    pub(super) fn schedule_writeback(&mut self) {
+        let Fs::Extent(x) = &self.fs else { return };
+        let Some(t) = x.writeback_due() else { return };
+        wake_background(&mut self.queue, &mut self.writeback_wake, t, Event::Writeback);
+    }
+
+    /// bcache's writeback thread at `now`: its passes, I/O completions and rate updates;
+    /// it sleeps until it next has something to do (`Sim::schedule_writeback`).
+    pub(super) fn writeback_event(&mut self, now: Nanos) {
+        if !take_wake(&mut self.writeback_wake, now) {
+            return;
+        }
+        let Sim { fs: Fs::Extent(x), devices, .. } = self else { return };
+        if x.writeback_due().is_some_and(|t| t <= now) {
+            x.writeback_step(now, devices);
+        }
+    }
+
     /// Whether clients wait for the journal (the run goes on for them).
     pub(super) fn journal_waiting(&self) -> bool {
         self.waits.iter().any(|w| matches!(w, Wait::Journal(_)))
     }
+}
+
+/// Wakes background thread `event` at `t`, unless it wakes earlier already (`wake`, the
+/// time its pending wake-up is for).
+fn wake_background(queue: &mut Schedule, wake: &mut Option<Nanos>, t: Nanos, event: Event) {
+    if wake.is_none_or(|w| t < w) {
+        *wake = Some(t);
+        queue.at(t, event);
+    }
+}
+
+/// Whether a background thread's wake-up at `now` is the one pending (`wake`, cleared
+/// then); a stale one (the thread was rescheduled later since) is not.
+fn take_wake(wake: &mut Option<Nanos>, now: Nanos) -> bool {
+    if wake.is_some_and(|t| t > now) {
+        return false;
+    }
+    *wake = None;
+    true
 }
 
 /// Schedules the clients and prefetch reads the ZFS layer released (prefetch chains

@@ -48,6 +48,11 @@ impl Bcache {
                 self.slots[v as usize] = (b + 1) << BUCKET_SHIFT
                     | if dirty { DIRTY_BIT } else { 0 }
                     | u32::from(self.buckets[b as usize].gen);
+                if dirty {
+                    if let Some(c) = self.wb.chunks.get_mut((v >> writeback::CHUNK_SHIFT) as usize) {
+                        *c += 1;
+                    }
+                }
             }
             let bytes = n << self.unit_shift;
             let bk = &mut self.buckets[b as usize];

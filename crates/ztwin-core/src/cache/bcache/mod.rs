@@ -5,7 +5,7 @@
 //! # Theory
 //!
 //! Sources: Linux drivers/md/bcache as in 4.15 (Ubuntu 18.04) to current kernels
-//! (request.c, alloc.c, super.c, io.c, writeback.h, stats.h), the kernel's
+//! (request.c, alloc.c, super.c, io.c, writeback.c, writeback.h, stats.h), the kernel's
 //! Documentation/admin-guide/bcache.rst, and bcache-tools' make-bcache.c.
 //!
 //! - The cache device is cut into buckets (make-bcache `--bucket`, default 1024 sectors =
@@ -45,7 +45,19 @@
 //! - Writes (`cached_dev_write()`): bypassed -> backing device only, cached copies dropped
 //!   (`bch_data_invalidate()`); writeback when `should_writeback()` (cache_mode writeback,
 //!   `in_use` <= 70% (`CUTOFF_WRITEBACK_SYNC`) and, for async writes, <= 40%
-//!   (`CUTOFF_WRITEBACK`)) -> cache only, dirty; else (writethrough) -> both devices.
+//!   (`CUTOFF_WRITEBACK`); REQ_SYNC: O_DIRECT and fsync's writes) or when the write
+//!   overlaps keys under writeback (`bch_keybuf_check_overlapping()`) -> cache only,
+//!   dirty, and `bch_writeback_add()` wakes the writeback thread; else (writethrough) ->
+//!   both devices. Dirty buckets count in `in_use`, so dirty data pushes writes over the
+//!   cutoffs to writethrough.
+//! - The writeback thread (`bch_writeback_thread()`) writes dirty data back in
+//!   backing-device order, paced by a PI controller towards `writeback_percent` (10%) of
+//!   the cache dirty; an idle cache set writes back at full speed (see [`writeback`]).
+//! - A flush (an empty REQ_PREFLUSH bio: fsync's `blkdev_issue_flush()`, a journal
+//!   commit's) writes the cache set's journal with a flush and sends a flush to the
+//!   backing device (`cached_dev_nodata()`); a flush in a data write's bio does the same
+//!   in writeback mode (`cached_dev_write()` sends an empty REQ_PREFLUSH to the backing
+//!   device) and travels with the data to the backing device otherwise.
 //! - The cache set is persistent: after a reboot `run_cache_set()` replays the journal and
 //!   walks the whole btree (`bch_btree_check()`) before the device comes up; a cache device
 //!   that comes back blank (instance storage after the VM moved) is a new, empty cache.
@@ -58,7 +70,9 @@
 //! detected by gen exactly as `ptr_stale()` does; buckets keep 16 bytes each, the free
 //! list 4. For exp1-l2arc's xfs-bcache (330 table files, 800 GB, in 16 KiB units; a 475 GB
 //! cache of 906k buckets of 512 KiB) that is 195 MB + 14.5 MB + 3.6 MB for 28.9 million
-//! cached 16 KiB extents: 7.4 bytes per cached extent. Nothing is allocated per request.
+//! cached 16 KiB extents: 7.4 bytes per cached extent. In writeback mode a count of dirty
+//! units per 4096 units (1 byte per 4 KiB of index) lets the writeback scan skip clean
+//! ranges. Nothing is allocated per request.
 //!
 //! # Simplifications (numbered)
 //!
@@ -73,10 +87,16 @@
 //!    the cache written; the stale-pointer sweep runs when a bucket's gen would run 96
 //!    (`BUCKET_GC_GEN_MAX`) ahead of its last sweep, as the allocator then waits for GC.
 //! 4. The allocator runs synchronously with the insert that needs a bucket; an insert
-//!    that finds no bucket (everything dirty) is dropped (a read miss; bcache does the
-//!    same) or written through (a writeback write, which bcache would make wait).
-//! 5. Dirty data is never written back (no writeback thread); a collision between a miss
-//!    insert and a write (`cache_miss_collisions`) drops the insert and its data write.
+//!    that finds no bucket is dropped (a read miss; bcache does the same) or written
+//!    through (a writeback write, which bcache makes wait in `bch_bucket_alloc()` until
+//!    the writeback thread and GC free one; below CUTOFF_WRITEBACK_SYNC at least 30% of
+//!    the buckets are clean or free, so this needs a cache set whose clean buckets are all
+//!    pinned). A collision between a miss insert and a write (`cache_miss_collisions`)
+//!    drops the insert and its data write.
+//! 5. Writeback's own simplifications are numbered in [`writeback`]; the journal write a
+//!    flush makes (`bch_journal_meta()`) costs no I/O beyond the cache device's flush
+//!    (as simplification 2), and a data write carrying REQ_PREFLUSH is not issued by the
+//!    simulator (fsync and journal commits send empty flushes).
 //! 6. No request is readahead/background (REQ_RAHEAD), metadata or unaligned: the
 //!    simulator issues page reads and whole `cat` reads straight to the block layer.
 //! 7. bcache's own CPU (btree lookups, bio splits) is not charged beyond the driver's
@@ -89,6 +109,7 @@
 
 mod alloc;
 pub mod bypass;
+pub mod writeback;
 
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -99,6 +120,8 @@ use crate::config::{BcacheCacheMode, BcacheConfig, BcacheReplacement};
 use crate::dev::device::Op;
 use crate::sim::time::Nanos;
 use bypass::{Congestion, SeqDetector};
+use writeback::Writeback;
+pub use writeback::WritebackStep;
 
 /// Buckets the model can index (23 bits of an index entry); validation refuses more.
 pub const MAX_BUCKETS: u64 = (1 << 23) - 1;
@@ -185,6 +208,16 @@ pub struct BcacheStats {
     pub size: u64,
     /// Bytes of dirty data (sysfs `dirty_data`).
     pub dirty_data: u64,
+    /// Bytes the writeback thread wrote to the backing device.
+    pub writeback_bytes: u64,
+    /// Dirty keys written back and marked clean (cache set `writeback_keys_done`).
+    pub writeback_keys_done: u64,
+    /// Dirty keys written back but overwritten meanwhile (`writeback_keys_failed`).
+    pub writeback_keys_failed: u64,
+    /// Cache flushes (REQ_PREFLUSH) the bcache device passed to both devices.
+    pub flushes: u64,
+    /// sysfs `writeback_rate` now, bytes per second (0 unless cache_mode is writeback).
+    pub writeback_rate: u64,
 }
 
 /// What a read did.
@@ -300,19 +333,23 @@ pub struct Bcache {
     congestion: Congestion,
     stats: BcacheStats,
     node_bytes: u32,
+    /// The writeback thread and its rate controller ([`writeback`]).
+    wb: Writeback,
 }
 
 impl Bcache {
     /// Bytes of simulator memory a cache set takes over `backing_size` bytes of backing
     /// device in units of `unit` bytes with a cache device of `nbuckets` buckets: the
-    /// index (4 bytes a unit), the buckets and the free list (see the module doc).
-    pub fn memory_bytes(backing_size: u64, unit: u64, nbuckets: u64) -> u64 {
+    /// index (4 bytes a unit), the buckets and the free list (see the module doc), and in
+    /// writeback mode the writeback thread's keybuf and dirty summary.
+    pub fn memory_bytes(backing_size: u64, unit: u64, nbuckets: u64, writeback: bool) -> u64 {
         let nbuckets = nbuckets.min(MAX_BUCKETS);
         let index = (backing_size / unit.max(1)).saturating_mul(std::mem::size_of::<u32>() as u64);
         let per_bucket = (std::mem::size_of::<Bucket>() + std::mem::size_of::<u32>()) as u64;
         let free_size = nbuckets.next_power_of_two() >> 10;
         let heap = ((free_size << 3) + 1) * std::mem::size_of::<(u64, u32, u32)>() as u64;
-        index.saturating_add(nbuckets * per_bucket).saturating_add(heap)
+        let wb = if writeback { Writeback::memory_bytes(backing_size / unit.max(1)) } else { 0 };
+        index.saturating_add(nbuckets * per_bucket).saturating_add(heap).saturating_add(wb)
     }
 
     /// A new, empty cache set (make-bcache, attach). Inputs are validated by
@@ -336,6 +373,7 @@ impl Bcache {
         let free_size = (nbuckets.next_power_of_two() >> 10) as usize;
         let btree_reserve = 8; // RESERVE_BTREE: njournal_buckets ?: 8
         let metadata = first_bucket + journal + 2 * prio + 1;
+        let units = (p.backing_size / unit) as usize;
         let mut b = Bcache {
             mode: c.cache_mode,
             policy: c.cache_replacement_policy,
@@ -343,7 +381,7 @@ impl Bcache {
             readahead_units: c.readahead >> p.unit.trailing_zeros(),
             unit_shift: p.unit.trailing_zeros(),
             bucket_units: (c.bucket_size / unit) as u32,
-            slots: vec![EMPTY; (p.backing_size / unit) as usize],
+            slots: vec![EMPTY; units],
             buckets: vec![
                 Bucket {
                     gen: 0,
@@ -386,6 +424,7 @@ impl Bcache {
             } else {
                 c.bucket_size as u32
             },
+            wb: Writeback::new(c, units),
         };
         b.reset();
         b
@@ -394,6 +433,7 @@ impl Bcache {
     /// Empties the cache set (a new cache set on a blank device), keeping allocations.
     fn format(&mut self) {
         self.slots.fill(EMPTY);
+        self.wb.chunks.fill(0);
         self.reset();
     }
 
@@ -414,11 +454,12 @@ impl Bcache {
         self.seq.reset();
         self.congestion.reset();
         self.stats = BcacheStats::default();
+        self.wb.restart();
     }
 
     /// Counters since boot and current sizes.
     pub fn stats(&self) -> BcacheStats {
-        self.stats
+        BcacheStats { writeback_rate: self.writeback_rate(), ..self.stats }
     }
 
     /// Bucket size in bytes.
@@ -462,15 +503,10 @@ impl Bcache {
     fn drop_unit(&mut self, unit: u64) {
         if let Some((b, dirty)) = self.lookup(unit) {
             self.slots[unit as usize] = EMPTY;
-            let bk = &mut self.buckets[b as usize];
-            bk.live -= 1;
+            self.buckets[b as usize].live -= 1;
             self.stats.size -= 1 << self.unit_shift;
             if dirty {
-                bk.dirty -= 1;
-                self.stats.dirty_data -= 1 << self.unit_shift;
-                if bk.dirty == 0 && bk.mark == Mark::Data {
-                    self.dirty_buckets -= 1;
-                }
+                self.clear_dirty(unit, b);
             }
         }
     }
@@ -512,6 +548,7 @@ impl Bcache {
             offset.is_multiple_of(u64::from(self.unit())) && bytes.is_multiple_of(self.unit()),
             "unaligned"
         );
+        self.wb.note_request();
         let bypass = self.should_bypass(task, offset, bytes, false, now);
         let start = offset >> self.unit_shift;
         let end = start + u64::from(bytes >> self.unit_shift);
@@ -613,16 +650,22 @@ impl Bcache {
             offset.is_multiple_of(u64::from(self.unit())) && bytes.is_multiple_of(self.unit()),
             "unaligned"
         );
+        self.wb.note_request();
         let would_skip = self.should_bypass(task, offset, bytes, true, now);
         let start = offset >> self.unit_shift;
         let end = start + u64::from(bytes >> self.unit_shift);
         let in_use = self.in_use();
-        let writeback = self.mode == BcacheCacheMode::Writeback
-            && in_use <= CUTOFF_WRITEBACK_SYNC
-            && !would_skip
-            && (sync || in_use <= CUTOFF_WRITEBACK);
+        // bch_keybuf_check_overlapping(): a write over keys being written back is forced
+        // to writeback; should_writeback() otherwise.
+        let overlaps = self.mode == BcacheCacheMode::Writeback && self.wb.check_overlapping(start, end);
+        let writeback = overlaps
+            || (self.mode == BcacheCacheMode::Writeback
+                && in_use <= CUTOFF_WRITEBACK_SYNC
+                && !would_skip
+                && (sync || in_use <= CUTOFF_WRITEBACK));
         let mut r = WriteResult { done: now, ios: 0 };
         if writeback {
+            self.wb.add(now);
             let (w, placed) = self.place(task, start, end, true, now, &mut io);
             if placed == end - start {
                 return w;
@@ -640,6 +683,52 @@ impl Bcache {
         let done = io(Target::Backing, Op::Write, bytes);
         self.stats.backing_write_bytes += u64::from(bytes);
         WriteResult { done: r.done.max(done), ios: r.ios + 1 }
+    }
+
+    /// An empty REQ_PREFLUSH bio (an fsync's `blkdev_issue_flush()`, a journal commit's
+    /// flush) (`cached_dev_nodata()`): the cache set's journal is written with a flush
+    /// (`bch_journal_meta()`, its write not modelled: simplification 2) and the flush goes
+    /// to the backing device too, in every cache mode. `flush` sends a cache flush to a
+    /// device now and returns its completion; returns when both are done.
+    pub fn flush(&mut self, mut flush: impl FnMut(Target) -> Nanos) -> Nanos {
+        self.wb.note_request();
+        self.stats.flushes += 1;
+        let cache = flush(Target::Cache);
+        flush(Target::Backing).max(cache)
+    }
+
+    /// `writeback_rate` as sysfs shows it: bytes per second in writeback mode, else 0.
+    pub fn writeback_rate(&self) -> u64 {
+        if self.mode == BcacheCacheMode::Writeback {
+            (self.wb.rate.max(0) as u64) << 9
+        } else {
+            0
+        }
+    }
+
+    /// `writeback_rate_debug`'s target, proportional and integral terms, bytes/s (target:
+    /// bytes of dirty data).
+    pub fn writeback_rate_debug(&self) -> (u64, i64, i64) {
+        ((self.wb.target.max(0) as u64) << 9, self.wb.proportional << 9, self.wb.integral_scaled << 9)
+    }
+
+    /// The cached device is registered again at `now` after a reboot: with dirty data
+    /// (`bch_sectors_dirty_init()`, BDEV_STATE_DIRTY) its writeback thread starts.
+    pub fn resume_writeback(&mut self, now: Nanos) {
+        if self.stats.dirty_data > 0 {
+            self.wb.add(now);
+        }
+    }
+
+    /// Whether the cache runs in writeback mode (has a writeback thread).
+    pub fn is_writeback(&self) -> bool {
+        self.mode == BcacheCacheMode::Writeback
+    }
+
+    /// When the writeback thread next has something to do (None: asleep until a
+    /// writeback write wakes it); step it then with [`Bcache::writeback_step`].
+    pub fn writeback_due(&self) -> Option<Nanos> {
+        self.wb.due()
     }
 
     /// A reboot. The cache set survives unless `device_lost` (a blank instance-storage
@@ -665,6 +754,8 @@ impl Bcache {
         self.congestion.reset();
         let (size, dirty_data) = (self.stats.size, self.stats.dirty_data);
         self.stats = BcacheStats { size, dirty_data, ..Default::default() };
+        // In-flight writeback is lost with the machine; the keys stay dirty.
+        self.wb.restart();
         RestartResult { lost: false, dirty_lost: 0, btree_read_bytes: self.keys * BKEY_BYTES, node_bytes }
     }
 }
@@ -674,3 +765,5 @@ const MAX_OPEN_BUCKETS: usize = 128;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod writeback_tests;

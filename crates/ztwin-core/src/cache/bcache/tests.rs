@@ -13,6 +13,7 @@ fn config() -> BcacheConfig {
         readahead: 0,
         congested_read_threshold_us: 2000,
         congested_write_threshold_us: 20000,
+        ..BcacheConfig::with_defaults("")
     }
 }
 

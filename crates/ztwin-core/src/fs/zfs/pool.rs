@@ -215,7 +215,10 @@ impl AllocationMap {
     fn dva0_by_runs(&self, key: BlockKey) -> Dva {
         let j = self.stream_index(key);
         let run = self.runs[self.runs.partition_point(|r| r.first <= j) - 1];
-        Dva { vdev: run.vdev, offset: run.offset + (run.first..j).map(|i| self.asize_sum(i, i + 1)).sum::<u64>() }
+        Dva {
+            vdev: run.vdev,
+            offset: run.offset + (run.first..j).map(|i| self.asize_sum(i, i + 1)).sum::<u64>(),
+        }
     }
 
     /// Second DVA of indirect block `key`.
@@ -407,7 +410,8 @@ impl Pool {
             .saturating_add(ditto)
             .saturating_add(pow2(runs).saturating_mul(std::mem::size_of::<Run>() as u64))
             .saturating_add(
-                pow2(blocks.div_ceil(CHECKPOINT_BLOCKS)).saturating_mul(std::mem::size_of::<Checkpoint>() as u64),
+                pow2(blocks.div_ceil(CHECKPOINT_BLOCKS))
+                    .saturating_mul(std::mem::size_of::<Checkpoint>() as u64),
             )
     }
 
@@ -665,7 +669,10 @@ impl Pool {
             rotor.cursor[0] += rotor.same_vdev_cursor;
             rotor.same_vdev_cursor = 0;
         }
-        Ok((AllocationMap { layout, files, file_start, level_start, ditto_start, runs, checkpoints, ditto }, rotor))
+        Ok((
+            AllocationMap { layout, files, file_start, level_start, ditto_start, runs, checkpoints, ditto },
+            rotor,
+        ))
     }
 
     /// Copy on write: block `key` is written anew with `asize` bytes (`ditto`: a second
