@@ -436,7 +436,7 @@ impl Arc {
     /// arc_write_done of a block's new version (copy on write): the old version's header
     /// and its L2 copy go (its DVA is freed), and the new buffer moves from anon to MRU
     /// by arc_access (2.2: UNCACHED if the dataset caches no data), counting neither a
-    /// hit nor a miss. Eviction as after a read.
+    /// hit nor a miss, L2-eligible as `arc_write()` made it. Eviction as after a read.
     pub fn write_done(&mut self, key: BlockKey, info: BlockInfo, flags: ReadFlags, now: Nanos) {
         if self.f.uncached_state {
             self.flush_uncached(now);
@@ -447,7 +447,9 @@ impl Arc {
         } else if let Some(seq) = self.l2.as_ref().and_then(|l| l.find(key.0)) {
             self.l2_destroy_l2only(seq);
         }
-        self.new_block(key, info, ReadFlags { prefetch: false, ..flags }, now, false);
+        let i = self.new_block(key, info, ReadFlags { prefetch: false, ..flags }, now, false);
+        let uncached = flags.uncacheable && self.f.uncached_state;
+        self.l2_after_write(i, key.0, info.kind == BufType::Metadata, uncached);
         self.note_meta_max();
         self.evict_if_over(now);
     }

@@ -163,6 +163,17 @@ impl Arc {
         }
     }
 
+    /// After a write: `arc_write()` sets ARC_FLAG_L2CACHE when `dbuf_write()` passes
+    /// `l2arc` (the dataset's `secondarycache` covers the block), or in 2.2+ ARC_FLAG_UNCACHED
+    /// instead when the dataset caches no data (`uncached`; arc.c zfs-0.8.6, zfs-2.1.16,
+    /// zfs-2.2.7, zfs-2.3.2 `arc_write()`). `i` is the new header's slot; left alone if it
+    /// is already gone.
+    pub(in crate::cache) fn l2_after_write(&mut self, i: u32, key: u64, meta: bool, uncached: bool) {
+        if self.l2.is_some() && !uncached {
+            self.l2_after_read(i, key, meta, false, false);
+        }
+    }
+
     /// arc_evict_hdr on a live header: the evict_l2_* counters.
     pub(in crate::cache) fn l2_count_evict(&mut self, i: u32, state: State) {
         let Some(l2) = &self.l2 else { return };

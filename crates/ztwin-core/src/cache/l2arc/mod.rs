@@ -22,7 +22,13 @@
 //!
 //! - `l2arc_write_eligible()`: not already on L2, no I/O in progress, `ARC_FLAG_L2CACHE`
 //!   (set by `arc_read()` when the dataset's `secondarycache` covers the block, cleared by
-//!   `arc_read_done()` when `l2arc_noprefetch` and the header is a prefetch).
+//!   `arc_read_done()` when `l2arc_noprefetch` and the header is a prefetch; set too by
+//!   `arc_write()` on a block the txg sync writes, `l2arc` being `DBUF_IS_L2CACHEABLE(db)`
+//!   (0.8.6) / `dbuf_is_l2cacheable(db)` (2.1+) from `dbuf_write()`, the same
+//!   `secondarycache` rule; 2.2+ sets `ARC_FLAG_UNCACHED` instead when the dataset caches
+//!   no data (`uncached`), so such a block gets no L2CACHE: a rewritten block is as
+//!   eligible as a read one, and under writes the feed finds the lists' tails full of
+//!   freshly written blocks).
 //! - `arc_evict_hdr()`: a live header with an L2 copy goes to its ghost list like any
 //!   other (counting `evict_l2_cached`, else `evict_l2_eligible` / `_ineligible`); only
 //!   when the *ghost* header is deleted does it become `arc_l2c_only` and

@@ -270,6 +270,36 @@ fn a_write_replaces_an_l2_only_header() {
     }
 }
 
+/// A block the txg sync writes is L2-eligible as a read one is (`arc_write()` sets
+/// ARC_FLAG_L2CACHE from `secondarycache`), so the next feed can write it; with
+/// secondarycache=none it is not, and in 2.2+ an uncached write (primarycache excludes
+/// the data) gets ARC_FLAG_UNCACHED instead.
+#[test]
+fn a_written_block_is_fed_as_a_read_one_is() {
+    for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3] {
+        for (sc, fed) in [(CacheProperty::All, true), (CacheProperty::Metadata, false), (CacheProperty::None, false)] {
+            let mut a = arc(rel, 256 * MIB);
+            a.attach_l2arc(&l2p(8 * GIB, sc, L2arcTunables::default(), 0)).unwrap();
+            for i in 0..200u64 {
+                a.write_done(k(i), data(16384, 12288), DEMAND, i * MS);
+            }
+            let f = a.l2arc_feed(SEC);
+            assert_eq!(f.buffers == 200, fed, "{rel:?} {sc:?}: {f:?}");
+            assert_eq!((0..200).all(|i| a.l2_contains(k(i))), fed, "{rel:?} {sc:?}");
+            check_l2(&a);
+        }
+        // A write of a block primarycache does not keep leaves nothing to feed.
+        let mut a = arc(rel, 256 * MIB);
+        a.attach_l2arc(&l2p(8 * GIB, CacheProperty::All, L2arcTunables::default(), 0)).unwrap();
+        let uncacheable = ReadFlags { prefetch: false, uncacheable: true };
+        for i in 0..200u64 {
+            a.write_done(k(i), data(16384, 12288), uncacheable, i * MS);
+        }
+        assert_eq!(a.l2arc_feed(SEC).buffers, 0, "{rel:?}");
+        check_l2(&a);
+    }
+}
+
 #[test]
 fn l2_hit_brings_block_back() {
     for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3] {
@@ -510,6 +540,7 @@ fn memory_per_l2_block_and_no_growth_per_feed() {
 #[derive(Debug, Clone)]
 enum Op {
     Read { key: u64, meta: bool, prefetch: bool, uncacheable: bool, sectors: u32, dt_ms: u64 },
+    Write { key: u64, sectors: u32 },
     Feed,
     Warm,
     Drop,
@@ -519,6 +550,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         40 => (0u64..6000, prop::bool::weighted(0.2), prop::bool::weighted(0.1), prop::bool::weighted(0.02), 1u32..=4, 0u64..50)
             .prop_map(|(key, meta, prefetch, uncacheable, sectors, dt_ms)| Op::Read { key, meta, prefetch, uncacheable, sectors, dt_ms }),
+        8 => (0u64..6000, 1u32..=4).prop_map(|(key, sectors)| Op::Write { key, sectors }),
         2 => Just(Op::Feed),
         1 => Just(Op::Warm),
         1 => Just(Op::Drop),
@@ -568,6 +600,9 @@ fn run_memo(rel: ZfsRelease, patch: u16, ops: &[Op], memo: bool) -> (Arc, Vec<Ar
                     ReadFlags { prefetch, uncacheable },
                     t,
                 ));
+            }
+            Op::Write { key, sectors } => {
+                a.write_done(BlockKey::new(3, 0, key), data(16384, 4096 * sectors), DEMAND, t)
             }
             Op::Feed => feeds.push(a.l2arc_feed(t)),
             Op::Warm => a.set_arc_warm(true),
