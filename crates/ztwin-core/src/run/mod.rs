@@ -306,6 +306,8 @@ struct Recorder<'p> {
     prev: Snapshot,
     next_report: Nanos,
     observer: Option<progress::Observer<'p>>,
+    /// The last workload window's end snapshot (the series' last row ends there).
+    window_end: Option<Snapshot>,
 }
 
 fn secs(t: Nanos) -> f64 {

@@ -145,7 +145,9 @@ impl Sim<'_> {
                 // Writers waiting for dirty data to drop wait on the sync's writes, and
                 // committers on the intent log's (XFS/ext4: the journal's).
                 if let Some(t) = self.journal_wake.filter(|_| self.journal_waiting()) {
-                    self.journal_event(t.max(self.clock));
+                    let t = t.max(self.clock);
+                    self.background_bounds(rec, t, window, report_limit, &mut start_snap, &mut end_snap)?;
+                    self.journal_event(t);
                     continue;
                 }
                 let (throttled, committing) = match &self.fs {
@@ -154,11 +156,17 @@ impl Sim<'_> {
                 };
                 let sync = self.write_next_at().filter(|_| throttled || committing);
                 let zil = self.zil_next_at().filter(|_| committing);
-                match (sync, zil) {
-                    (Some(w), Some(z)) if z < w => self.zil_event(z),
-                    (Some(w), _) => self.write_event(w),
-                    (None, Some(z)) => self.zil_event(z),
+                let (t, is_sync) = match (sync, zil) {
+                    (Some(w), Some(z)) if z < w => (z, false),
+                    (Some(w), _) => (w, true),
+                    (None, Some(z)) => (z, false),
                     (None, None) => break,
+                };
+                self.background_bounds(rec, t, window, report_limit, &mut start_snap, &mut end_snap)?;
+                if is_sync {
+                    self.write_event(t);
+                } else {
+                    self.zil_event(t);
                 }
                 self.schedule_sync();
                 self.schedule_zil();
@@ -173,7 +181,7 @@ impl Sim<'_> {
             | Event::Flusher
             | Event::Writeback = event
             {
-                // A background thread: no clock of its own, no report row before it.
+                self.background_bounds(rec, t, window, report_limit, &mut start_snap, &mut end_snap)?;
                 self.dispatch(event, t);
                 continue;
             }
@@ -186,17 +194,7 @@ impl Sim<'_> {
             // A database thread's timer left from before a restart fires when the clock is there.
             let t = if let Event::Timer(_) = event { t.max(self.clock) } else { t };
             self.report_until(rec, t.min(report_limit))?;
-            if let Some((ws, we)) = window {
-                if start_snap.is_none() && t >= ws {
-                    self.window_hist.reset();
-                    self.measuring = true;
-                    start_snap = Some(self.snapshot(ws));
-                }
-                if end_snap.is_none() && t >= we {
-                    self.measuring = false;
-                    end_snap = Some(self.snapshot(we));
-                }
-            }
+            self.window_bounds(rec, t, window, &mut start_snap, &mut end_snap);
             self.events += 1;
             self.clock = t;
             self.dispatch(event, t);
@@ -208,6 +206,50 @@ impl Sim<'_> {
             end_snap.unwrap_or_else(|| self.snapshot(if we == Nanos::MAX { self.clock.max(ws) } else { we }));
         self.measuring = false;
         Ok(Some((start, end)))
+    }
+
+    /// Before a background thread runs at `t` (it has no clock of its own): the report
+    /// rows and the window's bounds before `t` close first, so its work counts after them
+    /// (the feed and the txg sync run on while the last clients finish after the window).
+    fn background_bounds(
+        &mut self,
+        rec: &mut Recorder,
+        t: Nanos,
+        window: Option<(Nanos, Nanos)>,
+        report_limit: Nanos,
+        start_snap: &mut Option<Snapshot>,
+        end_snap: &mut Option<Snapshot>,
+    ) -> Result<()> {
+        if t <= crate::config::MAX_SIMULATED_NS {
+            self.report_until(rec, t.min(report_limit))?;
+            self.window_bounds(rec, t, window, start_snap, end_snap);
+        }
+        Ok(())
+    }
+
+    /// The window's bounds as the drain reaches time `t`: its start snapshot once `t` is
+    /// past its start, its end snapshot once past its end (kept for the series' last row,
+    /// which ends there: what runs after the window is not in it).
+    fn window_bounds(
+        &mut self,
+        rec: &mut Recorder,
+        t: Nanos,
+        window: Option<(Nanos, Nanos)>,
+        start_snap: &mut Option<Snapshot>,
+        end_snap: &mut Option<Snapshot>,
+    ) {
+        let Some((ws, we)) = window else { return };
+        if start_snap.is_none() && t >= ws {
+            self.window_hist.reset();
+            self.measuring = true;
+            *start_snap = Some(self.snapshot(ws));
+        }
+        if end_snap.is_none() && t >= we {
+            self.measuring = false;
+            let s = self.snapshot(we);
+            rec.window_end = Some(s.clone());
+            *end_snap = Some(s);
+        }
     }
 
     /// One pass of the l2arc_feed_thread: the ARC picks what to write, the cache device
@@ -436,6 +478,7 @@ impl Sim<'_> {
             prev: self.snapshot(0),
             next_report: self.cfg.run.report_interval_ns,
             observer,
+            window_end: None,
         };
         let mut phases = Vec::new();
         let mut main = Value::Null;
@@ -658,7 +701,13 @@ impl Sim<'_> {
         if rec.prev.time < series_end {
             self.report_until(&mut rec, series_end)?;
             if rec.prev.time < series_end && (rec.series.rows() as u64) < crate::config::MAX_SERIES_ROWS {
-                let now = self.snapshot(series_end);
+                // A workload phase's window ends the series at its end snapshot, taken
+                // before the work that ran after it (the last clients finishing, the
+                // background threads meanwhile).
+                let now = match rec.window_end.take() {
+                    Some(w) if w.time == series_end => w,
+                    _ => self.snapshot(series_end),
+                };
                 self.emit_row(&mut rec.series, &rec.prev, &now);
             }
         }
