@@ -154,6 +154,9 @@ pub struct Arc {
     /// Feed scans that resumed after an L2 run.
     #[cfg(test)]
     pub(in crate::cache) l2run_resumed: u64,
+    /// Feed scans from the head that passed a head run.
+    #[cfg(test)]
+    pub(in crate::cache) l2hrun_passed: u64,
     #[cfg(test)]
     skip_memo_slid: u64,
     /// Windows that expired out of order and were passed again from their records.
@@ -209,6 +212,8 @@ impl Arc {
             skip_memo_used: 0,
             #[cfg(test)]
             l2run_resumed: 0,
+            #[cfg(test)]
+            l2hrun_passed: 0,
             #[cfg(test)]
             skip_memo_slid: 0,
             #[cfg(test)]

@@ -63,6 +63,8 @@ pub(crate) const F_SKIPWIN: u8 = 64;
 pub(crate) const F2_PREDICTIVE: u8 = 1;
 /// Second flag byte (simulator only): the header lies in its list's [`L2Run`].
 pub(crate) const F2_L2RUN: u8 = 2;
+/// Second flag byte (simulator only): the header lies in its list's [`L2HeadRun`].
+pub(crate) const F2_L2HRUN: u8 = 32;
 /// Second flag byte: a dbuf holds a buffer of this block (b_refcnt > 0, `add_reference`):
 /// the header is off its state's evictable list and counted in the state's held "list"
 /// ([`HELD_LISTS`]: bytes and count only, no links, since nothing walks held headers),
@@ -222,6 +224,28 @@ impl Default for L2Run {
     }
 }
 
+/// The `count` headers from `first` to `last` (toward the tail, `bytes` of lsize),
+/// flagged F2_L2HRUN, that l2arc_write_buffers scanning from the head (while the ARC is
+/// not warm) last passed and left ineligible (written by it, or not L2-cacheable): the
+/// next scan walks the headers that joined the list at its head since, then passes the
+/// run at once with its bytes counted against its headroom (a shortcut of the simulator,
+/// same outcome), and the visited headers join it. Headers join a list only at its head,
+/// so the run stays contiguous as members leave it (`Slab::unlink`); a member that becomes
+/// eligible forgets the run ([`Slab::reset_l2hrun`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct L2HeadRun {
+    pub count: u32,
+    pub bytes: u64,
+    pub first: u32,
+    pub last: u32,
+}
+
+impl Default for L2HeadRun {
+    fn default() -> Self {
+        L2HeadRun { count: 0, bytes: 0, first: NIL, last: NIL }
+    }
+}
+
 /// The slab, lists and index.
 pub(crate) struct Slab {
     pub hdrs: Vec<Header>,
@@ -238,6 +262,8 @@ pub(crate) struct Slab {
     pub win: [WindowMembers; HELD_LISTS],
     /// Per evictable list: the tail run the L2 feed passes without writing (see [`L2Run`]).
     pub l2run: [L2Run; HELD_LISTS],
+    /// Per evictable list: the run a feed scanning from the head passes (see [`L2HeadRun`]).
+    pub l2hrun: [L2HeadRun; HELD_LISTS],
 }
 
 impl Slab {
@@ -250,6 +276,7 @@ impl Slab {
             skip: [SkipWindow::default(); HELD_LISTS],
             win: [WindowMembers::default(); HELD_LISTS],
             l2run: [L2Run::default(); HELD_LISTS],
+            l2hrun: [L2HeadRun::default(); HELD_LISTS],
         }
     }
 
@@ -288,14 +315,39 @@ impl Slab {
         self.l2run[li] = L2Run::default();
     }
 
+    /// Forgets list `li`'s head run (a member became eligible, or a scan left it apart).
+    pub(crate) fn reset_l2hrun(&mut self, li: usize) {
+        let mut cur = self.l2hrun[li].first;
+        for _ in 0..self.l2hrun[li].count {
+            let h = &mut self.hdrs[cur as usize];
+            h.flags2 &= !F2_L2HRUN;
+            cur = h.next;
+        }
+        self.l2hrun[li] = L2HeadRun::default();
+    }
+
+    /// Header `i` (just passed by an L2 feed scan from the head, left ineligible) is
+    /// flagged as a member of the head run the scan is building.
+    #[inline]
+    pub(crate) fn flag_l2hrun(&mut self, i: u32) {
+        let h = &mut self.hdrs[i as usize];
+        debug_assert!(h.flags2 & F2_L2HRUN == 0);
+        h.flags2 |= F2_L2HRUN;
+    }
+
     /// Header `i` changed in a way that may make it eligible for an L2 write: its list
-    /// forgets the run if it was in it.
+    /// forgets the run it was in.
     #[inline]
     pub(crate) fn l2_eligibility_changed(&mut self, i: u32) {
         let h = &self.hdrs[i as usize];
         if h.flags2 & F2_L2RUN != 0 {
             let li = h.list();
             self.reset_l2run(li);
+        }
+        let h = &self.hdrs[i as usize];
+        if h.flags2 & F2_L2HRUN != 0 {
+            let li = h.list();
+            self.reset_l2hrun(li);
         }
     }
 
@@ -410,6 +462,23 @@ impl Slab {
                 r.last = if r.count == 0 { NIL } else { h.next };
             }
             self.hdrs[i as usize].flags2 &= !F2_L2RUN;
+        }
+        if h.flags2 & F2_L2HRUN != 0 {
+            // The head run loses a member and stays contiguous.
+            let r = &mut self.l2hrun[li];
+            r.count -= 1;
+            r.bytes -= h.lsize as u64;
+            if r.count == 0 {
+                *r = L2HeadRun::default();
+            } else {
+                if r.first == i {
+                    r.first = h.next;
+                }
+                if r.last == i {
+                    r.last = h.prev;
+                }
+            }
+            self.hdrs[i as usize].flags2 &= !F2_L2HRUN;
         }
         if h.prev != NIL {
             self.hdrs[h.prev as usize].next = h.next;

@@ -1,5 +1,5 @@
 use super::slab::{
-    State, F2_COPY, F2_HELD, F2_L2RUN, F_INDIRECT, F_L2, F_L2CACHE, F_PREFETCH, F_SKIPWIN, HELD_LISTS, NIL,
+    State, F2_COPY, F2_HELD, F2_L2HRUN, F2_L2RUN, F_INDIRECT, F_L2, F_L2CACHE, F_PREFETCH, F_SKIPWIN, HELD_LISTS, NIL,
 };
 use super::*;
 use crate::config::{ArcTunables, ZfsRelease};
@@ -192,6 +192,28 @@ pub(in crate::cache) fn check_invariants(a: &Arc) {
             assert!(h.flags2 & F2_L2RUN == 0, "list {li}: flagged header outside the run");
             cur = h.prev;
         }
+    }
+    // A head run is `count` contiguous headers from `first` to `last` (toward the tail),
+    // all flagged and ineligible; no other header of the list is flagged.
+    for (li, r) in a.slab.l2hrun.iter().enumerate() {
+        let mut members = 0u32;
+        let (mut cur, mut bytes, mut last, mut seen_first) = (a.slab.lists[li].head, 0u64, NIL, false);
+        while cur != NIL {
+            let h = &a.slab.hdrs[cur as usize];
+            if cur == r.first {
+                seen_first = true;
+            }
+            let inside = seen_first && members < r.count;
+            assert_eq!(h.flags2 & F2_L2HRUN != 0, inside, "list {li}: head run flags");
+            if inside {
+                assert!(h.flags & F_L2 != 0 || h.flags & F_L2CACHE == 0, "list {li}: eligible head run member");
+                members += 1;
+                bytes += h.lsize as u64;
+                last = cur;
+            }
+            cur = h.next;
+        }
+        assert_eq!((members, bytes, last), (r.count, r.bytes, r.last), "list {li}: head run sums");
     }
 }
 

@@ -193,8 +193,15 @@ impl Arc {
             let li = list_index(state, meta);
             let mut passed = 0u64;
             let mut cur = if from_head { self.slab.lists[li].head } else { self.slab.lists[li].tail };
-            // Scans from the tail resume after the run they left ineligible (see L2Run).
+            // Scans from the tail resume after the run they left ineligible (see L2Run);
+            // scans from the head pass the run the last one left (see L2HeadRun).
             let memo = self.l2run_memo && !from_head;
+            let hmemo = self.l2run_memo && from_head;
+            let old = self.slab.l2hrun[li];
+            // The headers this scan leaves ineligible above the old run (`pre`: count,
+            // bytes, first, last) and below it (`post`), and whether it reached the run.
+            let (mut pre, mut post) = ((0u32, 0u64, NIL, NIL), (0u32, 0u64, NIL, NIL));
+            let mut reached = false;
             if memo && self.slab.l2run[li].count > 0 {
                 let r = self.slab.l2run[li];
                 passed = r.bytes;
@@ -209,6 +216,21 @@ impl Arc {
                 }
             }
             while cur != NIL {
+                if hmemo && !reached && old.count > 0 && cur == old.first {
+                    // Every member is ineligible: the walk through them writes nothing
+                    // and only counts their bytes.
+                    reached = true;
+                    passed += old.bytes;
+                    #[cfg(test)]
+                    {
+                        self.l2hrun_passed += 1;
+                    }
+                    if headroom_limits && passed > headroom {
+                        break;
+                    }
+                    cur = self.slab.hdrs[old.last as usize].next;
+                    continue;
+                }
                 let h = self.slab.hdrs[cur as usize];
                 let nxt = if from_head { h.next } else { h.prev };
                 passed += h.lsize as u64;
@@ -218,6 +240,11 @@ impl Arc {
                 if h.flags & F_L2 != 0 || h.flags & F_L2CACHE == 0 {
                     if memo {
                         self.slab.join_l2run(cur);
+                    }
+                    if hmemo {
+                        self.slab.flag_l2hrun(cur);
+                        let side = if reached { &mut post } else { &mut pre };
+                        *side = (side.0 + 1, side.1 + h.lsize as u64, if side.0 == 0 { cur } else { side.2 }, cur);
                     }
                     cur = nxt;
                     continue;
@@ -252,6 +279,11 @@ impl Arc {
                 if memo {
                     self.slab.join_l2run(cur);
                 }
+                if hmemo {
+                    self.slab.flag_l2hrun(cur);
+                    let side = if reached { &mut post } else { &mut pre };
+                    *side = (side.0 + 1, side.1 + h.lsize as u64, if side.0 == 0 { cur } else { side.2 }, cur);
+                }
                 let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
                 if l2.dev.log_entries > 0 {
                     l2.dev.log_ent_idx += 1;
@@ -276,6 +308,25 @@ impl Arc {
                     }
                 }
                 cur = nxt;
+            }
+            if hmemo {
+                // The headers visited from the head, all ineligible now, are one run with
+                // the old one when the scan reached it; else they are the run, and the old
+                // one (further down, not adjacent) is forgotten.
+                let run = if reached {
+                    crate::cache::arc::slab::L2HeadRun {
+                        count: pre.0 + old.count + post.0,
+                        bytes: pre.1 + old.bytes + post.1,
+                        first: if pre.0 > 0 { pre.2 } else { old.first },
+                        last: if post.0 > 0 { post.3 } else { old.last },
+                    }
+                } else {
+                    if old.count > 0 {
+                        self.slab.reset_l2hrun(li);
+                    }
+                    crate::cache::arc::slab::L2HeadRun { count: pre.0, bytes: pre.1, first: pre.2, last: pre.3 }
+                };
+                self.slab.l2hrun[li] = if run.count == 0 { Default::default() } else { run };
             }
             if full {
                 break;
