@@ -44,6 +44,8 @@ def test_bench_finds_experiment_3_from_a_checkout(monkeypatch):
     monkeypatch.chdir(Path(__file__).resolve().parents[1])
     names = [(Path(s).name, v) for s, v, _, _ in bench.all_cases()]
     assert ("exp3-fio-compression.toml", "as-laid-out") in names and ("exp3-fio-compression.toml", "overwritten") in names
+    # The issues' write targets: experiment 2's update-index and experiment 4's L2ARC run.
+    assert ("exp2-sysbench-baremetal.toml", "zfs-update-index") in names and ("exp4-tpcc-azure.toml", "zfs-l2arc") in names
 
 
 def test_the_memory_probe_times_reads_over_each_size():

@@ -30,10 +30,12 @@ EXP3_CASES: list[tuple[str, Optional[str], Optional[str]]] = [("as-laid-out", No
 
 #: The write path, each variant in full as its scenario says: experiment 2's update-index
 #: run (issue 17's target: 2 h of oltp_update_index, 16 threads, under 60 s wall and
-#: 2 GiB; the variant runs its 2 h read-only warm-up first) and experiment 9's ZFS run.
+#: 2 GiB; the variant runs its 2 h read-only warm-up first), experiment 9's ZFS run, and
+#: experiment 4's L2ARC run (issue 19's target: its 2 h of sysbench-tpcc under 60 s wall).
 WRITE_CASES: list[tuple[str, str]] = [
     ("exp2-sysbench-baremetal.toml", "zfs-update-index"),
     ("exp9-lab-write.toml", "zfs-latency"),
+    ("exp4-tpcc-azure.toml", "zfs-l2arc"),
 ]
 
 
