@@ -47,7 +47,9 @@ mod zfs_features;
 pub use bcache::{BcacheCacheMode, BcacheConfig, BcacheKernel, BcacheReplacement};
 pub use database::{CharacterSet, DatabaseConfig, InnodbConfig, InnodbServer};
 pub use dataset::{DatasetConfig, FileConfig, FilesDataset, PrepareRandType, SysbenchDataset, TpccDataset};
-pub use devices::{ArrayConfig, ControllerConfig, DeviceConfig, RotationalConfig};
+pub use devices::{
+    ArrayConfig, BurstConfig, ControllerConfig, DeviceConfig, HostCacheConfig, IoLimitConfig, RotationalConfig,
+};
 pub use filesystem::{ExtentFsConfig, FsConfig};
 pub use machine::{CpuCosts, MachineConfig, VmSysctls};
 pub use phases::{CatPhase, FioPhase, PhaseConfig, RestartPhase, TunePhase, WorkloadPhase};

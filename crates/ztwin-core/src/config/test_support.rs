@@ -39,6 +39,8 @@ pub fn test_variant() -> VariantConfig {
             },
             mem_available_bytes: None,
             vm: Default::default(),
+            io_limits: Vec::new(),
+            host_cache: None,
         },
         devices: vec![DeviceConfig {
             name: "disk".into(),
@@ -56,6 +58,9 @@ pub fn test_variant() -> VariantConfig {
             flush_latency_ns: 0,
             queue_rotational: None,
             iops_size_bytes: None,
+            burst: None,
+            io_limit: None,
+            host_cache: false,
         }],
         controllers: vec![],
         arrays: vec![],

@@ -35,8 +35,15 @@
 //! which serves them, or sends them to the drive behind it (a device of its own, with this
 //! device's configuration); its counters are what the host sees (iostat on the volume).
 //!
-//! Simplifications: 1. the throttle is a leaky bucket with no burst credit (gp2's burst
-//! bucket is not modelled; scenarios say "no burst"); 2. reads and writes share one cap,
+//! The throttle ([`super::throttle`]) is a leaky bucket, or a token bucket with a peak rate
+//! for a device with burst credits (AWS gp2, Azure Premium SSD P1-P20). A device with an
+//! `io_limit` then passes a machine-wide throttle shared with other devices (an Azure VM's
+//! uncached disk limit after the disk's own, so bursting does not bypass it). A device with
+//! `host_cache` (Azure ReadOnly, [`super::host_cache`]) has its reads looked up in the VM's
+//! host cache first: a hit is served by the host (the cache's own throttle and service
+//! time), passing neither of the disk's throttles.
+//!
+//! Simplifications: 1. the throttles admit requests in the order they are submitted; 2. reads and writes share one cap,
 //! as EBS counts them; 3. a request's completion time is fixed when it is submitted, which
 //! is exact for FIFO service because submissions arrive in time order; 4. an I/O submitted
 //! without an offset ([`Device::submit`]) to a rotational device lands at a random offset;
@@ -51,8 +58,13 @@ use rand_pcg::Pcg64Mcg;
 
 use rand::Rng;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use super::controller::Port;
 use super::disk::{Disk, DiskMechanics};
+use super::host_cache::{CachePort, HostCacheCounters};
+use super::throttle::{CreditState, Throttle};
 use crate::config::DeviceConfig;
 use crate::sim::time::{Nanos, SEC};
 
@@ -80,23 +92,27 @@ pub struct DeviceCounters {
     pub busy_ns: Nanos,
     /// Cache flushes asked for.
     pub flushes: u64,
+    /// Burst credits left and time in burst (all 0 without credits).
+    pub credits: CreditState,
+    /// What the host cache did (all 0 without one).
+    pub host_cache: HostCacheCounters,
 }
 
 /// A simulated block device.
 #[derive(Debug)]
 pub struct Device {
     name: String,
-    op_interval_ns: f64,
-    /// QEMU's iops-size: a larger request counts as ceil(bytes / iops_size) operations.
-    iops_size: Option<u64>,
-    byte_interval_ns: f64,
+    /// The device's own throttle (its limits, burst credits).
+    throttle: Throttle,
+    /// The machine-wide throttle its I/O passes next (shared with other devices).
+    io_limit: Option<Rc<RefCell<Throttle>>>,
+    /// The VM's host cache (Azure ReadOnly).
+    host_cache: Option<CachePort>,
     transfer_ns_per_byte: f64,
     read_latency: Option<LogNormal<f64>>,
     write_latency: Option<LogNormal<f64>>,
     read_median_ns: f64,
     write_median_ns: f64,
-    /// Earliest time the throttle admits the next op (fractional ns carried exactly).
-    next_admit: f64,
     slots: BinaryHeap<Reverse<Nanos>>,
     busy_until: Nanos,
     counters: DeviceCounters,
@@ -152,15 +168,19 @@ impl Device {
         slots.extend(std::iter::repeat_n(Reverse(0), parallelism));
         Device {
             name: cfg.name.clone(),
-            op_interval_ns: cfg.iops_limit.map_or(0.0, |iops| SEC as f64 / iops),
-            iops_size: cfg.iops_size_bytes.filter(|&n| n > 0),
-            byte_interval_ns: cfg.throughput_limit_bytes_per_sec.map_or(0.0, |t| SEC as f64 / t),
+            throttle: Throttle::new(
+                cfg.iops_limit,
+                cfg.throughput_limit_bytes_per_sec,
+                cfg.iops_size_bytes,
+                cfg.burst.as_ref(),
+            ),
+            io_limit: None,
+            host_cache: None,
             transfer_ns_per_byte: SEC as f64 / cfg.transfer_bytes_per_sec,
             read_latency: lognormal(cfg.read_latency_ns),
             write_latency: lognormal(cfg.write_latency_ns),
             read_median_ns: cfg.read_latency_ns as f64,
             write_median_ns: cfg.write_latency_ns as f64,
-            next_admit: 0.0,
             slots,
             busy_until: 0,
             counters: DeviceCounters::default(),
@@ -184,6 +204,43 @@ impl Device {
     /// now on its I/O goes through the controller, which serves it with its own drive.
     pub fn attach(&mut self, port: Port) {
         self.port = Some(port);
+    }
+
+    /// Sends the device's I/O through `limit` after its own throttle (a machine-wide
+    /// limit several devices share).
+    pub fn attach_io_limit(&mut self, limit: Rc<RefCell<Throttle>>) {
+        self.io_limit = Some(limit);
+    }
+
+    /// Puts the VM's host cache in front of the device (Azure host caching ReadOnly).
+    pub fn attach_host_cache(&mut self, port: CachePort) {
+        self.host_cache = Some(port);
+    }
+
+    /// The host cache in front of the device, if any.
+    pub fn host_cache(&self) -> Option<&CachePort> {
+        self.host_cache.as_ref()
+    }
+
+    /// Whether the device has burst credits.
+    pub fn has_burst_credits(&self) -> bool {
+        self.throttle.has_credits()
+    }
+
+    /// The device's burst credits at `t` (all 0 without them).
+    pub fn credits_at(&self, t: Nanos) -> CreditState {
+        self.throttle.credits_at(t as f64)
+    }
+
+    /// The VM restarted: a restart that moved it attaches the disk anew (an Azure bucket is
+    /// full again); the host cache comes back empty either way.
+    pub fn restart(&mut self, vm_moved: bool) {
+        if vm_moved {
+            self.throttle.attach();
+        }
+        if let Some(p) = &self.host_cache {
+            p.cache().borrow_mut().clear();
+        }
     }
 
     /// The controller port of a volume behind a RAID controller, if any.
@@ -240,9 +297,18 @@ impl Device {
     /// in nondecreasing `now`); returns its completion time. The offset matters to a
     /// rotational device only.
     pub fn submit_at(&mut self, now: Nanos, op: Op, offset: u64, bytes: u32) -> Nanos {
-        let done = match &self.port {
-            Some(port) => port.submit(now, op, offset, bytes),
-            None => self.serve(now, op, offset, bytes),
+        let hit = match (&mut self.host_cache, op) {
+            (Some(c), Op::Read) => c.read(now, offset, bytes),
+            (Some(c), Op::Write) => {
+                c.write(offset, bytes);
+                None
+            }
+            (None, _) => None,
+        };
+        let done = match (hit, &self.port) {
+            (Some(done), _) => done,
+            (None, Some(port)) => port.submit(now, op, offset, bytes),
+            (None, None) => self.serve(now, op, offset, bytes),
         };
         self.last_offset = offset.saturating_add(u64::from(bytes));
         self.occupy(now, done);
@@ -262,10 +328,10 @@ impl Device {
     /// The device's own service of an I/O (no controller in front): admission, a slot,
     /// the service time; returns its completion.
     fn serve(&mut self, now: Nanos, op: Op, offset: u64, bytes: u32) -> Nanos {
-        let admit = self.next_admit.max(now as f64);
-        let ops = self.iops_size.map_or(1, |n| u64::from(bytes).div_ceil(n).max(1));
-        self.next_admit =
-            admit + (self.op_interval_ns * ops as f64).max(bytes as f64 * self.byte_interval_ns);
+        let mut admit = self.throttle.admit(now as f64, bytes);
+        if let Some(limit) = &self.io_limit {
+            admit = limit.borrow_mut().admit(admit, bytes);
+        }
         let (dist, median) = match op {
             Op::Read => (self.read_latency, self.read_median_ns),
             Op::Write => (self.write_latency, self.write_median_ns),
@@ -326,9 +392,14 @@ impl Device {
         done
     }
 
+    /// What the host cache did for this device (all 0 without one).
+    pub fn host_cache_counters(&self) -> HostCacheCounters {
+        self.host_cache.as_ref().map(|c| c.counters()).unwrap_or_default()
+    }
+
     /// Counters so far (busy time counts intervals up to their planned completion).
     pub fn counters(&self) -> DeviceCounters {
-        self.counters
+        self.counters_at(self.busy_until)
     }
 
     /// Counters as of time `t`, no earlier than the last submission: operations count at
@@ -340,6 +411,12 @@ impl Device {
     pub fn counters_at(&self, t: Nanos) -> DeviceCounters {
         let mut c = self.counters;
         c.busy_ns = c.busy_ns.saturating_sub(self.busy_until.saturating_sub(t));
+        if self.throttle.has_credits() {
+            c.credits = self.throttle.credits_at(t as f64);
+        }
+        if let Some(p) = &self.host_cache {
+            c.host_cache = p.counters();
+        }
         c
     }
 }
@@ -366,6 +443,9 @@ mod tests {
             flush_latency_ns: 0,
             queue_rotational: None,
             iops_size_bytes: None,
+            burst: None,
+            io_limit: None,
+            host_cache: false,
         }
     }
 
@@ -495,6 +575,9 @@ mod rotational_tests {
                 flush_latency_ns: 0,
                 queue_rotational: None,
                 iops_size_bytes: None,
+                burst: None,
+                io_limit: None,
+                host_cache: false,
             },
             1,
         )
