@@ -54,7 +54,7 @@ pub use filesystem::{ExtentFsConfig, FsConfig};
 pub use machine::{CpuCosts, MachineConfig, VmSysctls};
 pub use phases::{CatPhase, FioPhase, PhaseConfig, RestartPhase, TunePhase, WorkloadPhase};
 pub use test_support::{
-    test_fio_variant, test_percona_variant, test_raid_variant, test_tpcc_variant, test_variant,
+    test_azure_variant, test_fio_variant, test_percona_variant, test_raid_variant, test_tpcc_variant, test_variant,
     test_write_variant,
 };
 pub use validate::{MAX_SERIES_ROWS, MAX_SIMULATED_NS};

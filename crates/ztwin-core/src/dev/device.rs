@@ -537,6 +537,69 @@ mod tests {
         assert_eq!((d.counters().flushes, d.counters().busy_ns), (1, 0));
     }
 
+    /// A P10 with burst credits (3500 IOPS) behind a VM limit of 3200 IOPS runs at 3200:
+    /// bursting does not bypass the VM's limit; without the VM limit it runs at 3500.
+    #[test]
+    fn bursting_does_not_bypass_the_vm_limit() {
+        let mut c = cfg(Some(500.0), 64);
+        c.burst = Some(crate::config::BurstConfig {
+            iops_limit: Some(3500.0),
+            io_credits: Some(3000.0 * 1800.0),
+            throughput_limit_bytes_per_sec: None,
+            byte_credits: None,
+            full_at_attach: true,
+        });
+        for (vm, rate) in [(Some(3200.0), 3200.0), (None, 3500.0)] {
+            let mut d = Device::new(&c, 1);
+            if let Some(iops) = vm {
+                d.attach_io_limit(Rc::new(RefCell::new(Throttle::new(Some(iops), None, None, None))));
+            }
+            let n = 35_000u64;
+            let last = (0..n).map(|_| d.submit(0, Op::Read, 4096)).max().unwrap();
+            let got = n as f64 / ((last - 500 * US) as f64 / SEC as f64);
+            assert!((got / rate - 1.0).abs() < 0.001, "{got} IOPS, expected {rate}");
+            assert!(d.counters().credits.io_credits < 3000.0 * 1800.0, "credits spent");
+        }
+    }
+
+    /// With host caching ReadOnly, a read the cache holds is served by the host at once:
+    /// it takes nothing of the disk's throttle or the VM's uncached one (the next miss is
+    /// admitted as if the hits had not happened); a write passes both and fills the cache.
+    #[test]
+    fn a_host_cache_hit_costs_no_uncached_iops_and_a_write_passes_through() {
+        use super::super::host_cache::{CachePort, HostCache};
+        let hc = crate::config::HostCacheConfig {
+            cache_bytes: 1 << 30,
+            io_limit: None,
+            read_latency_ns: 100 * US,
+            latency_sigma: 0.0,
+            transfer_bytes_per_sec: 1e15,
+            parallelism: 4096,
+        };
+        let cache = Rc::new(RefCell::new(HostCache::new(&hc, 1)));
+        let vm = Rc::new(RefCell::new(Throttle::new(Some(100.0), None, None, None)));
+        let mut d = Device::new(&cfg(Some(1000.0), 64), 1);
+        d.attach_io_limit(Rc::clone(&vm));
+        d.attach_host_cache(CachePort::new(Rc::clone(&cache), 0));
+        // A miss: admitted at once, the disk's 500 us.
+        assert_eq!(d.submit_at(0, Op::Read, 0, 16384), 500 * US);
+        // 1000 hits at 1 ms: 100 us each, no throttle (100 IOPS would take 10 s).
+        for k in 0..1000u64 {
+            assert_eq!(d.submit_at(MS + k, Op::Read, 0, 16384), MS + k + 100 * US);
+        }
+        assert_eq!(d.host_cache_counters().read_hits, 1000);
+        assert_eq!(d.counters().reads, 1001, "the guest counts every read");
+        // The next miss waits only for the first miss's 10 ms at the VM's 100 IOPS.
+        assert_eq!(d.submit_at(2 * MS, Op::Read, 1 << 20, 4096), 10 * MS + 500 * US);
+        // A write goes to the disk (after the VM's next 10 ms), then reads of it hit.
+        assert_eq!(d.submit_at(3 * MS, Op::Write, 2 << 20, 4096), 20 * MS + 500 * US);
+        assert_eq!(d.submit_at(21 * MS, Op::Read, 2 << 20, 4096), 21 * MS + 100 * US);
+        assert_eq!(d.host_cache_counters().read_misses, 2);
+        // A restart empties the cache.
+        d.restart(false);
+        assert_eq!(d.submit_at(40 * MS, Op::Read, 0, 16384), 40 * MS + 500 * US);
+    }
+
     #[test]
     fn lognormal_latency_has_the_configured_median() {
         let mut c = cfg(None, 1_000_000);

@@ -463,3 +463,28 @@ fn read_only_transactions_count_and_read_as_sysbench_and_innodb_do() {
         "{per_tx} page accesses per transaction, expected {expect}"
     );
 }
+
+/// The Azure-like variant: the summary reports the data disk's burst credits and host
+/// cache, the series their columns; the disk's reads and writes at its submission count
+/// either way (a hit is a read of the disk to the guest), and with credits the disk
+/// spends them: a P10's 500 IOPS are below what the workload asks.
+#[test]
+fn an_azure_disk_reports_its_burst_credits_and_host_cache() {
+    let mut cfg = crate::config::test_azure_variant();
+    cfg.run.warmup_ns = 2 * SEC;
+    cfg.run.duration_ns = 8 * SEC;
+    let r = run_variant(&cfg).unwrap();
+    let disk = &r.summary["devices"]["disk"];
+    let burst = &disk["burst"];
+    let (io, pct) = (burst["io_credits"].as_f64().unwrap(), burst["io_credits_pct"].as_f64().unwrap());
+    assert!(io < 3000.0 * 1800.0 && (0.0..100.0).contains(&pct), "{burst}");
+    assert!(burst["burst_s"].as_f64().unwrap() > 0.0, "{burst}");
+    let hc = &disk["host_cache"];
+    assert!(hc["read_hit_ratio"].as_f64().is_some(), "{hc}");
+    assert!(r.summary["devices"]["temp"].get("burst").is_none(), "no bucket, no burst doc");
+    let col = r.series.column("disk_burst_io_credits_pct").unwrap();
+    assert!(col.iter().all(|v| (0.0..=100.0).contains(v)), "{col:?}");
+    assert!(col.windows(2).any(|w| w[1] < w[0]), "credits are spent: {col:?}");
+    assert!(r.series.column("disk_host_cache_read_hit_iops").is_some());
+    assert!(r.series.column("temp_burst_io_credits_pct").is_none());
+}
