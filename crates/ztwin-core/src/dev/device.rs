@@ -578,7 +578,9 @@ mod tests {
         };
         let cache = Rc::new(RefCell::new(HostCache::new(&hc, 1)));
         let vm = Rc::new(RefCell::new(Throttle::new(Some(100.0), None, None, None)));
-        let mut d = Device::new(&cfg(Some(1000.0), 64), 1);
+        let mut c = cfg(Some(1000.0), 64);
+        c.transfer_bytes_per_sec = 1e15;
+        let mut d = Device::new(&c, 1);
         d.attach_io_limit(Rc::clone(&vm));
         d.attach_host_cache(CachePort::new(Rc::clone(&cache), 0));
         // A miss: admitted at once, the disk's 500 us.
