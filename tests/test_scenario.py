@@ -482,12 +482,12 @@ def test_the_azure_vm_uncached_limits_cap_its_premium_disks():
     cfg, devs = azure()
     assert (devs["data"]["iops_limit"], devs["data"]["throughput_limit_bytes_per_sec"]) == (5000, 200e6)
     assert devs["data"]["io_limit"] == "uncached-disk" and devs["temp"]["io_limit"] == "cached-temp"
-    assert "io_limit" not in devs["ebs"] and "host_cache" not in devs["data"]
+    assert devs["ebs"]["io_limit"] is None and devs["data"]["host_cache"] is False
     assert cfg["machine"]["io_limits"] == [
         {"name": "uncached-disk", "iops_limit": 3200.0, "throughput_limit_bytes_per_sec": 48e6, "iops_size_bytes": 256 << 10},
         {"name": "cached-temp", "iops_limit": 19000.0, "throughput_limit_bytes_per_sec": 120e6, "iops_size_bytes": None},
     ]
-    assert "host_cache" not in cfg["machine"]
+    assert cfg["machine"]["host_cache"] is None
     assert (devs["temp"]["iops_limit"], devs["temp"]["throughput_limit_bytes_per_sec"]) == (19000, 120e6)
     assert devs["temp"]["ephemeral"] and devs["temp"]["capacity_bytes"] == 75 * GiB
     assert (devs["ebs"]["iops_limit"], devs["ebs"]["throughput_limit_bytes_per_sec"]) == (3000, 125 * MiB)
@@ -495,7 +495,7 @@ def test_the_azure_vm_uncached_limits_cap_its_premium_disks():
     cfg, devs = azure("azure-L8s_v2")
     assert cfg["machine"]["io_limits"] == [
         {"name": "uncached-disk", "iops_limit": 8000.0, "throughput_limit_bytes_per_sec": 160e6, "iops_size_bytes": 256 << 10}]
-    assert "io_limit" not in devs["temp"], "the L8s_v2 preset has no cached and temp limit"
+    assert devs["temp"]["io_limit"] is None, "the L8s_v2 preset has no cached and temp limit"
 
 
 @pytest.mark.parametrize(
@@ -514,9 +514,9 @@ def test_gp2_burst_gives_its_io_credits(size, burst):
     (baseline 3000 IOPS or more). Off by default. On the lab guest (no EBS link cap)."""
     d = base(machine={"preset": "lab-guest"}, devices={"ebs": {"preset": "aws-gp2", "size": size, "burst": True}})
     dev = next(iter(resolve(d).values()))["devices"][0]
-    assert dev.get("burst") == burst
+    assert dev["burst"] == burst
     d["devices"]["ebs"].pop("burst")
-    assert "burst" not in next(iter(resolve(d).values()))["devices"][0]
+    assert next(iter(resolve(d).values()))["devices"][0]["burst"] is None
 
 
 def test_gp2_burst_throughput_stops_at_the_instance_ebs_link():
@@ -547,7 +547,7 @@ def test_azure_host_cache_readonly_shares_the_cached_and_temp_limit():
     assert (hc["cache_bytes"], hc["io_limit"], hc["read_latency_ns"]) == (50 * GiB, "cached-temp", 150_000)
     assert devs["temp"]["io_limit"] == "cached-temp"
     cfg, devs = azure(host_cache="none")
-    assert "host_cache" not in cfg["machine"] and "host_cache" not in devs["data"]
+    assert cfg["machine"]["host_cache"] is None and devs["data"]["host_cache"] is False
 
 
 def test_gp3_defaults_and_provisioning():

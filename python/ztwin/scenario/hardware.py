@@ -200,11 +200,6 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
     if len(errs) > n0:
         return None
     none = lambda v: None if v == "none" else float(v)  # noqa: E731
-    extra: dict[str, Any] = {}
-    if burst is not None:
-        extra["burst"] = burst
-    if host_cache:
-        extra["host_cache"] = True
     return {
         "name": name,
         "kind": kind,
@@ -221,7 +216,10 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
         "flush_latency_ns": values["flush_latency"] or 0,
         "queue_rotational": values["queue_rotational"],
         "iops_size_bytes": values["iops_size"],
-    } | extra
+        "burst": burst,
+        "io_limit": None,
+        "host_cache": host_cache,
+    }
 
 
 def _resolve_rotational(loc: tuple, values: dict[str, Any], raw: dict, errs: list[_Err]) -> Optional[dict[str, Any]]:
@@ -351,7 +349,7 @@ def _apply_instance_disk_limits(spec: MachineSpec, machine: Optional[dict[str, A
             if d["kind"] in EBS_KINDS:
                 own = d["throughput_limit_bytes_per_sec"]
                 d["throughput_limit_bytes_per_sec"] = float(ebs) if own is None else min(own, float(ebs))
-                b = d.get("burst")
+                b = d["burst"]
                 if b is not None and b["throughput_limit_bytes_per_sec"] is not None:
                     cut = min(b["throughput_limit_bytes_per_sec"], float(ebs))
                     b["throughput_limit_bytes_per_sec"] = cut if cut > d["throughput_limit_bytes_per_sec"] else None
@@ -372,7 +370,7 @@ def _apply_instance_disk_limits(spec: MachineSpec, machine: Optional[dict[str, A
     remote = [d for d in devices if d["kind"] in AZURE_REMOTE_KINDS]
     limit("uncached-disk", pick("uncached_disk_iops_limit"), pick("uncached_disk_throughput_limit"), 256 << 10, remote,
           bool(remote))
-    cached = [d for d in devices if d.get("host_cache")]
+    cached = [d for d in devices if d["host_cache"]]
     temps = [d for d in devices if d["kind"] in AZURE_TEMP_KINDS]
     shared = limit("cached-temp", pick("cached_temp_iops_limit"), pick("cached_temp_throughput_limit"), None, temps,
                    bool(temps or cached))
@@ -390,10 +388,8 @@ def _apply_instance_disk_limits(spec: MachineSpec, machine: Optional[dict[str, A
         if len(errs) == n0:
             host_cache = {"cache_bytes": size, "io_limit": shared, "read_latency_ns": latency, **HOST_CACHE_MEDIUM}
     if machine is not None:
-        if limits:
-            machine["io_limits"] = limits
-        if host_cache is not None:
-            machine["host_cache"] = host_cache
+        machine["io_limits"] = limits
+        machine["host_cache"] = host_cache
 
 
 def _resolve_array(name: str, spec: MdArraySpec, devices: dict[str, Any], errs: list[_Err]) -> Optional[dict[str, Any]]:
