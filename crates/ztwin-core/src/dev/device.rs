@@ -47,7 +47,9 @@
 //! as EBS counts them; 3. a request's completion time is fixed when it is submitted, which
 //! is exact for FIFO service because submissions arrive in time order; 4. an I/O submitted
 //! without an offset ([`Device::submit`]) to a rotational device lands at a random offset;
-//! 5. a flush's cost does not depend on how much the cache holds.
+//! 5. a flush's cost does not depend on how much the cache holds; 6. an I/O submitted
+//! without an offset does not use the host cache (it cannot be looked up); the core
+//! refuses a host-cached disk where that happens (bcache's backing device).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -283,6 +285,13 @@ impl Device {
     /// returns its completion time. Where it lies does not matter, or is not known: a
     /// rotational device serves it at a random offset.
     pub fn submit(&mut self, now: Nanos, op: Op, bytes: u32) -> Nanos {
+        if self.host_cache.is_some() {
+            // No offset to look up (simplification 6): the uncached path.
+            let done = self.serve(now, op, 0, bytes);
+            self.occupy(now, done);
+            self.count(op, bytes);
+            return done;
+        }
         let offset = match self.disk {
             Some(_) => {
                 let sectors = self.capacity.saturating_sub(u64::from(bytes)) >> 9;
@@ -312,6 +321,11 @@ impl Device {
         };
         self.last_offset = offset.saturating_add(u64::from(bytes));
         self.occupy(now, done);
+        self.count(op, bytes);
+        done
+    }
+
+    fn count(&mut self, op: Op, bytes: u32) {
         match op {
             Op::Read => {
                 self.counters.reads += 1;
@@ -322,7 +336,6 @@ impl Device {
                 self.counters.write_bytes += bytes as u64;
             }
         }
-        done
     }
 
     /// The device's own service of an I/O (no controller in front): admission, a slot,
