@@ -15,8 +15,8 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use ztwin_core::config::{
-    test_azure_variant, test_fio_variant, test_percona_variant, test_raid_variant, test_tpcc_variant, test_variant,
-    test_write_variant,
+    test_azure_variant, test_fio_variant, test_percona_variant, test_raid_variant, test_tpcc_variant,
+    test_variant, test_write_variant,
 };
 use ztwin_core::config::{VariantConfig, WorkloadConfig};
 use ztwin_core::run::{check_variant_json, run_variant_observed};

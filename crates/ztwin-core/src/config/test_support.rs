@@ -180,8 +180,10 @@ pub fn test_azure_variant() -> VariantConfig {
         throughput_limit_bytes_per_sec: Some(tput),
         iops_size_bytes: size,
     };
-    c.machine.io_limits =
-        vec![limit("uncached-disk", 3200.0, 48e6, Some(256 << 10)), limit("cached-temp", 19000.0, 120e6, None)];
+    c.machine.io_limits = vec![
+        limit("uncached-disk", 3200.0, 48e6, Some(256 << 10)),
+        limit("cached-temp", 19000.0, 120e6, None),
+    ];
     c.machine.host_cache = Some(HostCacheConfig {
         cache_bytes: 64 << 20,
         io_limit: Some("cached-temp".into()),
@@ -205,7 +207,8 @@ pub fn test_azure_variant() -> VariantConfig {
     d.host_cache = true;
     let mut temp = c.devices[0].clone();
     temp.name = "temp".into();
-    (temp.iops_limit, temp.throughput_limit_bytes_per_sec, temp.iops_size_bytes) = (Some(19000.0), Some(120e6), None);
+    (temp.iops_limit, temp.throughput_limit_bytes_per_sec, temp.iops_size_bytes) =
+        (Some(19000.0), Some(120e6), None);
     (temp.burst, temp.host_cache, temp.io_limit) = (None, false, Some("cached-temp".into()));
     (temp.capacity_bytes, temp.ephemeral, temp.read_latency_ns) = (Some(256 << 20), true, 150 * US);
     c.devices.push(temp);

@@ -170,10 +170,18 @@ fn burst_limits_and_host_cache_are_checked() {
         }
     };
     azure_rejected("devices[0] (disk).io_limit", &|c| c.devices[0].io_limit = Some("nope".into()));
-    azure_rejected("machine.host_cache.io_limit", &|c| c.machine.host_cache.as_mut().unwrap().io_limit = Some("x".into()));
-    azure_rejected("machine.io_limits[1] (uncached-disk).name", &|c| c.machine.io_limits[1].name = "uncached-disk".into());
-    azure_rejected("machine.io_limits[0] (uncached-disk).iops_limit", &|c| c.machine.io_limits[0].iops_limit = Some(0.0));
-    azure_rejected("machine.host_cache.cache_bytes", &|c| c.machine.host_cache.as_mut().unwrap().cache_bytes = 5 << 40);
+    azure_rejected("machine.host_cache.io_limit", &|c| {
+        c.machine.host_cache.as_mut().unwrap().io_limit = Some("x".into())
+    });
+    azure_rejected("machine.io_limits[1] (uncached-disk).name", &|c| {
+        c.machine.io_limits[1].name = "uncached-disk".into()
+    });
+    azure_rejected("machine.io_limits[0] (uncached-disk).iops_limit", &|c| {
+        c.machine.io_limits[0].iops_limit = Some(0.0)
+    });
+    azure_rejected("machine.host_cache.cache_bytes", &|c| {
+        c.machine.host_cache.as_mut().unwrap().cache_bytes = 5 << 40
+    });
     azure_rejected("devices[0] (disk).host_cache", &|c| c.machine.host_cache = None);
     azure_rejected("burst.iops_limit", &|c| c.devices[0].burst.as_mut().unwrap().iops_limit = Some(400.0));
     azure_rejected("burst.iops_limit", &|c| c.devices[0].iops_limit = None);
@@ -184,7 +192,8 @@ fn burst_limits_and_host_cache_are_checked() {
     });
     azure_rejected("burst.iops_limit", &|c| {
         let b = c.devices[0].burst.as_mut().unwrap();
-        (b.throughput_limit_bytes_per_sec, b.byte_credits, b.io_credits, b.iops_limit) = (None, None, None, None);
+        (b.throughput_limit_bytes_per_sec, b.byte_credits, b.io_credits, b.iops_limit) =
+            (None, None, None, None);
     });
     azure_rejected("devices[0] (disk).host_cache", &|c| {
         c.filesystem = FsConfig::Xfs(ExtentFsConfig {

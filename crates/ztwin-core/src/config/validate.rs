@@ -718,7 +718,11 @@ impl VariantConfig {
             if let Some(n) = &h.io_limit {
                 known(n, "machine.host_cache.io_limit")?;
             }
-            ensure(h.read_latency_ns <= 60 * SEC, "machine.host_cache.read_latency_ns", "must be at most 60 s")?;
+            ensure(
+                h.read_latency_ns <= 60 * SEC,
+                "machine.host_cache.read_latency_ns",
+                "must be at most 60 s",
+            )?;
             ensure(
                 h.latency_sigma >= 0.0 && h.latency_sigma < 5.0,
                 "machine.host_cache.latency_sigma",
@@ -743,7 +747,11 @@ impl VariantConfig {
                     &at("host_cache"),
                     "needs the machine's host cache (machine.host_cache); this machine has none",
                 )?;
-                ensure(!behind_controller, &at("host_cache"), "a device behind a RAID controller has no host cache")?;
+                ensure(
+                    !behind_controller,
+                    &at("host_cache"),
+                    "a device behind a RAID controller has no host cache",
+                )?;
                 let bcache_backing = matches!(&self.filesystem,
                     FsConfig::Xfs(x) | FsConfig::Ext4(x) if x.bcache.is_some() && x.device == d.name);
                 ensure(
@@ -770,12 +778,23 @@ impl VariantConfig {
             if let Some(r) = b.iops_limit {
                 ensure(r.is_finite(), &at("iops_limit"), "must be a positive number")?;
                 let Some(own) = d.iops_limit else {
-                    return Err(Error::config(at("iops_limit"), "a burst IOPS needs the device's iops_limit (the provisioned rate)"));
+                    return Err(Error::config(
+                        at("iops_limit"),
+                        "a burst IOPS needs the device's iops_limit (the provisioned rate)",
+                    ));
                 };
                 ensure(r > own, &at("iops_limit"), "must be above the device's iops_limit")?;
-                ensure(b.io_credits.is_some(), &at("io_credits"), "a burst IOPS needs its credit bucket's size")?;
+                ensure(
+                    b.io_credits.is_some(),
+                    &at("io_credits"),
+                    "a burst IOPS needs its credit bucket's size",
+                )?;
             } else {
-                ensure(b.io_credits.is_none(), &at("io_credits"), "I/O credits need a burst IOPS (burst.iops_limit)")?;
+                ensure(
+                    b.io_credits.is_none(),
+                    &at("io_credits"),
+                    "I/O credits need a burst IOPS (burst.iops_limit)",
+                )?;
             }
             if let Some(r) = b.throughput_limit_bytes_per_sec {
                 ensure(r.is_finite(), &at("throughput_limit_bytes_per_sec"), "must be a positive number")?;
@@ -785,7 +804,11 @@ impl VariantConfig {
                         "a burst throughput needs the device's throughput_limit (the provisioned rate)",
                     ));
                 };
-                ensure(r > own, &at("throughput_limit_bytes_per_sec"), "must be above the device's throughput_limit")?;
+                ensure(
+                    r > own,
+                    &at("throughput_limit_bytes_per_sec"),
+                    "must be above the device's throughput_limit",
+                )?;
                 ensure(
                     b.byte_credits.is_some() || b.io_credits.is_some(),
                     &at("byte_credits"),

@@ -195,7 +195,8 @@ impl Throttle {
         let ops = self.iops_size.map_or(1, |n| u64::from(bytes).div_ceil(n).max(1));
         let Some(c) = &mut self.credits else {
             let admit = self.next_admit.max(now);
-            self.next_admit = admit + (self.op_interval_ns * ops as f64).max(bytes as f64 * self.byte_interval_ns);
+            self.next_admit =
+                admit + (self.op_interval_ns * ops as f64).max(bytes as f64 * self.byte_interval_ns);
             return admit;
         };
         let mut t = self.next_admit.max(now);
@@ -250,7 +251,9 @@ impl Throttle {
     /// it) and the time in burst so far; all 0 without credits.
     pub fn credits_at(&self, t: f64) -> CreditState {
         let Some(c) = &self.credits else { return CreditState::default() };
-        let left = |b: &Option<Bucket>| b.map_or((0.0, 0.0), |b| (b.level_at(c.last, t.max(c.last)).max(0.0), b.capacity));
+        let left = |b: &Option<Bucket>| {
+            b.map_or((0.0, 0.0), |b| (b.level_at(c.last, t.max(c.last)).max(0.0), b.capacity))
+        };
         let ((io_credits, io_capacity), (byte_credits, byte_capacity)) = (left(&c.ops), left(&c.bytes));
         CreditState { io_credits, io_capacity, byte_credits, byte_capacity, burst_ns: c.burst_ns }
     }
@@ -303,7 +306,10 @@ mod tests {
         let rate = 5000.0 / ((after - end) / SEC as f64);
         assert!((rate - 500.0).abs() < 1.0, "{rate} IOPS once empty");
         let c2 = th.credits_at(after);
-        assert!((c2.burst_ns - c.burst_ns) / (after - end) < 0.01, "no time in burst at the provisioned rate: {c2:?}");
+        assert!(
+            (c2.burst_ns - c.burst_ns) / (after - end) < 0.01,
+            "no time in burst at the provisioned rate: {c2:?}"
+        );
     }
 
     /// Below the provisioned rate the bucket refills at (provisioned - used) per second,

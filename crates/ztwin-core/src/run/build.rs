@@ -812,10 +812,19 @@ fn attach_host_io(cfg: &VariantConfig, devices: &mut [Device]) {
     let limits: Vec<Rc<RefCell<Throttle>>> = m
         .io_limits
         .iter()
-        .map(|l| Rc::new(RefCell::new(Throttle::new(l.iops_limit, l.throughput_limit_bytes_per_sec, l.iops_size_bytes, None))))
+        .map(|l| {
+            Rc::new(RefCell::new(Throttle::new(
+                l.iops_limit,
+                l.throughput_limit_bytes_per_sec,
+                l.iops_size_bytes,
+                None,
+            )))
+        })
         .collect();
     let limit = |name: &Option<String>| {
-        name.as_ref().and_then(|n| m.io_limits.iter().position(|l| &l.name == n)).map(|i| Rc::clone(&limits[i]))
+        name.as_ref()
+            .and_then(|n| m.io_limits.iter().position(|l| &l.name == n))
+            .map(|i| Rc::clone(&limits[i]))
     };
     for (d, c) in devices.iter_mut().zip(&cfg.devices) {
         if let Some(l) = limit(&c.io_limit) {

@@ -143,7 +143,10 @@ impl Sim<'_> {
                 if c.byte_capacity > 0.0 {
                     s.set(&format!("{name}_burst_bps_credits_pct"), 100.0 * c.byte_credits / c.byte_capacity);
                 }
-                s.set(&format!("{name}_bursting"), ((c.burst_ns - x.credits.burst_ns) / SEC as f64 / dt).clamp(0.0, 1.0));
+                s.set(
+                    &format!("{name}_bursting"),
+                    ((c.burst_ns - x.credits.burst_ns) / SEC as f64 / dt).clamp(0.0, 1.0),
+                );
             }
             if d.host_cache().is_some() {
                 let (h, g) = (&y.host_cache, &x.host_cache);
@@ -170,7 +173,10 @@ impl Sim<'_> {
                 let (hits, misses) = (y.l2_hits - x.l2_hits, y.l2_misses - x.l2_misses);
                 s.set("l2_hits", hits as f64);
                 s.set("l2_misses", misses as f64);
-                s.set("l2_hit_ratio", if hits + misses > 0 { hits as f64 / (hits + misses) as f64 } else { f64::NAN });
+                s.set(
+                    "l2_hit_ratio",
+                    if hits + misses > 0 { hits as f64 / (hits + misses) as f64 } else { f64::NAN },
+                );
                 s.set("l2_write_bytes", (y.l2_write_bytes - x.l2_write_bytes) as f64);
                 s.set("l2_size", y.l2_size as f64);
                 s.set("l2_asize", y.l2_asize as f64);

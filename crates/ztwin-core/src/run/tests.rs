@@ -246,7 +246,11 @@ fn a_blank_ephemeral_cache_device_is_unavailable_until_recreated() {
     let run = |vm_moved: bool, recreate_cache: bool| {
         let mut cfg = cat_then_bench_with_l2(false);
         cfg.devices[1].ephemeral = true;
-        let restart = PhaseConfig::Restart(crate::config::RestartPhase { name: "boot".into(), vm_moved, recreate_cache });
+        let restart = PhaseConfig::Restart(crate::config::RestartPhase {
+            name: "boot".into(),
+            vm_moved,
+            recreate_cache,
+        });
         cfg.phases.insert(1, restart);
         let sim = Sim::new(&cfg).unwrap().run(None).unwrap();
         let p = &sim.summary["phases"];
@@ -255,7 +259,10 @@ fn a_blank_ephemeral_cache_device_is_unavailable_until_recreated() {
     let (state, bench) = run(true, false);
     assert_eq!(state, "unavail");
     assert!(bench.get("l2arc").is_none(), "{bench:#}");
-    assert_eq!(num(&bench, &["devices", "l2", "read_iops"]) + num(&bench, &["devices", "l2", "write_iops"]), 0.0);
+    assert_eq!(
+        num(&bench, &["devices", "l2", "read_iops"]) + num(&bench, &["devices", "l2", "write_iops"]),
+        0.0
+    );
     let (state, bench) = run(true, true);
     assert_eq!(state, "recreated");
     assert!(num(&bench, &["l2arc", "l2_write_bytes"]) > 0.0, "the feed fills it again: {bench:#}");
