@@ -261,7 +261,6 @@ def test_unknown_key_lists_allowed_keys_of_the_right_filesystem(load_file):
         ({"devices": {"ebs": {"preset": "aws-gp2"}}}, "devices.ebs.size", "aws-gp2 needs a size"),
         ({"devices": {"ebs": {"preset": "aws-gp2", "size": "1000GB"}}}, "devices.ebs.size", "whole GiB; this is 931.32 GiB"),
         ({"devices": {"ebs": {"preset": "aws-gp2", "size": "20TiB"}}}, "devices.ebs.size", "1 GiB to 16384 GiB"),
-        ({"devices": {"ebs": {"preset": "aws-gp2", "size": "1000GiB", "burst": True}}}, "devices.ebs.burst", "burst bucket is not modelled yet"),
         ({"devices": {"ebs": {"preset": "aws-gp2", "size": "1000GiB", "iops_limit": 5000}}}, "devices.ebs.iops_limit", "follows from the size"),
         ({"devices": {"ebs": {"preset": "aws-gp3", "iops_limit": 20000}}}, "devices.ebs.iops_limit", "3000 to 16000 IOPS"),
         ({"devices": {"ebs": {"preset": "aws-gp3", "size": "8GiB", "iops_limit": 5000}}}, "devices.ebs.iops_limit", "500 IOPS per GiB"),
@@ -271,7 +270,12 @@ def test_unknown_key_lists_allowed_keys_of_the_right_filesystem(load_file):
         ({"devices": {"ebs": {"preset": "azure-premium"}}}, "devices.ebs.size", "azure-premium needs a size"),
         ({"devices": {"ebs": {"preset": "azure-premium", "size": "40TiB"}}}, "devices.ebs.size", "at most 32767 GiB (P80)"),
         ({"devices": {"ebs": {"preset": "azure-premium", "size": "1TiB", "iops_limit": 9000}}}, "devices.ebs.iops_limit", "follows from the size's tier"),
-        ({"devices": {"ebs": {"preset": "azure-premium", "size": "512GiB", "burst": True}}}, "devices.ebs.burst", "credit bursting (P20 and smaller) is not modelled"),
+        ({"devices": {"ebs": {"preset": "azure-premium", "size": "513GiB", "burst": True}}}, "devices.ebs.burst", "512 GiB and less (P1 to P20); this disk is P30"),
+        ({"devices": {"ebs": {"preset": "azure-premium", "size": "1TiB", "host_cache": "readwrite"}}}, "devices.ebs.host_cache", "ReadWrite (write-back at the host) is not modelled; host_cache takes \"none\" or \"readonly\""),
+        ({"devices": {"ebs": {"preset": "azure-premium", "size": "4TiB", "host_cache": "readonly"}}}, "devices.ebs.host_cache", "smaller than 4 TiB only"),
+        ({"devices": {"ebs": {"preset": "azure-premium", "size": "1TiB", "host_cache": "writeback"}}}, "devices.ebs.host_cache", "'none', 'readonly' or 'readwrite'"),
+        ({"devices": {"ebs": {"preset": "aws-gp3", "host_cache": "readonly"}}}, "devices.ebs.host_cache", "azure-premium only (this device is aws-gp3)"),
+        ({"machine": {"preset": "azure-L8s_v2"}, "devices": {"ebs": {"preset": "azure-premium", "size": "1TiB", "host_cache": "readonly"}}}, "devices.ebs.host_cache", "this machine has no host cache"),
         ({"machine": {"preset": "azure-E2ds_v4", "uncached_disk_iops_limit": 0}}, "machine.uncached_disk_iops_limit", "greater than or equal to 1"),
         ({"devices": {"ebs": {"read_latency": "1ms"}}}, "devices.ebs.write_latency", "required key missing"),
         ({"devices": {"ebs": {"preset": "hdd-7200", "read_latency": "8"}}}, "devices.ebs.read_latency", "needs a unit"),
@@ -460,25 +464,90 @@ def test_azure_premium_tier_follows_the_size(size, tier, iops, mb_s):
     assert (dev["iops_limit"], dev["throughput_limit_bytes_per_sec"], dev["iops_size_bytes"]) == (iops, mb_s * 1e6, 256 << 10)
 
 
-def test_the_azure_vm_uncached_limits_cap_its_premium_disks():
-    """A 2-vCPU Ddsv4/Edsv4 VM reaches Premium SSD through 3200 IOPS and 48 MB/s, below a
-    P30's own 5000 and 200; the temporary disk and AWS volumes are not touched; an L8s_v2's
-    8000 IOPS are above a P30's, so the disk's IOPS bind there."""
-    d = base(machine={"preset": "azure-E2ds_v4"}, devices={"data": {"preset": "azure-premium", "size": "1TiB"},
-                                                           "temp": {"preset": "azure-temp-2ds-v4"},
-                                                           "ebs": {"preset": "aws-gp3"}})
+def azure(machine="azure-E2ds_v4", **data):
+    d = base(machine={"preset": machine}, devices={"data": {"preset": "azure-premium", "size": "1TiB", **data},
+                                                   "temp": {"preset": "azure-temp-2ds-v4"},
+                                                   "ebs": {"preset": "aws-gp3"}})
     d["filesystem"] = {"type": "xfs", "device": "data"}
     d["database"] = {"innodb_flush_method": "O_DIRECT"}
     (cfg,) = resolve(d).values()
-    devs = {x["name"]: x for x in cfg["devices"]}
-    assert (devs["data"]["iops_limit"], devs["data"]["throughput_limit_bytes_per_sec"]) == (3200, 48e6)
+    return cfg, {x["name"]: x for x in cfg["devices"]}
+
+
+def test_the_azure_vm_uncached_limits_cap_its_premium_disks():
+    """A 2-vCPU Ddsv4/Edsv4 VM reaches Premium SSD through 3200 IOPS and 48 MB/s, below a
+    P30's own 5000 and 200: a limit of the VM (io_limits) its Premium disks pass after their
+    own, counting I/Os of up to 256 KiB once; its temporary disk passes the cached and temp
+    storage limit; AWS volumes are not touched. No host cache unless a disk uses it."""
+    cfg, devs = azure()
+    assert (devs["data"]["iops_limit"], devs["data"]["throughput_limit_bytes_per_sec"]) == (5000, 200e6)
+    assert devs["data"]["io_limit"] == "uncached-disk" and devs["temp"]["io_limit"] == "cached-temp"
+    assert devs["ebs"]["io_limit"] is None and devs["data"]["host_cache"] is False
+    assert cfg["machine"]["io_limits"] == [
+        {"name": "uncached-disk", "iops_limit": 3200.0, "throughput_limit_bytes_per_sec": 48e6, "iops_size_bytes": 256 << 10},
+        {"name": "cached-temp", "iops_limit": 19000.0, "throughput_limit_bytes_per_sec": 120e6, "iops_size_bytes": None},
+    ]
+    assert cfg["machine"]["host_cache"] is None
     assert (devs["temp"]["iops_limit"], devs["temp"]["throughput_limit_bytes_per_sec"]) == (19000, 120e6)
     assert devs["temp"]["ephemeral"] and devs["temp"]["capacity_bytes"] == 75 * GiB
     assert (devs["ebs"]["iops_limit"], devs["ebs"]["throughput_limit_bytes_per_sec"]) == (3000, 125 * MiB)
     assert cfg["machine"]["ram_bytes"] == 16 * GiB and cfg["machine"]["vcpus"] == 2
-    d["machine"] = {"preset": "azure-L8s_v2"}
-    devs = {x["name"]: x for x in next(iter(resolve(d).values()))["devices"]}
-    assert (devs["data"]["iops_limit"], devs["data"]["throughput_limit_bytes_per_sec"]) == (5000, 160e6)
+    cfg, devs = azure("azure-L8s_v2")
+    assert cfg["machine"]["io_limits"] == [
+        {"name": "uncached-disk", "iops_limit": 8000.0, "throughput_limit_bytes_per_sec": 160e6, "iops_size_bytes": 256 << 10}]
+    assert devs["temp"]["io_limit"] is None, "the L8s_v2 preset has no cached and temp limit"
+
+
+@pytest.mark.parametrize(
+    "size, burst",
+    [("100GiB", {"iops_limit": 3000.0, "io_credits": 5.4e6, "throughput_limit_bytes_per_sec": None, "byte_credits": None,
+                 "full_at_attach": False}),
+     ("250GiB", {"iops_limit": 3000.0, "io_credits": 5.4e6, "throughput_limit_bytes_per_sec": 250.0 * MiB,
+                 "byte_credits": None, "full_at_attach": False}),
+     ("999GiB", {"iops_limit": 3000.0, "io_credits": 5.4e6, "throughput_limit_bytes_per_sec": None, "byte_credits": None,
+                 "full_at_attach": False}),
+     ("1000GiB", None)],
+)
+def test_gp2_burst_gives_its_io_credits(size, burst):
+    """burst = true: 5.4 million I/O credits, spent up to 3000 IOPS (EBS volume types, gp2);
+    171-333 GiB volumes reach 250 MiB/s while credits last; 1000 GiB and more never burst
+    (baseline 3000 IOPS or more). Off by default. On the lab guest (no EBS link cap)."""
+    d = base(machine={"preset": "lab-guest"}, devices={"ebs": {"preset": "aws-gp2", "size": size, "burst": True}})
+    dev = next(iter(resolve(d).values()))["devices"][0]
+    assert dev["burst"] == burst
+    d["devices"]["ebs"].pop("burst")
+    assert next(iter(resolve(d).values()))["devices"][0]["burst"] is None
+
+
+def test_gp2_burst_throughput_stops_at_the_instance_ebs_link():
+    """On an i3.large (53.13 MB/s of EBS), a 250 GiB gp2's 250 MiB/s burst throughput is cut
+    to the link, which its own 128 MiB/s already is: no throughput burst; its IOPS burst stays."""
+    d = base(devices={"ebs": {"preset": "aws-gp2", "size": "250GiB", "burst": True}})
+    dev = next(iter(resolve(d).values()))["devices"][0]
+    assert dev["throughput_limit_bytes_per_sec"] == 53.13e6
+    assert dev["burst"]["throughput_limit_bytes_per_sec"] is None and dev["burst"]["iops_limit"] == 3000
+
+
+@pytest.mark.parametrize("size, iops, mb_s", [("4GiB", 120, 25), ("100GiB", 500, 100), ("512GiB", 2300, 150)])
+def test_azure_premium_burst_credits_last_thirty_minutes(size, iops, mb_s):
+    """P1-P20 burst to 3500 IOPS and 170 MB/s; each bucket holds 30 minutes at the burst
+    rate above the provisioned one; full again when re-attached."""
+    d = base(machine={"preset": "lab-guest"}, devices={"ebs": {"preset": "azure-premium", "size": size, "burst": True}})
+    b = next(iter(resolve(d).values()))["devices"][0]["burst"]
+    assert b == {"iops_limit": 3500.0, "io_credits": (3500 - iops) * 1800.0, "throughput_limit_bytes_per_sec": 170e6,
+                 "byte_credits": (170 - mb_s) * 1e6 * 1800, "full_at_attach": True}
+
+
+def test_azure_host_cache_readonly_shares_the_cached_and_temp_limit():
+    """host_cache = "readonly": the machine gets its host cache (50 GiB on E2ds_v4), whose
+    hits pass the cached and temp storage limit the temporary disk passes too."""
+    cfg, devs = azure(host_cache="readonly", burst=False)
+    assert devs["data"]["host_cache"] is True and devs["data"]["io_limit"] == "uncached-disk"
+    hc = cfg["machine"]["host_cache"]
+    assert (hc["cache_bytes"], hc["io_limit"], hc["read_latency_ns"]) == (50 * GiB, "cached-temp", 150_000)
+    assert devs["temp"]["io_limit"] == "cached-temp"
+    cfg, devs = azure(host_cache="none")
+    assert cfg["machine"]["host_cache"] is None and devs["data"]["host_cache"] is False
 
 
 def test_gp3_defaults_and_provisioning():

@@ -15,8 +15,8 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use ztwin_core::config::{
-    test_fio_variant, test_percona_variant, test_raid_variant, test_tpcc_variant, test_variant,
-    test_write_variant,
+    test_azure_variant, test_fio_variant, test_percona_variant, test_raid_variant, test_tpcc_variant,
+    test_variant, test_write_variant,
 };
 use ztwin_core::config::{VariantConfig, WorkloadConfig};
 use ztwin_core::run::{check_variant_json, run_variant_observed};
@@ -213,13 +213,15 @@ proptest! {
 }
 
 /// The write bases: MySQL 5.7 on ZFS, MariaDB 10.11 on ext4, Percona Server 5.7 on ZFS,
-/// sysbench-tpcc (MySQL 5.7 on ZFS).
+/// sysbench-tpcc (MySQL 5.7 on ZFS), MySQL 5.7 on ZFS on an Azure-like VM (burst credits,
+/// the VM's shared limits, the host cache).
 fn write_base(server: usize) -> ztwin_core::config::VariantConfig {
     match server {
         0 => test_write_variant(false),
         1 => test_write_variant(true),
         2 => test_percona_variant(),
-        _ => test_tpcc_variant(1),
+        3 => test_tpcc_variant(1),
+        _ => test_azure_variant(),
     }
 }
 
@@ -229,7 +231,7 @@ proptest! {
     /// The write path (InnoDB's redo, page cleaner, doublewrite; the ZIL; MariaDB on ext4;
     /// Percona Server's LRU manager and backoff).
     #[test]
-    fn mutated_write_configs_run_without_panic(server in 0..4usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+    fn mutated_write_configs_run_without_panic(server in 0..5usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
         let base = serde_json::to_value(write_base(server)).unwrap();
         run_briefly(&base, &picks);
     }
@@ -239,7 +241,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn mutated_write_configs_are_refused_or_built_never_panic(server in 0..4usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+    fn mutated_write_configs_are_refused_or_built_never_panic(server in 0..5usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
         let base = serde_json::to_value(write_base(server)).unwrap();
         check(&base, &picks);
     }
@@ -273,6 +275,7 @@ fn the_bases_build() {
         write_base(1),
         write_base(2),
         write_base(3),
+        write_base(4),
     ] {
         check_variant_json(&serde_json::to_string(&base).unwrap()).unwrap();
     }

@@ -243,6 +243,13 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
             row(f"{dev} write size (KiB per I/O)", lambda d, dev=dev: _num(g(d, "devices", dev, "write_kib_per_io"), ",.1f"))
             row(f"{dev} cache flushes (/s)", lambda d, dev=dev: _num(g(d, "devices", dev, "flushes_per_sec"), ",.1f"))
         row(f"{dev} utilization (%)", lambda d, dev=dev: _pct(g(d, "devices", dev, "utilization")))
+        if any(g(variants[n], "devices", dev, "burst") is not None for n in names):
+            row(f"{dev} burst I/O credits left (%)", lambda d, dev=dev: _num(g(d, "devices", dev, "burst", "io_credits_pct"), ",.1f"))
+            row(f"{dev} burst byte credits left (%)", lambda d, dev=dev: _num(g(d, "devices", dev, "burst", "byte_credits_pct"), ",.1f"))
+            row(f"{dev} time in burst (s)", lambda d, dev=dev: _num(g(d, "devices", dev, "burst", "burst_s"), ",.1f"))
+        if any(g(variants[n], "devices", dev, "host_cache") is not None for n in names):
+            row(f"{dev} host cache read hits (IOPS)", lambda d, dev=dev: _num(g(d, "devices", dev, "host_cache", "read_hit_iops"), ",.0f"))
+            row(f"{dev} host cache read hit ratio (%)", lambda d, dev=dev: _pct(g(d, "devices", dev, "host_cache", "read_hit_ratio")))
     if any("innodb" in variants[n] for n in names):
         row("InnoDB buffer pool hit ratio (%)", lambda d: _pct(g(d, "innodb", "buffer_pool_hit_ratio")))
     if writes:

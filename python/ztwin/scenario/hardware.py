@@ -27,12 +27,33 @@ def gp2_limits(size_bytes: int) -> tuple[float, float]:
     return iops, float(tput)
 
 
+#: gp2's I/O credits (AWS EC2 User Guide, "Amazon EBS volume types", gp2, "I/O credits and
+#: burst performance"): a volume starts with 5.4 million I/O credits, the most it can hold,
+#: "enough to sustain the maximum burst performance of 3,000 IOPS for 30 minutes"; it earns
+#: them at its baseline (3 IOPS per GiB) and spends them above it. Volumes of 1000 GiB and
+#: more have a baseline of 3000 IOPS or more and never spend them.
+GP2_BURST_IOPS, GP2_IO_CREDITS = 3000, 5_400_000
+
+
+def gp2_burst(size_bytes: int) -> Optional[dict[str, Any]]:
+    """The core's ``BurstConfig`` of a gp2 volume of ``size_bytes`` (None: its baseline is
+    3000 IOPS or more, so it never bursts). Volumes larger than 170 GiB and smaller than
+    334 GiB deliver 250 MiB/s "if burst credits are available" (128 MiB/s otherwise): a
+    burst throughput that lasts with the I/O credits (EBS volume types, the gp2 footnote)."""
+    iops, _ = gp2_limits(size_bytes)
+    if iops >= GP2_BURST_IOPS:
+        return None
+    gib = size_bytes / GiB
+    return {"iops_limit": float(GP2_BURST_IOPS), "io_credits": float(GP2_IO_CREDITS),
+            "throughput_limit_bytes_per_sec": float(250 * MiB) if 170 < gib < 334 else None,
+            "byte_credits": None, "full_at_attach": False}
+
+
 #: Azure Premium SSD (v1) tiers: (tier, size GiB, IOPS, MB/s), provisioned per disk; a disk
 #: of any size gets the smallest tier that holds it. Source: Microsoft docs,
 #: includes/disk-storage-premium-ssd-sizes.md (MicrosoftDocs/azure-docs; the 2019-2020
 #: copies give the same figures, their throughput unit then written MiB/s). P1-P3 were in
-#: preview in 2019. Credit bursting of P20 and smaller (3500 IOPS, 170 MB/s, 30 min at
-#: most, includes/managed-disks-bursting.md 2020) is not modelled.
+#: preview in 2019. Credit bursting of P20 and smaller: :func:`azure_premium_burst`.
 AZURE_PREMIUM_TIERS: tuple[tuple[str, int, int, int], ...] = (
     ("P1", 4, 120, 25), ("P2", 8, 120, 25), ("P3", 16, 120, 25), ("P4", 32, 120, 25),
     ("P6", 64, 240, 50), ("P10", 128, 500, 100), ("P15", 256, 1100, 125), ("P20", 512, 2300, 150),
@@ -48,6 +69,30 @@ def azure_premium_limits(size_bytes: int) -> tuple[str, float, float]:
         if size_bytes <= gib * GiB:
             return tier, float(iops), float(mbs * 1_000_000)
     raise ValueError(f"Azure Premium SSD disks hold at most {AZURE_PREMIUM_TIERS[-1][1]} GiB (P80)")
+
+
+#: Azure Premium SSD credit bursting (Microsoft docs, includes/managed-disks-bursting.md,
+#: ms.date 03/29/2020, and the size table's burst columns): disks of 512 GiB and less
+#: (P1-P20) burst to 3500 IOPS and 170 MB/s while their credits last, "30 min" at most at
+#: those rates from a full bucket; IOPS and bandwidth credited separately; the bucket is
+#: full when the disk is attached. The bucket sizes are INFERRED from the 30 minutes:
+#: (burst - provisioned) x 1800 s per resource. Larger disks had no bursting in 2020
+#: (on-demand bursting came as a preview in 2021 and is not modelled).
+AZURE_BURST_IOPS, AZURE_BURST_MBS, AZURE_BURST_SECONDS, AZURE_BURST_MAX_GIB = 3500, 170, 1800, 512
+#: Host caching is not supported on Premium disks of 4 TiB and more (premium-storage-performance.md).
+AZURE_HOST_CACHE_BELOW_GIB = 4096
+
+
+def azure_premium_burst(size_bytes: int) -> Optional[dict[str, Any]]:
+    """The core's ``BurstConfig`` of an Azure Premium SSD of ``size_bytes`` (None above
+    512 GiB: P30 and up have no credit bursting); see :data:`AZURE_BURST_IOPS`."""
+    if size_bytes > AZURE_BURST_MAX_GIB * GiB:
+        return None
+    _, iops, tput = azure_premium_limits(size_bytes)
+    burst_tput = AZURE_BURST_MBS * 1_000_000
+    return {"iops_limit": float(AZURE_BURST_IOPS), "io_credits": (AZURE_BURST_IOPS - iops) * AZURE_BURST_SECONDS,
+            "throughput_limit_bytes_per_sec": float(burst_tput), "byte_credits": (burst_tput - tput) * AZURE_BURST_SECONDS,
+            "full_at_attach": True}
 
 
 def _aws_size(errs: list[_Err], loc: tuple, raw: Any, size: Optional[int], kind: str, required: bool) -> None:
@@ -90,16 +135,18 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
         values[f] = user if user is not None else (getattr(base, f) if base is not None else None)
     kind = spec.preset or "custom"
     n0 = len(errs)
+    burst: Optional[dict[str, Any]] = None
+    host_cache = False
     if kind == "aws-gp2":
         _aws_size(errs, loc, raw, spec.size, "aws-gp2", required=True)
         for f in ("iops_limit", "throughput_limit"):
             if spec.__pydantic_fields_set__ & {f}:
                 errs.append(_Err(loc + (f,), f"aws-gp2 {f} follows from the size (3 IOPS/GiB, 100 to 16000; 128 or 250 MiB/s); "
                                  "use preset aws-gp3 or a custom device to set it", _get(raw, loc + (f,))))
-        if spec.burst:
-            errs.append(_Err(loc + ("burst",), "the gp2 burst bucket is not modelled yet; only burst = false is allowed", True))
         if len(errs) == n0 and spec.size is not None:
             values["iops_limit"], values["throughput_limit"] = gp2_limits(spec.size)
+            if spec.burst:
+                burst = gp2_burst(spec.size)
     elif kind == "azure-premium":
         if spec.size is None:
             errs.append(_Err(loc + ("size",), "azure-premium needs a size: the disk's tier (P1 to P80) and so its IOPS "
@@ -111,14 +158,29 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
             if spec.__pydantic_fields_set__ & {f}:
                 errs.append(_Err(loc + (f,), f"azure-premium {f} follows from the size's tier (P1 to P80, e.g. P30: 5000 IOPS, "
                                  "200 MB/s); use a custom device to set it", _get(raw, loc + (f,))))
-        if spec.burst:
-            errs.append(_Err(loc + ("burst",), "Premium SSD credit bursting (P20 and smaller) is not modelled yet; "
-                             "only burst = false is allowed", True))
-        if len(errs) == n0 and spec.size is not None:
-            _, values["iops_limit"], values["throughput_limit"] = azure_premium_limits(spec.size)
+        size = spec.size
+        if spec.burst and size is not None and size > AZURE_BURST_MAX_GIB * GiB:
+            errs.append(_Err(loc + ("burst",), f"credit bursting is for Premium SSDs of {AZURE_BURST_MAX_GIB} GiB and less "
+                             f"(P1 to P20); this disk is {azure_premium_limits(min(size, AZURE_PREMIUM_TIERS[-1][1] * GiB))[0]} "
+                             "(on-demand bursting of larger disks, a 2021 preview, is not modelled)", True))
+        mode = spec.host_cache or "none"
+        if mode == "readwrite":
+            errs.append(_Err(loc + ("host_cache",), "host caching ReadWrite (write-back at the host) is not modelled; "
+                             "host_cache takes \"none\" or \"readonly\"", "readwrite"))
+        elif mode == "readonly" and size is not None and size >= AZURE_HOST_CACHE_BELOW_GIB * GiB:
+            errs.append(_Err(loc + ("host_cache",), "Azure supports host caching on disks smaller than 4 TiB only "
+                             "(P50 and up: host_cache = \"none\")", "readonly"))
+        if len(errs) == n0 and size is not None:
+            _, values["iops_limit"], values["throughput_limit"] = azure_premium_limits(size)
+            if spec.burst:
+                burst = azure_premium_burst(size)
+            host_cache = mode == "readonly"
     else:
         if spec.burst:
             errs.append(_Err(loc + ("burst",), f"burst applies to presets aws-gp2 and azure-premium only (this device is {kind})", True))
+        if spec.host_cache not in (None, "none"):
+            errs.append(_Err(loc + ("host_cache",), f"host caching applies to preset azure-premium only (this device is {kind})",
+                             spec.host_cache))
         if kind == "aws-gp3":
             _aws_size(errs, loc, raw, spec.size, "aws-gp3", required=False)
             iops, tput = values["iops_limit"], values["throughput_limit"]
@@ -154,6 +216,9 @@ def _resolve_device(name: str, spec: DeviceSpec, raw: dict, errs: list[_Err]) ->
         "flush_latency_ns": values["flush_latency"] or 0,
         "queue_rotational": values["queue_rotational"],
         "iops_size_bytes": values["iops_size"],
+        "burst": burst,
+        "io_limit": None,
+        "host_cache": host_cache,
     }
 
 
@@ -247,35 +312,84 @@ def _resolve_machine(spec: MachineSpec, errs: list[_Err]) -> Optional[dict[str, 
 EBS_KINDS = ("aws-gp2", "aws-gp3")
 #: Azure managed disks a VM reaches through its uncached (remote) disk limits.
 AZURE_REMOTE_KINDS = ("azure-premium",)
+#: Azure temporary disks, which pass the VM's cached and temp storage limit.
+AZURE_TEMP_KINDS = ("azure-temp-2ds-v4",)
+#: The host's local storage serving host-cache hits: the temporary disk preset's figures
+#: (INFERRED: the same local SSD; no published figure).
+HOST_CACHE_MEDIUM = {"latency_sigma": 0.3, "transfer_bytes_per_sec": 1e9, "parallelism": 32}
 
 
-def _apply_instance_disk_limits(spec: MachineSpec, devices: list[dict[str, Any]]) -> None:
-    """Caps remote volumes at the instance's own limits (the machine's or its preset's):
-    an EC2 instance's EBS bandwidth (``ebs_throughput_limit``: an EBS-optimized instance
+def _apply_instance_disk_limits(spec: MachineSpec, machine: Optional[dict[str, Any]], devices: list[dict[str, Any]],
+                                errs: list[_Err]) -> None:
+    """The instance's own limits on its volumes (the machine's or its preset's).
+
+    An EC2 instance's EBS bandwidth (``ebs_throughput_limit``: an EBS-optimized instance
     reaches its volumes over a dedicated link of that baseline throughput; AWS EC2 User
-    Guide, "Amazon EBS-optimized instance types") on its EBS volumes, and an Azure VM's
-    uncached disk limits (``uncached_disk_iops_limit``, ``uncached_disk_throughput_limit``:
-    the size table's "max uncached disk throughput"; a disk with host caching None, and
-    every write, passes the disk's limits and then the VM's: Microsoft docs,
-    managed-disks-overview.md, "Disk allocation and performance") on its Premium SSDs.
-    Simplification: the limit is shared by the instance's volumes, and that sharing is not
-    modelled: each volume is capped alone (exact with one data volume)."""
+    Guide, "Amazon EBS-optimized instance types") caps each EBS volume's own throughput
+    (simplification: the link is shared by the volumes, and that sharing is not modelled;
+    exact with one volume); a gp2 burst throughput above it is cut to it.
+
+    An Azure VM's limits are throttles of the machine (``io_limits``) its devices pass after
+    their own, shared by them (Microsoft docs, managed-disks-overview.md, "Disk allocation
+    and performance"): the uncached disk limits (``uncached_disk_iops_limit``,
+    ``uncached_disk_throughput_limit``, the size table's "max uncached disk throughput";
+    every Premium SSD I/O that is not a host-cache hit, so bursting does not bypass it),
+    counted in I/Os of up to 256 KiB as the disks count them; the cached and temp storage
+    limit (``cached_temp_iops_limit``, ``cached_temp_throughput_limit``), passed by the
+    temporary disk and by host-cache hits together. A Premium SSD with host_cache =
+    "readonly" uses the VM's host cache (``host_cache_size``)."""
     from ..presets import machine_presets
 
     base = machine_presets().get(spec.preset) if spec.preset else None
     pick = lambda f: getattr(spec, f) or (getattr(base, f) if base is not None else None)  # noqa: E731
 
-    def cap(kinds: tuple[str, ...], field: str, limit: Any) -> None:
-        if limit is None:
-            return
+    ebs = pick("ebs_throughput_limit")
+    if ebs is not None:
         for d in devices:
-            if d["kind"] in kinds:
-                own = d[field]
-                d[field] = float(limit) if own is None else min(own, float(limit))
+            if d["kind"] in EBS_KINDS:
+                own = d["throughput_limit_bytes_per_sec"]
+                d["throughput_limit_bytes_per_sec"] = float(ebs) if own is None else min(own, float(ebs))
+                b = d["burst"]
+                if b is not None and b["throughput_limit_bytes_per_sec"] is not None:
+                    cut = min(b["throughput_limit_bytes_per_sec"], float(ebs))
+                    b["throughput_limit_bytes_per_sec"] = cut if cut > d["throughput_limit_bytes_per_sec"] else None
 
-    cap(EBS_KINDS, "throughput_limit_bytes_per_sec", pick("ebs_throughput_limit"))
-    cap(AZURE_REMOTE_KINDS, "iops_limit", pick("uncached_disk_iops_limit"))
-    cap(AZURE_REMOTE_KINDS, "throughput_limit_bytes_per_sec", pick("uncached_disk_throughput_limit"))
+    limits: list[dict[str, Any]] = []
+    f = lambda v: None if v is None else float(v)  # noqa: E731
+
+    def limit(name: str, iops: Any, tput: Any, iops_size: Optional[int], users: list[dict[str, Any]],
+              needed: bool) -> Optional[str]:
+        if not needed or (iops is None and tput is None):
+            return None
+        limits.append({"name": name, "iops_limit": f(iops), "throughput_limit_bytes_per_sec": f(tput),
+                       "iops_size_bytes": iops_size})
+        for d in users:
+            d["io_limit"] = name
+        return name
+
+    remote = [d for d in devices if d["kind"] in AZURE_REMOTE_KINDS]
+    limit("uncached-disk", pick("uncached_disk_iops_limit"), pick("uncached_disk_throughput_limit"), 256 << 10, remote,
+          bool(remote))
+    cached = [d for d in devices if d["host_cache"]]
+    temps = [d for d in devices if d["kind"] in AZURE_TEMP_KINDS]
+    shared = limit("cached-temp", pick("cached_temp_iops_limit"), pick("cached_temp_throughput_limit"), None, temps,
+                   bool(temps or cached))
+    host_cache = None
+    if cached:
+        size, latency = pick("host_cache_size"), pick("host_cache_read_latency")
+        n0 = len(errs)
+        if size is None:
+            for d in cached:
+                errs.append(_Err(("devices", d["name"], "host_cache"), "this machine has no host cache (set "
+                                 "[machine] host_cache_size; Lsv2 and Ls sizes support no Premium Storage caching)", "readonly"))
+        elif latency is None:
+            errs.append(_Err(("machine", "host_cache_read_latency"), "required key missing for a host cache (no preset gives it)",
+                             None, "missing"))
+        if len(errs) == n0:
+            host_cache = {"cache_bytes": size, "io_limit": shared, "read_latency_ns": latency, **HOST_CACHE_MEDIUM}
+    if machine is not None:
+        machine["io_limits"] = limits
+        machine["host_cache"] = host_cache
 
 
 def _resolve_array(name: str, spec: MdArraySpec, devices: dict[str, Any], errs: list[_Err]) -> Optional[dict[str, Any]]:

@@ -71,7 +71,7 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
     errs: list[_Err] = []
     machine = _resolve_machine(spec.machine, errs)
     devices = [d for n, s in spec.devices.items() if isinstance(s, DeviceSpec) and (d := _resolve_device(n, s, raw, errs)) is not None]
-    _apply_instance_disk_limits(spec.machine, devices)
+    _apply_instance_disk_limits(spec.machine, machine, devices, errs)
     arrays = [a for n, s in spec.devices.items() if isinstance(s, MdArraySpec) and (a := _resolve_array(n, s, spec.devices, errs)) is not None]
     controllers = _resolve_controllers(spec.controllers, spec.devices, raw, errs)
     fs = spec.filesystem

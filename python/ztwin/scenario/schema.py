@@ -103,6 +103,21 @@ class MachineSpec(_Model):
         None, gt=0, description="An Azure VM's max uncached disk throughput (its size table): caps its Premium SSDs "
         "(azure-premium) below their own tier's limits."
     )
+    host_cache_size: Optional[Size] = Field(
+        None, description="An Azure VM size's host cache (its size table's \"cache size in GiB\"), used by its Premium SSDs "
+        "with host_cache = \"readonly\"; unset: the size has none (Lsv2, Ls)."
+    )
+    cached_temp_iops_limit: Optional[PosInt] = Field(
+        None, description="An Azure VM's max cached and temp storage IOPS (its size table): one limit that host-cache hits "
+        "and its temporary disk pass together."
+    )
+    cached_temp_throughput_limit: Optional[Rate] = Field(
+        None, gt=0, description="An Azure VM's max cached and temp storage throughput (its size table), shared by "
+        "host-cache hits and its temporary disk."
+    )
+    host_cache_read_latency: Optional[Duration] = Field(
+        None, description="Median service time of a host-cache hit once admitted (the host's local SSD)."
+    )
     mem_available: Optional[Size] = Field(
         None,
         description="MemAvailable of /proc/meminfo (free's \"available\") with the database up and the page cache dropped: "
@@ -125,7 +140,12 @@ class DeviceSpec(_Model):
     latency_sigma: Optional[float] = Field(None, ge=0, lt=5, description="Log-normal sigma of the service time.")
     transfer_rate: Optional[Rate] = Field(None, gt=0, description="Internal transfer rate; adds size/rate per I/O.")
     parallelism: Optional[PosInt] = Field(None, description="Requests served at once.")
-    burst: Optional[bool] = Field(None, description="aws-gp2's and azure-premium's burst buckets (not modelled yet: only false).")
+    burst: Optional[bool] = Field(None, description="aws-gp2's I/O credits and azure-premium's credit bursting (P1 to P20): "
+                                  "the volume runs above its provisioned rate while its credits last (default false).")
+    host_cache: Optional[Literal["none", "readonly", "readwrite"]] = Field(
+        None, description="Azure host caching of an azure-premium disk: \"none\" (default) or \"readonly\" (reads "
+        "served by the VM's host cache); \"readwrite\" is refused (not modelled)."
+    )
     ephemeral: Optional[bool] = Field(None, description="Instance storage that comes back empty when the VM moves to another host.")
     # A rotational disk (dev/disk.rs): set rpm and the data sheet's seek figures; the
     # latencies above are then the controller's command overhead.

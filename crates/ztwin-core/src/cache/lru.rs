@@ -69,6 +69,11 @@ impl Lru {
         }
     }
 
+    /// Entries the cache holds at most.
+    pub fn capacity(&self) -> u64 {
+        u64::from(self.cap)
+    }
+
     /// Entries cached.
     pub fn len(&self) -> usize {
         // Slots are taken once and then reused: one per cached entry.
@@ -189,6 +194,57 @@ impl Lru {
         self.nodes[i as usize].chain = self.heads[b];
         self.heads[b] = i;
         false
+    }
+
+    /// The slot of `id` if it is cached, made the most recently used (no hit counted).
+    pub fn touch(&mut self, id: u64) -> Option<u32> {
+        let mut c = self.heads[self.chain_of(id)];
+        while c != NIL {
+            let n = &self.nodes[c as usize];
+            if n.id == id {
+                if self.head != c {
+                    self.unlink(c);
+                    self.push_head(c);
+                }
+                return Some(c);
+            }
+            c = n.chain;
+        }
+        None
+    }
+
+    /// Caches `id`, which must not be cached, as the most recently used, the least
+    /// recently used id making room when full (no miss counted); returns its slot (a
+    /// victim's slot is reused).
+    pub fn insert(&mut self, id: u64) -> u32 {
+        debug_assert!(self.touch_free(id), "insert of a cached id");
+        let b = self.chain_of(id);
+        let i = if self.nodes.len() < self.cap as usize {
+            self.nodes.push(Node { id, prev: NIL, next: NIL, chain: NIL });
+            (self.nodes.len() - 1) as u32
+        } else {
+            let v = self.tail;
+            self.unchain(v);
+            self.unlink(v);
+            self.nodes[v as usize].id = id;
+            v
+        };
+        self.push_head(i);
+        self.nodes[i as usize].chain = self.heads[b];
+        self.heads[b] = i;
+        i
+    }
+
+    /// Whether `id` is not cached (for a debug check).
+    fn touch_free(&self, id: u64) -> bool {
+        let mut c = self.heads[self.chain_of(id)];
+        while c != NIL {
+            if self.nodes[c as usize].id == id {
+                return false;
+            }
+            c = self.nodes[c as usize].chain;
+        }
+        true
     }
 
     /// Ids from most to least recently used (for tests).

@@ -47,6 +47,79 @@ pub struct DeviceConfig {
     /// several operations against `iops_limit` (None: every request counts once).
     #[serde(default)]
     pub iops_size_bytes: Option<u64>,
+    /// A credit bucket that lets the device run above `iops_limit` / `throughput_limit`
+    /// while it has credits (AWS gp2's I/O credits, Azure Premium SSD's credit bursting);
+    /// None: the limits hold at all times. See `dev::throttle`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<BurstConfig>,
+    /// The machine-wide limit ([`IoLimitConfig`], by name) this device's I/O passes after
+    /// its own: an Azure VM's uncached disk limit for its Premium SSDs, its "cached and
+    /// temp storage" limit for its temporary disk. None: only the device's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_limit: Option<String>,
+    /// Azure host caching ReadOnly: reads are looked up in the machine's host cache
+    /// ([`HostCacheConfig`]) first; false is host caching None. See `dev::host_cache`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub host_cache: bool,
+}
+
+/// A device's burst credits (`dev::throttle`): a bucket of I/O credits and one of byte
+/// credits, each filled at the device's own limit (`iops_limit`, `throughput_limit`) less
+/// what it uses, spent at up to the burst rate, full when the disk is attached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BurstConfig {
+    /// Operations per second while I/O credits last (gp2 and Azure P1-P20: 3000 / 3500).
+    pub iops_limit: Option<f64>,
+    /// The I/O credit bucket's size, operations (gp2: 5.4 million; Azure: 30 minutes at
+    /// the burst rate above the provisioned one).
+    pub io_credits: Option<f64>,
+    /// Bytes per second while credits last (Azure P1-P20: 170 MB/s; gp2 of 171-333 GiB:
+    /// 250 MiB/s while I/O credits last).
+    pub throughput_limit_bytes_per_sec: Option<f64>,
+    /// The byte credit bucket's size, bytes (Azure: 30 minutes at the burst throughput
+    /// above the provisioned one). None with a burst throughput: the burst throughput
+    /// holds while the I/O credits last (gp2's rule).
+    pub byte_credits: Option<f64>,
+    /// The bucket is filled again when the disk is attached to a VM anew (a restart that
+    /// moved the VM): Azure's "full burst credit bucket when the disk is attached".
+    /// False: the balance belongs to the volume (gp2).
+    pub full_at_attach: bool,
+}
+
+/// A limit that several devices' I/O passes together (`dev::throttle`, without credits):
+/// an Azure VM's uncached disk limit, its "cached and temp storage" limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IoLimitConfig {
+    /// Name the devices' `io_limit` (and the host cache's `io_limit`) refer to.
+    pub name: String,
+    /// Operations per second (None: no cap).
+    pub iops_limit: Option<f64>,
+    /// Bytes per second (None: no cap).
+    pub throughput_limit_bytes_per_sec: Option<f64>,
+    /// A larger request counts as ceil(bytes / iops_size) operations (Azure: 256 KiB).
+    pub iops_size_bytes: Option<u64>,
+}
+
+/// Azure's host cache ("BlobCache": the host's RAM and local SSD) of a VM size, shared by
+/// its data disks with host caching ReadOnly; see `dev::host_cache`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCacheConfig {
+    /// Cache size, bytes (the size table's "cache size in GiB": 50 GiB for D2ds_v4).
+    pub cache_bytes: u64,
+    /// The machine-wide limit hits pass ([`IoLimitConfig`] by name: the "max cached and
+    /// temp storage throughput", shared with the temporary disk); None: no cap.
+    pub io_limit: Option<String>,
+    /// Median service time of a hit once admitted, ns (the host's local SSD).
+    pub read_latency_ns: u64,
+    /// Log-normal sigma of a hit's service time.
+    pub latency_sigma: f64,
+    /// Transfer rate of a hit, bytes per second.
+    pub transfer_bytes_per_sec: f64,
+    /// Hits served at once.
+    pub parallelism: u32,
 }
 
 impl DeviceConfig {

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::devices::{HostCacheConfig, IoLimitConfig};
+
 /// The machine the database runs on.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -23,6 +25,13 @@ pub struct MachineConfig {
     /// The kernel's vm sysctls the page cache reads (None: the kernel's default).
     #[serde(default)]
     pub vm: VmSysctls,
+    /// Limits the host puts on several devices together (an Azure VM's uncached disk
+    /// limit, its cached and temp storage limit), named by the devices' `io_limit`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub io_limits: Vec<IoLimitConfig>,
+    /// The VM's host cache, used by the devices with `host_cache` (Azure ReadOnly).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cache: Option<HostCacheConfig>,
 }
 
 /// `/proc/sys/vm/*` of the machine (Linux 6.1, mm/page-writeback.c and mm/page_alloc.c):

@@ -47,13 +47,16 @@ mod zfs_features;
 pub use bcache::{BcacheCacheMode, BcacheConfig, BcacheKernel, BcacheReplacement};
 pub use database::{CharacterSet, DatabaseConfig, InnodbConfig, InnodbServer};
 pub use dataset::{DatasetConfig, FileConfig, FilesDataset, PrepareRandType, SysbenchDataset, TpccDataset};
-pub use devices::{ArrayConfig, ControllerConfig, DeviceConfig, RotationalConfig};
+pub use devices::{
+    ArrayConfig, BurstConfig, ControllerConfig, DeviceConfig, HostCacheConfig, IoLimitConfig,
+    RotationalConfig,
+};
 pub use filesystem::{ExtentFsConfig, FsConfig};
 pub use machine::{CpuCosts, MachineConfig, VmSysctls};
 pub use phases::{CatPhase, FioPhase, PhaseConfig, RestartPhase, TunePhase, WorkloadPhase};
 pub use test_support::{
-    test_fio_variant, test_percona_variant, test_raid_variant, test_tpcc_variant, test_variant,
-    test_write_variant,
+    test_azure_variant, test_fio_variant, test_percona_variant, test_raid_variant, test_tpcc_variant,
+    test_variant, test_write_variant,
 };
 pub use validate::{MAX_SERIES_ROWS, MAX_SIMULATED_NS};
 pub use variant::{RunConfig, VariantConfig};

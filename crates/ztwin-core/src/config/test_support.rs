@@ -39,6 +39,8 @@ pub fn test_variant() -> VariantConfig {
             },
             mem_available_bytes: None,
             vm: Default::default(),
+            io_limits: Vec::new(),
+            host_cache: None,
         },
         devices: vec![DeviceConfig {
             name: "disk".into(),
@@ -56,6 +58,9 @@ pub fn test_variant() -> VariantConfig {
             flush_latency_ns: 0,
             queue_rotational: None,
             iops_size_bytes: None,
+            burst: None,
+            io_limit: None,
+            host_cache: false,
         }],
         controllers: vec![],
         arrays: vec![],
@@ -156,6 +161,59 @@ pub fn test_write_variant(mariadb: bool) -> VariantConfig {
         c.devices[0].flush_latency_ns = 500 * US;
         c.devices[0].queue_rotational = Some(true);
         c.devices[0].iops_size_bytes = Some(256 << 10);
+    }
+    c
+}
+
+/// The write variant on an Azure-like VM (so that mutations reach the keys): the device a
+/// P10 Premium SSD with burst credits and host caching ReadOnly behind the VM's uncached
+/// limit, and a temporary disk as the L2ARC, which passes the cached and temp limit with
+/// the host cache's hits.
+#[doc(hidden)]
+pub fn test_azure_variant() -> VariantConfig {
+    use super::{BurstConfig, HostCacheConfig, IoLimitConfig};
+    let mut c = test_write_variant(false);
+    c.scenario = "test-azure".into();
+    let limit = |name: &str, iops: f64, tput: f64, size: Option<u64>| IoLimitConfig {
+        name: name.into(),
+        iops_limit: Some(iops),
+        throughput_limit_bytes_per_sec: Some(tput),
+        iops_size_bytes: size,
+    };
+    c.machine.io_limits = vec![
+        limit("uncached-disk", 3200.0, 48e6, Some(256 << 10)),
+        limit("cached-temp", 19000.0, 120e6, None),
+    ];
+    c.machine.host_cache = Some(HostCacheConfig {
+        cache_bytes: 64 << 20,
+        io_limit: Some("cached-temp".into()),
+        read_latency_ns: 150 * US,
+        latency_sigma: 0.3,
+        transfer_bytes_per_sec: 1e9,
+        parallelism: 32,
+    });
+    let d = &mut c.devices[0];
+    d.iops_limit = Some(500.0);
+    d.throughput_limit_bytes_per_sec = Some(100e6);
+    d.iops_size_bytes = Some(256 << 10);
+    d.burst = Some(BurstConfig {
+        iops_limit: Some(3500.0),
+        io_credits: Some(3000.0 * 1800.0),
+        throughput_limit_bytes_per_sec: Some(170e6),
+        byte_credits: Some(70e6 * 1800.0),
+        full_at_attach: true,
+    });
+    d.io_limit = Some("uncached-disk".into());
+    d.host_cache = true;
+    let mut temp = c.devices[0].clone();
+    temp.name = "temp".into();
+    (temp.iops_limit, temp.throughput_limit_bytes_per_sec, temp.iops_size_bytes) =
+        (Some(19000.0), Some(120e6), None);
+    (temp.burst, temp.host_cache, temp.io_limit) = (None, false, Some("cached-temp".into()));
+    (temp.capacity_bytes, temp.ephemeral, temp.read_latency_ns) = (Some(256 << 20), true, 150 * US);
+    c.devices.push(temp);
+    if let FsConfig::Zfs(z) = &mut c.filesystem {
+        z.cache = vec!["temp".into()];
     }
     c
 }

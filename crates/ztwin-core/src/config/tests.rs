@@ -155,3 +155,51 @@ fn a_dataset_larger_than_its_device_is_refused() {
             FsConfig::Xfs(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
     });
 }
+
+/// Burst credits, the machine's shared limits and its host cache: what cannot work is
+/// refused by the key that says it.
+#[test]
+fn burst_limits_and_host_cache_are_checked() {
+    let azure_rejected = |field: &str, change: &dyn Fn(&mut VariantConfig)| {
+        let mut cfg = test_azure_variant();
+        cfg.validate().unwrap();
+        change(&mut cfg);
+        match cfg.validate() {
+            Err(Error::Config { field: f, .. }) => assert!(f.contains(field), "{f} is not {field}"),
+            other => panic!("{field}: expected a configuration error, got {other:?}"),
+        }
+    };
+    azure_rejected("devices[0] (disk).io_limit", &|c| c.devices[0].io_limit = Some("nope".into()));
+    azure_rejected("machine.host_cache.io_limit", &|c| {
+        c.machine.host_cache.as_mut().unwrap().io_limit = Some("x".into())
+    });
+    azure_rejected("machine.io_limits[1] (uncached-disk).name", &|c| {
+        c.machine.io_limits[1].name = "uncached-disk".into()
+    });
+    azure_rejected("machine.io_limits[0] (uncached-disk).iops_limit", &|c| {
+        c.machine.io_limits[0].iops_limit = Some(0.0)
+    });
+    azure_rejected("machine.host_cache.cache_bytes", &|c| {
+        c.machine.host_cache.as_mut().unwrap().cache_bytes = 5 << 40
+    });
+    azure_rejected("devices[0] (disk).host_cache", &|c| c.machine.host_cache = None);
+    azure_rejected("burst.iops_limit", &|c| c.devices[0].burst.as_mut().unwrap().iops_limit = Some(400.0));
+    azure_rejected("burst.iops_limit", &|c| c.devices[0].iops_limit = None);
+    azure_rejected("burst.io_credits", &|c| c.devices[0].burst.as_mut().unwrap().io_credits = Some(-1.0));
+    azure_rejected("burst.byte_credits", &|c| {
+        let b = c.devices[0].burst.as_mut().unwrap();
+        b.throughput_limit_bytes_per_sec = None;
+    });
+    azure_rejected("burst.iops_limit", &|c| {
+        let b = c.devices[0].burst.as_mut().unwrap();
+        (b.throughput_limit_bytes_per_sec, b.byte_credits, b.io_credits, b.iops_limit) =
+            (None, None, None, None);
+    });
+    azure_rejected("devices[0] (disk).host_cache", &|c| {
+        c.filesystem = FsConfig::Xfs(ExtentFsConfig {
+            device: "disk".into(),
+            block_size: 4096,
+            bcache: Some(BcacheConfig::with_defaults("temp")),
+        });
+    });
+}

@@ -161,6 +161,7 @@ impl VariantConfig {
                 )?;
             }
         }
+        self.validate_host_io()?;
         let has = |n: &str| self.devices.iter().any(|d| d.name == n);
         self.validate_arrays()?;
         // The array the filesystem sits on, if any: its members serve nothing else.
@@ -679,6 +680,151 @@ impl VariantConfig {
 
     /// The md arrays' names and members (their layout and chunk are the model's rules,
     /// `dev::md_raid10`, checked when the run builds the array the filesystem uses).
+    /// Burst credits, the machine's shared throttles and its host cache (`dev::throttle`,
+    /// `dev::host_cache`).
+    fn validate_host_io(&self) -> Result<()> {
+        let m = &self.machine;
+        let rate = |v: Option<f64>, field: &str| {
+            ensure(v.is_none_or(|v| v > 0.0 && v.is_finite()), field, "must be a positive number")
+        };
+        for (i, l) in m.io_limits.iter().enumerate() {
+            let at = |f: &str| format!("machine.io_limits[{i}] ({}).{f}", l.name);
+            ensure(!l.name.is_empty(), &at("name"), "must not be empty")?;
+            if m.io_limits[..i].iter().any(|o| o.name == l.name) {
+                return Err(Error::config(at("name"), "names must be unique"));
+            }
+            rate(l.iops_limit, &at("iops_limit"))?;
+            rate(l.throughput_limit_bytes_per_sec, &at("throughput_limit_bytes_per_sec"))?;
+            ensure(l.iops_size_bytes.is_none_or(|n| n > 0), &at("iops_size_bytes"), "must be positive")?;
+        }
+        let known = |name: &str, at: &str| {
+            if m.io_limits.iter().any(|l| l.name == name) {
+                Ok(())
+            } else {
+                let names: Vec<&str> = m.io_limits.iter().map(|l| l.name.as_str()).collect();
+                Err(Error::config(
+                    at,
+                    format!("names unknown limit '{name}'; machine.io_limits: {}", names.join(", ")),
+                ))
+            }
+        };
+        if let Some(h) = &m.host_cache {
+            let max = crate::dev::host_cache::MAX_EXTENTS << crate::dev::host_cache::EXTENT_SHIFT;
+            ensure(
+                (1 << crate::dev::host_cache::EXTENT_SHIFT..=max).contains(&h.cache_bytes),
+                "machine.host_cache.cache_bytes",
+                "must be from 256 KiB (one extent) to 4 TiB",
+            )?;
+            if let Some(n) = &h.io_limit {
+                known(n, "machine.host_cache.io_limit")?;
+            }
+            ensure(
+                h.read_latency_ns <= 60 * SEC,
+                "machine.host_cache.read_latency_ns",
+                "must be at most 60 s",
+            )?;
+            ensure(
+                h.latency_sigma >= 0.0 && h.latency_sigma < 5.0,
+                "machine.host_cache.latency_sigma",
+                "must be in [0, 5)",
+            )?;
+            rate(Some(h.transfer_bytes_per_sec), "machine.host_cache.transfer_bytes_per_sec")?;
+            ensure(
+                (1..=MAX_PARALLELISM).contains(&h.parallelism),
+                "machine.host_cache.parallelism",
+                &format!("must be 1 to {MAX_PARALLELISM}"),
+            )?;
+        }
+        for (i, d) in self.devices.iter().enumerate() {
+            let at = |f: &str| format!("devices[{i}] ({}).{f}", d.name);
+            if let Some(n) = &d.io_limit {
+                known(n, &at("io_limit"))?;
+            }
+            let behind_controller = self.controllers.iter().any(|c| c.volumes.contains(&d.name));
+            if d.host_cache {
+                ensure(
+                    m.host_cache.is_some(),
+                    &at("host_cache"),
+                    "needs the machine's host cache (machine.host_cache); this machine has none",
+                )?;
+                ensure(
+                    !behind_controller,
+                    &at("host_cache"),
+                    "a device behind a RAID controller has no host cache",
+                )?;
+                let bcache_backing = matches!(&self.filesystem,
+                    FsConfig::Xfs(x) | FsConfig::Ext4(x) if x.bcache.is_some() && x.device == d.name);
+                ensure(
+                    !bcache_backing,
+                    &at("host_cache"),
+                    "host caching of bcache's backing device is not modelled yet (its I/O carries no offsets here): \
+                     host_cache = \"none\" there",
+                )?;
+            }
+            let Some(b) = &d.burst else { continue };
+            let at = |f: &str| format!("devices[{i}] ({}).burst.{f}", d.name);
+            ensure(
+                b.iops_limit.is_some() || b.throughput_limit_bytes_per_sec.is_some(),
+                &at("iops_limit"),
+                "a burst needs a burst IOPS or a burst throughput",
+            )?;
+            // Credits up to a million years at a million IOPS, or bytes at 1 PB/s: bounds
+            // that keep every level an exact enough f64.
+            let credits = |v: Option<f64>, field: &str| {
+                ensure(v.is_none_or(|v| (0.0..=1e19).contains(&v)), &at(field), "must be from 0 to 1e19")
+            };
+            credits(b.io_credits, "io_credits")?;
+            credits(b.byte_credits, "byte_credits")?;
+            if let Some(r) = b.iops_limit {
+                ensure(r.is_finite(), &at("iops_limit"), "must be a positive number")?;
+                let Some(own) = d.iops_limit else {
+                    return Err(Error::config(
+                        at("iops_limit"),
+                        "a burst IOPS needs the device's iops_limit (the provisioned rate)",
+                    ));
+                };
+                ensure(r > own, &at("iops_limit"), "must be above the device's iops_limit")?;
+                ensure(
+                    b.io_credits.is_some(),
+                    &at("io_credits"),
+                    "a burst IOPS needs its credit bucket's size",
+                )?;
+            } else {
+                ensure(
+                    b.io_credits.is_none(),
+                    &at("io_credits"),
+                    "I/O credits need a burst IOPS (burst.iops_limit)",
+                )?;
+            }
+            if let Some(r) = b.throughput_limit_bytes_per_sec {
+                ensure(r.is_finite(), &at("throughput_limit_bytes_per_sec"), "must be a positive number")?;
+                let Some(own) = d.throughput_limit_bytes_per_sec else {
+                    return Err(Error::config(
+                        at("throughput_limit_bytes_per_sec"),
+                        "a burst throughput needs the device's throughput_limit (the provisioned rate)",
+                    ));
+                };
+                ensure(
+                    r > own,
+                    &at("throughput_limit_bytes_per_sec"),
+                    "must be above the device's throughput_limit",
+                )?;
+                ensure(
+                    b.byte_credits.is_some() || b.io_credits.is_some(),
+                    &at("byte_credits"),
+                    "a burst throughput needs byte credits, or I/O credits it lasts with (gp2)",
+                )?;
+            } else {
+                ensure(
+                    b.byte_credits.is_none(),
+                    &at("byte_credits"),
+                    "byte credits need a burst throughput (burst.throughput_limit_bytes_per_sec)",
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     fn validate_arrays(&self) -> Result<()> {
         let mut members: Vec<(&str, &str)> = Vec::new();
         for (k, a) in self.arrays.iter().enumerate() {

@@ -35,12 +35,21 @@
 //! which serves them, or sends them to the drive behind it (a device of its own, with this
 //! device's configuration); its counters are what the host sees (iostat on the volume).
 //!
-//! Simplifications: 1. the throttle is a leaky bucket with no burst credit (gp2's burst
-//! bucket is not modelled; scenarios say "no burst"); 2. reads and writes share one cap,
+//! The throttle ([`super::throttle`]) is a leaky bucket, or a token bucket with a peak rate
+//! for a device with burst credits (AWS gp2, Azure Premium SSD P1-P20). A device with an
+//! `io_limit` then passes a machine-wide throttle shared with other devices (an Azure VM's
+//! uncached disk limit after the disk's own, so bursting does not bypass it). A device with
+//! `host_cache` (Azure ReadOnly, [`super::host_cache`]) has its reads looked up in the VM's
+//! host cache first: a hit is served by the host (the cache's own throttle and service
+//! time), passing neither of the disk's throttles.
+//!
+//! Simplifications: 1. the throttles admit requests in the order they are submitted; 2. reads and writes share one cap,
 //! as EBS counts them; 3. a request's completion time is fixed when it is submitted, which
 //! is exact for FIFO service because submissions arrive in time order; 4. an I/O submitted
 //! without an offset ([`Device::submit`]) to a rotational device lands at a random offset;
-//! 5. a flush's cost does not depend on how much the cache holds.
+//! 5. a flush's cost does not depend on how much the cache holds; 6. an I/O submitted
+//! without an offset does not use the host cache (it cannot be looked up); the core
+//! refuses a host-cached disk where that happens (bcache's backing device).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -51,8 +60,13 @@ use rand_pcg::Pcg64Mcg;
 
 use rand::Rng;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use super::controller::Port;
 use super::disk::{Disk, DiskMechanics};
+use super::host_cache::{CachePort, HostCacheCounters};
+use super::throttle::{CreditState, Throttle};
 use crate::config::DeviceConfig;
 use crate::sim::time::{Nanos, SEC};
 
@@ -80,23 +94,27 @@ pub struct DeviceCounters {
     pub busy_ns: Nanos,
     /// Cache flushes asked for.
     pub flushes: u64,
+    /// Burst credits left and time in burst (all 0 without credits).
+    pub credits: CreditState,
+    /// What the host cache did (all 0 without one).
+    pub host_cache: HostCacheCounters,
 }
 
 /// A simulated block device.
 #[derive(Debug)]
 pub struct Device {
     name: String,
-    op_interval_ns: f64,
-    /// QEMU's iops-size: a larger request counts as ceil(bytes / iops_size) operations.
-    iops_size: Option<u64>,
-    byte_interval_ns: f64,
+    /// The device's own throttle (its limits, burst credits).
+    throttle: Throttle,
+    /// The machine-wide throttle its I/O passes next (shared with other devices).
+    io_limit: Option<Rc<RefCell<Throttle>>>,
+    /// The VM's host cache (Azure ReadOnly).
+    host_cache: Option<CachePort>,
     transfer_ns_per_byte: f64,
     read_latency: Option<LogNormal<f64>>,
     write_latency: Option<LogNormal<f64>>,
     read_median_ns: f64,
     write_median_ns: f64,
-    /// Earliest time the throttle admits the next op (fractional ns carried exactly).
-    next_admit: f64,
     slots: BinaryHeap<Reverse<Nanos>>,
     busy_until: Nanos,
     counters: DeviceCounters,
@@ -152,15 +170,19 @@ impl Device {
         slots.extend(std::iter::repeat_n(Reverse(0), parallelism));
         Device {
             name: cfg.name.clone(),
-            op_interval_ns: cfg.iops_limit.map_or(0.0, |iops| SEC as f64 / iops),
-            iops_size: cfg.iops_size_bytes.filter(|&n| n > 0),
-            byte_interval_ns: cfg.throughput_limit_bytes_per_sec.map_or(0.0, |t| SEC as f64 / t),
+            throttle: Throttle::new(
+                cfg.iops_limit,
+                cfg.throughput_limit_bytes_per_sec,
+                cfg.iops_size_bytes,
+                cfg.burst.as_ref(),
+            ),
+            io_limit: None,
+            host_cache: None,
             transfer_ns_per_byte: SEC as f64 / cfg.transfer_bytes_per_sec,
             read_latency: lognormal(cfg.read_latency_ns),
             write_latency: lognormal(cfg.write_latency_ns),
             read_median_ns: cfg.read_latency_ns as f64,
             write_median_ns: cfg.write_latency_ns as f64,
-            next_admit: 0.0,
             slots,
             busy_until: 0,
             counters: DeviceCounters::default(),
@@ -184,6 +206,43 @@ impl Device {
     /// now on its I/O goes through the controller, which serves it with its own drive.
     pub fn attach(&mut self, port: Port) {
         self.port = Some(port);
+    }
+
+    /// Sends the device's I/O through `limit` after its own throttle (a machine-wide
+    /// limit several devices share).
+    pub fn attach_io_limit(&mut self, limit: Rc<RefCell<Throttle>>) {
+        self.io_limit = Some(limit);
+    }
+
+    /// Puts the VM's host cache in front of the device (Azure host caching ReadOnly).
+    pub fn attach_host_cache(&mut self, port: CachePort) {
+        self.host_cache = Some(port);
+    }
+
+    /// The host cache in front of the device, if any.
+    pub fn host_cache(&self) -> Option<&CachePort> {
+        self.host_cache.as_ref()
+    }
+
+    /// Whether the device has burst credits.
+    pub fn has_burst_credits(&self) -> bool {
+        self.throttle.has_credits()
+    }
+
+    /// The device's burst credits at `t` (all 0 without them).
+    pub fn credits_at(&self, t: Nanos) -> CreditState {
+        self.throttle.credits_at(t as f64)
+    }
+
+    /// The VM restarted: a restart that moved it attaches the disk anew (an Azure bucket is
+    /// full again); the host cache comes back empty either way.
+    pub fn restart(&mut self, vm_moved: bool) {
+        if vm_moved {
+            self.throttle.attach();
+        }
+        if let Some(p) = &self.host_cache {
+            p.cache().borrow_mut().clear();
+        }
     }
 
     /// The controller port of a volume behind a RAID controller, if any.
@@ -226,6 +285,13 @@ impl Device {
     /// returns its completion time. Where it lies does not matter, or is not known: a
     /// rotational device serves it at a random offset.
     pub fn submit(&mut self, now: Nanos, op: Op, bytes: u32) -> Nanos {
+        if self.host_cache.is_some() {
+            // No offset to look up (simplification 6): the uncached path.
+            let done = self.serve(now, op, 0, bytes);
+            self.occupy(now, done);
+            self.count(op, bytes);
+            return done;
+        }
         let offset = match self.disk {
             Some(_) => {
                 let sectors = self.capacity.saturating_sub(u64::from(bytes)) >> 9;
@@ -240,12 +306,26 @@ impl Device {
     /// in nondecreasing `now`); returns its completion time. The offset matters to a
     /// rotational device only.
     pub fn submit_at(&mut self, now: Nanos, op: Op, offset: u64, bytes: u32) -> Nanos {
-        let done = match &self.port {
-            Some(port) => port.submit(now, op, offset, bytes),
-            None => self.serve(now, op, offset, bytes),
+        let hit = match (&mut self.host_cache, op) {
+            (Some(c), Op::Read) => c.read(now, offset, bytes),
+            (Some(c), Op::Write) => {
+                c.write(offset, bytes);
+                None
+            }
+            (None, _) => None,
+        };
+        let done = match (hit, &self.port) {
+            (Some(done), _) => done,
+            (None, Some(port)) => port.submit(now, op, offset, bytes),
+            (None, None) => self.serve(now, op, offset, bytes),
         };
         self.last_offset = offset.saturating_add(u64::from(bytes));
         self.occupy(now, done);
+        self.count(op, bytes);
+        done
+    }
+
+    fn count(&mut self, op: Op, bytes: u32) {
         match op {
             Op::Read => {
                 self.counters.reads += 1;
@@ -256,16 +336,15 @@ impl Device {
                 self.counters.write_bytes += bytes as u64;
             }
         }
-        done
     }
 
     /// The device's own service of an I/O (no controller in front): admission, a slot,
     /// the service time; returns its completion.
     fn serve(&mut self, now: Nanos, op: Op, offset: u64, bytes: u32) -> Nanos {
-        let admit = self.next_admit.max(now as f64);
-        let ops = self.iops_size.map_or(1, |n| u64::from(bytes).div_ceil(n).max(1));
-        self.next_admit =
-            admit + (self.op_interval_ns * ops as f64).max(bytes as f64 * self.byte_interval_ns);
+        let mut admit = self.throttle.admit(now as f64, bytes);
+        if let Some(limit) = &self.io_limit {
+            admit = limit.borrow_mut().admit(admit, bytes);
+        }
         let (dist, median) = match op {
             Op::Read => (self.read_latency, self.read_median_ns),
             Op::Write => (self.write_latency, self.write_median_ns),
@@ -326,9 +405,14 @@ impl Device {
         done
     }
 
+    /// What the host cache did for this device (all 0 without one).
+    pub fn host_cache_counters(&self) -> HostCacheCounters {
+        self.host_cache.as_ref().map(|c| c.counters()).unwrap_or_default()
+    }
+
     /// Counters so far (busy time counts intervals up to their planned completion).
     pub fn counters(&self) -> DeviceCounters {
-        self.counters
+        self.counters_at(self.busy_until)
     }
 
     /// Counters as of time `t`, no earlier than the last submission: operations count at
@@ -340,6 +424,12 @@ impl Device {
     pub fn counters_at(&self, t: Nanos) -> DeviceCounters {
         let mut c = self.counters;
         c.busy_ns = c.busy_ns.saturating_sub(self.busy_until.saturating_sub(t));
+        if self.throttle.has_credits() {
+            c.credits = self.throttle.credits_at(t as f64);
+        }
+        if let Some(p) = &self.host_cache {
+            c.host_cache = p.counters();
+        }
         c
     }
 }
@@ -366,6 +456,9 @@ mod tests {
             flush_latency_ns: 0,
             queue_rotational: None,
             iops_size_bytes: None,
+            burst: None,
+            io_limit: None,
+            host_cache: false,
         }
     }
 
@@ -457,6 +550,71 @@ mod tests {
         assert_eq!((d.counters().flushes, d.counters().busy_ns), (1, 0));
     }
 
+    /// A P10 with burst credits (3500 IOPS) behind a VM limit of 3200 IOPS runs at 3200:
+    /// bursting does not bypass the VM's limit; without the VM limit it runs at 3500.
+    #[test]
+    fn bursting_does_not_bypass_the_vm_limit() {
+        let mut c = cfg(Some(500.0), 64);
+        c.burst = Some(crate::config::BurstConfig {
+            iops_limit: Some(3500.0),
+            io_credits: Some(3000.0 * 1800.0),
+            throughput_limit_bytes_per_sec: None,
+            byte_credits: None,
+            full_at_attach: true,
+        });
+        for (vm, rate) in [(Some(3200.0), 3200.0), (None, 3500.0)] {
+            let mut d = Device::new(&c, 1);
+            if let Some(iops) = vm {
+                d.attach_io_limit(Rc::new(RefCell::new(Throttle::new(Some(iops), None, None, None))));
+            }
+            let n = 35_000u64;
+            let last = (0..n).map(|_| d.submit(0, Op::Read, 4096)).max().unwrap();
+            let got = n as f64 / ((last - 500 * US) as f64 / SEC as f64);
+            assert!((got / rate - 1.0).abs() < 0.001, "{got} IOPS, expected {rate}");
+            assert!(d.counters().credits.io_credits < 3000.0 * 1800.0, "credits spent");
+        }
+    }
+
+    /// With host caching ReadOnly, a read the cache holds is served by the host at once:
+    /// it takes nothing of the disk's throttle or the VM's uncached one (the next miss is
+    /// admitted as if the hits had not happened); a write passes both and fills the cache.
+    #[test]
+    fn a_host_cache_hit_costs_no_uncached_iops_and_a_write_passes_through() {
+        use super::super::host_cache::{CachePort, HostCache};
+        let hc = crate::config::HostCacheConfig {
+            cache_bytes: 1 << 30,
+            io_limit: None,
+            read_latency_ns: 100 * US,
+            latency_sigma: 0.0,
+            transfer_bytes_per_sec: 1e15,
+            parallelism: 4096,
+        };
+        let cache = Rc::new(RefCell::new(HostCache::new(&hc, 1)));
+        let vm = Rc::new(RefCell::new(Throttle::new(Some(100.0), None, None, None)));
+        let mut c = cfg(Some(1000.0), 64);
+        c.transfer_bytes_per_sec = 1e15;
+        let mut d = Device::new(&c, 1);
+        d.attach_io_limit(Rc::clone(&vm));
+        d.attach_host_cache(CachePort::new(Rc::clone(&cache), 0));
+        // A miss: admitted at once, the disk's 500 us.
+        assert_eq!(d.submit_at(0, Op::Read, 0, 16384), 500 * US);
+        // 1000 hits at 1 ms: 100 us each, no throttle (100 IOPS would take 10 s).
+        for k in 0..1000u64 {
+            assert_eq!(d.submit_at(MS + k, Op::Read, 0, 16384), MS + k + 100 * US);
+        }
+        assert_eq!(d.host_cache_counters().read_hits, 1000);
+        assert_eq!(d.counters().reads, 1001, "the guest counts every read");
+        // The next miss waits only for the first miss's 10 ms at the VM's 100 IOPS.
+        assert_eq!(d.submit_at(2 * MS, Op::Read, 1 << 20, 4096), 10 * MS + 500 * US);
+        // A write goes to the disk (after the VM's next 10 ms), then reads of it hit.
+        assert_eq!(d.submit_at(3 * MS, Op::Write, 2 << 20, 4096), 20 * MS + 500 * US);
+        assert_eq!(d.submit_at(21 * MS, Op::Read, 2 << 20, 4096), 21 * MS + 100 * US);
+        assert_eq!(d.host_cache_counters().read_misses, 2);
+        // A restart empties the cache.
+        d.restart(false);
+        assert_eq!(d.submit_at(40 * MS, Op::Read, 0, 16384), 40 * MS + 500 * US);
+    }
+
     #[test]
     fn lognormal_latency_has_the_configured_median() {
         let mut c = cfg(None, 1_000_000);
@@ -495,6 +653,9 @@ mod rotational_tests {
                 flush_latency_ns: 0,
                 queue_rotational: None,
                 iops_size_bytes: None,
+                burst: None,
+                io_limit: None,
+                host_cache: false,
             },
             1,
         )

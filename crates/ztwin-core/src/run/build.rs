@@ -44,6 +44,7 @@ impl<'a> Sim<'a> {
             .collect();
         // Volumes behind a RAID controller send their I/O through its cache.
         crate::dev::controller::attach(&cfg.controllers, &cfg.devices, &mut devices, cfg.seed);
+        attach_host_io(cfg, &mut devices);
         // The database and its files, or fio's files (which exist once a job makes them).
         let (db, files, exists, compress_ratio, class) = match (&cfg.database, &cfg.dataset) {
             (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Sysbench(_) | DatasetConfig::Tpcc(_)) => {
@@ -796,4 +797,51 @@ pub(crate) fn tpcc_layouts(
     );
     let layouts = keys.layouts(db.innodb_page_size, db.character_set_server);
     (keys, layouts)
+}
+
+/// The machine's shared throttles (`machine.io_limits`) and host cache: each device with an
+/// `io_limit` passes its throttle after its own; the host cache (built only when a device
+/// uses it) serves hits through its own `io_limit`, which the temporary disk shares.
+/// Names were checked by `VariantConfig::validate`.
+fn attach_host_io(cfg: &VariantConfig, devices: &mut [Device]) {
+    use crate::dev::host_cache::{CachePort, HostCache};
+    use crate::dev::throttle::Throttle;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let m = &cfg.machine;
+    let limits: Vec<Rc<RefCell<Throttle>>> = m
+        .io_limits
+        .iter()
+        .map(|l| {
+            Rc::new(RefCell::new(Throttle::new(
+                l.iops_limit,
+                l.throughput_limit_bytes_per_sec,
+                l.iops_size_bytes,
+                None,
+            )))
+        })
+        .collect();
+    let limit = |name: &Option<String>| {
+        name.as_ref()
+            .and_then(|n| m.io_limits.iter().position(|l| &l.name == n))
+            .map(|i| Rc::clone(&limits[i]))
+    };
+    for (d, c) in devices.iter_mut().zip(&cfg.devices) {
+        if let Some(l) = limit(&c.io_limit) {
+            d.attach_io_limit(l);
+        }
+    }
+    let Some(hc) = &m.host_cache else { return };
+    if !cfg.devices.iter().any(|d| d.host_cache) {
+        return;
+    }
+    let cache = Rc::new(RefCell::new(HostCache::new(hc, cfg.seed ^ 0x68c0_57ca_c4e5_u64)));
+    if let Some(l) = limit(&hc.io_limit) {
+        cache.borrow_mut().medium_mut().attach_io_limit(l);
+    }
+    for (i, (d, c)) in devices.iter_mut().zip(&cfg.devices).enumerate() {
+        if c.host_cache {
+            d.attach_host_cache(CachePort::new(Rc::clone(&cache), i as u32));
+        }
+    }
 }

@@ -269,6 +269,13 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
     parts.push(("files", files_bytes));
     parts.push(("fio_maps", fio_maps(cfg)));
     parts.push(("series", series_bytes(cfg, &files)));
+    if let (Some(h), true) = (&cfg.machine.host_cache, cfg.devices.iter().any(|d| d.host_cache)) {
+        // An Azure host cache (`dev::host_cache`): an LRU node (24 bytes), two chain heads
+        // (4 bytes each) and a 64-byte sector bitmap per 256 KiB extent, at most full.
+        use crate::dev::host_cache::{EXTENT_SHIFT, MAX_EXTENTS};
+        let extents = (h.cache_bytes >> EXTENT_SHIFT).clamp(1, MAX_EXTENTS);
+        parts.push(("host_cache", extents * 24 + (extents * 2).next_power_of_two() * 4 + extents * 64));
+    }
 
     // The clients and their statements, generators and in-flight state in each layer;
     // each device's slots.

@@ -41,7 +41,8 @@ impl Sim<'_> {
     /// ephemeral ZFS cache device that came back blank is UNAVAIL after the import (no
     /// label) and the pool runs without L2ARC, unless `recreate_cache` (the boot script's
     /// `zpool remove` and `zpool add`) makes it a new, empty one. Returns when the machine
-    /// is ready again, and what happened to bcache or to the L2ARC's device.
+    /// is ready again, and what happened to bcache or to the L2ARC's device. Devices: see
+    /// `Device::restart` (burst credits, the host cache).
     pub(super) fn restart(&mut self, vm_moved: bool, recreate_cache: bool) -> Result<(Nanos, Option<Value>)> {
         if let (Some(d), Some(DatabaseConfig::Innodb(db))) = (&mut self.db, &self.cfg.database) {
             d.restart(db);
@@ -514,6 +515,11 @@ impl Sim<'_> {
                         self.emit_row(&mut rec.series, &rec.prev, &now);
                     }
                     let (ready, device) = self.restart(r.vm_moved, r.recreate_cache)?;
+                    // After the shutdown's writes: a disk re-attached to a moved VM has a full
+                    // Azure burst bucket; the host cache is empty after any restart.
+                    for d in &mut self.devices {
+                        d.restart(r.vm_moved);
+                    }
                     rec.prev = self.snapshot(start);
                     self.clock = ready;
                     let mut doc = json!({"name": r.name, "type": "restart", "start_s": secs(phase_start), "end_s": secs(ready)});

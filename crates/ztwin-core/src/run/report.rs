@@ -133,6 +133,25 @@ impl Sim<'_> {
                 &format!("{name}_utilization"),
                 (y.busy_ns.saturating_sub(x.busy_ns) as f64 / SEC as f64 / dt).min(1.0),
             );
+            if d.has_burst_credits() {
+                // CloudWatch's BurstBalance, Azure Monitor's burst credits percentage (as
+                // what is left): at the interval's end; and the share of it spent bursting.
+                let c = &y.credits;
+                if c.io_capacity > 0.0 {
+                    s.set(&format!("{name}_burst_io_credits_pct"), 100.0 * c.io_credits / c.io_capacity);
+                }
+                if c.byte_capacity > 0.0 {
+                    s.set(&format!("{name}_burst_bps_credits_pct"), 100.0 * c.byte_credits / c.byte_capacity);
+                }
+                s.set(
+                    &format!("{name}_bursting"),
+                    ((c.burst_ns - x.credits.burst_ns) / SEC as f64 / dt).clamp(0.0, 1.0),
+                );
+            }
+            if d.host_cache().is_some() {
+                let (h, g) = (&y.host_cache, &x.host_cache);
+                s.set(&format!("{name}_host_cache_read_hit_iops"), (h.read_hits - g.read_hits) as f64 / dt);
+            }
         }
         if let (Some(x), Some(y)) = (&a.arc, &b.arc) {
             s.set("arc_hits", (y.hits - x.hits) as f64);
@@ -154,7 +173,10 @@ impl Sim<'_> {
                 let (hits, misses) = (y.l2_hits - x.l2_hits, y.l2_misses - x.l2_misses);
                 s.set("l2_hits", hits as f64);
                 s.set("l2_misses", misses as f64);
-                s.set("l2_hit_ratio", if hits + misses > 0 { hits as f64 / (hits + misses) as f64 } else { f64::NAN });
+                s.set(
+                    "l2_hit_ratio",
+                    if hits + misses > 0 { hits as f64 / (hits + misses) as f64 } else { f64::NAN },
+                );
                 s.set("l2_write_bytes", (y.l2_write_bytes - x.l2_write_bytes) as f64);
                 s.set("l2_size", y.l2_size as f64);
                 s.set("l2_asize", y.l2_asize as f64);
@@ -207,6 +229,27 @@ impl Sim<'_> {
             });
             if flushes {
                 doc["flushes_per_sec"] = json!(y.flushes.saturating_sub(x.flushes) as f64 / window_s);
+            }
+            if d.has_burst_credits() {
+                // Credits left at the window's end (null without a bucket for that resource)
+                // and the time spent above the provisioned rate in it.
+                let (c, pct) = (&y.credits, |v: f64, cap: f64| (cap > 0.0).then(|| 100.0 * v / cap));
+                doc["burst"] = json!({
+                    "io_credits": (c.io_capacity > 0.0).then_some(c.io_credits),
+                    "io_credits_pct": pct(c.io_credits, c.io_capacity),
+                    "byte_credits": (c.byte_capacity > 0.0).then_some(c.byte_credits),
+                    "byte_credits_pct": pct(c.byte_credits, c.byte_capacity),
+                    "burst_s": ((c.burst_ns - x.credits.burst_ns) / SEC as f64).max(0.0),
+                });
+            }
+            if d.host_cache().is_some() {
+                let (h, g) = (&y.host_cache, &x.host_cache);
+                let (hits, misses) = (h.read_hits - g.read_hits, h.read_misses - g.read_misses);
+                doc["host_cache"] = json!({
+                    "read_hit_iops": hits as f64 / window_s,
+                    "read_hit_mbps": (h.read_hit_bytes - g.read_hit_bytes) as f64 / 1e6 / window_s,
+                    "read_hit_ratio": (hits + misses > 0).then(|| hits as f64 / (hits + misses) as f64),
+                });
             }
             if a.db_writes.is_some() || a.page_cache.is_some() {
                 // iostat's rareq-sz and wareq-sz.

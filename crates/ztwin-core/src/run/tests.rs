@@ -247,7 +247,11 @@ fn a_blank_ephemeral_cache_device_is_unavailable_until_recreated() {
     let run = |vm_moved: bool, recreate_cache: bool| {
         let mut cfg = cat_then_bench_with_l2(false);
         cfg.devices[1].ephemeral = true;
-        let restart = PhaseConfig::Restart(crate::config::RestartPhase { name: "boot".into(), vm_moved, recreate_cache });
+        let restart = PhaseConfig::Restart(crate::config::RestartPhase {
+            name: "boot".into(),
+            vm_moved,
+            recreate_cache,
+        });
         cfg.phases.insert(1, restart);
         // Long enough for feeds: the first comes l2arc_feed_secs after the boot.
         if let PhaseConfig::Workload(w) = &mut cfg.phases[2] {
@@ -260,7 +264,10 @@ fn a_blank_ephemeral_cache_device_is_unavailable_until_recreated() {
     let (state, bench) = run(true, false);
     assert_eq!(state, "unavail");
     assert!(bench.get("l2arc").is_none(), "{bench:#}");
-    assert_eq!(num(&bench, &["devices", "l2", "read_iops"]) + num(&bench, &["devices", "l2", "write_iops"]), 0.0);
+    assert_eq!(
+        num(&bench, &["devices", "l2", "read_iops"]) + num(&bench, &["devices", "l2", "write_iops"]),
+        0.0
+    );
     let (state, bench) = run(true, true);
     assert_eq!(state, "recreated");
     assert!(num(&bench, &["l2arc", "l2_write_bytes"]) > 0.0, "the feed fills it again: {bench:#}");
@@ -512,4 +519,29 @@ fn the_series_ends_with_the_window_and_adds_up_to_it_under_writes() {
         let (x, y) = (a.series.column(name).unwrap(), b.series.column(name).unwrap());
         assert_eq!(x[..], y[..x.len()], "{name}");
     }
+}
+
+/// The Azure-like variant: the summary reports the data disk's burst credits and host
+/// cache, the series their columns; the disk's reads and writes at its submission count
+/// either way (a hit is a read of the disk to the guest), and with credits the disk
+/// spends them: a P10's 500 IOPS are below what the workload asks.
+#[test]
+fn an_azure_disk_reports_its_burst_credits_and_host_cache() {
+    let mut cfg = crate::config::test_azure_variant();
+    cfg.run.warmup_ns = 2 * SEC;
+    cfg.run.duration_ns = 8 * SEC;
+    let r = run_variant(&cfg).unwrap();
+    let disk = &r.summary["devices"]["disk"];
+    let burst = &disk["burst"];
+    let (io, pct) = (burst["io_credits"].as_f64().unwrap(), burst["io_credits_pct"].as_f64().unwrap());
+    assert!(io < 3000.0 * 1800.0 && (0.0..100.0).contains(&pct), "{burst}");
+    assert!(burst["burst_s"].as_f64().unwrap() > 0.0, "{burst}");
+    let hc = &disk["host_cache"];
+    assert!(hc["read_hit_ratio"].as_f64().is_some(), "{hc}");
+    assert!(r.summary["devices"]["temp"].get("burst").is_none(), "no bucket, no burst doc");
+    let col = r.series.column("disk_burst_io_credits_pct").unwrap();
+    assert!(col.iter().all(|v| (0.0..=100.0).contains(v)), "{col:?}");
+    assert!(col.windows(2).any(|w| w[1] < w[0]), "credits are spent: {col:?}");
+    assert!(r.series.column("disk_host_cache_read_hit_iops").is_some());
+    assert!(r.series.column("temp_burst_io_credits_pct").is_none());
 }

@@ -35,6 +35,9 @@ fn hdd(name: &str) -> DeviceConfig {
         flush_latency_ns: 0,
         queue_rotational: None,
         iops_size_bytes: None,
+        burst: None,
+        io_limit: None,
+        host_cache: false,
     }
 }
 

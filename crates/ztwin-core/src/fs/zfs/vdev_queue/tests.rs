@@ -26,6 +26,9 @@ fn device() -> Device {
             flush_latency_ns: 0,
             queue_rotational: None,
             iops_size_bytes: None,
+            burst: None,
+            io_limit: None,
+            host_cache: false,
         },
         1,
     )
