@@ -246,6 +246,19 @@ impl Default for L2HeadRun {
     }
 }
 
+impl L2HeadRun {
+    /// Header `i` of `lsize` bytes, next toward the tail, joins the run.
+    #[inline]
+    pub(crate) fn push_back(&mut self, i: u32, lsize: u32) {
+        if self.count == 0 {
+            self.first = i;
+        }
+        self.count += 1;
+        self.bytes += lsize as u64;
+        self.last = i;
+    }
+}
+
 /// The slab, lists and index.
 pub(crate) struct Slab {
     pub hdrs: Vec<Header>,

@@ -1,5 +1,6 @@
 use super::slab::{
-    State, F2_COPY, F2_HELD, F2_L2HRUN, F2_L2RUN, F_INDIRECT, F_L2, F_L2CACHE, F_PREFETCH, F_SKIPWIN, HELD_LISTS, NIL,
+    State, F2_COPY, F2_HELD, F2_L2HRUN, F2_L2RUN, F_INDIRECT, F_L2, F_L2CACHE, F_PREFETCH, F_SKIPWIN,
+    HELD_LISTS, NIL,
 };
 use super::*;
 use crate::config::{ArcTunables, ZfsRelease};
@@ -206,7 +207,10 @@ pub(in crate::cache) fn check_invariants(a: &Arc) {
             let inside = seen_first && members < r.count;
             assert_eq!(h.flags2 & F2_L2HRUN != 0, inside, "list {li}: head run flags");
             if inside {
-                assert!(h.flags & F_L2 != 0 || h.flags & F_L2CACHE == 0, "list {li}: eligible head run member");
+                assert!(
+                    h.flags & F_L2 != 0 || h.flags & F_L2CACHE == 0,
+                    "list {li}: eligible head run member"
+                );
                 members += 1;
                 bytes += h.lsize as u64;
                 last = cur;

@@ -17,7 +17,7 @@
 use super::attached::seq_bits;
 use super::device::L2Ent;
 use super::{L2Feed, LOG_BLK_SIZE};
-use crate::cache::arc::slab::{list_index, State, F_L2, F_L2CACHE, F_L2PF, F_PREFETCH, NIL};
+use crate::cache::arc::slab::{list_index, L2HeadRun, State, F_L2, F_L2CACHE, F_L2PF, F_PREFETCH, NIL};
 use crate::cache::arc::{Arc, T_DATA, T_META};
 use crate::sim::time::{Nanos, MS, SEC};
 
@@ -198,9 +198,9 @@ impl Arc {
             let memo = self.l2run_memo && !from_head;
             let hmemo = self.l2run_memo && from_head;
             let old = self.slab.l2hrun[li];
-            // The headers this scan leaves ineligible above the old run (`pre`: count,
-            // bytes, first, last) and below it (`post`), and whether it reached the run.
-            let (mut pre, mut post) = ((0u32, 0u64, NIL, NIL), (0u32, 0u64, NIL, NIL));
+            // The headers this scan leaves ineligible above the old run (`pre`) and below
+            // it (`post`), and whether it reached the run.
+            let (mut pre, mut post) = (L2HeadRun::default(), L2HeadRun::default());
             let mut reached = false;
             if memo && self.slab.l2run[li].count > 0 {
                 let r = self.slab.l2run[li];
@@ -243,8 +243,7 @@ impl Arc {
                     }
                     if hmemo {
                         self.slab.flag_l2hrun(cur);
-                        let side = if reached { &mut post } else { &mut pre };
-                        *side = (side.0 + 1, side.1 + h.lsize as u64, if side.0 == 0 { cur } else { side.2 }, cur);
+                        if reached { &mut post } else { &mut pre }.push_back(cur, h.lsize);
                     }
                     cur = nxt;
                     continue;
@@ -281,8 +280,7 @@ impl Arc {
                 }
                 if hmemo {
                     self.slab.flag_l2hrun(cur);
-                    let side = if reached { &mut post } else { &mut pre };
-                    *side = (side.0 + 1, side.1 + h.lsize as u64, if side.0 == 0 { cur } else { side.2 }, cur);
+                    if reached { &mut post } else { &mut pre }.push_back(cur, h.lsize);
                 }
                 let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
                 if l2.dev.log_entries > 0 {
@@ -314,19 +312,19 @@ impl Arc {
                 // the old one when the scan reached it; else they are the run, and the old
                 // one (further down, not adjacent) is forgotten.
                 let run = if reached {
-                    crate::cache::arc::slab::L2HeadRun {
-                        count: pre.0 + old.count + post.0,
-                        bytes: pre.1 + old.bytes + post.1,
-                        first: if pre.0 > 0 { pre.2 } else { old.first },
-                        last: if post.0 > 0 { post.3 } else { old.last },
+                    L2HeadRun {
+                        count: pre.count + old.count + post.count,
+                        bytes: pre.bytes + old.bytes + post.bytes,
+                        first: if pre.count > 0 { pre.first } else { old.first },
+                        last: if post.count > 0 { post.last } else { old.last },
                     }
                 } else {
                     if old.count > 0 {
                         self.slab.reset_l2hrun(li);
                     }
-                    crate::cache::arc::slab::L2HeadRun { count: pre.0, bytes: pre.1, first: pre.2, last: pre.3 }
+                    pre
                 };
-                self.slab.l2hrun[li] = if run.count == 0 { Default::default() } else { run };
+                self.slab.l2hrun[li] = run;
             }
             if full {
                 break;

@@ -304,7 +304,9 @@ fn a_write_replaces_an_l2_only_header() {
 #[test]
 fn a_written_block_is_fed_as_a_read_one_is() {
     for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3] {
-        for (sc, fed) in [(CacheProperty::All, true), (CacheProperty::Metadata, false), (CacheProperty::None, false)] {
+        for (sc, fed) in
+            [(CacheProperty::All, true), (CacheProperty::Metadata, false), (CacheProperty::None, false)]
+        {
             let mut a = arc(rel, 256 * MIB);
             a.attach_l2arc(&l2p(8 * GIB, sc, L2arcTunables::default(), 0)).unwrap();
             for i in 0..200u64 {
