@@ -95,16 +95,22 @@ fn cat_then_bench_with_l2(noprefetch: bool) -> VariantConfig {
     let mut cfg = test_variant();
     cfg.devices[0].throughput_limit_bytes_per_sec = Some(48e6);
     cat_then_bench(&mut cfg);
+    add_l2(&mut cfg).l2arc.l2arc_noprefetch = Some(noprefetch);
+    cfg
+}
+
+/// Adds "l2", a 1 GiB copy of the first device without its IOPS cap, as the pool's cache
+/// device, fed up to 64 MiB at a time; returns the ZFS config for more changes.
+fn add_l2(cfg: &mut VariantConfig) -> &mut crate::config::ZfsConfig {
     let mut l2 = cfg.devices[0].clone();
     l2.name = "l2".into();
     l2.iops_limit = None;
     l2.capacity_bytes = Some(1 << 30);
     cfg.devices.push(l2);
-    let FsConfig::Zfs(z) = &mut cfg.filesystem else { unreachable!() };
+    let FsConfig::Zfs(z) = &mut cfg.filesystem else { unreachable!("the test variants run ZFS") };
     z.cache = vec!["l2".into()];
     z.l2arc.l2arc_write_max = Some(64 << 20);
-    z.l2arc.l2arc_noprefetch = Some(noprefetch);
-    cfg
+    z
 }
 
 fn num(v: &Value, path: &[&str]) -> f64 {
@@ -231,7 +237,10 @@ fn the_series_follows_the_l2arc() {
     assert!(total >= num(bench, &["l2arc", "l2_hits"]) && total > 0.0, "{total} vs {bench:#}");
     assert!(ratio.iter().all(|x| x.is_nan() || (0.0..=1.0).contains(x)), "{ratio:?}");
     // The feed's first pass comes l2arc_feed_secs (1 s) in: after the first row.
-    assert!(size.windows(2).skip(1).take_while(|w| w[1] > 0.0).all(|w| w[1] >= w[0]) && size[1] > 0.0, "{size:?}");
+    assert!(
+        size.windows(2).skip(1).take_while(|w| w[1] > 0.0).all(|w| w[1] >= w[0]) && size[1] > 0.0,
+        "{size:?}"
+    );
     assert_eq!(*size.last().unwrap(), num(bench, &["l2arc", "l2_size"]));
     assert_eq!(col("l2_misses").len(), hits.len());
     let plain = run_variant(&test_variant()).unwrap();
@@ -483,26 +492,27 @@ fn read_only_transactions_count_and_read_as_sysbench_and_innodb_do() {
 #[test]
 fn the_series_ends_with_the_window_and_adds_up_to_it_under_writes() {
     let mut cfg = crate::config::test_tpcc_variant(2);
-    cfg.run = crate::config::RunConfig { warmup_ns: 0, duration_ns: 5 * SEC + SEC / 3, report_interval_ns: SEC };
-    let mut l2 = cfg.devices[0].clone();
-    l2.name = "l2".into();
-    l2.iops_limit = None;
-    l2.capacity_bytes = Some(1 << 30);
-    cfg.devices.push(l2);
-    let FsConfig::Zfs(z) = &mut cfg.filesystem else { unreachable!() };
-    z.cache = vec!["l2".into()];
-    z.arc.zfs_arc_max = 96 << 20;
-    z.l2arc.l2arc_write_max = Some(64 << 20);
+    cfg.run =
+        crate::config::RunConfig { warmup_ns: 0, duration_ns: 5 * SEC + SEC / 3, report_interval_ns: SEC };
+    add_l2(&mut cfg).arc.zfs_arc_max = 96 << 20;
     let r = Sim::new(&cfg).unwrap().run(None).unwrap();
     let col = |n: &str| r.series.column(n).unwrap_or_else(|| panic!("no {n} column"));
     let time = col("time_s");
     let window = &r.summary;
-    assert_eq!(*time.last().unwrap(), (5 * SEC + SEC / 3) as f64 / SEC as f64, "the last row ends at the window's end: {time:?}");
+    assert_eq!(
+        *time.last().unwrap(),
+        (5 * SEC + SEC / 3) as f64 / SEC as f64,
+        "the last row ends at the window's end: {time:?}"
+    );
     let fed: f64 = col("l2_write_bytes").iter().sum();
     let in_window = num(window, &["l2arc", "l2_write_bytes"]);
     assert!(in_window > 0.0, "{window:#}");
     assert_eq!(fed, in_window, "rows {:?}", col("l2_write_bytes"));
-    let rows_tps: f64 = col("tps").iter().zip(time.iter().scan(0.0, |p, &t| Some(t - std::mem::replace(p, t)))).map(|(x, dt)| x * dt).sum();
+    let rows_tps: f64 = col("tps")
+        .iter()
+        .zip(time.iter().scan(0.0, |p, &t| Some(t - std::mem::replace(p, t))))
+        .map(|(x, dt)| x * dt)
+        .sum();
     let window_tx = num(window, &["tps"]) * num(window, &["window_s"]);
     assert!((rows_tps - window_tx).abs() < 0.5, "{rows_tps} vs {window_tx}");
     // A run that goes on has the same rows up to there: what ran after the window's end
@@ -514,7 +524,8 @@ fn the_series_ends_with_the_window_and_adds_up_to_it_under_writes() {
         c.run.duration_ns = 5 * SEC;
         c
     };
-    let (a, b) = (Sim::new(&cut(&cfg)).unwrap().run(None).unwrap(), Sim::new(&longer).unwrap().run(None).unwrap());
+    let (a, b) =
+        (Sim::new(&cut(&cfg)).unwrap().run(None).unwrap(), Sim::new(&longer).unwrap().run(None).unwrap());
     for name in ["l2_write_bytes", "tps", "l2_size", "arc_size"] {
         let (x, y) = (a.series.column(name).unwrap(), b.series.column(name).unwrap());
         assert_eq!(x[..], y[..x.len()], "{name}");
