@@ -140,11 +140,14 @@ impl Sim<'_> {
         // The sync may have run outside the loop (a flush before a restart).
         self.schedule_sync();
         self.schedule_zil();
+        // Requests that can never complete end the run with an error (see `stall`).
+        let mut stall = super::stall::Stall::new(self.clock, self.nclients, self.progress_mark());
         loop {
             if self.queue.requests() == 0 {
                 // Writers waiting for dirty data to drop wait on the sync's writes, and
                 // committers on the intent log's (XFS/ext4: the journal's).
                 if let Some(t) = self.journal_wake.filter(|_| self.journal_waiting()) {
+                    self.stall_check(&mut stall, t.max(self.clock))?;
                     self.journal_event(t.max(self.clock));
                     continue;
                 }
@@ -154,6 +157,9 @@ impl Sim<'_> {
                 };
                 let sync = self.write_next_at().filter(|_| throttled || committing);
                 let zil = self.zil_next_at().filter(|_| committing);
+                if let Some(t) = sync.into_iter().chain(zil).min() {
+                    self.stall_check(&mut stall, t)?;
+                }
                 match (sync, zil) {
                     (Some(w), Some(z)) if z < w => self.zil_event(z),
                     (Some(w), _) => self.write_event(w),
@@ -185,7 +191,16 @@ impl Sim<'_> {
             }
             // A database thread's timer left from before a restart fires when the clock is there.
             let t = if let Event::Timer(_) = event { t.max(self.clock) } else { t };
+            self.stall_check(&mut stall, t)?;
             self.report_until(rec, t.min(report_limit))?;
+            if t > report_limit && self.events & 0xFFFF == 0 {
+                // Past the window no row is due: the observer is told every 65,536 events
+                // (a long drain can still be stopped).
+                if let Some(o) = &mut rec.observer {
+                    o.observe(t, self.phase_index);
+                    o.check()?;
+                }
+            }
             if let Some((ws, we)) = window {
                 if start_snap.is_none() && t >= ws {
                     self.window_hist.reset();
