@@ -275,10 +275,8 @@ proptest! {
 /// config's check (`run::db_write_tests`).
 #[test]
 fn mutants_that_hung_are_refused() {
-    let cases: [(usize, &[(&str, u64)]); 2] = [
-        (1, &[("innodb_lru_scan_depth", 1)]),
-        (2, &[("innodb_lru_scan_depth", 1), ("threads", 4096)]),
-    ];
+    let cases: [(usize, &[(&str, u64)]); 2] =
+        [(1, &[("innodb_lru_scan_depth", 1)]), (2, &[("innodb_lru_scan_depth", 1), ("threads", 4096)])];
     for (server, sets) in cases {
         let mut v = serde_json::to_value(write_base(server)).unwrap();
         for &(key, value) in sets {

@@ -158,9 +158,11 @@ impl Sim<'_> {
     /// The progress mark: requests completed (statements, fio I/Os, `cat` reads) plus the
     /// devices' operations.
     pub(super) fn progress_mark(&self) -> u64 {
-        let ops = self.devices.iter().map(|d| d.counters()).fold(0u64, |s, c| {
-            s.wrapping_add(c.reads).wrapping_add(c.writes).wrapping_add(c.flushes)
-        });
+        let ops = self
+            .devices
+            .iter()
+            .map(|d| d.counters())
+            .fold(0u64, |s, c| s.wrapping_add(c.reads).wrapping_add(c.writes).wrapping_add(c.flushes));
         self.statements.wrapping_add(self.fio_ios).wrapping_add(self.cat_reads).wrapping_add(ops)
     }
 
@@ -270,7 +272,7 @@ mod tests {
         let mut s = Stall::new(0, 8, 0);
         for k in 1..=n {
             let t = k * dt;
-            let mark = if every == 0 { 0 } else { k / every };
+            let mark = k.checked_div(every).unwrap_or(0);
             match s.event(t) {
                 Check::Fine => {}
                 Check::Look if s.look(t, mark) => return Some(k),
