@@ -265,6 +265,46 @@ proptest! {
     }
 }
 
+/// Mutants that once hung the run, saved: each is refused, by name, before it runs.
+/// - MariaDB 10.11 (`write_base(1)`) with `innodb_lru_scan_depth` = 1 (and
+///   `rand_spec_pct` = 3): the page cleaner never saw frames needed (`free < 1 / 2`), and a
+///   thread short of a frame and the idle cleaner woke each other at one instant for ever.
+/// - Percona Server 5.7 (`write_base(2)`) with `innodb_lru_scan_depth` = 1 and 4096
+///   threads: the LRU manager freed one frame a second for 4096 threads backing off in
+///   10 ms sleeps, a drain of hours of simulated time.
+///
+/// The driver's own stall check (`run::stall`) is tested on the first without the
+/// config's check (`run::db_write_tests`).
+#[test]
+fn mutants_that_hung_are_refused() {
+    let cases: [(usize, &[(&str, u64)]); 2] =
+        [(1, &[("innodb_lru_scan_depth", 1)]), (2, &[("innodb_lru_scan_depth", 1), ("threads", 4096)])];
+    for (server, sets) in cases {
+        let mut v = serde_json::to_value(write_base(server)).unwrap();
+        for &(key, value) in sets {
+            let part = if key == "threads" { "workload" } else { "database" };
+            v[part][key] = Value::from(value);
+        }
+        if server == 1 {
+            v["workload"]["rand_spec_pct"] = Value::from(3.0);
+        }
+        match check_variant_json(&v.to_string()) {
+            Err(ztwin_core::Error::Config { field, .. }) => {
+                assert_eq!(field, "database.innodb_lru_scan_depth")
+            }
+            other => panic!("server {server}: expected the config's refusal, got {other:?}"),
+        }
+        let mut observed = 0;
+        let cfg: VariantConfig = serde_json::from_value(v).unwrap();
+        assert!(run_variant_observed(&cfg, std::time::Duration::ZERO, &mut |_| {
+            observed += 1;
+            true
+        })
+        .is_err());
+        assert_eq!(observed, 0, "refused before it runs");
+    }
+}
+
 #[test]
 fn the_bases_build() {
     for base in [

@@ -27,6 +27,9 @@ pub const MAX_VCPUS: u32 = 4096;
 pub const MAX_PARALLELISM: u32 = 65536;
 /// The most RAM a machine may have: 64 TiB.
 pub const MAX_RAM_BYTES: u64 = 64 << 40;
+/// `innodb_lru_scan_depth`'s minimum, the same in MySQL 5.7, Percona Server 5.7 and
+/// MariaDB 10.11 (`handler/ha_innodb.cc`, `MYSQL_SYSVAR_ULONG(lru_scan_depth, ...)`).
+pub const MIN_LRU_SCAN_DEPTH: u32 = 100;
 
 impl VariantConfig {
     /// Checks what serde cannot: ranges, cross references, sizes that fit the machine.
@@ -599,6 +602,15 @@ fn validate_innodb(db: &InnodbConfig, m: &MachineConfig) -> Result<()> {
         (5..=95).contains(&db.innodb_old_blocks_pct),
         "database.innodb_old_blocks_pct",
         "must be 5 to 95",
+    )?;
+    // MYSQL_SYSVAR_ULONG(lru_scan_depth, ..., 1024, 100, ~0UL, 0) in MySQL 5.7's and
+    // Percona Server 5.7's `handler/ha_innodb.cc`; MariaDB 10.11's minimum is 100 too. Below
+    // it a batch frees a frame or two a pass: a Percona Server LRU manager one a second for
+    // thousands of backing-off threads, a MariaDB page cleaner that never sees frames needed.
+    ensure(
+        db.innodb_lru_scan_depth == 0 || db.innodb_lru_scan_depth >= MIN_LRU_SCAN_DEPTH,
+        "database.innodb_lru_scan_depth",
+        "must be 0 (the server's default) or at least 100 (the servers' minimum)",
     )?;
     ensure(
         crate::db::innodb::writes::FlushMethod::parse(&db.innodb_flush_method).is_some(),

@@ -212,6 +212,13 @@ impl Database {
         }
     }
 
+    /// Frames on the free list now.
+    pub fn free_frames(&self) -> usize {
+        match self {
+            Database::Innodb(d) => d.bp.free_frames(),
+        }
+    }
+
     /// The machine restarted: the cache starts empty.
     pub fn restart(&mut self, cfg: &InnodbConfig) {
         match self {

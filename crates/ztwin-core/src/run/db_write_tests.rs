@@ -379,3 +379,64 @@ fn purge_removes_deleted_rows_and_buffers_some_deletes() {
     assert_eq!(buffered[0], 0.0);
     assert!(buffered[1] > 0.0, "{buffered:?}");
 }
+
+/// The run of `cfg` without the config's checks (a state they refuse, built to show what
+/// the driver does with it).
+fn run_unchecked(cfg: &VariantConfig) -> Result<VariantResult> {
+    Sim::new(cfg)?.run(None)
+}
+
+/// A run stuck at one instant ends with an error naming what its threads wait for, not a
+/// hang (`stall`). The fuzzer's case: MariaDB 10.11 with innodb_lru_scan_depth = 1 (below
+/// the servers' minimum of 100: the config's check refuses it, so the run is built without
+/// it here). `need_LRU_eviction` asks `free < 1 / 2`, never true: a thread short of a frame
+/// wakes the page cleaner, whose pass is idle and frees nothing, and wakes the thread,
+/// which finds no frame and wakes the cleaner again, all at one instant.
+#[test]
+fn a_run_stuck_at_one_instant_ends_with_an_error_naming_the_buffer_pool() {
+    let mut cfg = crate::config::test_write_variant(true);
+    innodb(&mut cfg).innodb_lru_scan_depth = 1;
+    let WorkloadConfig::Sysbench(w) = &mut cfg.workload else { unreachable!() };
+    w.rand_spec_pct = 3.0;
+    cfg.run = RunConfig { warmup_ns: SEC / 2, duration_ns: SEC, report_interval_ns: SEC };
+    match cfg.validate() {
+        Err(Error::Config { field, .. }) => assert_eq!(field, "database.innodb_lru_scan_depth"),
+        other => panic!("the config's check refuses it: {other:?}"),
+    }
+    match run_unchecked(&cfg) {
+        Err(Error::Simulation { component, message, time_ns }) => {
+            println!("{component} at {time_ns}: {message}");
+            assert_eq!(component, "database.buffer_pool", "{message}");
+            assert!(message.contains("clock stood still"), "{message}");
+            assert!(message.contains("for a free frame"), "{message}");
+            assert!(message.contains("of 1014 frames free"), "{message}");
+            assert!(time_ns < 2 * SEC, "{time_ns}");
+        }
+        other => panic!("expected the stall's error, got {:?}", other.map(|r| r.summary)),
+    }
+}
+
+/// Threads that poll for what never comes end the run with an error once a minute of
+/// simulated time and 2^20 events pass without a request completing or a device I/O
+/// (`stall`): Percona Server's backoff (10 ms sleeps) with its LRU manager gone (its slot
+/// parked before the workload starts it, so no frame is ever freed).
+#[test]
+fn threads_backing_off_for_ever_end_the_run_with_an_error() {
+    let mut cfg = crate::config::test_percona_variant();
+    cfg.run = RunConfig { warmup_ns: SEC / 2, duration_ns: SEC, report_interval_ns: SEC };
+    cfg.validate().unwrap();
+    let mut sim = Sim::new(&cfg).unwrap();
+    let lru = crate::db::innodb::writes::lru_manager_actor(sim.nusers);
+    sim.clients[lru].state = State::Blocked;
+    match sim.run(None) {
+        Err(Error::Simulation { component, message, time_ns }) => {
+            println!("{component} at {time_ns}: {message}");
+            assert_eq!(component, "database.buffer_pool", "{message}");
+            assert!(message.contains("no request completed and no device I/O"), "{message}");
+            assert!(message.contains("8 retrying for a free frame"), "{message}");
+            assert!(message.contains("has 0 of"), "{message}");
+            assert!(time_ns > 60 * SEC, "{time_ns}");
+        }
+        other => panic!("expected the stall's error, got {:?}", other.map(|r| r.summary)),
+    }
+}

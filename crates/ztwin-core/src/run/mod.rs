@@ -434,6 +434,7 @@ mod memory;
 mod phases;
 pub mod progress;
 mod report;
+mod stall;
 mod step;
 
 use events::{Event, Schedule};

@@ -141,12 +141,15 @@ impl Sim<'_> {
         // The sync may have run outside the loop (a flush before a restart).
         self.schedule_sync();
         self.schedule_zil();
+        // Requests that can never complete end the run with an error (see `stall`).
+        let mut stall = super::stall::Stall::new(self.clock, self.nclients, self.progress_mark());
         loop {
             if self.queue.requests() == 0 {
                 // Writers waiting for dirty data to drop wait on the sync's writes, and
                 // committers on the intent log's (XFS/ext4: the journal's).
                 if let Some(t) = self.journal_wake.filter(|_| self.journal_waiting()) {
                     let t = t.max(self.clock);
+                    self.stall_check(&mut stall, t)?;
                     self.background_bounds(rec, t, window, report_limit, &mut start_snap, &mut end_snap)?;
                     self.journal_event(t);
                     continue;
@@ -163,6 +166,7 @@ impl Sim<'_> {
                     (None, Some(z)) => (z, false),
                     (None, None) => break,
                 };
+                self.stall_check(&mut stall, t)?;
                 self.background_bounds(rec, t, window, report_limit, &mut start_snap, &mut end_snap)?;
                 if is_sync {
                     self.write_event(t);
@@ -194,7 +198,16 @@ impl Sim<'_> {
             }
             // A database thread's timer left from before a restart fires when the clock is there.
             let t = if let Event::Timer(_) = event { t.max(self.clock) } else { t };
+            self.stall_check(&mut stall, t)?;
             self.report_until(rec, t.min(report_limit))?;
+            if t > report_limit && self.events & 0xFFFF == 0 {
+                // Past the window no row is due: the observer is told every 65,536 events
+                // (a long drain can still be stopped).
+                if let Some(o) = &mut rec.observer {
+                    o.observe(t, self.phase_index);
+                    o.check()?;
+                }
+            }
             self.window_bounds(rec, t, window, &mut start_snap, &mut end_snap);
             self.events += 1;
             self.clock = t;

@@ -3,7 +3,8 @@
 //!
 //! The driver calls the observer when it emits a series row (so at most once per report
 //! interval of simulated time, and at no cost per event beyond the row check it already
-//! makes), and at most once per `every` of wall time: the wall clock is read only then
+//! makes), and, in the drain after a workload window's end (where no row is due), every
+//! 65,536 events; at most once per `every` of wall time: the wall clock is read only then
 //! and only to thin the calls out. It never touches the simulation: a run observed gives
 //! the same result as one that is not. The observer's answer `false` stops the run with
 //! [`Error::Stopped`]. When the run ends, the observer is called once more with
