@@ -64,6 +64,7 @@ class CpuSpec(_Model):
     checksum_bytes_per_sec: Optional[int] = Field(None, gt=0, description="fletcher4 throughput, bytes/s.")
     decompress_bytes_per_sec: Optional[int] = Field(None, gt=0, description="lz4 decompression output, bytes/s.")
     compress_bytes_per_sec: Optional[int] = Field(None, gt=0, description="lz4 compression input, bytes/s (the txg sync's write issue taskq).")
+    l2arc_hdr_ns: Optional[int] = Field(None, ge=0, description="ZFS: per ARC header the L2ARC feed thread visits (l2arc_write_buffers' list scan, l2arc_evict).")
 
 
 class VmSpec(_Model):

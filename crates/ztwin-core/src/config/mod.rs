@@ -49,7 +49,7 @@ pub use database::{CharacterSet, DatabaseConfig, InnodbConfig, InnodbServer};
 pub use dataset::{DatasetConfig, FileConfig, FilesDataset, PrepareRandType, SysbenchDataset, TpccDataset};
 pub use devices::{ArrayConfig, ControllerConfig, DeviceConfig, RotationalConfig};
 pub use filesystem::{ExtentFsConfig, FsConfig};
-pub use machine::{CpuCosts, MachineConfig, VmSysctls};
+pub use machine::{CpuCosts, MachineConfig, VmSysctls, DEFAULT_L2ARC_HDR_NS};
 pub use phases::{CatPhase, FioPhase, PhaseConfig, RestartPhase, TunePhase, WorkloadPhase};
 pub use test_support::{
     test_fio_variant, test_percona_variant, test_raid_variant, test_tpcc_variant, test_variant,

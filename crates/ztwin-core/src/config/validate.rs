@@ -57,6 +57,7 @@ impl VariantConfig {
             ("device_io_ns", c.device_io_ns),
             ("zfs_block_ns", c.zfs_block_ns),
             ("zio_ns", c.zio_ns),
+            ("l2arc_hdr_ns", c.l2arc_hdr_ns),
         ] {
             ensure(
                 ns as f64 / c.speed <= SEC_F,

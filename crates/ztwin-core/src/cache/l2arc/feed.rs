@@ -17,7 +17,7 @@
 use super::attached::seq_bits;
 use super::device::L2Ent;
 use super::{L2Feed, LOG_BLK_SIZE};
-use crate::cache::arc::slab::{list_index, State, F_L2, F_L2CACHE, F_L2PF, F_PREFETCH, NIL};
+use crate::cache::arc::slab::{list_index, State, F_L2, F_L2CACHE, F_L2PF, F_LCOPY, F_PREFETCH, NIL};
 use crate::cache::arc::{Arc, T_DATA, T_META};
 use crate::sim::time::{Nanos, MS, SEC};
 
@@ -72,8 +72,9 @@ impl Arc {
         }
         self.st.l2_feeds += 1;
         let size = self.l2_write_size();
-        self.l2_evict(size);
+        let evicted = self.l2_evict(size);
         let mut feed = self.l2_write_buffers(size);
+        feed.headers_evicted = evicted;
         feed.target = size;
         feed.fed = true;
         let s = &self.l2.as_ref().expect("a cache device is attached (module note)").s;
@@ -86,8 +87,9 @@ impl Arc {
         feed
     }
 
-    /// Evicts the entry at the front of the ring.
-    fn l2_evict_front(&mut self) {
+    /// Evicts the entry at the front of the ring; true if it was live (on the device's
+    /// list, so `l2arc_evict()` visits it).
+    fn l2_evict_front(&mut self) -> bool {
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         let seq = l2.dev.ring.head;
         let e = *l2.dev.ring.get(seq);
@@ -117,10 +119,12 @@ impl Arc {
             }
         }
         self.l2.as_mut().expect("a cache device is attached (module note)").dev.ring.pop_front();
+        !e.is_dead()
     }
 
-    /// Evicts ring entries with addresses in [hand, taddr).
-    fn l2_evict_range(&mut self, taddr: u64) {
+    /// Evicts ring entries with addresses in [hand, taddr); returns the live ones visited.
+    fn l2_evict_range(&mut self, taddr: u64) -> u64 {
+        let mut visited = 0;
         loop {
             let l2 = self.l2.as_ref().expect("a cache device is attached (module note)");
             let Some(e) = l2.dev.ring.front() else { break };
@@ -128,23 +132,25 @@ impl Arc {
             if a >= taddr || a < l2.dev.hand {
                 break;
             }
-            self.l2_evict_front();
+            visited += u64::from(self.l2_evict_front());
         }
+        visited
     }
 
-    /// l2arc_evict(dev, distance, B_FALSE), per release.
-    fn l2_evict(&mut self, distance: u64) {
+    /// l2arc_evict(dev, distance, B_FALSE), per release; returns the live entries it
+    /// visited.
+    fn l2_evict(&mut self, distance: u64) -> u64 {
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         let end = l2.dev.capacity;
         if !l2.s.features.evict_rerun {
             if l2.dev.first {
-                return;
+                return 0;
             }
             let taddr =
                 if l2.dev.hand >= end.saturating_sub(2 * distance) { end } else { l2.dev.hand + distance };
-            self.l2_evict_range(taddr);
-            return;
+            return self.l2_evict_range(taddr);
         }
+        let mut visited = 0;
         loop {
             let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
             let rerun = l2.dev.hand + distance > end;
@@ -152,7 +158,7 @@ impl Arc {
             if !l2.dev.first {
                 l2.dev.evict = l2.dev.evict.max(taddr);
                 let ev = l2.dev.evict;
-                self.l2_evict_range(ev);
+                visited += self.l2_evict_range(ev);
             }
             if !rerun {
                 break;
@@ -162,6 +168,7 @@ impl Arc {
             l2.dev.evict = 0;
             l2.dev.first = false;
         }
+        visited
     }
 
     /// l2arc_write_buffers: four passes over the ARC lists.
@@ -199,9 +206,15 @@ impl Arc {
                 let r = self.slab.l2run[li];
                 passed = r.bytes;
                 if headroom_limits && passed > headroom {
-                    // The scan would stop inside the run, having written nothing.
+                    // The scan would stop inside the run, having written nothing, after
+                    // the headers within the headroom and the one that passed it: as
+                    // many as the run's bytes say (exact when its blocks have one size;
+                    // simplification 9).
+                    let within = (u128::from(headroom) * u128::from(r.count) / u128::from(r.bytes)) as u64;
+                    feed.headers_scanned += (within + 1).min(u64::from(r.count));
                     continue;
                 }
+                feed.headers_scanned += u64::from(r.count);
                 cur = self.slab.hdrs[r.last as usize].prev;
                 #[cfg(test)]
                 {
@@ -211,6 +224,7 @@ impl Arc {
             while cur != NIL {
                 let h = self.slab.hdrs[cur as usize];
                 let nxt = if from_head { h.next } else { h.prev };
+                feed.headers_scanned += 1;
                 passed += h.lsize as u64;
                 if headroom_limits && passed > headroom {
                     break;
@@ -246,6 +260,17 @@ impl Arc {
                 write_asize += asize;
                 write_psize += psize;
                 feed.buffers += 1;
+                // l2arc_write_buffers writes b_pabd as it is when the ARC holds the block
+                // as stored (compressed ARC, or a block stored uncompressed) and psize
+                // fills whole sectors of the cache device; otherwise
+                // l2arc_apply_transforms copies it into an asize buffer, compressing it
+                // again first when the ARC holds it uncompressed (F_LCOPY).
+                if h.flags & F_LCOPY != 0 && h.psize < h.lsize {
+                    feed.compress_bytes += h.lsize as u64;
+                    feed.copy_bytes += asize;
+                } else if asize != psize {
+                    feed.copy_bytes += asize;
+                }
                 let hm = &mut self.slab.hdrs[cur as usize];
                 hm.flags = (hm.flags & !F_L2PF) | F_L2 | if prefetch { F_L2PF } else { 0 };
                 hm.l2seq = seq_bits(seq);
@@ -271,6 +296,7 @@ impl Arc {
                         l2.lb_asize += lb;
                         write_asize += lb;
                         feed.log_blocks += 1;
+                        feed.log_bytes += lb;
                         self.st.l2_log_blk_writes += 1;
                         self.st.l2_write_bytes += lb;
                     }

@@ -87,13 +87,34 @@
 //!   The model counts the headers the same way ([`HDR_L2ONLY_SIZE`] per L2-only block in
 //!   `l2_hdr_size`, `size` and, 0.8/2.1, `arc_meta_used`) and runs the same eviction.
 //!
+//! - **The feed's own time.** The thread (`thread_create(..., defclsyspri)` in
+//!   `l2arc_init()`: the default priority, like the database's threads) does all of a
+//!   pass on one CPU: `l2arc_evict()` locks and drops every header in the region ahead
+//!   of the hand; `l2arc_write_buffers()` takes every header it passes on the four lists
+//!   (`mutex_tryenter()` of its hash lock, `l2arc_write_eligible()`), and for each buffer
+//!   it writes issues a `zio_write_phys()` with `ZIO_CHECKSUM_OFF` (no checksum is
+//!   computed for an L2 data write in 0.8, 2.1, 2.2, 2.3 or master; a log block's is,
+//!   `fletcher_4_native()` in `l2arc_log_blk_commit()`, after its lz4 compression). The
+//!   buffer is written from `b_pabd` as the ARC holds it when the ARC keeps it as stored
+//!   (`HDR_COMPRESSION_ENABLED`, or a block stored uncompressed), no dbuf shares it and
+//!   its psize fills whole sectors of the cache device; otherwise
+//!   `l2arc_apply_transforms()` allocates an asize buffer and copies the data into it
+//!   (zeroing the tail), compressing it again first (`zio_compress_data()`) when
+//!   compressed ARC is off. Then `zio_wait(pio)`: the pass lasts its CPU time and its
+//!   writes. [`L2Feed`] counts the work (`headers_scanned`, `headers_evicted`,
+//!   `copy_bytes`, `compress_bytes`, `log_blocks`); the driver charges it to the machine's
+//!   vCPUs (`run::phases::feed_cpu`: `l2arc_hdr_ns` per header, `zio_ns` per buffer and
+//!   log block, the memcpy, lz4 and fletcher4 rates, `device_io_ns` per aggregated write)
+//!   and issues the writes as the work is done, so a feed on busy CPUs takes longer and
+//!   takes CPU time from the database.
+//!
 //! Counters: `l2_size` is the logical size of L2 blocks (`arcstat_l2_lsize`), `l2_asize`
 //! their physical size (`arcstat_l2_psize`: psize, *not* rounded to the cache sector);
 //! the allocated bytes on the device are [`L2arcDeviceState::alloc`].
 //!
 //! # Simplifications (numbered)
 //!
-//! 1. Writes and reads complete instantly: no `L2_WRITING` or `L2_READING` state, so
+//! 1. Writes and reads complete instantly for the ARC: no `L2_WRITING` or `L2_READING` state, so
 //!    `l2_rw_clash`, `l2_evict_reading`, `evict_l2_skip`, `l2_evict_lock_retry`,
 //!    `l2_writes_error`, `l2_cksum_bad`, `l2_io_error` cannot happen and are not kept; the
 //!    driver charges the device time, and its feed thread waits for the writes before it
@@ -119,6 +140,13 @@
 //!    released. Eviction runs as soon as `size > c` (ARC simplification 2), not at
 //!    `c + 16 MiB`, so with L2-only headers filling the ARC the model's cap sits at about
 //!    `arc_c` of headers where OpenZFS's may reach up to 16 MiB more.
+//! 9. The feed's CPU work is counted header by header, except where the simulator's scan
+//!    skips a run of ineligible headers it passed before (`L2Run`) and the headroom ends
+//!    inside that run: the headers passed are then estimated from the run's bytes (exact
+//!    when its blocks have one size). A failed `mutex_tryenter()` (a header skipped) and
+//!    the free of the previous pass's buffers (`l2arc_do_free_on_write()`) are not
+//!    modelled; the device header update of 2.0+ (`l2arc_dev_hdr_update()`, 512 B per
+//!    feed) is neither written nor charged.
 
 mod attached;
 mod device;
@@ -303,6 +331,20 @@ pub struct L2Feed {
     pub buffers: u32,
     /// Log blocks written (persistent L2ARC).
     pub log_blocks: u32,
+    /// ARC headers `l2arc_write_buffers()` passed on its lists (each: the list step, the
+    /// hash lock's `mutex_tryenter()`, `l2arc_write_eligible()`), the one that ended a
+    /// pass over its headroom included.
+    pub headers_scanned: u64,
+    /// Entries of the device's list `l2arc_evict()` dropped (`arc_hdr_l2hdr_destroy()`
+    /// or, L2-only, `arc_hdr_destroy()`), log blocks included.
+    pub headers_evicted: u64,
+    /// Bytes `l2arc_apply_transforms()` copied into a buffer of its own (asize: the
+    /// copy and the zeroed tail) for buffers that cannot be written from `b_pabd`.
+    pub copy_bytes: u64,
+    /// Logical bytes it compressed again (compressed ARC off, block compressed on disk).
+    pub compress_bytes: u64,
+    /// Bytes of the log blocks written (each lz4-compressed from 64 KiB and checksummed).
+    pub log_bytes: u64,
     /// The target (`l2arc_write_size()`), bytes.
     pub target: u64,
     /// False if the feed was skipped (no device, or l2arc_hdr_limit_reached).

@@ -178,6 +178,79 @@ fn feed_never_writes_more_than_its_target() {
     }
 }
 
+/// The feed counts its CPU work: every header passed (the warm scan from the tails walks
+/// exactly as many as the lists hold up to the headroom), a copy for every buffer whose
+/// psize does not fill whole sectors of the cache device, a compression again for every
+/// compressed block when compressed ARC is off, and the entries l2arc_evict drops.
+#[test]
+fn feed_counts_its_cpu_work() {
+    // 1000 blocks of 16K stored as 12K: whole 4K sectors, written from b_pabd.
+    let mut a = with_l2(ZfsRelease::V0_8, 256 * MIB, 64 * MIB, 0);
+    a.set_arc_warm(true);
+    let t = read_range(&mut a, 0, 1000, 0);
+    let f = a.l2arc_feed(t);
+    assert!(f.buffers > 0 && f.buffers < 1000, "{f:?}");
+    // The scan passes headers from the tail: every one written, and the one that did not
+    // fit (the pass stopped there, `full`).
+    assert_eq!(f.headers_scanned, u64::from(f.buffers) + 1, "{f:?}");
+    assert_eq!((f.copy_bytes, f.compress_bytes, f.headers_evicted), (0, 0, 0));
+    // The next feed passes the blocks already written before it finds eligible ones.
+    let f2 = a.l2arc_feed(t + SEC);
+    assert!(f2.headers_scanned > u64::from(f2.buffers), "{f2:?}");
+
+    // psize 5120 (a pool of 512-byte sectors): asize 8192 on the 4K-sector cache device,
+    // l2arc_apply_transforms copies each into an 8K buffer.
+    let mut b = with_l2(ZfsRelease::V0_8, 256 * MIB, 64 * MIB, 0);
+    b.set_arc_warm(true);
+    for i in 0..200 {
+        b.access(k(i), data(16384, 5120), DEMAND, i * MS);
+    }
+    let f = b.l2arc_feed(SEC);
+    assert_eq!(f.buffers, 200);
+    assert_eq!(f.copy_bytes, 200 * 8192);
+    assert_eq!(f.compress_bytes, 0);
+
+    // Compressed ARC off: the ARC holds 16K, the device gets the 12K compressed again.
+    let mut c = Arc::new(&ArcParams {
+        release: ZfsRelease::V0_8,
+        ram_bytes: 2 * GIB,
+        tunables: ArcTunables {
+            zfs_arc_max: 256 * MIB,
+            zfs_compressed_arc_enabled: Some(false),
+            ..Default::default()
+        },
+    });
+    c.attach_l2arc(&l2p(64 * MIB, CacheProperty::All, L2arcTunables::default(), 0)).unwrap();
+    c.set_arc_warm(true);
+    for i in 0..200 {
+        c.access(k(i), data(16384, 12288), DEMAND, i * MS);
+        // One block stored uncompressed: written as the ARC holds it.
+        c.access(k(10_000 + i), data(16384, 16384), DEMAND, i * MS);
+    }
+    let f = c.l2arc_feed(SEC);
+    assert_eq!(f.buffers, 400);
+    assert_eq!(f.compress_bytes, 200 * 16384);
+    assert_eq!(f.copy_bytes, 200 * 12288);
+
+    // A full small device: each feed drops what it overwrites (a cold ARC: the feed
+    // writes the newest blocks, from the lists' heads).
+    let mut d = with_l2(ZfsRelease::V2_1, 256 * MIB, 32 * MIB, 0);
+    let mut t = 0;
+    let mut evicted = 0;
+    for round in 0..20u64 {
+        t = read_range(&mut d, round * 1000, round * 1000 + 1000, t);
+        let f = d.l2arc_feed(t);
+        evicted += f.headers_evicted;
+        check_l2(&d);
+    }
+    // Everything written beyond the device's size was overwritten: the blocks written
+    // less those still on the device were dropped (none was freed otherwise).
+    let st = d.stats();
+    let blocks_written = st.l2_write_bytes / 12288;
+    assert_eq!(evicted, blocks_written - d.l2arc_blocks() as u64, "{st:?}");
+    assert!(evicted > 0);
+}
+
 #[test]
 fn feed_scans_resume_after_their_runs_with_the_same_outcome() {
     for (rel, patch) in [(ZfsRelease::V0_8, 0), (ZfsRelease::V2_1, 0), (ZfsRelease::V2_2, 11)] {
