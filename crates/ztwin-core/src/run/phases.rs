@@ -138,6 +138,7 @@ impl Sim<'_> {
                 cache_doc = Some(json!({"device": self.cfg.devices[d].name, "state": state}));
             }
             **arc = new_arc(self.cfg, z, *cache_device, layout)?;
+            arc.l2arc_attached_at(self.clock);
             // The feed thread starts again with the pool (its writes in flight are done).
             self.feed_pass = None;
             **dbufs = dbufs.emptied();

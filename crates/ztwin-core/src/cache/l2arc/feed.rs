@@ -16,7 +16,7 @@
 
 use super::attached::seq_bits;
 use super::device::L2Ent;
-use super::{L2Feed, LOG_BLK_SIZE};
+use super::{L2Feed, BURST_SIZE_MAX, LOG_BLK_SIZE};
 use crate::cache::arc::slab::{list_index, State, F_L2, F_L2CACHE, F_L2PF, F_LCOPY, F_PREFETCH, NIL};
 use crate::cache::arc::{Arc, T_DATA, T_META};
 use crate::sim::time::{Nanos, MS, SEC};
@@ -34,12 +34,50 @@ impl Arc {
         (l2.s.features.hdr_limit_meta_limit && s > self.meta_limit * 3 / 4) || s > base * pct / 100
     }
 
-    /// l2arc_write_size.
-    fn l2_write_size(&self) -> u64 {
+    /// l2arc_get_write_rate (master's DWPD feed, d1f290f1ea): `l2arc_write_max`, or,
+    /// once the device has wrapped, with `l2arc_dwpd_limit` > 0 and the cache devices'
+    /// capacity at least twice `arc_c_max` (L2ARC_PERSIST_THRESHOLD), the smaller of it
+    /// and the DWPD rate (`l2arc_dwpd_rate_limit`).
+    fn l2_write_rate(&mut self, now: Nanos) -> u64 {
+        let c_max = self.c_max;
+        let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
+        let limit = l2.s.dwpd_limit.unwrap_or(0);
+        // spa_l2arc_info.l2arc_total_capacity: the pool's one device (simplification 3).
+        let total_capacity = l2.dev.capacity;
+        if !l2.dev.first && limit > 0 && total_capacity >= c_max.saturating_mul(2) {
+            l2.dwpd.rate_limit(l2.dev.capacity, limit, now / SEC).min(l2.s.write_max)
+        } else {
+            l2.s.write_max
+        }
+    }
+
+    /// l2arc_write_size: the bytes to write, and with master's DWPD feed the interval
+    /// before the next pass (`l2arc_write_size(dev, &interval)`: a rate above
+    /// L2ARC_BURST_SIZE_MAX is fed in `ceil(rate / 64 MiB)` passes a second).
+    fn l2_write_size(&mut self, now: Nanos) -> (u64, Option<Nanos>) {
+        let (base, interval) = match self.l2.as_ref().expect("a cache device is attached (module note)").s.dwpd_limit {
+            Some(_) => {
+                let rate = self.l2_write_rate(now);
+                if rate > BURST_SIZE_MAX {
+                    let per_sec = rate.div_ceil(BURST_SIZE_MAX).max(1);
+                    (rate / per_sec, Some(SEC / per_sec))
+                } else {
+                    (rate, Some(SEC))
+                }
+            }
+            None => {
+                let s = &self.l2.as_ref().expect("a cache device is attached (module note)").s;
+                (s.write_max + if self.arc_warm { 0 } else { s.write_boost }, None)
+            }
+        };
+        (self.l2_write_size_capped(base), interval)
+    }
+
+    /// The release's caps on the write size `size` (l2arc_write_max + l2arc_write_boost,
+    /// or the DWPD feed's burst).
+    fn l2_write_size_capped(&self, mut size: u64) -> u64 {
         let l2 = self.l2.as_ref().expect("a cache device is attached (module note)");
         let (s, dev) = (&l2.s, &l2.dev);
-        let boost = if self.arc_warm { 0 } else { s.write_boost };
-        let mut size = s.write_max + boost;
         if !s.features.evict_rerun {
             // 0.8 has no check; keep the ring sane on tiny devices (see l2arc_evict 0.8).
             return size.min(dev.capacity / 2);
@@ -52,7 +90,7 @@ impl Arc {
             // 2.1 .. 2.2.2: both tunables reset to the default (the model does not persist
             // the reset across feeds).
             let dw = s.features.write_default;
-            size = dw + if self.arc_warm { 0 } else { dw };
+            size = dw + if self.arc_warm || s.dwpd_limit.is_some() { 0 } else { dw };
             size += dev.log_blk_overhead(size);
             size = size.min(len);
         }
@@ -71,18 +109,26 @@ impl Arc {
             return L2Feed { next_feed_at: now + SEC, ..Default::default() };
         }
         self.st.l2_feeds += 1;
-        let size = self.l2_write_size();
-        let evicted = self.l2_evict(size);
-        let mut feed = self.l2_write_buffers(size);
+        let (size, dwpd_interval) = self.l2_write_size(now);
+        let evicted = self.l2_evict(size, now);
+        let mut feed = self.l2_write_buffers(size, now);
         feed.headers_evicted = evicted;
         feed.target = size;
         feed.fed = true;
-        let s = &self.l2.as_ref().expect("a cache device is attached (module note)").s;
-        let interval = if s.feed_again && feed.asize_written > size / 2 {
-            s.feed_min_ms * MS
-        } else {
-            s.feed_secs * SEC
+        let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
+        let s = &l2.s;
+        let wrote = feed.asize_written;
+        let interval = match dwpd_interval {
+            // l2arc_write_interval.
+            None if s.feed_again && wrote > size / 2 => s.feed_min_ms * MS,
+            None => s.feed_secs * SEC,
+            // The DWPD feed's interval, adjusted by what the pass wrote.
+            Some(_) if wrote == 0 => s.feed_secs * SEC,
+            Some(iv) if wrote < size => (u128::from(iv) * u128::from(wrote) / u128::from(size)) as Nanos,
+            Some(iv) => iv,
         };
+        // Writes for DWPD rate limiting (l2ad_dwpd_writes += write_asize).
+        l2.dwpd.writes = l2.dwpd.writes.saturating_add(wrote);
         feed.next_feed_at = now + interval;
         feed
     }
@@ -137,9 +183,9 @@ impl Arc {
         visited
     }
 
-    /// l2arc_evict(dev, distance, B_FALSE), per release; returns the live entries it
-    /// visited.
-    fn l2_evict(&mut self, distance: u64) -> u64 {
+    /// l2arc_evict(dev, distance, B_FALSE), per release, at `now`; returns the live
+    /// entries it visited.
+    fn l2_evict(&mut self, distance: u64, now: Nanos) -> u64 {
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         let end = l2.dev.capacity;
         if !l2.s.features.evict_rerun {
@@ -167,12 +213,14 @@ impl Arc {
             l2.dev.hand = 0;
             l2.dev.evict = 0;
             l2.dev.first = false;
+            // d1f290f1ea: a new DWPD period at every wrap.
+            l2.dwpd.wrapped(now / SEC);
         }
         visited
     }
 
-    /// l2arc_write_buffers: four passes over the ARC lists.
-    fn l2_write_buffers(&mut self, target: u64) -> L2Feed {
+    /// l2arc_write_buffers at `now`: four passes over the ARC lists.
+    fn l2_write_buffers(&mut self, target: u64, now: Nanos) -> L2Feed {
         let mut feed = L2Feed::default();
         let (f, mfuonly, headroom_mult, hboost) = {
             let s = &self.l2.as_ref().expect("a cache device is attached (module note)").s;
@@ -315,9 +363,11 @@ impl Arc {
         }
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         if !f.evict_rerun && l2.dev.hand >= l2.dev.capacity.saturating_sub(target) {
-            // 0.8: bump the hand to the start when approaching the end.
+            // 0.8: bump the hand to the start when approaching the end (the DWPD what-if's
+            // new period starts at this wrap).
             l2.dev.hand = 0;
             l2.dev.first = false;
+            l2.dwpd.wrapped(now / SEC);
         }
         feed.bytes_written = write_psize;
         feed.asize_written = write_asize;

@@ -108,6 +108,36 @@
 //!   and issues the writes as the work is done, so a feed on busy CPUs takes longer and
 //!   takes CPU time from the database.
 //!
+//! # What-ifs from master (no release has them; every release accepts them)
+//!
+//! Off unless the scenario asks (the release table's [`L2arcFeatures::dwpd_feed`] and
+//! `per_device_feed` are false for every modelled release), so every other config runs as
+//! before. Sources: `module/zfs/arc.c` at the cited master commits, and the master of
+//! 2026-08 for the later fixes (none of them touches these functions).
+//!
+//! - **The DWPD feed**, `l2arc_dwpd_limit` (d1f290f1ea, "L2ARC: Implement DWPD-based rate
+//!   limiting with adaptive feed intervals"; man page 48d3f7fac9). `l2arc_write_max`
+//!   becomes a rate per second (`l2arc_get_write_rate()`); `l2arc_write_size(dev,
+//!   &interval)` feeds a rate above L2ARC_BURST_SIZE_MAX (64 MiB; the commit message says
+//!   50 MB, the code 64 MiB) in `ceil(rate / 64 MiB)` passes a second of `rate / n` bytes,
+//!   else one pass a second of `rate` bytes; the thread then sleeps `interval` from the
+//!   pass's start, `l2arc_feed_secs` if it wrote nothing, `interval * wrote / size` if it
+//!   wrote less than asked (replacing `l2arc_write_interval()`: `l2arc_feed_min_ms` and
+//!   `l2arc_feed_again` remain parameters and do nothing). `l2arc_write_boost` is gone
+//!   (refused with the key set). The rate is limited only once the device has wrapped
+//!   (`!l2ad_first`), with `l2arc_dwpd_limit` > 0 and the pool's cache devices at least
+//!   twice `arc_c_max` (L2ARC_PERSIST_THRESHOLD): then it is the smaller of
+//!   `l2arc_write_max` and `l2arc_dwpd_rate_limit()`, which spreads what is left of the
+//!   period's budget (`capacity * l2arc_dwpd_limit / 100`, plus the last period's unused
+//!   budget, plus one 64 MiB burst, less `l2ad_dwpd_writes`) over the seconds left of the
+//!   24 h period (`gethrestime_sec()`). A period starts at `l2arc_add_vdev()`, 24 h after
+//!   the last (carrying the unused budget over), on a parameter change (no carry-over),
+//!   and at every wrap of the write hand (`l2arc_evict()`'s `rerun`: the source resets at
+//!   every wrap although its comment speaks of the first pass). Master's default is 100;
+//!   the what-if keeps the release's other defaults (`l2arc_write_max` 8 MiB in 0.8; 64
+//!   MiB in master) and its caps on the write size. Master's persistent markers, which the
+//!   same threshold switches on, are not modelled.
+//!
 //! Counters: `l2_size` is the logical size of L2 blocks (`arcstat_l2_lsize`), `l2_asize`
 //! their physical size (`arcstat_l2_psize`: psize, *not* rounded to the cache sector);
 //! the allocated bytes on the device are [`L2arcDeviceState::alloc`].
@@ -121,7 +151,7 @@
 //!    sleeps (`zio_wait(pio)`, `run::phases`). `l2_writes_done` = `l2_writes_sent`.
 //! 2. The feed scans the exact LRU tail (head while cold) of each list; OpenZFS scans one
 //!    random sublist of max(ncpu, 4), so it reaches colder blocks in a fraction of them.
-//! 3. One device, one pool, one `secondarycache` value for all reads (the property is per
+//! 3. One device, one pool (`l2arc_total_capacity` is that device's), one `secondarycache` value for all reads (the property is per
 //!    dataset in OpenZFS). No TRIM (`l2arc_trim_ahead` 0), no `l2arc_norw`, no
 //!    `l2arc_exclude_special`, no encryption.
 //! 4. `arc_warm` becomes true only when memory reclaim runs in OpenZFS (the Linux shrinker
@@ -147,6 +177,8 @@
 //!    the free of the previous pass's buffers (`l2arc_do_free_on_write()`) are not
 //!    modelled; the device header update of 2.0+ (`l2arc_dev_hdr_update()`, 512 B per
 //!    feed) is neither written nor charged.
+//! 10. Time in the DWPD feed is simulated nanoseconds: its intervals are not rounded to
+//!    the kernel's ticks (`hz`), and `gethrestime_sec()` is the simulated second.
 
 mod attached;
 mod device;
@@ -176,6 +208,14 @@ pub const LOG_BLK_SIZE: u64 = 64 << 10;
 pub const REBUILD_MIN_L2SIZE: u64 = 1 << 30;
 /// HDR_L2ONLY_SIZE on 64-bit: 56 B common header + 40 B l2arc_buf_hdr_t (0.8 .. 2.2).
 pub const HDR_L2ONLY_SIZE: u64 = 96;
+/// l2arc_dwpd_limit's default in master (d1f290f1ea, arc.c): 100, one drive write per day.
+pub const DWPD_LIMIT_DEFAULT: u64 = 100;
+/// The largest l2arc_dwpd_limit the model takes: 1000 drive writes per day (master has no
+/// bound; the daily budget `capacity * limit / 100` must fit 64 bits).
+pub const MAX_DWPD_LIMIT: u64 = 100_000;
+/// L2ARC_BURST_SIZE_MAX (d1f290f1ea): the DWPD feed's largest write per pass, 64 MiB
+/// (the commit message says 50 MB; the code, which wins, 64 MiB).
+pub const BURST_SIZE_MAX: u64 = 64 << 20;
 
 // The data type is config's (config is data); the release's defaults and rules are
 // `L2arcTunables::resolve` below.
@@ -241,6 +281,9 @@ pub struct L2arcSettings {
     pub meta_percent: Option<u64>,
     /// l2arc_rebuild_enabled (false in 0.8).
     pub rebuild_enabled: bool,
+    /// l2arc_dwpd_limit: Some with master's DWPD feed (a what-if, d1f290f1ea), None with
+    /// the release's.
+    pub dwpd_limit: Option<u64>,
     /// What the release (at its point release) does.
     pub features: L2arcFeatures,
 }
@@ -275,6 +318,21 @@ impl L2arcTunables {
                 ));
             }
         }
+        // The DWPD feed (d1f290f1ea) replaced l2arc_write_boost: with it, the key does not
+        // exist.
+        let dwpd_limit = self.l2arc_dwpd_limit.or(f.dwpd_feed.then_some(DWPD_LIMIT_DEFAULT));
+        if dwpd_limit.is_some() && self.l2arc_write_boost.is_some() {
+            return Err(Error::config(
+                "l2arc.l2arc_write_boost",
+                "does not exist with master's DWPD feed (l2arc_dwpd_limit is set; d1f290f1ea removed it): unset one of them",
+            ));
+        }
+        if dwpd_limit.is_some_and(|d| d > MAX_DWPD_LIMIT) {
+            return Err(Error::config(
+                "l2arc.l2arc_dwpd_limit",
+                format!("must be 0 to {MAX_DWPD_LIMIT} (percent of a drive write per day)"),
+            ));
+        }
         let mfu_max = f.mfuonly_max;
         let mfuonly = self.l2arc_mfuonly.unwrap_or(0);
         if mfuonly > mfu_max {
@@ -285,7 +343,7 @@ impl L2arcTunables {
         }
         Ok(L2arcSettings {
             write_max: zero_default(self.l2arc_write_max),
-            write_boost: self.l2arc_write_boost.unwrap_or(dw),
+            write_boost: if dwpd_limit.is_some() { 0 } else { self.l2arc_write_boost.unwrap_or(dw) },
             headroom: self.l2arc_headroom.unwrap_or(f.headroom_default),
             headroom_boost: self.l2arc_headroom_boost.unwrap_or(200),
             feed_secs: self.l2arc_feed_secs.unwrap_or(1),
@@ -295,6 +353,7 @@ impl L2arcTunables {
             mfuonly,
             meta_percent: if f.hdr_limit { Some(self.l2arc_meta_percent.unwrap_or(33)) } else { None },
             rebuild_enabled: f.persistent && self.l2arc_rebuild_enabled.unwrap_or(true),
+            dwpd_limit,
             features: f,
         })
     }
