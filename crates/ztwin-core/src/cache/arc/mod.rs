@@ -447,7 +447,11 @@ impl Arc {
         } else if let Some(seq) = self.l2.as_ref().and_then(|l| l.find(key.0)) {
             self.l2_destroy_l2only(seq);
         }
-        self.new_block(key, info, ReadFlags { prefetch: false, ..flags }, now, false);
+        let i = self.new_block(key, info, ReadFlags { prefetch: false, ..flags }, now, false);
+        // arc_write(..., l2arc = DBUF_IS_L2CACHEABLE(db), ...) sets ARC_FLAG_L2CACHE when
+        // the dataset's secondarycache covers the block (arc.c and dbuf.c `dbuf_write()`,
+        // 0.8.6 to 2.3): the new version may go to the cache device.
+        self.l2_after_read(i, key.0, info.kind == BufType::Metadata, false, false);
         self.note_meta_max();
         self.evict_if_over(now);
     }
