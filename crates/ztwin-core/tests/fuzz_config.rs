@@ -213,14 +213,30 @@ proptest! {
 }
 
 /// The write bases: MySQL 5.7 on ZFS, MariaDB 10.11 on ext4, Percona Server 5.7 on ZFS,
-/// sysbench-tpcc (MySQL 5.7 on ZFS).
+/// sysbench-tpcc (MySQL 5.7 on ZFS), MySQL 5.7 on ZFS with an L2ARC.
 fn write_base(server: usize) -> ztwin_core::config::VariantConfig {
     match server {
         0 => test_write_variant(false),
         1 => test_write_variant(true),
         2 => test_percona_variant(),
-        _ => test_tpcc_variant(1),
+        3 => test_tpcc_variant(1),
+        _ => l2arc_write_base(),
     }
+}
+
+/// MySQL 5.7 on ZFS writing, with a cache device whose feed is master's DWPD feed (the
+/// what-if key `l2arc_dwpd_limit`), so that the L2ARC's keys are mutated too.
+fn l2arc_write_base() -> ztwin_core::config::VariantConfig {
+    let mut c = test_write_variant(false);
+    let mut l2 = c.devices[0].clone();
+    l2.name = "l2".into();
+    l2.capacity_bytes = Some(1 << 30);
+    c.devices.push(l2);
+    let ztwin_core::config::FsConfig::Zfs(z) = &mut c.filesystem else { unreachable!("a ZFS write variant") };
+    z.cache = vec!["l2".into()];
+    z.l2arc.l2arc_write_max = Some(16 << 20);
+    z.l2arc.l2arc_dwpd_limit = Some(100);
+    c
 }
 
 proptest! {
@@ -229,7 +245,7 @@ proptest! {
     /// The write path (InnoDB's redo, page cleaner, doublewrite; the ZIL; MariaDB on ext4;
     /// Percona Server's LRU manager and backoff).
     #[test]
-    fn mutated_write_configs_run_without_panic(server in 0..4usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+    fn mutated_write_configs_run_without_panic(server in 0..5usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
         let base = serde_json::to_value(write_base(server)).unwrap();
         run_briefly(&base, &picks);
     }
@@ -239,7 +255,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn mutated_write_configs_are_refused_or_built_never_panic(server in 0..4usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+    fn mutated_write_configs_are_refused_or_built_never_panic(server in 0..5usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
         let base = serde_json::to_value(write_base(server)).unwrap();
         check(&base, &picks);
     }
@@ -273,6 +289,7 @@ fn the_bases_build() {
         write_base(1),
         write_base(2),
         write_base(3),
+        write_base(4),
     ] {
         check_variant_json(&serde_json::to_string(&base).unwrap()).unwrap();
     }

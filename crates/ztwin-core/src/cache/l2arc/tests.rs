@@ -955,3 +955,23 @@ fn dwpd_feed_sizes_and_intervals() {
     read_range(&mut c, 0, 500, 0);
     assert_eq!(c.l2arc_feed(SEC).target, 2 * MIB);
 }
+
+/// arc_write sets ARC_FLAG_L2CACHE when secondarycache covers the block: a rewritten
+/// block loses its L2 copy (its old version is freed) and the feed writes the new one;
+/// with secondarycache=metadata a data block's new version stays off the device.
+#[test]
+fn a_written_block_is_fed_to_the_cache_device() {
+    for (sc, fed) in [(CacheProperty::All, true), (CacheProperty::Metadata, false)] {
+        let mut a = arc(ZfsRelease::V0_8, 256 * MIB);
+        a.attach_l2arc(&l2p(GIB, sc, L2arcTunables::default(), 0)).unwrap();
+        a.write_done(k(7), data(16384, 12288), DEMAND, 0);
+        assert_eq!(a.l2arc_feed(SEC).buffers, u32::from(fed), "{sc:?}");
+        assert_eq!(a.l2_contains(k(7)), fed);
+        // Rewritten: the copy goes with the old version; the next feed writes the new one.
+        a.write_done(k(7), data(16384, 8192), DEMAND, 2 * SEC);
+        assert!(!a.l2_contains(k(7)));
+        assert_eq!(a.l2arc_feed(3 * SEC).buffers, u32::from(fed));
+        assert_eq!(a.l2_contains(k(7)), fed);
+        check_l2(&a);
+    }
+}
