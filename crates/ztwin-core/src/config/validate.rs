@@ -203,6 +203,9 @@ impl VariantConfig {
                         }
                     }
                 }
+                // The model has one cache device (cache::l2arc, simplification 3): a second
+                // would be ignored, so it is refused.
+                ensure(z.cache.len() <= 1, "filesystem.cache", "at most one cache device is modelled")?;
                 let mut sized = Vec::new();
                 for c in &z.cache {
                     let Some((i, dev)) = self.devices.iter().enumerate().find(|(_, d)| &d.name == c) else {

@@ -306,11 +306,6 @@ pub struct L2arcFeatures {
     /// limiting with adaptive feed intervals", master, Feb 2026). False here means the
     /// key `l2arc_dwpd_limit` is unset unless the scenario sets it.
     pub dwpd_feed: bool,
-    /// One feed thread per cache device (master; a what-if, see [`crate::cache::l2arc`]).
-    /// b525525b44 ("L2ARC: Implement per-device feed threads for parallel writes", master,
-    /// Feb 2026). Before it, one thread for all devices, each pass feeding the next device
-    /// in turn (`l2arc_dev_get_next()`).
-    pub per_device_feed: bool,
 }
 
 /// The prefetcher's row (`module/zfs/dmu_zfetch.c` and its caller in `dmu.c`). Each rule
@@ -524,7 +519,6 @@ const L2ARC_0_8: L2arcFeatures = L2arcFeatures {
     write_default: 8 << 20,
     headroom_default: 2,
     dwpd_feed: false,
-    per_device_feed: false,
 };
 
 /// 0.8's prefetcher (0.8.6, and 0.7.x).
@@ -845,10 +839,10 @@ mod tests {
         assert!(!ZfsRelease::V0_8.features().l2arc.persistent && l21.persistent);
     }
 
-    /// The L2ARC feeds of master (d1f290f1ea's DWPD feed, b525525b44's per-device
-    /// threads) are in no modelled release: they are what-ifs a scenario asks for.
+    /// The L2ARC feed of master (d1f290f1ea's DWPD feed) is in no modelled release: it is
+    /// a what-if a scenario asks for.
     #[test]
-    fn no_release_has_the_feeds_of_master() {
+    fn no_release_has_the_feed_of_master() {
         for (r, patches) in [
             (ZfsRelease::V0_6, 0..=0),
             (ZfsRelease::V0_8, 0..=0),
@@ -858,7 +852,7 @@ mod tests {
         ] {
             for p in patches {
                 let l = ZfsFeatures::resolve(r, p).l2arc;
-                assert!(!l.dwpd_feed && !l.per_device_feed, "{r:?}.{p}");
+                assert!(!l.dwpd_feed, "{r:?}.{p}");
             }
         }
     }

@@ -273,6 +273,19 @@ fn the_feed_thread_takes_cpu_time_from_the_clients() {
     assert!(num(&idle, &["l2arc", "feed_cpu_s"]) < 0.01 * window, "{idle:#}");
 }
 
+/// One cache device is modelled: a second is refused (not ignored).
+#[test]
+fn a_second_cache_device_is_refused() {
+    let mut cfg = cat_then_bench_with_l2(false);
+    let mut l2b = cfg.devices[1].clone();
+    l2b.name = "l2b".into();
+    cfg.devices.push(l2b);
+    let FsConfig::Zfs(z) = &mut cfg.filesystem else { unreachable!() };
+    z.cache.push("l2b".into());
+    let e = run_variant(&cfg).unwrap_err().to_string();
+    assert!(e.contains("filesystem.cache") && e.contains("at most one"), "{e}");
+}
+
 /// A VM moved to another host finds its ephemeral cache device blank: ZFS imports the
 /// pool with the device UNAVAIL (no label) and the benchmark after it runs without
 /// L2ARC, unless the boot script removes and re-adds it (`recreate_cache`: a new, empty

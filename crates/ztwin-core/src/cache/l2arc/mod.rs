@@ -110,9 +110,10 @@
 //!
 //! # What-ifs from master (no release has them; every release accepts them)
 //!
-//! Off unless the scenario asks (the release table's [`L2arcFeatures::dwpd_feed`] and
-//! `per_device_feed` are false for every modelled release), so every other config runs as
-//! before. Sources: `module/zfs/arc.c` at the cited master commits, and the master of
+//! Off unless the scenario asks (the release table's [`L2arcFeatures::dwpd_feed`] is
+//! false for every modelled release), so every other config runs as before. (Master's
+//! per-device feed threads, b525525b44, need several cache devices, which the model does
+//! not have yet: simplification 3.) Sources: `module/zfs/arc.c` at the cited master commits, and the master of
 //! 2026-08 for the later fixes (none of them touches these functions).
 //!
 //! - **The DWPD feed**, `l2arc_dwpd_limit` (d1f290f1ea, "L2ARC: Implement DWPD-based rate
@@ -151,7 +152,9 @@
 //!    sleeps (`zio_wait(pio)`, `run::phases`). `l2_writes_done` = `l2_writes_sent`.
 //! 2. The feed scans the exact LRU tail (head while cold) of each list; OpenZFS scans one
 //!    random sublist of max(ncpu, 4), so it reaches colder blocks in a fraction of them.
-//! 3. One device, one pool (`l2arc_total_capacity` is that device's), one `secondarycache` value for all reads (the property is per
+//! 3. One cache device (more are refused: `filesystem.cache` holds at most one name; the
+//!    releases' one feed thread would feed them in turn, `l2arc_dev_get_next()`), one pool
+//!    (`l2arc_total_capacity` is that device's), one `secondarycache` value for all reads (the property is per
 //!    dataset in OpenZFS). No TRIM (`l2arc_trim_ahead` 0), no `l2arc_norw`, no
 //!    `l2arc_exclude_special`, no encryption.
 //! 4. `arc_warm` becomes true only when memory reclaim runs in OpenZFS (the Linux shrinker
