@@ -97,16 +97,19 @@ def test_a_tune_phase_sets_l2arc_parameters_at_run_time():
     assert (off["type"], off["l2arc"], on["l2arc"]) == ("tune", {"l2arc_noprefetch": False}, {"l2arc_noprefetch": True})
     assert off["start_s"] == off["end_s"] == 0 and on["start_s"] == cat["end_s"]
     # The cat is all prefetch reads: with the default l2arc_noprefetch = 1 fewer of its
-    # blocks reach the cache device; set to 0 at run time, the cat writes exactly what the
-    # same value set in the scenario writes.
-    def cat_of(scenario):
-        return json.loads(ztwin.run(scenario).to_json())["variants"]["base"]["phases"][0]
+    # blocks stay on the cache device; set to 0 at run time, the cat writes exactly what
+    # the same value set in the scenario writes. (What the cat's window saw written is no
+    # measure of it: the feed issues its writes as its CPU work is done, so a pass's
+    # writes may fall after the window; the L2ARC's size after the run is.)
+    def phases_of(scenario):
+        return json.loads(ztwin.run(scenario).to_json())["variants"]["base"]["phases"]
 
     written = lambda c: c["devices"]["l2"]["write_mbps"] * (c["end_s"] - c["start_s"])
-    plain = cat_of(dict(L2, phases=[{"type": "cat"}, {"type": "workload"}]))
+    plain = phases_of(dict(L2, phases=[{"type": "cat"}, {"type": "workload"}]))
     fs0 = {**L2["filesystem"], "l2arc": {"l2arc_noprefetch": 0}}
-    configured = cat_of(dict(L2, filesystem=fs0, phases=[{"type": "cat"}, {"type": "workload"}]))
-    assert written(cat) == written(configured) > written(plain)
+    configured = phases_of(dict(L2, filesystem=fs0, phases=[{"type": "cat"}, {"type": "workload"}]))
+    assert written(cat) == written(configured[0])
+    assert configured[1]["l2arc"]["l2_size"] > plain[1]["l2arc"]["l2_size"]
 
 
 def test_a_tune_phase_must_set_something():

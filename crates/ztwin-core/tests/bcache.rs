@@ -144,7 +144,10 @@ fn the_default_cutoff_leaves_a_cat_warm_up_uncached() {
 fn a_restart_after_the_vm_moved_empties_an_ephemeral_cache() {
     for vm_moved in [false, true] {
         let mut c = variant(2, true);
-        c.phases.insert(1, PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved, recreate_cache: false }));
+        c.phases.insert(
+            1,
+            PhaseConfig::Restart(RestartPhase { name: "reboot".into(), vm_moved, recreate_cache: false }),
+        );
         // A short benchmark right after the reboot: a cold cache has little time to refill.
         let PhaseConfig::Workload(w) = &mut c.phases[2] else { unreachable!() };
         (w.warmup_ns, w.duration_ns) = (0, 5 * SEC);

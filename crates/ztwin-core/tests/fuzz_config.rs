@@ -214,15 +214,31 @@ proptest! {
 
 /// The write bases: MySQL 5.7 on ZFS, MariaDB 10.11 on ext4, Percona Server 5.7 on ZFS,
 /// sysbench-tpcc (MySQL 5.7 on ZFS), MySQL 5.7 on ZFS on an Azure-like VM (burst credits,
-/// the VM's shared limits, the host cache).
+/// the VM's shared limits, the host cache), MySQL 5.7 on ZFS with an L2ARC.
 fn write_base(server: usize) -> ztwin_core::config::VariantConfig {
     match server {
         0 => test_write_variant(false),
         1 => test_write_variant(true),
         2 => test_percona_variant(),
         3 => test_tpcc_variant(1),
-        _ => test_azure_variant(),
+        4 => test_azure_variant(),
+        _ => l2arc_write_base(),
     }
+}
+
+/// MySQL 5.7 on ZFS writing, with a cache device whose feed is master's DWPD feed (the
+/// what-if key `l2arc_dwpd_limit`), so that the L2ARC's keys are mutated too.
+fn l2arc_write_base() -> ztwin_core::config::VariantConfig {
+    let mut c = test_write_variant(false);
+    let mut l2 = c.devices[0].clone();
+    l2.name = "l2".into();
+    l2.capacity_bytes = Some(1 << 30);
+    c.devices.push(l2);
+    let ztwin_core::config::FsConfig::Zfs(z) = &mut c.filesystem else { unreachable!("a ZFS write variant") };
+    z.cache = vec!["l2".into()];
+    z.l2arc.l2arc_write_max = Some(16 << 20);
+    z.l2arc.l2arc_dwpd_limit = Some(100);
+    c
 }
 
 proptest! {

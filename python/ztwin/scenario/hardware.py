@@ -264,6 +264,11 @@ def _resolve_rotational(loc: tuple, values: dict[str, Any], raw: dict, errs: lis
     }
 
 
+# CPU costs a scenario without a preset may leave out: the core's default (added after
+# scenarios listed every cost). l2arc_hdr_ns: DEFAULT_L2ARC_HDR_NS of config/machine.rs.
+CPU_DEFAULTS = {"l2arc_hdr_ns": 200}
+
+
 def _resolve_machine(spec: MachineSpec, errs: list[_Err]) -> Optional[dict[str, Any]]:
     from ..presets import machine_presets
 
@@ -285,7 +290,16 @@ def _resolve_machine(spec: MachineSpec, errs: list[_Err]) -> Optional[dict[str, 
 
     vcpus = pick(spec, base, "vcpus", ("machine", "vcpus"))
     ram = pick(spec, base, "ram", ("machine", "ram"))
-    cpu = {f: pick(spec.cpu, base.cpu if base else None, f, ("machine", "cpu", f)) for f in CpuSpec.model_fields}
+    cpu = {
+        f: pick(spec.cpu, base.cpu if base else None, f, ("machine", "cpu", f))
+        for f in CpuSpec.model_fields
+        if f not in CPU_DEFAULTS
+    }
+    for f, default in CPU_DEFAULTS.items():
+        v = getattr(spec.cpu, f) if spec.cpu is not None else None
+        if v is None and base is not None and base.cpu is not None:
+            v = getattr(base.cpu, f)
+        cpu[f] = default if v is None else v
     if len(errs) > n0:
         return None
     if ram < 64 * MiB:

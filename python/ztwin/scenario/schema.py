@@ -64,6 +64,7 @@ class CpuSpec(_Model):
     checksum_bytes_per_sec: Optional[int] = Field(None, gt=0, description="fletcher4 throughput, bytes/s.")
     decompress_bytes_per_sec: Optional[int] = Field(None, gt=0, description="lz4 decompression output, bytes/s.")
     compress_bytes_per_sec: Optional[int] = Field(None, gt=0, description="lz4 compression input, bytes/s (the txg sync's write issue taskq).")
+    l2arc_hdr_ns: Optional[int] = Field(None, ge=0, description="ZFS: per ARC header the L2ARC feed thread visits (l2arc_write_buffers' list scan, l2arc_evict).")
 
 
 class VmSpec(_Model):
@@ -270,6 +271,11 @@ class L2arcSpec(_Model):
     l2arc_mfuonly: Optional[int] = Field(None, ge=0, le=2, description="2.1+: 0 all, 1 MFU only, 2 (2.2.6+) metadata and MFU data: 0.")
     l2arc_meta_percent: Optional[int] = Field(None, ge=0, description="2.1+: feeds stop while L2 headers exceed this percent of arc_c: 33.")
     l2arc_rebuild_enabled: Optional[ModuleBool] = Field(None, description="2.0+: rebuild a persistent L2ARC at import: 1.")
+    l2arc_dwpd_limit: Optional[int] = Field(
+        None, ge=0, le=100_000,
+        description="WHAT-IF from master (d1f290f1ea, no release): drive writes per day in percent (100 = 1 DWPD; 0 = no limit). "
+        "Set, the feed is master's: l2arc_write_max per second in bursts of at most 64 MiB, no l2arc_write_boost.",
+    )
 
 
 class TxgSpec(_Model):

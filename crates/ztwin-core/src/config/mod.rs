@@ -52,7 +52,7 @@ pub use devices::{
     RotationalConfig,
 };
 pub use filesystem::{ExtentFsConfig, FsConfig};
-pub use machine::{CpuCosts, MachineConfig, VmSysctls};
+pub use machine::{CpuCosts, MachineConfig, VmSysctls, DEFAULT_L2ARC_HDR_NS};
 pub use phases::{CatPhase, FioPhase, PhaseConfig, RestartPhase, TunePhase, WorkloadPhase};
 pub use test_support::{
     test_azure_variant, test_fio_variant, test_percona_variant, test_raid_variant, test_tpcc_variant,

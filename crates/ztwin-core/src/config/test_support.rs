@@ -36,6 +36,7 @@ pub fn test_variant() -> VariantConfig {
                 checksum_bytes_per_sec: 4_000_000_000,
                 decompress_bytes_per_sec: 2_000_000_000,
                 compress_bytes_per_sec: 400_000_000,
+                l2arc_hdr_ns: super::DEFAULT_L2ARC_HDR_NS,
             },
             mem_available_bytes: None,
             vm: Default::default(),

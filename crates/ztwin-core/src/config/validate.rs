@@ -60,6 +60,7 @@ impl VariantConfig {
             ("device_io_ns", c.device_io_ns),
             ("zfs_block_ns", c.zfs_block_ns),
             ("zio_ns", c.zio_ns),
+            ("l2arc_hdr_ns", c.l2arc_hdr_ns),
         ] {
             ensure(
                 ns as f64 / c.speed <= SEC_F,
@@ -206,6 +207,9 @@ impl VariantConfig {
                         }
                     }
                 }
+                // The model has one cache device (cache::l2arc, simplification 3): a second
+                // would be ignored, so it is refused.
+                ensure(z.cache.len() <= 1, "filesystem.cache", "at most one cache device is modelled")?;
                 let mut sized = Vec::new();
                 for c in &z.cache {
                     let Some((i, dev)) = self.devices.iter().enumerate().find(|(_, d)| &d.name == c) else {

@@ -415,6 +415,14 @@ pub struct L2arcTunables {
     pub l2arc_meta_percent: Option<u64>,
     /// l2arc_rebuild_enabled (2.0+): rebuild a persistent L2ARC at import: true.
     pub l2arc_rebuild_enabled: Option<bool>,
+    /// WHAT-IF from master (d1f290f1ea; no release has it, every release accepts it):
+    /// l2arc_dwpd_limit, the cache device's Drive Writes Per Day in percent (100 = 1.0
+    /// DWPD, master's default; 0 = no DWPD limit). Set, the feed is master's: the write
+    /// size and interval follow `l2arc_write_max` as a rate per second
+    /// (`l2arc_write_size()`, `l2arc_get_write_rate()`, `l2arc_dwpd_rate_limit()`) and
+    /// `l2arc_write_boost` does not exist. Unset: the release's feed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l2arc_dwpd_limit: Option<u64>,
 }
 
 impl L2arcTunables {
@@ -435,7 +443,8 @@ impl L2arcTunables {
             l2arc_noprefetch,
             l2arc_mfuonly,
             l2arc_meta_percent,
-            l2arc_rebuild_enabled
+            l2arc_rebuild_enabled,
+            l2arc_dwpd_limit
         )
     }
 }

@@ -299,6 +299,13 @@ pub struct L2arcFeatures {
     pub write_default: u64,
     /// Default `l2arc_headroom`: 2, 8 from 2.2.7 (022bf86370).
     pub headroom_default: u64,
+    /// The DWPD feed of master (no release has it; a what-if on the modelled release, see
+    /// [`crate::cache::l2arc`]): `l2arc_write_max` a rate per second, fed in bursts of at
+    /// most 64 MiB at adaptive intervals, limited by `l2arc_dwpd_limit` once the device
+    /// has wrapped; no `l2arc_write_boost`. d1f290f1ea ("L2ARC: Implement DWPD-based rate
+    /// limiting with adaptive feed intervals", master, Feb 2026). False here means the
+    /// key `l2arc_dwpd_limit` is unset unless the scenario sets it.
+    pub dwpd_feed: bool,
 }
 
 /// The prefetcher's row (`module/zfs/dmu_zfetch.c` and its caller in `dmu.c`). Each rule
@@ -511,6 +518,7 @@ const L2ARC_0_8: L2arcFeatures = L2arcFeatures {
     quarter_cap: false,
     write_default: 8 << 20,
     headroom_default: 2,
+    dwpd_feed: false,
 };
 
 /// 0.8's prefetcher (0.8.6, and 0.7.x).
@@ -667,6 +675,7 @@ impl ZfsFeatures {
                     quarter_cap: patch >= 3,
                     write_default: if patch >= 7 { 32 << 20 } else { 8 << 20 },
                     headroom_default: if patch >= 7 { 8 } else { 2 },
+                    ..L2ARC_0_8
                 },
                 zfetch: ZfetchFeatures {
                     idistance_tunable: true,
@@ -828,6 +837,24 @@ mod tests {
         let l21 = ZfsFeatures::resolve(ZfsRelease::V2_1, 16).l2arc;
         assert!(l21.hdr_limit_meta_limit && !at(11).hdr_limit_meta_limit);
         assert!(!ZfsRelease::V0_8.features().l2arc.persistent && l21.persistent);
+    }
+
+    /// The L2ARC feed of master (d1f290f1ea's DWPD feed) is in no modelled release: it is
+    /// a what-if a scenario asks for.
+    #[test]
+    fn no_release_has_the_feed_of_master() {
+        for (r, patches) in [
+            (ZfsRelease::V0_6, 0..=0),
+            (ZfsRelease::V0_8, 0..=0),
+            (ZfsRelease::V2_1, 0..=16),
+            (ZfsRelease::V2_2, 0..=11),
+            (ZfsRelease::V2_3, 0..=2),
+        ] {
+            for p in patches {
+                let l = ZfsFeatures::resolve(r, p).l2arc;
+                assert!(!l.dwpd_feed, "{r:?}.{p}");
+            }
+        }
     }
 
     /// 2.3.2 is 2.2.11 but for the features the 2.3 row names (see the module docs).

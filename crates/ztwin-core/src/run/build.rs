@@ -318,6 +318,7 @@ impl<'a> Sim<'a> {
                     checksum_ns_per_byte: SEC as f64 / c.checksum_bytes_per_sec as f64 / c.speed,
                     decompress_ns_per_byte: SEC as f64 / c.decompress_bytes_per_sec as f64 / c.speed,
                     compress_ns_per_byte: SEC as f64 / c.compress_bytes_per_sec as f64 / c.speed,
+                    l2arc_hdr: scaled(c.l2arc_hdr_ns, c.speed),
                     // A release without compressed ARC or ABD behaves as with them disabled.
                     compressed_arc: z.arc.zfs_compressed_arc_enabled.unwrap_or(true)
                         && features.compressed_arc,
@@ -569,6 +570,8 @@ impl<'a> Sim<'a> {
             clock: 0,
             phase_index: 0,
             next_feed,
+            feed_pass: None,
+            l2_feed_cpu: 0,
             sync_wake: None,
             zil_wake: None,
             flusher_wake: None,

@@ -285,6 +285,8 @@ struct Snapshot {
     bp_requests: u64,
     bp_reads: u64,
     cpu_busy: Nanos,
+    /// CPU time the L2ARC feed thread took.
+    l2_feed_cpu: Nanos,
     devices: Vec<DeviceCounters>,
     arc: Option<ArcStats>,
     bcache: Option<BcacheStats>,
@@ -405,6 +407,10 @@ struct Sim<'a> {
     phase_index: usize,
     /// When the l2arc_feed_thread next runs (None without a cache device).
     next_feed: Option<Nanos>,
+    /// The feed's pass in progress, if it is between its CPU bursts and its writes.
+    feed_pass: Option<phases::FeedPass>,
+    /// CPU time the feed thread took (series and window reports).
+    l2_feed_cpu: Nanos,
     /// The earliest wake-up of the txg sync on the queue (see `events`).
     sync_wake: Option<Nanos>,
     /// The earliest wake-up of the intent log on the queue.

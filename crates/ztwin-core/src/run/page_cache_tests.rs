@@ -280,7 +280,11 @@ fn a_restart_syncs_the_dirty_pages_and_empties_the_cache() {
     (w.bs_write, w.bs_read) = (64 << 10, 64 << 10);
     c.phases = vec![
         fio("write", vec![2]),
-        PhaseConfig::Restart(crate::config::RestartPhase { name: "reboot".into(), vm_moved: false, recreate_cache: false }),
+        PhaseConfig::Restart(crate::config::RestartPhase {
+            name: "reboot".into(),
+            vm_moved: false,
+            recreate_cache: false,
+        }),
         fio("read", vec![1]),
     ];
     let s = run(&c);

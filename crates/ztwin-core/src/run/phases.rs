@@ -3,6 +3,46 @@
 
 use super::build::new_arc;
 use super::*;
+use crate::cache::l2arc::{L2Feed, LOG_BLK_SIZE};
+
+/// The vdev queue's largest aggregated write (zfs_vdev_aggregation_limit, 1 MiB): the
+/// feed's writes are contiguous on the cache device.
+const FEED_CHUNK: u64 = 1 << 20;
+
+/// A pass of the feed thread between its CPU bursts and its writes (see `Sim::l2arc_feed`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FeedPass {
+    /// Device bytes not yet submitted.
+    left: u64,
+    /// CPU work before each further chunk.
+    cpu_per_chunk: Nanos,
+    /// When the writes submitted so far complete.
+    written: Nanos,
+    /// When the feed chose to run next (its interval from its start).
+    next_at: Nanos,
+}
+
+/// The feed thread's CPU work for one pass (arc.c at zfs-0.8.6, zfs-2.1.16, zfs-2.2.11,
+/// zfs-2.3.5, the same in each): every ARC header `l2arc_write_buffers()` passes and every
+/// entry `l2arc_evict()` drops (`l2arc_hdr_ns`); per buffer written one zio
+/// (`zio_write_phys()` with `ZIO_CHECKSUM_OFF`: no checksum is computed for an L2 data
+/// write in any release; `zio_ns`), and when `l2arc_apply_transforms()` runs, its copy
+/// into an asize buffer (memcpy rate) and, compressed ARC off, the block's compression
+/// again (`zio_compress_data()`, lz4 rate); per log block (2.0+,
+/// `l2arc_log_blk_commit()`) the lz4 compression of its 64 KiB, fletcher4 over its asize
+/// and its zio; per aggregated device write its issue and interrupt (`device_io_ns`).
+pub(super) fn feed_cpu(f: &L2Feed, c: &ZfsCosts, chunks: u64) -> Nanos {
+    let per_byte = |bytes: u64, ns: f64| (bytes as f64 * ns) as Nanos;
+    let hdrs = (f.headers_scanned.saturating_add(f.headers_evicted)).saturating_mul(c.l2arc_hdr);
+    let bufs = u64::from(f.buffers).saturating_mul(c.zio);
+    let transforms = per_byte(f.copy_bytes, c.memcpy_ns_per_byte)
+        .saturating_add(per_byte(f.compress_bytes, c.compress_ns_per_byte));
+    let logs = u64::from(f.log_blocks)
+        .saturating_mul(c.zio.saturating_add(per_byte(LOG_BLK_SIZE, c.compress_ns_per_byte)))
+        .saturating_add(per_byte(f.log_bytes, c.checksum_ns_per_byte));
+    let ios = chunks.saturating_mul(c.device_io);
+    hdrs.saturating_add(bufs).saturating_add(transforms).saturating_add(logs).saturating_add(ios)
+}
 
 impl Sim<'_> {
     /// The next read of a `cat` phase: table, offset, length; None when every pass is done.
@@ -99,6 +139,9 @@ impl Sim<'_> {
                 cache_doc = Some(json!({"device": self.cfg.devices[d].name, "state": state}));
             }
             **arc = new_arc(self.cfg, z, *cache_device, layout)?;
+            arc.l2arc_attached_at(self.clock);
+            // The feed thread starts again with the pool (its writes in flight are done).
+            self.feed_pass = None;
             **dbufs = dbufs.emptied();
             // New dnodes: no streams. zfetchstats are kept: arcstats restart, but the
             // summary differences them per phase and a restart phase reports none.
@@ -266,31 +309,79 @@ impl Sim<'_> {
         }
     }
 
-    /// One pass of the l2arc_feed_thread: the ARC picks what to write, the cache device
-    /// writes it (aggregated by the vdev queue into writes of up to 1 MiB,
-    /// zfs_vdev_aggregation_limit), the thread waits for the writes (`l2arc_write_buffers`
-    /// ends in `zio_wait(pio)`, every release from 0.8 to 2.3), and sleeps until the time
-    /// the feed chose from its start (`l2arc_write_interval(begin, ...)`): a feed whose
-    /// writes outlast that interval is followed at once by the next, so a cache device
-    /// slower to write than the feed asks holds the feed back.
+    /// One pass of the l2arc_feed_thread: the ARC picks what to write, the thread does
+    /// its CPU work ([`feed_cpu`]), the cache device writes it (aggregated by the vdev
+    /// queue into writes of up to 1 MiB, zfs_vdev_aggregation_limit), the thread waits
+    /// for the writes (`l2arc_write_buffers` ends in `zio_wait(pio)`, every release from
+    /// 0.8 to 2.3), and sleeps until the time the feed chose from its start
+    /// (`l2arc_write_interval(begin, ...)`): a feed whose CPU work and writes outlast that
+    /// interval is followed at once by the next, so a cache device slower to write than
+    /// the feed asks, or CPUs too busy to give the feed its time, hold the feed back.
+    ///
+    /// The CPU work runs on the machine's vCPUs in turn with the database's (the thread
+    /// runs at `defclsyspri`, the default priority, `thread_create` in `l2arc_init`), in
+    /// one burst per 1 MiB write: the scan issues each buffer's zio as it reaches it
+    /// (`zio_nowait`), so the writes overlap the rest of the scan; the model issues a
+    /// chunk's write once the CPU share of that chunk is done (the work spread evenly).
     pub(super) fn l2arc_feed(&mut self, now: Nanos) {
+        if let Some(pass) = self.feed_pass.take() {
+            // A CPU burst of the pass in progress is done: its chunk is written.
+            self.feed_run(now, pass, now);
+            return;
+        }
         let Fs::Zfs(z) = &mut self.fs else {
             self.next_feed = None;
             return;
         };
-        let Zfs { arc, cache_device: Some(d), .. } = &mut **z else {
+        let Zfs { arc, cache_device: Some(_), costs, .. } = &mut **z else {
             self.next_feed = None;
             return;
         };
         let feed = arc.l2arc_feed(now);
-        let mut left = feed.asize_written;
-        let mut written = now;
-        while left > 0 {
-            let chunk = left.min(1 << 20);
-            written = written.max(self.devices[*d].submit(now, Op::Write, chunk as u32));
-            left -= chunk;
+        let chunks = feed.asize_written.div_ceil(FEED_CHUNK);
+        let work = feed_cpu(&feed, costs, chunks);
+        self.l2_feed_cpu = self.l2_feed_cpu.saturating_add(work);
+        let per = work / chunks.max(1);
+        let pass = FeedPass {
+            left: feed.asize_written,
+            cpu_per_chunk: per,
+            written: now,
+            next_at: feed.next_feed_at,
+        };
+        let first = work - per * chunks.saturating_sub(1);
+        let done = self.cpus.run(now, first);
+        self.feed_run(now, pass, done);
+    }
+
+    /// The pass at `now`, its current CPU burst done at `cpu_done`: writes the next chunk
+    /// once the burst is done, runs the next burst, and when every chunk is written, sleeps
+    /// until the writes are done and the feed's interval is over.
+    fn feed_run(&mut self, now: Nanos, mut pass: FeedPass, mut cpu_done: Nanos) {
+        loop {
+            if pass.left == 0 {
+                self.set_next_feed(pass.next_at.max(pass.written).max(cpu_done).max(now.saturating_add(1)));
+                return;
+            }
+            if cpu_done > now {
+                self.feed_pass = Some(pass);
+                self.set_next_feed(cpu_done);
+                return;
+            }
+            let d = match &self.fs {
+                Fs::Zfs(z) => z.cache_device,
+                Fs::Extent(_) => None,
+            };
+            let Some(d) = d else {
+                self.next_feed = None;
+                return;
+            };
+            let chunk = pass.left.min(FEED_CHUNK);
+            pass.written = pass.written.max(self.devices[d].submit(now, Op::Write, chunk as u32));
+            pass.left -= chunk;
+            if pass.left > 0 {
+                cpu_done = self.cpus.run(now, pass.cpu_per_chunk);
+            }
         }
-        self.set_next_feed(feed.next_feed_at.max(written).max(now.saturating_add(1)));
     }
 
     /// Runs one event: a request steps, a background thread runs if it is due (see

@@ -17,6 +17,7 @@ impl Sim<'_> {
             bp_requests: self.bp_requests,
             bp_reads: self.bp_reads,
             cpu_busy: self.cpus.busy_ns_at(time),
+            l2_feed_cpu: self.l2_feed_cpu,
             devices: self.devices.iter().map(|d| d.counters_at(time)).collect(),
             arc: match &self.fs {
                 Fs::Zfs(z) => Some(z.arc.stats()),
@@ -181,6 +182,8 @@ impl Sim<'_> {
                 s.set("l2_size", y.l2_size as f64);
                 s.set("l2_asize", y.l2_asize as f64);
                 s.set("l2_hdr_size", y.l2_hdr_size as f64);
+                // The feed thread's CPU time in the interval, seconds (of all vCPUs).
+                s.set("l2_feed_cpu_s", b.l2_feed_cpu.saturating_sub(a.l2_feed_cpu) as f64 / SEC as f64);
             }
         }
         if let (Some(x), Some(y)) = (&a.page_cache, &b.page_cache) {
@@ -562,6 +565,8 @@ impl Sim<'_> {
             evict_l2_ineligible
         );
         sizes!(l2_size, l2_asize, l2_hdr_size);
+        // The feed thread's CPU time (model: l2arc_hdr_ns, zio_ns, ... per pass).
+        m.insert("feed_cpu_s".into(), json!(b.l2_feed_cpu.saturating_sub(a.l2_feed_cpu) as f64 / SEC as f64));
         let hits = y.hits.saturating_sub(x.hits) as f64;
         let misses = y.misses.saturating_sub(x.misses) as f64;
         let l2_hits = y.l2_hits.saturating_sub(x.l2_hits) as f64;

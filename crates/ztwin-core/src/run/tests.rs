@@ -247,6 +247,55 @@ fn the_series_follows_the_l2arc() {
     assert!(plain.series.column("l2_hits").is_none() && plain.series.column("arc_size").is_some());
 }
 
+/// The L2ARC feed thread's CPU work runs on the machine's vCPUs, in turn with the
+/// database's: on two vCPUs that the clients keep busy (32 threads, 5 ms of CPU per statement), a
+/// feed whose header visits are costly (0.1 ms each: every feed passes the whole ARC's
+/// lists) reports its CPU time, which one thread keeps within one vCPU's time, and the
+/// clients get what the feed leaves: their rate falls in proportion to the CPU the feed
+/// takes. With every cost of the feed zero, it takes none.
+#[test]
+fn the_feed_thread_takes_cpu_time_from_the_clients() {
+    let run = |hdr_ns: u64| {
+        let mut cfg = cat_then_bench_with_l2(false);
+        cfg.machine.cpu.statement_ns = 5_000_000;
+        cfg.machine.cpu.l2arc_hdr_ns = hdr_ns;
+        if let WorkloadConfig::Sysbench(w) = &mut cfg.workload {
+            w.threads = 32;
+        }
+        if let PhaseConfig::Workload(w) = &mut cfg.phases[1] {
+            w.duration_ns = 6 * SEC;
+        }
+        let r = run_variant(&cfg).unwrap().summary;
+        r["phases"][1].clone()
+    };
+    let (idle, busy) = (run(0), run(100_000));
+    let window = 6.0;
+    let feed = num(&busy, &["l2arc", "feed_cpu_s"]) / window;
+    // One thread: at most one vCPU (a pass in progress at the window's end counts whole).
+    assert!(feed > 0.3 && feed <= 1.05, "feed {feed}: {busy:#}");
+    // The clients are CPU bound (32 threads waiting for 2 vCPUs) and get the vCPUs the
+    // feed leaves: their rate falls with the share of the vCPUs the feed takes.
+    let (q0, q1) = (num(&idle, &["qps"]), num(&busy, &["qps"]));
+    let expected = (2.0 - feed) / 2.0;
+    assert!((q1 / q0 - expected).abs() < 0.1, "qps {q0} -> {q1}, feed {feed} vCPU: expected x{expected}");
+    // The header visits are most of the feed's work; without them the feed's CPU is
+    // its buffers' zios and device I/Os only (none written in the benchmark: all is on L2).
+    assert!(num(&idle, &["l2arc", "feed_cpu_s"]) < 0.01 * window, "{idle:#}");
+}
+
+/// One cache device is modelled: a second is refused (not ignored).
+#[test]
+fn a_second_cache_device_is_refused() {
+    let mut cfg = cat_then_bench_with_l2(false);
+    let mut l2b = cfg.devices[1].clone();
+    l2b.name = "l2b".into();
+    cfg.devices.push(l2b);
+    let FsConfig::Zfs(z) = &mut cfg.filesystem else { unreachable!() };
+    z.cache.push("l2b".into());
+    let e = run_variant(&cfg).unwrap_err().to_string();
+    assert!(e.contains("filesystem.cache") && e.contains("at most one"), "{e}");
+}
+
 /// A VM moved to another host finds its ephemeral cache device blank: ZFS imports the
 /// pool with the device UNAVAIL (no label) and the benchmark after it runs without
 /// L2ARC, unless the boot script removes and re-adds it (`recreate_cache`: a new, empty

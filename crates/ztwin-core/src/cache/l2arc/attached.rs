@@ -39,6 +39,54 @@ pub(crate) struct L2 {
     /// l2_log_blk_count / l2_log_blk_asize.
     pub lb_count: u64,
     pub lb_asize: u64,
+    /// The DWPD budget's state (master's feed only).
+    pub dwpd: Dwpd,
+}
+
+/// A device's DWPD tracking (d1f290f1ea, `l2arc_dev_t`): `l2ad_dwpd_writes` (bytes written
+/// in the 24 h period), `l2ad_dwpd_start` (the period's start, seconds), `l2ad_dwpd_accumulated`
+/// (the last period's unused budget), and a pending `l2arc_dwpd_bump` (the parameter
+/// changed: the next rate computation resets the budget without carry-over).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Dwpd {
+    pub writes: u64,
+    pub start_s: u64,
+    pub accumulated: u64,
+    pub bump_pending: bool,
+}
+
+/// Seconds of a DWPD period (24 * 3600).
+const DWPD_PERIOD_S: u64 = 24 * 3600;
+
+impl Dwpd {
+    /// `l2arc_dwpd_rate_limit()` at `now_s` for a device of `device_size` bytes and
+    /// `l2arc_dwpd_limit` = `limit`: the bytes per second left of the period's budget
+    /// (the daily budget, the carried-over budget and one 64 MiB burst, less what was
+    /// written) spread over the period's remaining seconds. A new period (24 h after the
+    /// start) carries the unused budget over; a parameter change resets without it.
+    pub(crate) fn rate_limit(&mut self, device_size: u64, limit: u64, now_s: u64) -> u64 {
+        let daily = device_size.saturating_mul(limit) / 100;
+        if self.bump_pending || now_s.saturating_sub(self.start_s) >= DWPD_PERIOD_S {
+            if self.bump_pending {
+                self.accumulated = 0;
+                self.bump_pending = false;
+            } else {
+                self.accumulated = daily.saturating_sub(self.writes);
+            }
+            self.writes = 0;
+            self.start_s = now_s;
+        }
+        let elapsed = now_s.saturating_sub(self.start_s);
+        let remaining = DWPD_PERIOD_S.saturating_sub(elapsed).max(1);
+        let total = daily.saturating_add(self.accumulated).saturating_add(super::BURST_SIZE_MAX);
+        total.saturating_sub(self.writes) / remaining
+    }
+
+    /// The write hand wrapped (`l2arc_evict()`'s `rerun`): a new period starts, nothing
+    /// carried over (every wrap, not only the first, in the source).
+    pub(crate) fn wrapped(&mut self, now_s: u64) {
+        *self = Dwpd { start_s: now_s, ..Dwpd::default() };
+    }
 }
 
 const _: () = assert!(std::mem::size_of::<L2Ent>() == 16);

@@ -16,8 +16,10 @@
 
 use super::attached::seq_bits;
 use super::device::L2Ent;
-use super::{L2Feed, LOG_BLK_SIZE};
-use crate::cache::arc::slab::{list_index, L2HeadRun, State, F_L2, F_L2CACHE, F_L2PF, F_PREFETCH, NIL};
+use super::{L2Feed, BURST_SIZE_MAX, LOG_BLK_SIZE};
+use crate::cache::arc::slab::{
+    list_index, L2HeadRun, State, F_L2, F_L2CACHE, F_L2PF, F_LCOPY, F_PREFETCH, NIL,
+};
 use crate::cache::arc::{Arc, T_DATA, T_META};
 use crate::sim::time::{Nanos, MS, SEC};
 
@@ -34,12 +36,51 @@ impl Arc {
         (l2.s.features.hdr_limit_meta_limit && s > self.meta_limit * 3 / 4) || s > base * pct / 100
     }
 
-    /// l2arc_write_size.
-    fn l2_write_size(&self) -> u64 {
+    /// l2arc_get_write_rate (master's DWPD feed, d1f290f1ea): `l2arc_write_max`, or,
+    /// once the device has wrapped, with `l2arc_dwpd_limit` > 0 and the cache devices'
+    /// capacity at least twice `arc_c_max` (L2ARC_PERSIST_THRESHOLD), the smaller of it
+    /// and the DWPD rate (`l2arc_dwpd_rate_limit`).
+    fn l2_write_rate(&mut self, now: Nanos) -> u64 {
+        let c_max = self.c_max;
+        let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
+        let limit = l2.s.dwpd_limit.unwrap_or(0);
+        // spa_l2arc_info.l2arc_total_capacity: the pool's one device (simplification 3).
+        let total_capacity = l2.dev.capacity;
+        if !l2.dev.first && limit > 0 && total_capacity >= c_max.saturating_mul(2) {
+            l2.dwpd.rate_limit(l2.dev.capacity, limit, now / SEC).min(l2.s.write_max)
+        } else {
+            l2.s.write_max
+        }
+    }
+
+    /// l2arc_write_size: the bytes to write, and with master's DWPD feed the interval
+    /// before the next pass (`l2arc_write_size(dev, &interval)`: a rate above
+    /// L2ARC_BURST_SIZE_MAX is fed in `ceil(rate / 64 MiB)` passes a second).
+    fn l2_write_size(&mut self, now: Nanos) -> (u64, Option<Nanos>) {
+        let (base, interval) =
+            match self.l2.as_ref().expect("a cache device is attached (module note)").s.dwpd_limit {
+                Some(_) => {
+                    let rate = self.l2_write_rate(now);
+                    if rate > BURST_SIZE_MAX {
+                        let per_sec = rate.div_ceil(BURST_SIZE_MAX).max(1);
+                        (rate / per_sec, Some(SEC / per_sec))
+                    } else {
+                        (rate, Some(SEC))
+                    }
+                }
+                None => {
+                    let s = &self.l2.as_ref().expect("a cache device is attached (module note)").s;
+                    (s.write_max + if self.arc_warm { 0 } else { s.write_boost }, None)
+                }
+            };
+        (self.l2_write_size_capped(base), interval)
+    }
+
+    /// The release's caps on the write size `size` (l2arc_write_max + l2arc_write_boost,
+    /// or the DWPD feed's burst).
+    fn l2_write_size_capped(&self, mut size: u64) -> u64 {
         let l2 = self.l2.as_ref().expect("a cache device is attached (module note)");
         let (s, dev) = (&l2.s, &l2.dev);
-        let boost = if self.arc_warm { 0 } else { s.write_boost };
-        let mut size = s.write_max + boost;
         if !s.features.evict_rerun {
             // 0.8 has no check; keep the ring sane on tiny devices (see l2arc_evict 0.8).
             return size.min(dev.capacity / 2);
@@ -52,7 +93,7 @@ impl Arc {
             // 2.1 .. 2.2.2: both tunables reset to the default (the model does not persist
             // the reset across feeds).
             let dw = s.features.write_default;
-            size = dw + if self.arc_warm { 0 } else { dw };
+            size = dw + if self.arc_warm || s.dwpd_limit.is_some() { 0 } else { dw };
             size += dev.log_blk_overhead(size);
             size = size.min(len);
         }
@@ -71,23 +112,33 @@ impl Arc {
             return L2Feed { next_feed_at: now + SEC, ..Default::default() };
         }
         self.st.l2_feeds += 1;
-        let size = self.l2_write_size();
-        self.l2_evict(size);
-        let mut feed = self.l2_write_buffers(size);
+        let (size, dwpd_interval) = self.l2_write_size(now);
+        let evicted = self.l2_evict(size, now);
+        let mut feed = self.l2_write_buffers(size, now);
+        feed.headers_evicted = evicted;
         feed.target = size;
         feed.fed = true;
-        let s = &self.l2.as_ref().expect("a cache device is attached (module note)").s;
-        let interval = if s.feed_again && feed.asize_written > size / 2 {
-            s.feed_min_ms * MS
-        } else {
-            s.feed_secs * SEC
+        let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
+        let s = &l2.s;
+        let wrote = feed.asize_written;
+        let interval = match dwpd_interval {
+            // l2arc_write_interval.
+            None if s.feed_again && wrote > size / 2 => s.feed_min_ms * MS,
+            None => s.feed_secs * SEC,
+            // The DWPD feed's interval, adjusted by what the pass wrote.
+            Some(_) if wrote == 0 => s.feed_secs * SEC,
+            Some(iv) if wrote < size => (u128::from(iv) * u128::from(wrote) / u128::from(size)) as Nanos,
+            Some(iv) => iv,
         };
+        // Writes for DWPD rate limiting (l2ad_dwpd_writes += write_asize).
+        l2.dwpd.writes = l2.dwpd.writes.saturating_add(wrote);
         feed.next_feed_at = now + interval;
         feed
     }
 
-    /// Evicts the entry at the front of the ring.
-    fn l2_evict_front(&mut self) {
+    /// Evicts the entry at the front of the ring; true if it was live (on the device's
+    /// list, so `l2arc_evict()` visits it).
+    fn l2_evict_front(&mut self) -> bool {
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         let seq = l2.dev.ring.head;
         let e = *l2.dev.ring.get(seq);
@@ -117,10 +168,12 @@ impl Arc {
             }
         }
         self.l2.as_mut().expect("a cache device is attached (module note)").dev.ring.pop_front();
+        !e.is_dead()
     }
 
-    /// Evicts ring entries with addresses in [hand, taddr).
-    fn l2_evict_range(&mut self, taddr: u64) {
+    /// Evicts ring entries with addresses in [hand, taddr); returns the live ones visited.
+    fn l2_evict_range(&mut self, taddr: u64) -> u64 {
+        let mut visited = 0;
         loop {
             let l2 = self.l2.as_ref().expect("a cache device is attached (module note)");
             let Some(e) = l2.dev.ring.front() else { break };
@@ -128,23 +181,25 @@ impl Arc {
             if a >= taddr || a < l2.dev.hand {
                 break;
             }
-            self.l2_evict_front();
+            visited += u64::from(self.l2_evict_front());
         }
+        visited
     }
 
-    /// l2arc_evict(dev, distance, B_FALSE), per release.
-    fn l2_evict(&mut self, distance: u64) {
+    /// l2arc_evict(dev, distance, B_FALSE), per release, at `now`; returns the live
+    /// entries it visited.
+    fn l2_evict(&mut self, distance: u64, now: Nanos) -> u64 {
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         let end = l2.dev.capacity;
         if !l2.s.features.evict_rerun {
             if l2.dev.first {
-                return;
+                return 0;
             }
             let taddr =
                 if l2.dev.hand >= end.saturating_sub(2 * distance) { end } else { l2.dev.hand + distance };
-            self.l2_evict_range(taddr);
-            return;
+            return self.l2_evict_range(taddr);
         }
+        let mut visited = 0;
         loop {
             let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
             let rerun = l2.dev.hand + distance > end;
@@ -152,7 +207,7 @@ impl Arc {
             if !l2.dev.first {
                 l2.dev.evict = l2.dev.evict.max(taddr);
                 let ev = l2.dev.evict;
-                self.l2_evict_range(ev);
+                visited += self.l2_evict_range(ev);
             }
             if !rerun {
                 break;
@@ -161,11 +216,14 @@ impl Arc {
             l2.dev.hand = 0;
             l2.dev.evict = 0;
             l2.dev.first = false;
+            // d1f290f1ea: a new DWPD period at every wrap.
+            l2.dwpd.wrapped(now / SEC);
         }
+        visited
     }
 
-    /// l2arc_write_buffers: four passes over the ARC lists.
-    fn l2_write_buffers(&mut self, target: u64) -> L2Feed {
+    /// l2arc_write_buffers at `now`: four passes over the ARC lists.
+    fn l2_write_buffers(&mut self, target: u64, now: Nanos) -> L2Feed {
         let mut feed = L2Feed::default();
         let (f, mfuonly, headroom_mult, hboost) = {
             let s = &self.l2.as_ref().expect("a cache device is attached (module note)").s;
@@ -206,9 +264,15 @@ impl Arc {
                 let r = self.slab.l2run[li];
                 passed = r.bytes;
                 if headroom_limits && passed > headroom {
-                    // The scan would stop inside the run, having written nothing.
+                    // The scan would stop inside the run, having written nothing, after
+                    // the headers within the headroom and the one that passed it: as
+                    // many as the run's bytes say (exact when its blocks have one size;
+                    // simplification 9).
+                    let within = (u128::from(headroom) * u128::from(r.count) / u128::from(r.bytes)) as u64;
+                    feed.headers_scanned += (within + 1).min(u64::from(r.count));
                     continue;
                 }
+                feed.headers_scanned += u64::from(r.count);
                 cur = self.slab.hdrs[r.last as usize].prev;
                 #[cfg(test)]
                 {
@@ -220,19 +284,28 @@ impl Arc {
                     // Every member is ineligible: the walk through them writes nothing
                     // and only counts their bytes.
                     reached = true;
+                    let before = passed;
                     passed += old.bytes;
                     #[cfg(test)]
                     {
                         self.l2hrun_passed += 1;
                     }
                     if headroom_limits && passed > headroom {
+                        // The walk stops inside the run: its headers within the headroom
+                        // and the one that passed it, counted as the tail runs' are
+                        // (simplification 9).
+                        let within = (u128::from(headroom.saturating_sub(before)) * u128::from(old.count)
+                            / u128::from(old.bytes)) as u64;
+                        feed.headers_scanned += (within + 1).min(u64::from(old.count));
                         break;
                     }
+                    feed.headers_scanned += u64::from(old.count);
                     cur = self.slab.hdrs[old.last as usize].next;
                     continue;
                 }
                 let h = self.slab.hdrs[cur as usize];
                 let nxt = if from_head { h.next } else { h.prev };
+                feed.headers_scanned += 1;
                 passed += h.lsize as u64;
                 if headroom_limits && passed > headroom {
                     break;
@@ -272,6 +345,17 @@ impl Arc {
                 write_asize += asize;
                 write_psize += psize;
                 feed.buffers += 1;
+                // l2arc_write_buffers writes b_pabd as it is when the ARC holds the block
+                // as stored (compressed ARC, or a block stored uncompressed) and psize
+                // fills whole sectors of the cache device; otherwise
+                // l2arc_apply_transforms copies it into an asize buffer, compressing it
+                // again first when the ARC holds it uncompressed (F_LCOPY).
+                if h.flags & F_LCOPY != 0 && h.psize < h.lsize {
+                    feed.compress_bytes += h.lsize as u64;
+                    feed.copy_bytes += asize;
+                } else if asize != psize {
+                    feed.copy_bytes += asize;
+                }
                 let hm = &mut self.slab.hdrs[cur as usize];
                 hm.flags = (hm.flags & !F_L2PF) | F_L2 | if prefetch { F_L2PF } else { 0 };
                 hm.l2seq = seq_bits(seq);
@@ -301,6 +385,7 @@ impl Arc {
                         l2.lb_asize += lb;
                         write_asize += lb;
                         feed.log_blocks += 1;
+                        feed.log_bytes += lb;
                         self.st.l2_log_blk_writes += 1;
                         self.st.l2_write_bytes += lb;
                     }
@@ -338,9 +423,11 @@ impl Arc {
         }
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         if !f.evict_rerun && l2.dev.hand >= l2.dev.capacity.saturating_sub(target) {
-            // 0.8: bump the hand to the start when approaching the end.
+            // 0.8: bump the hand to the start when approaching the end (the DWPD what-if's
+            // new period starts at this wrap).
             l2.dev.hand = 0;
             l2.dev.first = false;
+            l2.dwpd.wrapped(now / SEC);
         }
         feed.bytes_written = write_psize;
         feed.asize_written = write_asize;

@@ -14,7 +14,7 @@
 //! `cache_device` is set, and `new_arc` attached that device, `attach_l2arc` having
 //! succeeded; a header has `F_L2` or is L2-only only while its device is attached).
 
-use super::attached::L2;
+use super::attached::{Dwpd, L2};
 use super::device::L2arcDeviceState;
 use super::index::{L2Index, L2Loc, SEQ_MASK};
 use super::{L2arcParams, L2arcTunables, HDR_L2ONLY_SIZE};
@@ -24,7 +24,7 @@ use crate::cache::arc::slab::{
 use crate::cache::arc::{Arc, ArcAccess, ArcStats, BlockInfo, BlockKey, BufType, ReadFlags};
 use crate::config::ArcAccessRules;
 use crate::error::Result;
-use crate::sim::time::Nanos;
+use crate::sim::time::{Nanos, SEC};
 
 /// What the read path needs to know about a block's L2 copy before the ARC transition.
 #[derive(Clone, Copy)]
@@ -66,8 +66,17 @@ impl Arc {
             psize_sum: 0,
             lb_count: 0,
             lb_asize: 0,
+            dwpd: Dwpd::default(),
         }));
         Ok(())
+    }
+
+    /// The cache device was attached (`l2arc_add_vdev()`) at `now`: its DWPD period starts
+    /// then (`l2ad_dwpd_start`). A device attached with the pool at time 0 needs no call.
+    pub fn l2arc_attached_at(&mut self, now: Nanos) {
+        if let Some(l2) = self.l2.as_mut() {
+            l2.dwpd.start_s = now / SEC;
+        }
     }
 
     /// Sets L2ARC module parameters at run time (`echo N >
@@ -80,7 +89,12 @@ impl Arc {
             return Err(crate::error::Error::config("phases", "L2ARC parameters set with no cache device"));
         };
         let tunables = l2.tunables.overridden_by(t);
-        l2.s = tunables.resolve(release, l2.patch)?;
+        let s = tunables.resolve(release, l2.patch)?;
+        // param_set_l2arc_dwpd_limit: a changed value bumps l2arc_dwpd_bump.
+        if s.dwpd_limit != l2.s.dwpd_limit {
+            l2.dwpd.bump_pending = true;
+        }
+        l2.s = s;
         l2.tunables = tunables;
         Ok(())
     }

@@ -93,20 +93,74 @@
 //!   The model counts the headers the same way ([`HDR_L2ONLY_SIZE`] per L2-only block in
 //!   `l2_hdr_size`, `size` and, 0.8/2.1, `arc_meta_used`) and runs the same eviction.
 //!
+//! - **The feed's own time.** The thread (`thread_create(..., defclsyspri)` in
+//!   `l2arc_init()`: the default priority, like the database's threads) does all of a
+//!   pass on one CPU: `l2arc_evict()` locks and drops every header in the region ahead
+//!   of the hand; `l2arc_write_buffers()` takes every header it passes on the four lists
+//!   (`mutex_tryenter()` of its hash lock, `l2arc_write_eligible()`), and for each buffer
+//!   it writes issues a `zio_write_phys()` with `ZIO_CHECKSUM_OFF` (no checksum is
+//!   computed for an L2 data write in 0.8, 2.1, 2.2, 2.3 or master; a log block's is,
+//!   `fletcher_4_native()` in `l2arc_log_blk_commit()`, after its lz4 compression). The
+//!   buffer is written from `b_pabd` as the ARC holds it when the ARC keeps it as stored
+//!   (`HDR_COMPRESSION_ENABLED`, or a block stored uncompressed), no dbuf shares it and
+//!   its psize fills whole sectors of the cache device; otherwise
+//!   `l2arc_apply_transforms()` allocates an asize buffer and copies the data into it
+//!   (zeroing the tail), compressing it again first (`zio_compress_data()`) when
+//!   compressed ARC is off. Then `zio_wait(pio)`: the pass lasts its CPU time and its
+//!   writes. [`L2Feed`] counts the work (`headers_scanned`, `headers_evicted`,
+//!   `copy_bytes`, `compress_bytes`, `log_blocks`); the driver charges it to the machine's
+//!   vCPUs (`run::phases::feed_cpu`: `l2arc_hdr_ns` per header, `zio_ns` per buffer and
+//!   log block, the memcpy, lz4 and fletcher4 rates, `device_io_ns` per aggregated write)
+//!   and issues the writes as the work is done, so a feed on busy CPUs takes longer and
+//!   takes CPU time from the database.
+//!
+//! # What-ifs from master (no release has them; every release accepts them)
+//!
+//! Off unless the scenario asks (the release table's [`L2arcFeatures::dwpd_feed`] is
+//! false for every modelled release), so every other config runs as before. (Master's
+//! per-device feed threads, b525525b44, need several cache devices, which the model does
+//! not have yet: simplification 3.) Sources: `module/zfs/arc.c` at the cited master commits, and the master of
+//! 2026-08 for the later fixes (none of them touches these functions).
+//!
+//! - **The DWPD feed**, `l2arc_dwpd_limit` (d1f290f1ea, "L2ARC: Implement DWPD-based rate
+//!   limiting with adaptive feed intervals"; man page 48d3f7fac9). `l2arc_write_max`
+//!   becomes a rate per second (`l2arc_get_write_rate()`); `l2arc_write_size(dev,
+//!   &interval)` feeds a rate above L2ARC_BURST_SIZE_MAX (64 MiB; the commit message says
+//!   50 MB, the code 64 MiB) in `ceil(rate / 64 MiB)` passes a second of `rate / n` bytes,
+//!   else one pass a second of `rate` bytes; the thread then sleeps `interval` from the
+//!   pass's start, `l2arc_feed_secs` if it wrote nothing, `interval * wrote / size` if it
+//!   wrote less than asked (replacing `l2arc_write_interval()`: `l2arc_feed_min_ms` and
+//!   `l2arc_feed_again` remain parameters and do nothing). `l2arc_write_boost` is gone
+//!   (refused with the key set). The rate is limited only once the device has wrapped
+//!   (`!l2ad_first`), with `l2arc_dwpd_limit` > 0 and the pool's cache devices at least
+//!   twice `arc_c_max` (L2ARC_PERSIST_THRESHOLD): then it is the smaller of
+//!   `l2arc_write_max` and `l2arc_dwpd_rate_limit()`, which spreads what is left of the
+//!   period's budget (`capacity * l2arc_dwpd_limit / 100`, plus the last period's unused
+//!   budget, plus one 64 MiB burst, less `l2ad_dwpd_writes`) over the seconds left of the
+//!   24 h period (`gethrestime_sec()`). A period starts at `l2arc_add_vdev()`, 24 h after
+//!   the last (carrying the unused budget over), on a parameter change (no carry-over),
+//!   and at every wrap of the write hand (`l2arc_evict()`'s `rerun`: the source resets at
+//!   every wrap although its comment speaks of the first pass). Master's default is 100;
+//!   the what-if keeps the release's other defaults (`l2arc_write_max` 8 MiB in 0.8; 64
+//!   MiB in master) and its caps on the write size. Master's persistent markers, which the
+//!   same threshold switches on, are not modelled.
+//!
 //! Counters: `l2_size` is the logical size of L2 blocks (`arcstat_l2_lsize`), `l2_asize`
 //! their physical size (`arcstat_l2_psize`: psize, *not* rounded to the cache sector);
 //! the allocated bytes on the device are [`L2arcDeviceState::alloc`].
 //!
 //! # Simplifications (numbered)
 //!
-//! 1. Writes and reads complete instantly: no `L2_WRITING` or `L2_READING` state, so
+//! 1. Writes and reads complete instantly for the ARC: no `L2_WRITING` or `L2_READING` state, so
 //!    `l2_rw_clash`, `l2_evict_reading`, `evict_l2_skip`, `l2_evict_lock_retry`,
 //!    `l2_writes_error`, `l2_cksum_bad`, `l2_io_error` cannot happen and are not kept; the
 //!    driver charges the device time, and its feed thread waits for the writes before it
 //!    sleeps (`zio_wait(pio)`, `run::phases`). `l2_writes_done` = `l2_writes_sent`.
 //! 2. The feed scans the exact LRU tail (head while cold) of each list; OpenZFS scans one
 //!    random sublist of max(ncpu, 4), so it reaches colder blocks in a fraction of them.
-//! 3. One device, one pool, one `secondarycache` value for all reads (the property is per
+//! 3. One cache device (more are refused: `filesystem.cache` holds at most one name; the
+//!    releases' one feed thread would feed them in turn, `l2arc_dev_get_next()`), one pool
+//!    (`l2arc_total_capacity` is that device's), one `secondarycache` value for all reads (the property is per
 //!    dataset in OpenZFS). No TRIM (`l2arc_trim_ahead` 0), no `l2arc_norw`, no
 //!    `l2arc_exclude_special`, no encryption.
 //! 4. `arc_warm` becomes true only when memory reclaim runs in OpenZFS (the Linux shrinker
@@ -125,6 +179,16 @@
 //!    released. Eviction runs as soon as `size > c` (ARC simplification 2), not at
 //!    `c + 16 MiB`, so with L2-only headers filling the ARC the model's cap sits at about
 //!    `arc_c` of headers where OpenZFS's may reach up to 16 MiB more.
+//! 9. The feed's CPU work is counted header by header, except where the simulator's scan
+//!    skips a run of ineligible headers it passed before (`L2Run` from the tail,
+//!    `L2HeadRun` from the head) and the headroom ends
+//!    inside that run: the headers passed are then estimated from the run's bytes (exact
+//!    when its blocks have one size). A failed `mutex_tryenter()` (a header skipped) and
+//!    the free of the previous pass's buffers (`l2arc_do_free_on_write()`) are not
+//!    modelled; the device header update of 2.0+ (`l2arc_dev_hdr_update()`, 512 B per
+//!    feed) is neither written nor charged.
+//! 10. Time in the DWPD feed is simulated nanoseconds: its intervals are not rounded to
+//!    the kernel's ticks (`hz`), and `gethrestime_sec()` is the simulated second.
 
 mod attached;
 mod device;
@@ -154,6 +218,14 @@ pub const LOG_BLK_SIZE: u64 = 64 << 10;
 pub const REBUILD_MIN_L2SIZE: u64 = 1 << 30;
 /// HDR_L2ONLY_SIZE on 64-bit: 56 B common header + 40 B l2arc_buf_hdr_t (0.8 .. 2.2).
 pub const HDR_L2ONLY_SIZE: u64 = 96;
+/// l2arc_dwpd_limit's default in master (d1f290f1ea, arc.c): 100, one drive write per day.
+pub const DWPD_LIMIT_DEFAULT: u64 = 100;
+/// The largest l2arc_dwpd_limit the model takes: 1000 drive writes per day (master has no
+/// bound; the daily budget `capacity * limit / 100` must fit 64 bits).
+pub const MAX_DWPD_LIMIT: u64 = 100_000;
+/// L2ARC_BURST_SIZE_MAX (d1f290f1ea): the DWPD feed's largest write per pass, 64 MiB
+/// (the commit message says 50 MB; the code, which wins, 64 MiB).
+pub const BURST_SIZE_MAX: u64 = 64 << 20;
 
 // The data type is config's (config is data); the release's defaults and rules are
 // `L2arcTunables::resolve` below.
@@ -219,6 +291,9 @@ pub struct L2arcSettings {
     pub meta_percent: Option<u64>,
     /// l2arc_rebuild_enabled (false in 0.8).
     pub rebuild_enabled: bool,
+    /// l2arc_dwpd_limit: Some with master's DWPD feed (a what-if, d1f290f1ea), None with
+    /// the release's.
+    pub dwpd_limit: Option<u64>,
     /// What the release (at its point release) does.
     pub features: L2arcFeatures,
 }
@@ -253,6 +328,21 @@ impl L2arcTunables {
                 ));
             }
         }
+        // The DWPD feed (d1f290f1ea) replaced l2arc_write_boost: with it, the key does not
+        // exist.
+        let dwpd_limit = self.l2arc_dwpd_limit.or(f.dwpd_feed.then_some(DWPD_LIMIT_DEFAULT));
+        if dwpd_limit.is_some() && self.l2arc_write_boost.is_some() {
+            return Err(Error::config(
+                "l2arc.l2arc_write_boost",
+                "does not exist with master's DWPD feed (l2arc_dwpd_limit is set; d1f290f1ea removed it): unset one of them",
+            ));
+        }
+        if dwpd_limit.is_some_and(|d| d > MAX_DWPD_LIMIT) {
+            return Err(Error::config(
+                "l2arc.l2arc_dwpd_limit",
+                format!("must be 0 to {MAX_DWPD_LIMIT} (percent of a drive write per day)"),
+            ));
+        }
         let mfu_max = f.mfuonly_max;
         let mfuonly = self.l2arc_mfuonly.unwrap_or(0);
         if mfuonly > mfu_max {
@@ -263,7 +353,7 @@ impl L2arcTunables {
         }
         Ok(L2arcSettings {
             write_max: zero_default(self.l2arc_write_max),
-            write_boost: self.l2arc_write_boost.unwrap_or(dw),
+            write_boost: if dwpd_limit.is_some() { 0 } else { self.l2arc_write_boost.unwrap_or(dw) },
             headroom: self.l2arc_headroom.unwrap_or(f.headroom_default),
             headroom_boost: self.l2arc_headroom_boost.unwrap_or(200),
             feed_secs: self.l2arc_feed_secs.unwrap_or(1),
@@ -273,6 +363,7 @@ impl L2arcTunables {
             mfuonly,
             meta_percent: if f.hdr_limit { Some(self.l2arc_meta_percent.unwrap_or(33)) } else { None },
             rebuild_enabled: f.persistent && self.l2arc_rebuild_enabled.unwrap_or(true),
+            dwpd_limit,
             features: f,
         })
     }
@@ -309,6 +400,20 @@ pub struct L2Feed {
     pub buffers: u32,
     /// Log blocks written (persistent L2ARC).
     pub log_blocks: u32,
+    /// ARC headers `l2arc_write_buffers()` passed on its lists (each: the list step, the
+    /// hash lock's `mutex_tryenter()`, `l2arc_write_eligible()`), the one that ended a
+    /// pass over its headroom included.
+    pub headers_scanned: u64,
+    /// Entries of the device's list `l2arc_evict()` dropped (`arc_hdr_l2hdr_destroy()`
+    /// or, L2-only, `arc_hdr_destroy()`), log blocks included.
+    pub headers_evicted: u64,
+    /// Bytes `l2arc_apply_transforms()` copied into a buffer of its own (asize: the
+    /// copy and the zeroed tail) for buffers that cannot be written from `b_pabd`.
+    pub copy_bytes: u64,
+    /// Logical bytes it compressed again (compressed ARC off, block compressed on disk).
+    pub compress_bytes: u64,
+    /// Bytes of the log blocks written (each lz4-compressed from 64 KiB and checksummed).
+    pub log_bytes: u64,
     /// The target (`l2arc_write_size()`), bytes.
     pub target: u64,
     /// False if the feed was skipped (no device, or l2arc_hdr_limit_reached).

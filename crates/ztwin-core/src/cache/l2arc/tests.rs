@@ -178,6 +178,79 @@ fn feed_never_writes_more_than_its_target() {
     }
 }
 
+/// The feed counts its CPU work: every header passed (the warm scan from the tails walks
+/// exactly as many as the lists hold up to the headroom), a copy for every buffer whose
+/// psize does not fill whole sectors of the cache device, a compression again for every
+/// compressed block when compressed ARC is off, and the entries l2arc_evict drops.
+#[test]
+fn feed_counts_its_cpu_work() {
+    // 1000 blocks of 16K stored as 12K: whole 4K sectors, written from b_pabd.
+    let mut a = with_l2(ZfsRelease::V0_8, 256 * MIB, 64 * MIB, 0);
+    a.set_arc_warm(true);
+    let t = read_range(&mut a, 0, 1000, 0);
+    let f = a.l2arc_feed(t);
+    assert!(f.buffers > 0 && f.buffers < 1000, "{f:?}");
+    // The scan passes headers from the tail: every one written, and the one that did not
+    // fit (the pass stopped there, `full`).
+    assert_eq!(f.headers_scanned, u64::from(f.buffers) + 1, "{f:?}");
+    assert_eq!((f.copy_bytes, f.compress_bytes, f.headers_evicted), (0, 0, 0));
+    // The next feed passes the blocks already written before it finds eligible ones.
+    let f2 = a.l2arc_feed(t + SEC);
+    assert!(f2.headers_scanned > u64::from(f2.buffers), "{f2:?}");
+
+    // psize 5120 (a pool of 512-byte sectors): asize 8192 on the 4K-sector cache device,
+    // l2arc_apply_transforms copies each into an 8K buffer.
+    let mut b = with_l2(ZfsRelease::V0_8, 256 * MIB, 64 * MIB, 0);
+    b.set_arc_warm(true);
+    for i in 0..200 {
+        b.access(k(i), data(16384, 5120), DEMAND, i * MS);
+    }
+    let f = b.l2arc_feed(SEC);
+    assert_eq!(f.buffers, 200);
+    assert_eq!(f.copy_bytes, 200 * 8192);
+    assert_eq!(f.compress_bytes, 0);
+
+    // Compressed ARC off: the ARC holds 16K, the device gets the 12K compressed again.
+    let mut c = Arc::new(&ArcParams {
+        release: ZfsRelease::V0_8,
+        ram_bytes: 2 * GIB,
+        tunables: ArcTunables {
+            zfs_arc_max: 256 * MIB,
+            zfs_compressed_arc_enabled: Some(false),
+            ..Default::default()
+        },
+    });
+    c.attach_l2arc(&l2p(64 * MIB, CacheProperty::All, L2arcTunables::default(), 0)).unwrap();
+    c.set_arc_warm(true);
+    for i in 0..200 {
+        c.access(k(i), data(16384, 12288), DEMAND, i * MS);
+        // One block stored uncompressed: written as the ARC holds it.
+        c.access(k(10_000 + i), data(16384, 16384), DEMAND, i * MS);
+    }
+    let f = c.l2arc_feed(SEC);
+    assert_eq!(f.buffers, 400);
+    assert_eq!(f.compress_bytes, 200 * 16384);
+    assert_eq!(f.copy_bytes, 200 * 12288);
+
+    // A full small device: each feed drops what it overwrites (a cold ARC: the feed
+    // writes the newest blocks, from the lists' heads).
+    let mut d = with_l2(ZfsRelease::V2_1, 256 * MIB, 32 * MIB, 0);
+    let mut t = 0;
+    let mut evicted = 0;
+    for round in 0..20u64 {
+        t = read_range(&mut d, round * 1000, round * 1000 + 1000, t);
+        let f = d.l2arc_feed(t);
+        evicted += f.headers_evicted;
+        check_l2(&d);
+    }
+    // Everything written beyond the device's size was overwritten: the blocks written
+    // less those still on the device were dropped (none was freed otherwise).
+    let st = d.stats();
+    let blocks_written = st.l2_write_bytes / 12288;
+    assert_eq!(evicted, blocks_written - d.l2arc_blocks() as u64, "{st:?}");
+    assert!(evicted > 0);
+}
+
 #[test]
 fn feed_scans_resume_after_their_runs_with_the_same_outcome() {
     for (rel, patch) in [(ZfsRelease::V0_8, 0), (ZfsRelease::V2_1, 0), (ZfsRelease::V2_2, 11)] {
@@ -844,4 +917,131 @@ fn a_higher_meta_limit_lets_headers_grow_closer_to_c_08() {
     assert!(h.l2_hdr_size <= h.c + MIB, "{h:?}");
     check_l2(&lo);
     check_l2(&hi);
+}
+
+// ---- master's DWPD feed as a what-if (d1f290f1ea, arc.c: l2arc_write_size,
+// l2arc_get_write_rate, l2arc_dwpd_rate_limit, l2arc_feed_thread) -------------------------
+
+fn dwpd(limit: u64, write_max: u64) -> L2arcTunables {
+    L2arcTunables { l2arc_dwpd_limit: Some(limit), l2arc_write_max: Some(write_max), ..Default::default() }
+}
+
+/// The key exists in every release (a what-if), replaces l2arc_write_boost (set both: an
+/// error naming the boost), is bounded, and unset leaves the release's feed.
+#[test]
+fn dwpd_limit_resolves_in_every_release_without_the_boost() {
+    for (rel, patch) in
+        [(ZfsRelease::V0_8, 0), (ZfsRelease::V2_1, 16), (ZfsRelease::V2_2, 11), (ZfsRelease::V2_3, 2)]
+    {
+        let s = dwpd(100, 8 * MIB).resolve(rel, patch).unwrap();
+        assert_eq!((s.dwpd_limit, s.write_boost, s.write_max), (Some(100), 0, 8 * MIB), "{rel:?}");
+        assert_eq!(L2arcTunables::default().resolve(rel, patch).unwrap().dwpd_limit, None);
+        let both = L2arcTunables { l2arc_write_boost: Some(MIB), ..dwpd(100, MIB) };
+        let e = both.resolve(rel, patch).unwrap_err().to_string();
+        assert!(e.contains("l2arc_write_boost") && e.contains("d1f290f1ea"), "{e}");
+        let e = dwpd(MAX_DWPD_LIMIT + 1, MIB).resolve(rel, patch).unwrap_err().to_string();
+        assert!(e.contains("l2arc_dwpd_limit"), "{e}");
+    }
+}
+
+/// l2arc_dwpd_rate_limit: the period's budget (a drive write per day times the limit,
+/// plus one 64 MiB burst) spread over the seconds left; what was written comes off it;
+/// after 24 h the unused budget carries over (one day's at most), a parameter change
+/// resets without carry-over; a wrap starts a new period.
+#[test]
+fn dwpd_rate_is_the_budget_left_over_the_seconds_left() {
+    use super::attached::Dwpd;
+    let size = 86_400 * MIB; // one MiB per second per DWPD
+    let burst = BURST_SIZE_MAX;
+    let mut d = Dwpd::default();
+    assert_eq!(d.rate_limit(size, 100, 0), (size + burst) / 86_400);
+    assert_eq!(d.rate_limit(size, 50, 0), (size / 2 + burst) / 86_400);
+    // Half the day gone, a quarter of the budget written: the rest over the rest.
+    d.writes = size / 4;
+    assert_eq!(d.rate_limit(size, 100, 43_200), (size - size / 4 + burst) / 43_200);
+    // Everything written: nothing more this period.
+    d.writes = size + burst;
+    assert_eq!(d.rate_limit(size, 100, 80_000), 0);
+    // A new period: the unused budget carries over (here none).
+    assert_eq!(d.rate_limit(size, 100, 86_400), (size + burst) / 86_400);
+    assert_eq!((d.start_s, d.writes, d.accumulated), (86_400, 0, 0));
+    d.writes = size / 2;
+    d.rate_limit(size, 100, 2 * 86_400);
+    assert_eq!(d.accumulated, size / 2);
+    // The parameter changed: reset, nothing carried.
+    d.bump_pending = true;
+    assert_eq!(d.rate_limit(size, 100, 2 * 86_400 + 10), (size + burst) / 86_400);
+    assert_eq!((d.accumulated, d.bump_pending, d.start_s), (0, false, 2 * 86_400 + 10));
+    d.writes = 5;
+    d.accumulated = 7;
+    d.wrapped(1_000_000);
+    assert_eq!(d, Dwpd { start_s: 1_000_000, ..Dwpd::default() });
+}
+
+/// The DWPD feed: before the device wraps, each pass writes l2arc_write_max and sleeps a
+/// second (no l2arc_feed_min_ms, no boost); a rate above 64 MiB/s is fed in bursts of at
+/// most 64 MiB at 1/n s; a pass that writes less shortens its interval in proportion;
+/// after the wrap, with the device at least twice arc_c_max, the DWPD rate limits it.
+#[test]
+fn dwpd_feed_sizes_and_intervals() {
+    // 1 GiB device, ARC 128 MiB (c_max 128 MiB: 1 GiB >= 2 * c_max), 2 MiB per second.
+    let mut a = arc(ZfsRelease::V0_8, 128 * MIB);
+    a.attach_l2arc(&l2p(GIB, CacheProperty::All, dwpd(100, 2 * MIB), 0)).unwrap();
+    let mut t = read_range(&mut a, 0, 5000, 0);
+    let f = a.l2arc_feed(t);
+    assert_eq!(f.target, 2 * MIB, "cold ARC: no boost");
+    assert!(f.asize_written > MIB && f.asize_written <= 2 * MIB);
+    let expect = if f.asize_written < f.target { SEC * f.asize_written / f.target } else { SEC };
+    assert!(f.next_feed_at.abs_diff(t + expect) <= 1, "{f:?}");
+    // A rate of 200 MiB/s: 4 bursts a second of 50 MiB.
+    let mut b = arc(ZfsRelease::V0_8, 128 * MIB);
+    b.attach_l2arc(&l2p(GIB, CacheProperty::All, dwpd(100, 200 * MIB), 0)).unwrap();
+    read_range(&mut b, 0, 20_000, 0);
+    let f = b.l2arc_feed(t);
+    assert_eq!(f.target, 50 * MIB);
+    assert!(f.asize_written > 0);
+    let expect = (u128::from(SEC / 4) * u128::from(f.asize_written) / u128::from(f.target)) as Nanos;
+    assert_eq!(f.next_feed_at, t + expect);
+    // Fill the device until it wraps: from then on the DWPD rate, about
+    // (1 GiB + 64 MiB) / 86400 s, 13 KB/s, caps each pass (0.8: the size as it is).
+    let mut round = 0u64;
+    while a.l2arc_device().unwrap().first {
+        t = read_range(&mut a, 10_000 + round * 300, 10_000 + round * 300 + 300, t);
+        a.l2arc_feed(t);
+        t += SEC;
+        round += 1;
+        assert!(round < 2000, "the device wraps");
+    }
+    t = read_range(&mut a, 10_000 + round * 300, 10_000 + round * 300 + 300, t);
+    let f = a.l2arc_feed(t);
+    let rate = (GIB + BURST_SIZE_MAX) / 86_400;
+    // (The pass that wrapped counts in the new period: a little less is left.)
+    assert!(f.target <= rate && f.target * 10 >= rate * 9, "{f:?} vs {rate}");
+    assert!(f.asize_written <= f.target);
+    // The same device under a larger ARC (1 GiB < 2 * c_max): no DWPD limit.
+    let mut c = arc(ZfsRelease::V0_8, 1536 * MIB);
+    c.attach_l2arc(&l2p(GIB, CacheProperty::All, dwpd(100, 2 * MIB), 0)).unwrap();
+    c.l2.as_mut().unwrap().dev.first = false;
+    read_range(&mut c, 0, 500, 0);
+    assert_eq!(c.l2arc_feed(SEC).target, 2 * MIB);
+}
+
+/// arc_write sets ARC_FLAG_L2CACHE when secondarycache covers the block: a rewritten
+/// block loses its L2 copy (its old version is freed) and the feed writes the new one;
+/// with secondarycache=metadata a data block's new version stays off the device.
+#[test]
+fn a_written_block_is_fed_to_the_cache_device() {
+    for (sc, fed) in [(CacheProperty::All, true), (CacheProperty::Metadata, false)] {
+        let mut a = arc(ZfsRelease::V0_8, 256 * MIB);
+        a.attach_l2arc(&l2p(GIB, sc, L2arcTunables::default(), 0)).unwrap();
+        a.write_done(k(7), data(16384, 12288), DEMAND, 0);
+        assert_eq!(a.l2arc_feed(SEC).buffers, u32::from(fed), "{sc:?}");
+        assert_eq!(a.l2_contains(k(7)), fed);
+        // Rewritten: the copy goes with the old version; the next feed writes the new one.
+        a.write_done(k(7), data(16384, 8192), DEMAND, 2 * SEC);
+        assert!(!a.l2_contains(k(7)));
+        assert_eq!(a.l2arc_feed(3 * SEC).buffers, u32::from(fed));
+        assert_eq!(a.l2_contains(k(7)), fed);
+        check_l2(&a);
+    }
 }

@@ -196,8 +196,11 @@ mod tests {
     #[test]
     fn the_sync_writes_no_data_for_direct_records() {
         let mut c = variant(None, 8, false);
-        c.phases
-            .push(PhaseConfig::Restart(crate::config::RestartPhase { name: "r".into(), vm_moved: false, recreate_cache: false }));
+        c.phases.push(PhaseConfig::Restart(crate::config::RestartPhase {
+            name: "r".into(),
+            vm_moved: false,
+            recreate_cache: false,
+        }));
         let p = phases(&c);
         let t = &p[1]["zfs_write"]["txgs"][0];
         assert_eq!((t["records"].as_u64(), t["data_bytes"].as_u64()), (Some(8), Some(0)), "{t}");

@@ -77,6 +77,8 @@ pub struct ZfsCosts {
     pub decompress_ns_per_byte: f64,
     /// Compressing a byte of logical size (the txg sync's writes, `wr_iss`).
     pub compress_ns_per_byte: f64,
+    /// The L2ARC feed thread's visit of one ARC header (`l2arc_hdr_ns`).
+    pub l2arc_hdr: Nanos,
     /// zfs_compressed_arc_enabled (and the release has it): where decompression happens.
     pub compressed_arc: bool,
     /// zfs_abd_scatter_enabled: whether a dbuf's buffer can share the header's (see

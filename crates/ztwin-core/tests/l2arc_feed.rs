@@ -1,0 +1,113 @@
+//! The L2ARC feed thread falling behind under writes (issue 19, experiment 4's observed
+//! mechanism) on a small config: a file four times the ARC, read (cat, then 20 s of
+//! random reads) until the cache device holds it all, then 60 s of random reads and
+//! rewrites (30% writes). Every rewrite drops the block's L2 copy (its old version is
+//! freed) and leaves the new version in the ARC (L2-cacheable, `arc_write`); the feed
+//! must write it to the cache device before the ARC evicts it, or a later read of the
+//! block misses both. The feed thread waits for its writes before its next pass
+//! (`zio_wait`), so a pass lasts at least one device write: on a cache device whose
+//! writes take 2 s the passes come too seldom for the rewrites, the L2ARC's content goes
+//! stale and its hit ratio falls as the run goes on; on the same device with writes of
+//! 0.5 ms the feed keeps the ratio where it started. (Its CPU work is the other part of
+//! a pass: `run::tests::the_feed_thread_takes_cpu_time_from_the_clients`.)
+
+use ztwin_core::config::{
+    test_fio_variant, CatPhase, DeviceConfig, FioJob, FioPhase, FioRw, FsConfig, PhaseConfig, RunConfig,
+    VariantConfig, WorkloadConfig,
+};
+use ztwin_core::run::run_variant;
+use ztwin_core::sim::time::SEC;
+
+const MIB: u64 = 1 << 20;
+
+/// The variant: a 1 GiB machine (arc_c_max 64 MiB), a 256 MiB file of 16K records, a
+/// cache device of 4 GiB (2000 IOPS) whose writes take `write_latency_ns`,
+/// l2arc_write_max 64 MiB; the file laid out, a cat, 20 s of random reads, then `secs`
+/// seconds of 4 jobs of 16K random reads and writes (70% reads).
+fn variant(write_latency_ns: u64, secs: u64) -> VariantConfig {
+    let mut c = test_fio_variant();
+    c.machine.ram_bytes = 1 << 30;
+    let size = 256 * MIB;
+    let ztwin_core::config::DatasetConfig::Files(f) = &mut c.dataset else { unreachable!() };
+    f.files[0].size = size;
+    let FsConfig::Zfs(z) = &mut c.filesystem else { unreachable!() };
+    z.recordsize = 16 << 10;
+    z.arc.zfs_arc_max = 64 * MIB;
+    z.cache = vec!["l2".into()];
+    z.l2arc.l2arc_write_max = Some(64 * MIB);
+    z.l2arc.l2arc_noprefetch = Some(false);
+    let mut l2: DeviceConfig = c.devices[0].clone();
+    l2.name = "l2".into();
+    l2.iops_limit = Some(2000.0);
+    l2.capacity_bytes = Some(4 << 30);
+    l2.write_latency_ns = write_latency_ns;
+    c.devices.push(l2);
+    let WorkloadConfig::Fio(w) = &mut c.workload else { unreachable!() };
+    let mut write: FioJob = w.jobs[2].clone();
+    write.name = "layout".into();
+    write.file_range = size;
+    write.io_size = size;
+    write.bs_write = 16 << 10;
+    let mut rw: FioJob = w.jobs[1].clone();
+    rw.name = "randrw".into();
+    rw.rw = FioRw::Randrw;
+    rw.rwmixread = 70;
+    rw.file_range = size;
+    rw.io_size = size;
+    rw.runtime_ns = secs * SEC;
+    let mut warm: FioJob = w.jobs[1].clone();
+    warm.name = "randread".into();
+    warm.file_range = size;
+    warm.io_size = size;
+    warm.runtime_ns = 20 * SEC;
+    w.jobs = vec![write, rw, warm];
+    c.run = RunConfig { warmup_ns: 0, duration_ns: secs * SEC, report_interval_ns: 5 * SEC };
+    c.phases = vec![
+        PhaseConfig::Fio(FioPhase { name: "layout".into(), jobs: vec![0] }),
+        PhaseConfig::Cat(CatPhase { name: "cat".into(), read_size: 128 << 10, passes: 2 }),
+        PhaseConfig::Fio(FioPhase { name: "randread".into(), jobs: vec![2] }),
+        PhaseConfig::Fio(FioPhase { name: "randrw".into(), jobs: vec![1] }),
+    ];
+    c
+}
+
+/// Per report interval of the last phase: the L2 hit ratio and the L2ARC's size; and the
+/// phase's summary.
+fn last_phase(c: &VariantConfig) -> (Vec<f64>, Vec<f64>, serde_json::Value) {
+    let r = run_variant(c).unwrap();
+    let phase = r.series.column("phase").unwrap();
+    let last = phase.iter().cloned().fold(0.0, f64::max);
+    let of = |name: &str| -> Vec<f64> {
+        let col = r.series.column(name).unwrap();
+        phase.iter().zip(col).filter(|(p, _)| **p == last).map(|(_, x)| *x).collect()
+    };
+    (of("l2_hit_ratio"), of("l2_size"), r.summary["phases"][3].clone())
+}
+
+fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+#[test]
+fn a_feed_slower_than_the_rewrites_lets_the_l2arc_go_stale() {
+    let secs = 60;
+    // 12 full intervals of 5 s (the last row is the drain after the window).
+    let thirds = |v: &[f64]| (mean(&v[..4]), mean(&v[8..12]));
+    let (fast, fast_size, _) = last_phase(&variant(500_000, secs));
+    let (slow, slow_size, slow_doc) = last_phase(&variant(2 * SEC, secs));
+    assert!(fast.len() >= 12 && slow.len() >= 12, "{fast:?} {slow:?}");
+    // Keeps up: no interval below the first third's level by more than 2 points.
+    let (f0, f1) = thirds(&fast);
+    assert!(f1 >= f0 - 0.02, "fast feed: {fast:?}");
+    assert!(fast[..12].iter().all(|&x| x >= f0 - 0.05), "fast feed: {fast:?}");
+    // Falls behind: the ratio decays through the run (the last third under 80% of the
+    // first) and the cache device's content shrinks (copies dropped faster than new
+    // versions are written).
+    let (s0, s1) = thirds(&slow);
+    assert!(s1 < 0.8 * s0, "slow feed: {slow:?}");
+    assert!(slow_size[11] < 0.8 * slow_size[0], "slow feed's L2 size: {slow_size:?}");
+    assert!(fast_size[11] > 0.9 * fast_size[0], "fast feed's L2 size: {fast_size:?}");
+    // The thread waits for its writes: a pass lasts at least one 2 s write.
+    let feeds = slow_doc["l2arc"]["l2_feeds"].as_f64().unwrap();
+    assert!(feeds <= secs as f64 / 2.0 + 2.0, "{feeds} feeds in {secs} s");
+}
