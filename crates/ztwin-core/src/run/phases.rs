@@ -598,8 +598,19 @@ impl Sim<'_> {
                     // A clean reboot exports the pool first: every txg is synced.
                     let w0 = self.txgs_synced();
                     let before = self.snapshot(start);
+                    // Bounded as the drain is (`stall`): a sync that never ends is an error.
+                    let mut stall = super::stall::Stall::new(self.clock, self.nclients, self.progress_mark());
                     while let Some(t) = self.write_next_at() {
                         let t = t.max(self.clock);
+                        if t > crate::config::MAX_SIMULATED_NS {
+                            // Only a device that never answers gets here (as in the drain).
+                            return Err(Error::Simulation {
+                                component: "zfs.txg".into(),
+                                time_ns: self.clock,
+                                message: "the pool's sync before the restart did not end within the run's time bound (a device that never answers)".into(),
+                            });
+                        }
+                        self.stall_check(&mut stall, t)?;
                         self.report_until(&mut rec, t)?;
                         self.clock = t;
                         self.write_event(t);
