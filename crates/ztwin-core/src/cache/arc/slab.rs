@@ -210,7 +210,7 @@ impl WindowMembers {
 /// simulator, same outcome). Headers join a list only at its head, so the run stays the
 /// list's tail as members leave it (`Slab::unlink`); a member that becomes eligible (its
 /// L2 copy overwritten while L2-cacheable, or L2-cacheable while not on the device)
-/// forgets the run ([`Slab::reset_l2run`]).
+/// leaves it with the members on its head side ([`Slab::l2_eligibility_changed`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct L2Run {
     pub count: u32,
@@ -231,7 +231,7 @@ impl Default for L2Run {
 /// run at once with its bytes counted against its headroom (a shortcut of the simulator,
 /// same outcome), and the visited headers join it. Headers join a list only at its head,
 /// so the run stays contiguous as members leave it (`Slab::unlink`); a member that becomes
-/// eligible forgets the run ([`Slab::reset_l2hrun`]).
+/// eligible leaves it with the shorter of its sides ([`Slab::l2_eligibility_changed`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct L2HeadRun {
     pub count: u32,
@@ -317,17 +317,6 @@ impl Slab {
         self.skip[li] = SkipWindow::default();
     }
 
-    /// Forgets list `li`'s L2 run (a member became eligible).
-    pub(crate) fn reset_l2run(&mut self, li: usize) {
-        let mut cur = self.lists[li].tail;
-        for _ in 0..self.l2run[li].count {
-            let h = &mut self.hdrs[cur as usize];
-            h.flags2 &= !F2_L2RUN;
-            cur = h.prev;
-        }
-        self.l2run[li] = L2Run::default();
-    }
-
     /// Forgets list `li`'s head run (a member became eligible, or a scan left it apart).
     pub(crate) fn reset_l2hrun(&mut self, li: usize) {
         let mut cur = self.l2hrun[li].first;
@@ -348,19 +337,91 @@ impl Slab {
         h.flags2 |= F2_L2HRUN;
     }
 
-    /// Header `i` changed in a way that may make it eligible for an L2 write: its list
-    /// forgets the run it was in.
+    /// Header `i` changed in a way that may make it eligible for an L2 write: it leaves
+    /// the run it was in, and so does the part of the run a scan would reach only after
+    /// it (the rest stays a run of ineligible headers a scan meets before `i`).
     #[inline]
     pub(crate) fn l2_eligibility_changed(&mut self, i: u32) {
         let h = &self.hdrs[i as usize];
         if h.flags2 & F2_L2RUN != 0 {
             let li = h.list();
-            self.reset_l2run(li);
+            self.split_l2run(li, i);
         }
         let h = &self.hdrs[i as usize];
         if h.flags2 & F2_L2HRUN != 0 {
             let li = h.list();
-            self.reset_l2hrun(li);
+            self.split_l2hrun(li, i);
+        }
+    }
+
+    /// Member `m` of list `li`'s tail run leaves it with the members on its head side
+    /// (a scan from the tail passes the members after `m` toward the tail, then meets it).
+    fn split_l2run(&mut self, li: usize, m: u32) {
+        let last = self.l2run[li].last;
+        let (mut count, mut bytes) = (0u32, 0u64);
+        let mut cur = m;
+        loop {
+            let h = &mut self.hdrs[cur as usize];
+            debug_assert!(h.flags2 & F2_L2RUN != 0, "a tail run member");
+            h.flags2 &= !F2_L2RUN;
+            count += 1;
+            bytes += h.lsize as u64;
+            if cur == last {
+                break;
+            }
+            cur = h.prev;
+        }
+        let r = &mut self.l2run[li];
+        r.count -= count;
+        r.bytes -= bytes;
+        r.last = if r.count == 0 { NIL } else { self.hdrs[m as usize].next };
+        if r.count == 0 {
+            *r = L2Run::default();
+        }
+    }
+
+    /// Member `m` of list `li`'s head run leaves it with the shorter of its two sides
+    /// (walked from `m` both ways at once): a scan from the head meets the head-side part,
+    /// then `m`, then the tail-side part, so either part alone is still a run it passes.
+    fn split_l2hrun(&mut self, li: usize, m: u32) {
+        let r = self.l2hrun[li];
+        // Which end is nearer: step toward both until one is reached.
+        let (mut up, mut down) = (m, m);
+        let head_side = loop {
+            if up == r.first {
+                break true;
+            }
+            if down == r.last {
+                break false;
+            }
+            up = self.hdrs[up as usize].prev;
+            down = self.hdrs[down as usize].next;
+        };
+        // Clear `m` and the chosen side's members.
+        let (mut count, mut bytes) = (0u32, 0u64);
+        let end = if head_side { r.first } else { r.last };
+        let mut cur = m;
+        loop {
+            let h = &mut self.hdrs[cur as usize];
+            debug_assert!(h.flags2 & F2_L2HRUN != 0, "a head run member");
+            h.flags2 &= !F2_L2HRUN;
+            count += 1;
+            bytes += h.lsize as u64;
+            if cur == end {
+                break;
+            }
+            cur = if head_side { h.prev } else { h.next };
+        }
+        let h = self.hdrs[m as usize];
+        let r = &mut self.l2hrun[li];
+        r.count -= count;
+        r.bytes -= bytes;
+        if r.count == 0 {
+            *r = L2HeadRun::default();
+        } else if head_side {
+            r.first = h.next;
+        } else {
+            r.last = h.prev;
         }
     }
 
