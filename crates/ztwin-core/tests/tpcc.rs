@@ -107,3 +107,38 @@ fn tpcc_reports_the_dataset_size() {
     assert!((95e6..115e6).contains(&data), "{d:#}");
     assert_eq!(num(d, &["tables", "stock", "rows"]), 100_000.0);
 }
+
+/// Row locks (`db::innodb::row_locks`): with one warehouse every payment updates the same
+/// warehouse row and holds its lock to its commit, so with 16 threads they queue for it
+/// (Innodb_row_lock_waits, _time); a lock request waits at most once and only payments
+/// and new orders take them (a warehouse and a district lock for a payment, a district
+/// lock for a new order). Spread over 16 warehouses the same threads rarely meet, and
+/// each payment's wait is shorter.
+#[test]
+fn payments_of_one_warehouse_queue_for_its_row() {
+    let run = |scale: u32| {
+        let mut c = short(test_tpcc_variant(scale));
+        if let WorkloadConfig::Sysbench(w) = &mut c.workload {
+            w.threads = 16;
+        }
+        let r = run_variant(&c).unwrap();
+        let w =
+            if r.summary["phases"].is_array() { r.summary["phases"][0].clone() } else { r.summary.clone() };
+        w
+    };
+    let one = run(1);
+    let i = &one["innodb"];
+    let t = &one["tpcc"];
+    let waits = num(i, &["Innodb_row_lock_waits"]);
+    let (payments, new_orders) = (num(t, &["payment"]), num(t, &["new_order_total"]));
+    assert!(waits > 0.2 * payments, "16 threads on one warehouse row queue: {i:#} {t:#}");
+    // Locks requested in the window, plus at most one wait per thread carried in.
+    assert!(waits <= 2.0 * payments + new_orders + 16.0, "{i:#} {t:#}");
+    assert!(num(i, &["Innodb_row_lock_time"]) > 0.0, "{i:#}");
+    assert!(num(i, &["Innodb_row_lock_current_waits"]) < 16.0, "{i:#}");
+    let many = run(16);
+    let per_trx = |w: &Value| {
+        num(&w["innodb"], &["Innodb_row_lock_waits"]) / (num(w, &["tps"]) * num(w, &["window_s"]))
+    };
+    assert!(per_trx(&many) < 0.5 * per_trx(&one), "one {} many {}", per_trx(&one), per_trx(&many));
+}

@@ -259,6 +259,8 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
         row("InnoDB log fsyncs (/s)", lambda d: rate("innodb", "Innodb_os_log_fsyncs")(d) if g(d, "innodb", "Innodb_os_log_fsyncs") is not None else rate("innodb", "log_fdatasyncs")(d))
         row("InnoDB data fsyncs (/s)", rate("innodb", "Innodb_data_fsyncs"))
         row("InnoDB waits for a free frame (/s)", rate("innodb", "Innodb_buffer_pool_wait_free"))
+        if any((g(variants[n], "innodb", "Innodb_row_lock_waits") or 0) > 0 for n in names):
+            row("InnoDB row lock waits (/s)", rate("innodb", "Innodb_row_lock_waits"))
         row("InnoDB dirty pages at end", lambda d: _num(g(d, "innodb", "Innodb_buffer_pool_pages_dirty"), ",.0f"))
         row("InnoDB checkpoint age at end (MiB)", lambda d: "-" if g(d, "innodb", "checkpoint_age_bytes") is None else f"{g(d, 'innodb', 'checkpoint_age_bytes') / 2**20:,.1f}")
         if any("zil" in variants[n] for n in names):

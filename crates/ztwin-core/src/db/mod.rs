@@ -14,6 +14,7 @@ use crate::sim::time::Nanos;
 use crate::workload::statement::{Index, Lookup, Op};
 use innodb::btree::TableLayout;
 use innodb::buffer_pool::{BufferPool, PageKey};
+use innodb::row_locks::{RowLockStats, RowLocks};
 pub use innodb::writes::MAX_PATH;
 use innodb::writes::{AfterIo, FileOp, FrameStep, LogFree, LogWait, WriteStats, Writes};
 
@@ -29,6 +30,9 @@ pub struct Innodb {
     pub page_size: u32,
     /// The write path, when the workload writes (`innodb::writes`).
     pub writes: Option<Box<Writes>>,
+    /// The record locks the workload's transactions wait for (`innodb::row_locks`), when
+    /// the workload writes.
+    pub row_locks: Option<RowLocks>,
 }
 
 impl Innodb {
@@ -59,7 +63,46 @@ impl Database {
             layouts,
             page_size: cfg.innodb_page_size,
             writes: None,
+            row_locks: None,
         })
+    }
+
+    /// Record locks for `threads` user threads (a workload that writes).
+    pub fn attach_row_locks(&mut self, threads: usize) {
+        match self {
+            Database::Innodb(d) => d.row_locks = Some(RowLocks::new(threads)),
+        }
+    }
+
+    /// Thread `client` asks at `now` for the exclusive lock on row `key` of `table`
+    /// (`innodb::row_locks`): true when it holds it, false when it waits (its grant is
+    /// reported by [`Database::release_row_locks`]).
+    pub fn row_lock(&mut self, client: usize, table: u32, key: u64, now: Nanos) -> bool {
+        match self {
+            Database::Innodb(d) => d
+                .row_locks
+                .as_mut()
+                .is_none_or(|l| l.lock(client, innodb::row_locks::row_key(table, key), now)),
+        }
+    }
+
+    /// Thread `client`'s transaction commits at `now`: its row locks go to their first
+    /// waiters, each named to `granted`.
+    pub fn release_row_locks(&mut self, client: usize, now: Nanos, granted: impl FnMut(usize)) {
+        match self {
+            Database::Innodb(d) => {
+                if let Some(l) = d.row_locks.as_mut() {
+                    l.release_all(client, now, granted);
+                }
+            }
+        }
+    }
+
+    /// The row lock counters (a workload that writes).
+    pub fn row_lock_stats(&self) -> Option<RowLockStats> {
+        match self {
+            Database::Innodb(d) => d.row_locks.as_ref().map(|l| l.stats()),
+        }
     }
 
     /// Attaches the write path (a workload that writes).
@@ -454,7 +497,8 @@ impl Database {
 
     /// The write path's counters, if it is attached.
     pub fn write_stats(&self) -> Option<WriteStats> {
-        self.writes().map(|w| w.stats())
+        let row_locks = self.row_lock_stats().unwrap_or_default();
+        self.writes().map(|w| WriteStats { row_locks, ..w.stats() })
     }
 
     /// Whether the database opens file `file` with O_DIRECT (its data files by

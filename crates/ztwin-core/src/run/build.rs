@@ -126,6 +126,7 @@ impl<'a> Sim<'a> {
                             block_sector,
                             rotational,
                         )?);
+                        database.attach_row_locks(threads);
                     }
                 }
                 let exists = vec![true; files.len()];

@@ -174,6 +174,8 @@ enum Wait {
     /// The purge coordinator waits for its workers' shares of the batch
     /// (`trx_purge_wait_for_workers_to_complete`).
     PurgeWorkers,
+    /// A row lock another transaction holds (granted by that transaction's commit).
+    RowLock,
 }
 
 #[derive(Debug, Clone, Copy)]

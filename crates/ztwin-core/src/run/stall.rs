@@ -143,6 +143,7 @@ fn waiting_for(state: State, resume: State, wait: Wait) -> &'static str {
         (State::Blocked, Wait::Page(_)) => "waiting for a page another thread reads",
         (State::Blocked, Wait::Journal(_)) => "waiting for the journal's commit",
         (State::Blocked, Wait::PurgeWorkers) => "waiting for the purge workers",
+        (State::Blocked, Wait::RowLock) => "waiting for a row lock",
         (State::Blocked, Wait::None) => match resume {
             State::FrameRetry => "retrying for a free frame (buf_LRU_get_free_block)",
             State::Apply => "polling for a sync flush (log_free_check)",

@@ -268,6 +268,13 @@ impl Sim<'_> {
                     // Guaranteed by `Sim::new` (see start_lookup).
                     let db = self.db.as_mut().expect("sysbench statements need the database");
                     if l.op == Op::Commit {
+                        // trx_commit_in_memory releases the row locks before the log's
+                        // write and flush (`innodb::row_locks`).
+                        let (queue, waits) = (&mut self.queue, &mut self.waits);
+                        db.release_row_locks(i, now, |w| {
+                            waits[w] = Wait::None;
+                            queue.at(now, Event::Client(w));
+                        });
                         let step = db.commit(i, now);
                         self.poll_cleaner_wake(now);
                         self.poll_purge_wake(now);
@@ -277,6 +284,17 @@ impl Sim<'_> {
                             break;
                         }
                         continue;
+                    }
+                    let s = &self.stmts[i];
+                    if s.lock_at[..s.n_locks as usize].contains(&(c.lookup as u16))
+                        && !db.row_lock(i, l.table, l.key, now)
+                    {
+                        // Another transaction holds the row: wait until its commit grants
+                        // the lock, then change the row.
+                        c.resume = State::Apply;
+                        self.waits[i] = Wait::RowLock;
+                        c.state = State::Blocked;
+                        break;
                     }
                     match db.log_free_check(i) {
                         LogFree::Go => {}

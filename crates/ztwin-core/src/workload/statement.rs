@@ -17,6 +17,9 @@
 /// Capacity of [`Statement::lookups`].
 pub const MAX_LOOKUPS: usize = 2048;
 
+/// Row locks one statement may mark (`Statement::lock_at`).
+pub const MAX_LOCKS: usize = 2;
+
 /// Which index a lookup descends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Index {
@@ -117,6 +120,12 @@ pub struct Statement {
     /// The benchmark's type of this unit, for per-type counts (0: none; sysbench-tpcc's
     /// transactions: `workload::tpcc::kind`).
     pub kind: u8,
+    /// The lookups (indexes, in order) whose row the transaction locks exclusively once
+    /// the lookup reaches it, held to its commit (`db::innodb::row_locks`); `n_locks` of
+    /// them.
+    pub lock_at: [u16; MAX_LOCKS],
+    /// See `lock_at`.
+    pub n_locks: u8,
 }
 
 impl Statement {
@@ -127,12 +136,22 @@ impl Statement {
         self.rows = other.rows;
         self.queries = other.queries;
         self.kind = other.kind;
+        self.lock_at = other.lock_at;
+        self.n_locks = other.n_locks;
     }
 }
 
 impl Default for Statement {
     fn default() -> Self {
-        Statement { lookups: [Lookup::default(); MAX_LOOKUPS], n: 0, rows: 0, queries: 0, kind: 0 }
+        Statement {
+            lookups: [Lookup::default(); MAX_LOOKUPS],
+            n: 0,
+            rows: 0,
+            queries: 0,
+            kind: 0,
+            lock_at: [0; MAX_LOCKS],
+            n_locks: 0,
+        }
     }
 }
 
@@ -144,11 +163,21 @@ impl Statement {
         self.rows = 0;
         self.queries = 0;
         self.kind = 0;
+        self.n_locks = 0;
     }
 
     /// The valid lookups.
     pub fn lookups(&self) -> &[Lookup] {
         &self.lookups[..self.n]
+    }
+
+    /// The last lookup pushed locks its row (see `lock_at`).
+    #[inline]
+    pub fn lock_last(&mut self) {
+        if self.n > 0 && (self.n_locks as usize) < MAX_LOCKS {
+            self.lock_at[self.n_locks as usize] = (self.n - 1) as u16;
+            self.n_locks += 1;
+        }
     }
 
     /// Appends a lookup (past [`MAX_LOOKUPS`] it is dropped: the statement's rows still

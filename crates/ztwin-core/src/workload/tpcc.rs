@@ -48,9 +48,11 @@
 //! Simplifications:
 //! 1. The districts' counters (d_next_o_id, the oldest undelivered order, history's row
 //!    ids) are shared by the threads and advance when a transaction is generated, not
-//!    when its statements run; row locks are not modelled: the real benchmark's threads
-//!    wait on the warehouse row (payment) and the district row (new_order, `FOR UPDATE`),
-//!    which at a small scale with many threads bounds its tps; here they do not wait.
+//!    when its statements run. Row locks: payment's `UPDATE warehouse` and `UPDATE
+//!    district` and new_order's `UPDATE district` lock their rows to the commit
+//!    (`Statement::lock_at`, `db::innodb::row_locks`), which at a small scale with many
+//!    threads bounds tps; new_order's lock is taken at its UPDATE, not at the `FOR UPDATE`
+//!    read just before it.
 //! 2. A rollback ends the transaction as a commit of the changes made so far (their undo
 //!    is not applied); the order number it took is reused by the next new_order.
 //! 3. An order's line count, its customer (o_c_id), its lines' items and a customer's
@@ -59,7 +61,8 @@
 //! 4. The NURand constants C are drawn once per thread (each thread's Lua state draws its
 //!    own); the random stream is not sysbench's, and draws that choose no row (quantities,
 //!    amounts, the `other_ware` loop) are not made.
-//! 5. `FOR UPDATE` reads are plain reads (no locks, simplification 1); a customer's orders
+//! 5. The other rows' locks (stock and customer `FOR UPDATE`, delivery's new_orders) are
+//!    not taken (thousands of rows per warehouse; `db::innodb::row_locks` 1); a customer's orders
 //!    after the first are taken as the district's run orders spaced 3000 apart.
 //! 6. The layout's simplifications (`db::innodb::tpcc_schema`), and the write path's:
 //!    the rows' redo and undo are sized as sysbench's (`db::innodb::writes`, 9).
@@ -300,6 +303,7 @@ impl TpccGen {
             Op::UpdateNonIndex,
             keys.district_row(at.w, at.d),
         );
+        out.lock_last();
         // INSERT orders, INSERT new_orders.
         Self::write(out, t(TpccTable::Orders), Index::Clustered, Op::Insert, keys.orders(at.w, at.d, o));
         Self::write(
@@ -383,8 +387,10 @@ impl TpccGen {
         let wk = keys.warehouse(at.w);
         let dk = keys.district_row(at.w, at.d);
         Self::write(out, t(TpccTable::Warehouse), Index::Clustered, Op::UpdateNonIndex, wk);
+        out.lock_last();
         Self::read(out, t(TpccTable::Warehouse), Index::Clustered, wk, 1, 1);
         Self::write(out, t(TpccTable::District), Index::Clustered, Op::UpdateNonIndex, dk);
+        out.lock_last();
         Self::read(out, t(TpccTable::District), Index::Clustered, dk, 1, 1);
         out.queries += 4;
         let c = if by_name { self.by_name(keys, at, cw, cd, false, out) } else { self.nurand(1023, 1, 3000) };
@@ -576,6 +582,30 @@ mod tests {
     /// too), then per line item, stock, its UPDATE and the order_line insert (with
     /// fkey_order_line_2), then COMMIT; 5 + 4 per line + BEGIN/COMMIT queries.
     #[test]
+    fn a_payment_locks_its_warehouse_then_its_district_row() {
+        let (mut src, _) = setup(1, 1);
+        let mut s = Statement::default();
+        let mut seen = 0;
+        for _ in 0..500 {
+            src.next(0, &mut s);
+            let locks = &s.lock_at[..s.n_locks as usize];
+            match s.kind {
+                kind::PAYMENT => {
+                    seen += 1;
+                    let l = s.lookups();
+                    let tk = |i: usize| TpccTable::of(l[i].table).1;
+                    assert_eq!(locks, [0, 2]);
+                    assert_eq!((tk(0), l[0].op), (TpccTable::Warehouse, Op::UpdateNonIndex));
+                    assert_eq!((tk(2), l[2].op), (TpccTable::District, Op::UpdateNonIndex));
+                }
+                kind::NEW_ORDER | kind::NEW_ORDER_ROLLBACK => assert_eq!(locks, [3]),
+                _ => assert!(locks.is_empty(), "kind {}", s.kind),
+            }
+        }
+        assert!(seen > 100);
+    }
+
+    #[test]
     fn a_new_order_is_the_scripts_sequence() {
         let (mut src, _) = setup(1, 1);
         let mut s = Statement::default();
@@ -591,6 +621,7 @@ mod tests {
             use TpccTable::*;
             assert_eq!((tk(0), tk(1), tk(2)), (Customer, Warehouse, District));
             assert_eq!((tk(3), l[3].op), (District, Op::UpdateNonIndex));
+            assert_eq!(s.lock_at[..s.n_locks as usize], [3], "the district row is locked");
             assert_eq!((tk(4), l[4].op, l[4].index), (Orders, Op::Insert, Index::Clustered));
             assert_eq!((tk(5), l[5].op, l[5].index), (Orders, Op::Insert, Index::Secondary));
             assert_eq!((tk(6), l[6].op), (NewOrders, Op::Insert));

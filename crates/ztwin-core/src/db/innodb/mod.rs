@@ -12,5 +12,6 @@ pub mod percona_flush;
 pub mod purge;
 pub mod redo;
 pub mod redo_records;
+pub mod row_locks;
 pub mod tpcc_schema;
 pub mod writes;

@@ -299,6 +299,8 @@ pub struct WriteStats {
     pub percona: Option<PerconaStats>,
     /// Purge's counters and the history list length (`innodb::purge`).
     pub purge: crate::db::innodb::purge::PurgeStats,
+    /// The row lock counters (`innodb::row_locks`; filled by the database).
+    pub row_locks: crate::db::innodb::row_locks::RowLockStats,
 }
 
 /// One client's transaction and undo log pages.
