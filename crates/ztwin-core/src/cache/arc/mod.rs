@@ -376,14 +376,14 @@ impl Arc {
                     };
                     self.l2_after_read(i, key.0, meta, true, pf_done);
                 }
-                self.l2_outcome(probe.read, probe.attached, h.psize, h.asize(), true)
+                self.l2_outcome(probe.read, probe.attached, (h.psize, h.asize(), h.l2seq), true)
             }
             None => match self.l2.as_ref().and_then(|l| l.locate(key.0)) {
                 Some(loc) => match self.l2only_read(key, info, flags, loc, now) {
-                    Some((psize, asize)) => {
+                    Some((psize, asize, dev)) => {
                         self.st.l2_hits += 1;
                         self.st.l2_read_bytes += psize as u64;
-                        ArcAccess::L2Hit { psize, asize }
+                        ArcAccess::L2Hit { psize, asize, dev }
                     }
                     None => {
                         self.st.l2_misses += 1;

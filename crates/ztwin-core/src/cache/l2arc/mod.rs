@@ -210,6 +210,9 @@ use serde::{Deserialize, Serialize};
 use crate::config::{CacheProperty, L2arcFeatures, ZfsFeatures, ZfsRelease};
 use crate::error::{Error, Result};
 
+/// The most cache devices a pool may have in the model (OpenZFS has no limit): a packed
+/// location gives the device 3 of its 31 bits (`attached.rs`).
+pub const MAX_CACHE_DEVICES: usize = 8;
 /// L2ARC_LOG_BLK_MAX_ENTRIES.
 pub const LOG_BLK_MAX_ENTRIES: u64 = 1022;
 /// sizeof (l2arc_log_blk_phys_t): 64 KiB.
@@ -252,8 +255,9 @@ pub struct L2arcDeviceConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct L2arcConfig {
-    /// The cache device.
-    pub device: L2arcDeviceConfig,
+    /// The pool's cache devices, in the order `zpool add` (or the pool's config) gives
+    /// them: 1 to [`MAX_CACHE_DEVICES`].
+    pub devices: Vec<L2arcDeviceConfig>,
     /// Dataset property `secondarycache` (all | metadata | none), default all.
     #[serde(default = "default_secondarycache")]
     pub secondarycache: CacheProperty,
@@ -294,6 +298,9 @@ pub struct L2arcSettings {
     /// l2arc_dwpd_limit: Some with master's DWPD feed (a what-if, d1f290f1ea), None with
     /// the release's.
     pub dwpd_limit: Option<u64>,
+    /// Master's per-device feed threads (a what-if, b525525b44; the model's key
+    /// `per_device_feed`, not a module parameter).
+    pub per_device_feed: bool,
     /// What the release (at its point release) does.
     pub features: L2arcFeatures,
 }
@@ -364,6 +371,7 @@ impl L2arcTunables {
             meta_percent: if f.hdr_limit { Some(self.l2arc_meta_percent.unwrap_or(33)) } else { None },
             rebuild_enabled: f.persistent && self.l2arc_rebuild_enabled.unwrap_or(true),
             dwpd_limit,
+            per_device_feed: self.per_device_feed.unwrap_or(f.per_device_feed),
             features: f,
         })
     }
@@ -416,6 +424,8 @@ pub struct L2Feed {
     pub log_bytes: u64,
     /// The target (`l2arc_write_size()`), bytes.
     pub target: u64,
+    /// The cache device the pass wrote to (its number in the pool's list).
+    pub dev: usize,
     /// False if the feed was skipped (no device, or l2arc_hdr_limit_reached).
     pub fed: bool,
     /// When the feed thread runs next.

@@ -30,7 +30,7 @@ fn l2p(capacity: u64, sc: CacheProperty, tunables: L2arcTunables, patch: u16) ->
     L2arcParams {
         patch,
         config: L2arcConfig {
-            device: L2arcDeviceConfig { capacity, ashift: 12 },
+            devices: vec![L2arcDeviceConfig { capacity, ashift: 12 }],
             secondarycache: sc,
             tunables,
         },
@@ -73,38 +73,43 @@ fn check_l2(a: &Arc) {
     check_invariants(a);
     let s = a.stats();
     let Some(l2) = &a.l2 else { return };
-    let dev = &l2.dev;
-    let (mut lsum, mut psum, mut asum, mut n, mut only, mut lb) = (0u64, 0u64, 0u64, 0usize, 0u64, 0u64);
-    for seq in dev.ring.head..dev.ring.tail {
-        let e = dev.ring.get(seq);
-        if e.is_dead() {
-            continue;
-        }
-        if e.is_log() {
-            lb += e.psize() as u64;
-            continue;
-        }
-        assert_eq!(l2.find(e.key), Some(seq), "live entry indexed");
-        lsum += e.lsize() as u64;
-        psum += e.psize() as u64;
-        asum += dev.asize(e.psize() as u64);
-        n += 1;
-        match a.slab.find(e.key) {
-            Some(i) => {
-                let h = &a.slab.hdrs[i as usize];
-                assert!(h.flags & F_L2 != 0, "ARC header of an L2 block has F_L2");
-                assert_eq!(l2.seq(h.l2seq), seq, "l2seq locates the copy");
-                let loc = l2.locate(e.key).expect("indexed");
-                assert_eq!(h.flags & F_L2PF != 0, loc.prefetch, "F_L2PF mirrors the index");
+    let (mut lsum, mut psum, mut n, mut only, mut lb) = (0u64, 0u64, 0usize, 0u64, 0u64);
+    for (d, x) in l2.devs.iter().enumerate() {
+        let dev = &x.dev;
+        let (mut asum, mut dlb) = (0u64, 0u64);
+        for seq in dev.ring.head..dev.ring.tail {
+            let e = dev.ring.get(seq);
+            if e.is_dead() {
+                continue;
             }
-            None => only += 1,
+            if e.is_log() {
+                dlb += e.psize() as u64;
+                continue;
+            }
+            assert_eq!(l2.find(e.key), Some((d, seq)), "live entry indexed, on its device");
+            lsum += e.lsize() as u64;
+            psum += e.psize() as u64;
+            asum += dev.asize(e.psize() as u64);
+            n += 1;
+            match a.slab.find(e.key) {
+                Some(i) => {
+                    let h = &a.slab.hdrs[i as usize];
+                    assert!(h.flags & F_L2 != 0, "ARC header of an L2 block has F_L2");
+                    assert_eq!(l2.seq(h.l2seq), (d, seq), "l2seq locates the copy on its device");
+                    let loc = l2.locate(e.key).expect("indexed");
+                    assert_eq!(h.flags & F_L2PF != 0, loc.prefetch, "F_L2PF mirrors the index");
+                }
+                None => only += 1,
+            }
         }
+        assert_eq!(dev.alloc, asum + dlb, "device {d}");
+        assert!(dev.alloc <= dev.capacity(), "device {d}");
+        lb += dlb;
     }
     assert_eq!(n, a.l2arc_blocks());
     assert_eq!((s.l2_size, s.l2_asize), (lsum, psum));
     assert_eq!(s.l2_log_blk_asize, lb);
-    assert_eq!(dev.alloc, asum + lb);
-    assert!(s.l2_asize <= dev.capacity() && dev.alloc <= dev.capacity());
+    assert!(s.l2_asize <= l2.total_capacity());
     assert_eq!(s.l2_hdr_size, only * HDR_L2ONLY_SIZE);
     // Every slab header with F_L2 is on the device.
     let with_l2 = a.slab.hdrs.iter().filter(|h| h.state != State::Free && h.flags & F_L2 != 0).count() as u64;
@@ -137,7 +142,7 @@ fn tunable_defaults_per_release() {
     assert!(e.contains("filesystem.cache") && e.contains("not modelled"), "{e}");
     // serde: unknown keys rejected, absent keys default.
     let cfg: L2arcConfig = serde_json::from_str(
-        r#"{"device":{"capacity":1000000000,"ashift":12},"tunables":{"l2arc_write_max":1}}"#,
+        r#"{"devices":[{"capacity":1000000000,"ashift":12}],"tunables":{"l2arc_write_max":1}}"#,
     )
     .unwrap();
     assert_eq!((cfg.secondarycache, cfg.tunables.l2arc_write_max), (CacheProperty::All, Some(1)));
@@ -410,7 +415,7 @@ fn l2_hit_brings_block_back() {
             (0..120_000).find(|&i| a.l2_contains(k(i)) && a.slab.find(k(i).0).is_none()).expect("L2-only");
         let before = a.stats();
         let r = a.access(k(key), data(16384, 12288), DEMAND, t);
-        assert_eq!(r, ArcAccess::L2Hit { psize: 12288, asize: 12288 }, "{rel:?}");
+        assert_eq!(r, ArcAccess::L2Hit { psize: 12288, asize: 12288, dev: 0 }, "{rel:?}");
         assert!(a.contains(k(key)) && a.l2_contains(k(key)), "in both after the L2 hit");
         let s = a.stats();
         assert_eq!((s.l2_hits, s.misses), (before.l2_hits + 1, before.misses + 1));
@@ -554,12 +559,12 @@ fn rebuild_restores_committed_log_blocks() {
     let s = a.stats();
     assert!(s.l2_log_blk_writes > 0 && s.l2_log_blk_count > 0);
     let blocks = a.l2arc_blocks() as u64;
-    let dev = a.l2arc_detach().expect("device");
+    let dev = a.l2arc_detach().pop().expect("device");
     assert_eq!((a.stats().l2_hdr_size, a.l2arc_blocks()), (0, 0));
     check_invariants(&a);
     let mut b = arc(ZfsRelease::V2_2, 128 * MIB);
     b.attach_l2arc(&l2p(2 * GIB, CacheProperty::All, L2arcTunables::default(), 11)).unwrap();
-    let r = b.l2arc_rebuild(dev);
+    let r = b.l2arc_rebuild(0, dev);
     assert!(r.headers > 0 && r.headers <= blocks, "{r:?} of {blocks}");
     assert_eq!(r.headers % 128, 0, "whole log blocks");
     assert_eq!(r.log_blocks, r.headers / 128);
@@ -579,9 +584,9 @@ fn rebuild_restores_committed_log_blocks() {
     let mut c = with_l2(ZfsRelease::V0_8, 128 * MIB, 2 * GIB, 0);
     read_range(&mut c, 0, 2000, 0);
     c.l2arc_feed(3 * SEC);
-    let dev = c.l2arc_detach().unwrap();
+    let dev = c.l2arc_detach().pop().unwrap();
     let mut d = with_l2(ZfsRelease::V0_8, 128 * MIB, 2 * GIB, 0);
-    assert_eq!(d.l2arc_rebuild(dev), Default::default());
+    assert_eq!(d.l2arc_rebuild(0, dev), Default::default());
 }
 
 #[test]
@@ -745,7 +750,7 @@ proptest! {
         prop_assert_eq!(fa, fb);
         prop_assert_eq!(a.stats(), b.stats());
         let ring = |x: &Arc| {
-            let d = &x.l2.as_ref().expect("device").dev;
+            let d = &x.l2.as_ref().expect("device").devs[0].dev;
             (d.ring.head..d.ring.tail).map(|s| *d.ring.get(s)).collect::<Vec<_>>()
         };
         prop_assert_eq!(ring(&a), ring(&b));
@@ -1021,7 +1026,7 @@ fn dwpd_feed_sizes_and_intervals() {
     // The same device under a larger ARC (1 GiB < 2 * c_max): no DWPD limit.
     let mut c = arc(ZfsRelease::V0_8, 1536 * MIB);
     c.attach_l2arc(&l2p(GIB, CacheProperty::All, dwpd(100, 2 * MIB), 0)).unwrap();
-    c.l2.as_mut().unwrap().dev.first = false;
+    c.l2.as_mut().unwrap().devs[0].dev.first = false;
     read_range(&mut c, 0, 500, 0);
     assert_eq!(c.l2arc_feed(SEC).target, 2 * MIB);
 }
