@@ -454,7 +454,12 @@ impl Arc {
         }
         let i = self.new_block(key, info, ReadFlags { prefetch: false, ..flags }, now, false);
         let uncached = flags.uncacheable && self.f.uncached_state;
-        self.l2_after_write(i, key.0, info.kind == BufType::Metadata, uncached);
+        // A hole or an embedded block (psize 0) has nothing on a device to copy: OpenZFS's
+        // arc_write_done() discards its identity (buf_discard_identity() for
+        // BP_IS_HOLE / BP_IS_EMBEDDED: "the buffer must therefore remain anonymous (and
+        // uncached)", arc.c at zfs-2.2.7), so the header never reaches a list the feed scans.
+        // The model keeps it (the dbuf's buffer), never L2-eligible.
+        self.l2_after_write(i, key.0, info.kind == BufType::Metadata, uncached || info.psize == 0);
         self.note_meta_max();
         self.evict_if_over(now);
     }
