@@ -7,8 +7,9 @@
 //!
 //! Every `expect` of the cache device here holds by construction: these methods run only
 //! while a device is attached (the driver feeds, restarts and rebuilds only a pool whose
-//! `cache_device` is set, and `new_arc` attached that device, `attach_l2arc` having
-//! succeeded; a header has `F_L2` or is L2-only only while its device is attached).
+//! `cache_devices` is not empty, and `new_arc` attached those devices, `attach_l2arc` having
+//! succeeded; a header has `F_L2` or is L2-only only while its device is attached; a packed location
+//! names a device the ARC has, `attach_l2arc` having sized the packing for them).
 
 use super::device::L2arcDeviceState;
 use super::{L2Rebuild, L2arcDeviceConfig, HDR_L2ONLY_SIZE};
