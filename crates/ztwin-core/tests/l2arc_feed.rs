@@ -140,7 +140,8 @@ fn layout_fill(c: &VariantConfig, ndev: usize) -> (f64, f64) {
     let layout = &r.summary["phases"][0];
     let secs = layout["end_s"].as_f64().unwrap() - layout["start_s"].as_f64().unwrap();
     let names = std::iter::once("l2".to_string()).chain((1..ndev).map(|k| format!("l2_{k}")));
-    let bytes = names.map(|n| layout["devices"][n.as_str()]["write_mbps"].as_f64().unwrap() * 1e6 * secs).sum();
+    let bytes =
+        names.map(|n| layout["devices"][n.as_str()]["write_mbps"].as_f64().unwrap() * 1e6 * secs).sum();
     (bytes, secs)
 }
 
@@ -175,7 +176,10 @@ fn per_device_feed_threads_fill_two_devices_twice_as_fast() {
     assert!(a > 0.0 && a <= (secs_a + 1.0) * pass, "{a} in {secs_a} s");
     assert!(b <= 2.0 * (secs_b + 1.0) * pass, "{b} in {secs_b} s");
     let ratio = (b / secs_b) / (a / secs_a);
-    assert!((1.7..=2.1).contains(&ratio), "per-device fill rate / one thread's: {ratio} ({a} in {secs_a} s, {b} in {secs_b} s)");
+    assert!(
+        (1.7..=2.1).contains(&ratio),
+        "per-device fill rate / one thread's: {ratio} ({a} in {secs_a} s, {b} in {secs_b} s)"
+    );
 }
 
 /// The rewrites of `a_feed_slower_than_the_rewrites_lets_the_l2arc_go_stale` on two cache

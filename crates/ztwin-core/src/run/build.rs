@@ -273,8 +273,11 @@ impl<'a> Sim<'a> {
                 let layout = ZfsLayout::new(blocks, compression, z.indirect_block_size, z.vdevs.len() as u32);
                 let pool = Pool::new(z, &cfg.devices, layout.clone(), files.len() as u32, cfg.seed)?;
                 pool.prepare_devices(&mut devices);
-                let cache_devices =
-                    z.cache.iter().map(|name| device_index(name, "filesystem.cache")).collect::<Result<Vec<_>>>()?;
+                let cache_devices = z
+                    .cache
+                    .iter()
+                    .map(|name| device_index(name, "filesystem.cache"))
+                    .collect::<Result<Vec<_>>>()?;
                 let arc = new_arc(cfg, z, &cache_devices, &layout)?;
                 // ARC headers live in 32-bit slots: refuse an ARC that could hold 2^32 - 1 of
                 // them (live ones of a sector each and ghosts of 512 bytes, up to every block
@@ -747,7 +750,10 @@ pub(super) fn new_arc(
             config: L2arcConfig {
                 devices: cache_devices
                     .iter()
-                    .map(|&d| L2arcDeviceConfig { capacity: cfg.devices[d].capacity_bytes.unwrap_or(0), ashift: z.ashift })
+                    .map(|&d| L2arcDeviceConfig {
+                        capacity: cfg.devices[d].capacity_bytes.unwrap_or(0),
+                        ashift: z.ashift,
+                    })
                     .collect(),
                 secondarycache: z.secondarycache,
                 tunables: z.l2arc.clone(),

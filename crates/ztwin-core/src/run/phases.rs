@@ -185,7 +185,8 @@ impl Sim<'_> {
                 let per_read = r.read_bytes.checked_div(r.reads).unwrap_or(0).max(1);
                 let d = cache_devices[slot];
                 for _ in 0..r.reads {
-                    let done = self.devices[d].submit(self.clock, Op::Read, per_read.min(u32::MAX as u64) as u32);
+                    let done =
+                        self.devices[d].submit(self.clock, Op::Read, per_read.min(u32::MAX as u64) as u32);
                     ready = ready.max(done);
                 }
             }
@@ -404,7 +405,10 @@ impl Sim<'_> {
     fn feed_run(&mut self, k: usize, now: Nanos, mut pass: FeedPass, mut cpu_done: Nanos) {
         loop {
             if pass.left == 0 {
-                self.set_next_feed(k, pass.next_at.max(pass.written).max(cpu_done).max(now.saturating_add(1)));
+                self.set_next_feed(
+                    k,
+                    pass.next_at.max(pass.written).max(cpu_done).max(now.saturating_add(1)),
+                );
                 return;
             }
             if cpu_done > now {

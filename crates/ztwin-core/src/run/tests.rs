@@ -308,7 +308,10 @@ fn two_cache_devices_are_fed_in_turn_and_both_serve_hits() {
     let secs = num(cat, &["end_s"]) - num(cat, &["start_s"]);
     let w = |d: &str| num(cat, &["devices", d, "write_mbps"]) * 1e6 * secs;
     let (a, b) = (w("l2"), w("l2b"));
-    assert!(a > 0.0 && b > 0.0 && (a - b).abs() <= 2.0 * f64::from(64u32 << 20) + 0.05 * (a + b), "{a} vs {b}");
+    assert!(
+        a > 0.0 && b > 0.0 && (a - b).abs() <= 2.0 * f64::from(64u32 << 20) + 0.05 * (a + b),
+        "{a} vs {b}"
+    );
     let reads = |d: &str| num(bench, &["devices", d, "read_iops"]);
     assert!(reads("l2") > 0.0 && reads("l2b") > 0.0, "{bench:#}");
     assert!(num(bench, &["l2arc", "l2_hits"]) > 0.0);
@@ -338,7 +341,11 @@ fn a_restart_treats_each_cache_device_on_its_own() {
     (z.release, z.release_patch) = (ZfsRelease::V2_2, 11);
     cfg.phases.insert(
         1,
-        PhaseConfig::Restart(crate::config::RestartPhase { name: "boot".into(), vm_moved: true, recreate_cache: false }),
+        PhaseConfig::Restart(crate::config::RestartPhase {
+            name: "boot".into(),
+            vm_moved: true,
+            recreate_cache: false,
+        }),
     );
     let r = Sim::new(&cfg).unwrap().run(None).unwrap();
     let p = &r.summary["phases"];
@@ -350,7 +357,10 @@ fn a_restart_treats_each_cache_device_on_its_own() {
         .collect();
     assert_eq!(states, [("l2", "unavail"), ("l2b", "kept")]);
     let bench = &p[2];
-    assert_eq!(num(bench, &["devices", "l2", "read_iops"]) + num(bench, &["devices", "l2", "write_iops"]), 0.0);
+    assert_eq!(
+        num(bench, &["devices", "l2", "read_iops"]) + num(bench, &["devices", "l2", "write_iops"]),
+        0.0
+    );
     assert!(num(bench, &["devices", "l2b", "read_iops"]) > 0.0, "{bench:#}");
     assert!(num(bench, &["l2arc", "l2_hits"]) > 0.0);
 }

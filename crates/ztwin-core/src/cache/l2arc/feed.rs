@@ -215,8 +215,11 @@ impl Arc {
             if l2.devs[d].dev.first {
                 return 0;
             }
-            let taddr =
-                if l2.devs[d].dev.hand >= end.saturating_sub(2 * distance) { end } else { l2.devs[d].dev.hand + distance };
+            let taddr = if l2.devs[d].dev.hand >= end.saturating_sub(2 * distance) {
+                end
+            } else {
+                l2.devs[d].dev.hand + distance
+            };
             return self.l2_evict_range(d, taddr);
         }
         let mut visited = 0;
@@ -262,7 +265,8 @@ impl Arc {
         }
         // The persistent L2ARC reserves room for the pending log block in every fit check.
         let lb_reserve = if f.persistent { LOG_BLK_SIZE } else { 0 };
-        let first_seq = self.l2.as_ref().expect("a cache device is attached (module note)").devs[d].dev.ring.tail;
+        let first_seq =
+            self.l2.as_ref().expect("a cache device is attached (module note)").devs[d].dev.ring.tail;
         let mut write_asize = 0u64;
         let mut write_psize = 0u64;
         let mut full = false;
@@ -355,7 +359,13 @@ impl Arc {
                 let daddr = dev.hand;
                 debug_assert!(daddr + asize <= dev.capacity, "L2 write past the end of the device");
                 let prefetch = h.flags & F_PREFETCH != 0;
-                let seq = dev.ring.push(L2Ent::block(h.key, (daddr >> dev.ashift) as u32, h.lsize, h.psize, prefetch));
+                let seq = dev.ring.push(L2Ent::block(
+                    h.key,
+                    (daddr >> dev.ashift) as u32,
+                    h.lsize,
+                    h.psize,
+                    prefetch,
+                ));
                 dev.alloc += asize;
                 dev.hand += asize;
                 l2.lsize_sum += h.lsize as u64;
@@ -392,7 +402,11 @@ impl Arc {
                         // l2arc_log_blk_commit: the log block follows its payload.
                         let lb = dev.log_blk_asize();
                         let daddr = dev.hand;
-                        dev.ring.push(L2Ent::log_block((daddr >> dev.ashift) as u32, dev.log_entries as u32, lb as u32));
+                        dev.ring.push(L2Ent::log_block(
+                            (daddr >> dev.ashift) as u32,
+                            dev.log_entries as u32,
+                            lb as u32,
+                        ));
                         dev.hand += lb;
                         dev.alloc += lb;
                         dev.log_ent_idx = 0;

@@ -653,8 +653,18 @@ fn memory_per_l2_block_and_no_growth_per_feed() {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Read { key: u64, meta: bool, prefetch: bool, uncacheable: bool, sectors: u32, dt_ms: u64 },
-    Write { key: u64, sectors: u32 },
+    Read {
+        key: u64,
+        meta: bool,
+        prefetch: bool,
+        uncacheable: bool,
+        sectors: u32,
+        dt_ms: u64,
+    },
+    Write {
+        key: u64,
+        sectors: u32,
+    },
     Feed,
     /// A pass of master's per-device thread of device `k` (modulo the devices).
     FeedDev(u8),
@@ -1194,7 +1204,8 @@ fn a_rewrite_invalidates_the_copy_on_its_device_only() {
         a.access(k(i), data(16384, 16384), DEMAND, t);
         t += MS / 10;
     }
-    let key = (0..4000).find(|&i| a.l2_device_of(k(i)) == Some(0) && !a.contains(k(i))).expect("L2-only on 0");
+    let key =
+        (0..4000).find(|&i| a.l2_device_of(k(i)) == Some(0) && !a.contains(k(i))).expect("L2-only on 0");
     let before = [a.l2arc_device_at(0).unwrap().alloc, a.l2arc_device_at(1).unwrap().alloc];
     let hdr = a.stats().l2_hdr_size;
     a.write_done(k(key), data(16384, 12288), DEMAND, t);
@@ -1239,7 +1250,8 @@ fn each_kept_device_is_rebuilt_from_its_own_log_blocks() {
     }
     let logs: Vec<u64> = (0..2).map(|d| a.l2arc_device_at(d).unwrap().entries()).collect();
     assert!(logs.iter().all(|&n| n > 0));
-    let on: Vec<Vec<u64>> = (0..2).map(|d| (0..60_000).filter(|&i| a.l2_device_of(k(i)) == Some(d)).collect()).collect();
+    let on: Vec<Vec<u64>> =
+        (0..2).map(|d| (0..60_000).filter(|&i| a.l2_device_of(k(i)) == Some(d)).collect()).collect();
     let mut devs = a.l2arc_detach();
     assert_eq!(devs.len(), 2);
     let mut b = arc(ZfsRelease::V2_2, 256 * MIB);
@@ -1269,7 +1281,8 @@ fn per_device_threads_each_feed_their_own_device() {
     // Master's per-device threads (b525525b44): l2arc_feed_dev(d) writes to d only, and
     // both devices take a full pass at the same instant: twice the bytes of one pass.
     let mut a = arc(ZfsRelease::V2_2, 256 * MIB);
-    let tun = L2arcTunables { per_device_feed: Some(true), l2arc_write_max: Some(8 * MIB), ..Default::default() };
+    let tun =
+        L2arcTunables { per_device_feed: Some(true), l2arc_write_max: Some(8 * MIB), ..Default::default() };
     a.attach_l2arc(&l2pn(&[GIB, GIB], CacheProperty::All, tun, 11)).unwrap();
     assert!(a.l2arc_per_device_feed());
     a.set_arc_warm(true);
