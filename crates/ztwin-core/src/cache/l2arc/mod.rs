@@ -135,7 +135,9 @@
 //! - **Per-device feed threads**, the model's key `per_device_feed` (b525525b44, "L2ARC:
 //!   Implement per-device feed threads for parallel writes"; master has no switch and no
 //!   module parameter for it: the name is the model's). `l2arc_add_vdev()` creates one
-//!   `l2arc_feed_thread(dev)` per cache device (at `minclsyspri`), which runs at once and
+//!   `l2arc_feed_thread(dev)` per cache device (at `minclsyspri`, the lowest priority,
+//!   where the release's thread has `defclsyspri`: the model's vCPUs have no priorities,
+//!   so both take their turns as the database's threads do), which runs at once and
 //!   then on its own schedule: the same pass as the release's (header limit, write size,
 //!   evict, write, interval) on its own device, with no `l2arc_dev_get_next()`; the
 //!   devices are fed in parallel, each thread waiting only for its own writes. Its
