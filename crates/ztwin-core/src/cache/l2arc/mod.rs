@@ -216,7 +216,7 @@
 //!    modelled; the device header update of 2.0+ (`l2arc_dev_hdr_update()`, 512 B per
 //!    feed) is neither written nor charged.
 //! 10. Time in the DWPD feed is simulated nanoseconds: its intervals are not rounded to
-//!    the kernel's ticks (`hz`), and `gethrestime_sec()` is the simulated second.
+//!     the kernel's ticks (`hz`), and `gethrestime_sec()` is the simulated second.
 
 mod attached;
 mod device;

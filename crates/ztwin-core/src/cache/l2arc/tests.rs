@@ -1260,7 +1260,7 @@ fn each_kept_device_is_rebuilt_from_its_own_log_blocks() {
     let d0 = devs.pop().unwrap();
     // Device 1 only first: its blocks come back on device 1, none of device 0's.
     let r1 = b.l2arc_rebuild(1, d1);
-    assert!(r1.headers > 0 && r1.headers % 128 == 0, "{r1:?}");
+    assert!(r1.headers > 0 && r1.headers.is_multiple_of(128), "{r1:?}");
     assert_eq!(r1.reads, r1.log_blocks + 1);
     assert!(on[0].iter().all(|&i| b.l2_device_of(k(i)).is_none()));
     assert!(on[1].iter().all(|&i| b.l2_device_of(k(i)).is_none_or(|d| d == 1)));
