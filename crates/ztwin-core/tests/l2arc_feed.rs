@@ -176,6 +176,7 @@ fn per_device_feed_threads_fill_two_devices_twice_as_fast() {
     assert!(a > 0.0 && a <= (secs_a + 1.0) * pass, "{a} in {secs_a} s");
     assert!(b <= 2.0 * (secs_b + 1.0) * pass, "{b} in {secs_b} s");
     let ratio = (b / secs_b) / (a / secs_a);
+    eprintln!("fill: one thread {a} B in {secs_a} s, per-device threads {b} B in {secs_b} s: x{ratio:.2}");
     assert!(
         (1.7..=2.1).contains(&ratio),
         "per-device fill rate / one thread's: {ratio} ({a} in {secs_a} s, {b} in {secs_b} s)"
@@ -206,6 +207,7 @@ fn per_device_threads_keep_up_where_one_thread_falls_behind() {
     // flight at each end); the two threads pass at least 1.6 times as often as the one.
     let feeds = |d: &serde_json::Value| d["l2arc"]["l2_feeds"].as_f64().unwrap();
     let (f1, f2) = (feeds(&one_doc), feeds(&two_doc));
+    eprintln!("L2 hit ratio, first and last third: one thread {o0:.3} -> {o1:.3} ({f1} feeds), per-device {t0:.3} -> {t1:.3} ({f2} feeds)");
     assert!(f1 <= secs as f64 + 2.0 && f2 <= 2.0 * (secs as f64 + 2.0), "{f1} and {f2} feeds in {secs} s");
     assert!(f2 >= 1.6 * f1, "{f2} feeds against {f1}");
 }
