@@ -6,6 +6,7 @@ a second)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -169,3 +170,17 @@ def test_l2arc_cli_errors_are_one_message_without_traceback(args, fragment):
     r = runner.invoke(app, args)
     assert r.exit_code == 2, r.output
     assert fragment in r.output and "Traceback" not in r.output
+
+
+def test_l2arc_sizes_one_cache_device_and_refuses_a_variant_with_two(tmp_path):
+    text = Path(EXP7).read_text() + """
+[variants.zfs-two-l2arc]
+devices.l2 = { preset = "virtio-throttled", size = "4GiB" }
+devices.l2b = { preset = "virtio-throttled", size = "4GiB" }
+filesystem.cache = ["l2", "l2b"]
+"""
+    path = tmp_path / "two.toml"
+    path.write_text(text)
+    r = runner.invoke(app, ["advise", "l2arc", str(path), "--variant", "zfs-two-l2arc"])
+    assert r.exit_code == 2, r.output
+    assert "2 cache devices" in r.output and "Traceback" not in r.output

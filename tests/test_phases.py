@@ -132,3 +132,41 @@ def test_a_vm_move_leaves_a_blank_ephemeral_l2arc_unavailable_unless_the_boot_sc
     assert states == {False: ("unavail", False), True: ("recreated", True)}
     cfg = ztwin.resolve(with_phases({"type": "restart", "recreate_cache": True}, {"type": "workload"}))["base"]
     assert cfg["phases"][0] == {"type": "restart", "name": "restart", "vm_moved": False, "recreate_cache": True}
+
+
+L2X2 = dict(
+    BASE,
+    devices={
+        **BASE["devices"],
+        "l2": {"preset": "virtio-throttled", "iops_limit": "none", "throughput_limit": "none", "size": "1GiB"},
+        "l2b": {"preset": "virtio-throttled", "iops_limit": "none", "throughput_limit": "none", "size": "1GiB"},
+    },
+    filesystem={**BASE["filesystem"], "cache": ["l2", "l2b"]},
+)
+
+
+@pytest.mark.parametrize("per_device", [None, True])
+def test_a_pool_with_two_cache_devices_runs_and_feeds_both(per_device):
+    """Two cache devices: the release's one feed thread writes to them in turn (or,
+    with the what-if per_device_feed, each has its own thread); both are written during
+    the cat and the L2ARC holds blocks after it."""
+    fs = dict(L2X2["filesystem"])
+    if per_device is not None:
+        fs["l2arc"] = {"per_device_feed": per_device}
+    sc = dict(L2X2, filesystem=fs, phases=[{"type": "cat"}, {"type": "workload"}])
+    cfg = ztwin.resolve(sc)["base"]
+    assert cfg["filesystem"]["cache"] == ["l2", "l2b"]
+    assert cfg["filesystem"]["l2arc"]["per_device_feed"] == per_device
+    cat, bench = ztwin.run(sc).summary["variants"]["base"]["phases"]
+    for d in ("l2", "l2b"):
+        assert cat["devices"][d]["write_mbps"] > 0, (d, cat["devices"])
+    assert bench["l2arc"]["l2_size"] > 0
+
+
+def test_cache_devices_are_bounded_and_per_device_feed_is_not_tunable_at_run_time():
+    nine = {f"c{i}": {"preset": "virtio-throttled", "size": "1GiB"} for i in range(9)}
+    sc = dict(BASE, devices={**BASE["devices"], **nine}, filesystem={**BASE["filesystem"], "cache": list(nine)})
+    with pytest.raises(ScenarioError, match=r"(?s)filesystem\.cache"):
+        ztwin.resolve(sc)
+    with pytest.raises(ScenarioError, match=r"(?s)phases\[0\]\.l2arc\.per_device_feed.*not a module parameter"):
+        ztwin.resolve(dict(L2X2, phases=[{"type": "tune", "l2arc": {"per_device_feed": True}}, {"type": "workload"}]))

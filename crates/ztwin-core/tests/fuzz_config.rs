@@ -214,7 +214,8 @@ proptest! {
 
 /// The write bases: MySQL 5.7 on ZFS, MariaDB 10.11 on ext4, Percona Server 5.7 on ZFS,
 /// sysbench-tpcc (MySQL 5.7 on ZFS), MySQL 5.7 on ZFS on an Azure-like VM (burst credits,
-/// the VM's shared limits, the host cache), MySQL 5.7 on ZFS with an L2ARC.
+/// the VM's shared limits, the host cache), MySQL 5.7 on ZFS with an L2ARC, and with two
+/// cache devices fed by master's per-device threads.
 fn write_base(server: usize) -> ztwin_core::config::VariantConfig {
     match server {
         0 => test_write_variant(false),
@@ -222,9 +223,13 @@ fn write_base(server: usize) -> ztwin_core::config::VariantConfig {
         2 => test_percona_variant(),
         3 => test_tpcc_variant(1),
         4 => test_azure_variant(),
-        _ => l2arc_write_base(),
+        5 => l2arc_write_base(),
+        _ => l2arc_two_devices_base(),
     }
 }
+
+/// The number of write bases.
+const WRITE_BASES: usize = 7;
 
 /// MySQL 5.7 on ZFS writing, with a cache device whose feed is master's DWPD feed (the
 /// what-if key `l2arc_dwpd_limit`), so that the L2ARC's keys are mutated too.
@@ -241,13 +246,28 @@ fn l2arc_write_base() -> ztwin_core::config::VariantConfig {
     c
 }
 
+/// [`l2arc_write_base`] with a second cache device, both fed by master's per-device
+/// threads (the what-if key `per_device_feed`), so that several devices and that key are
+/// mutated too.
+fn l2arc_two_devices_base() -> ztwin_core::config::VariantConfig {
+    let mut c = l2arc_write_base();
+    let mut l2b = c.devices.iter().find(|d| d.name == "l2").expect("the first cache device").clone();
+    l2b.name = "l2b".into();
+    l2b.capacity_bytes = Some(512 << 20);
+    c.devices.push(l2b);
+    let ztwin_core::config::FsConfig::Zfs(z) = &mut c.filesystem else { unreachable!("a ZFS write variant") };
+    z.cache.push("l2b".into());
+    z.l2arc.per_device_feed = Some(true);
+    c
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 150, failure_persistence: None, ..ProptestConfig::default() })]
 
     /// The write path (InnoDB's redo, page cleaner, doublewrite; the ZIL; MariaDB on ext4;
     /// Percona Server's LRU manager and backoff).
     #[test]
-    fn mutated_write_configs_run_without_panic(server in 0..5usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+    fn mutated_write_configs_run_without_panic(server in 0..WRITE_BASES, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
         let base = serde_json::to_value(write_base(server)).unwrap();
         run_briefly(&base, &picks);
     }
@@ -257,7 +277,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn mutated_write_configs_are_refused_or_built_never_panic(server in 0..5usize, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+    fn mutated_write_configs_are_refused_or_built_never_panic(server in 0..WRITE_BASES, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
         let base = serde_json::to_value(write_base(server)).unwrap();
         check(&base, &picks);
     }
@@ -332,6 +352,8 @@ fn the_bases_build() {
         write_base(2),
         write_base(3),
         write_base(4),
+        write_base(5),
+        write_base(6),
     ] {
         check_variant_json(&serde_json::to_string(&base).unwrap()).unwrap();
     }

@@ -10,6 +10,11 @@
 //! stale and its hit ratio falls as the run goes on; on the same device with writes of
 //! 0.5 ms the feed keeps the ratio where it started. (Its CPU work is the other part of
 //! a pass: `run::tests::the_feed_thread_takes_cpu_time_from_the_clients`.)
+//!
+//! With two such cache devices the releases' one feed thread writes each pass to the next
+//! device (`l2arc_dev_get_next()`): the passes come as seldom as with one device. Master's
+//! per-device threads (b525525b44, the what-if `per_device_feed`) pass on every device
+//! at once: the fill is about twice as fast and the feed keeps up with the rewrites.
 
 use ztwin_core::config::{
     test_fio_variant, CatPhase, DeviceConfig, FioJob, FioPhase, FioRw, FsConfig, PhaseConfig, RunConfig,
@@ -25,6 +30,12 @@ const MIB: u64 = 1 << 20;
 /// l2arc_write_max 64 MiB; the file laid out, a cat, 20 s of random reads, then `secs`
 /// seconds of 4 jobs of 16K random reads and writes (70% reads).
 fn variant(write_latency_ns: u64, secs: u64) -> VariantConfig {
+    variant_devices(write_latency_ns, secs, 1, false)
+}
+
+/// [`variant`] with `ndev` such cache devices ("l2", "l2_1", ...), fed by the release's
+/// one thread in turn or, `per_device`, by master's per-device threads (b525525b44).
+fn variant_devices(write_latency_ns: u64, secs: u64, ndev: usize, per_device: bool) -> VariantConfig {
     let mut c = test_fio_variant();
     c.machine.ram_bytes = 1 << 30;
     let size = 256 * MIB;
@@ -41,6 +52,15 @@ fn variant(write_latency_ns: u64, secs: u64) -> VariantConfig {
     l2.iops_limit = Some(2000.0);
     l2.capacity_bytes = Some(4 << 30);
     l2.write_latency_ns = write_latency_ns;
+    for k in 1..ndev {
+        let mut more = l2.clone();
+        more.name = format!("l2_{k}");
+        z.cache.push(more.name.clone());
+        c.devices.push(more);
+    }
+    if per_device {
+        z.l2arc.per_device_feed = Some(true);
+    }
     c.devices.push(l2);
     let WorkloadConfig::Fio(w) = &mut c.workload else { unreachable!() };
     let mut write: FioJob = w.jobs[2].clone();
@@ -110,4 +130,84 @@ fn a_feed_slower_than_the_rewrites_lets_the_l2arc_go_stale() {
     // The thread waits for its writes: a pass lasts at least one 2 s write.
     let feeds = slow_doc["l2arc"]["l2_feeds"].as_f64().unwrap();
     assert!(feeds <= secs as f64 / 2.0 + 2.0, "{feeds} feeds in {secs} s");
+}
+
+/// The bytes the feed wrote to the `ndev` cache devices (their device writes) during
+/// the layout phase (fio writing the file: every new block enters the ARC L2-cacheable,
+/// `arc_write`), and the phase's duration (s).
+fn layout_fill(c: &VariantConfig, ndev: usize) -> (f64, f64) {
+    let r = run_variant(c).unwrap();
+    let layout = &r.summary["phases"][0];
+    let secs = layout["end_s"].as_f64().unwrap() - layout["start_s"].as_f64().unwrap();
+    let names = std::iter::once("l2".to_string()).chain((1..ndev).map(|k| format!("l2_{k}")));
+    let bytes =
+        names.map(|n| layout["devices"][n.as_str()]["write_mbps"].as_f64().unwrap() * 1e6 * secs).sum();
+    (bytes, secs)
+}
+
+/// Two cache devices whose writes take 1 s, l2arc_write_max 8 MiB: a pass waits for its
+/// writes (`zio_wait`), so the feed, not the supply of new blocks (the file written at
+/// the data device's 48 MB/s), sets the fill rate. The releases' one thread writes each
+/// pass to the next device: at most one pass (8 MiB, plus the write boost of 8 MiB while
+/// the ARC is cold; 0.8) a second over both devices. Master's per-device threads
+/// (b525525b44) pass on both devices at once: at most twice that, and about twice the one
+/// thread's fill.
+#[test]
+fn per_device_feed_threads_fill_two_devices_twice_as_fast() {
+    let mut one = variant_devices(SEC, 10, 2, false);
+    let mut two = variant_devices(SEC, 10, 2, true);
+    for c in [&mut one, &mut two] {
+        let FsConfig::Zfs(z) = &mut c.filesystem else { unreachable!() };
+        z.l2arc.l2arc_write_max = Some(8 * MIB);
+        // A file of 640 MiB written at 48 MB/s: about 14 s of layout, many passes.
+        c.devices[0].throughput_limit_bytes_per_sec = Some(48e6);
+        let size = 640 * MIB;
+        let ztwin_core::config::DatasetConfig::Files(f) = &mut c.dataset else { unreachable!() };
+        f.files[0].size = size;
+        let WorkloadConfig::Fio(w) = &mut c.workload else { unreachable!() };
+        for j in &mut w.jobs {
+            (j.file_range, j.io_size) = (size, size);
+        }
+    }
+    let (a, secs_a) = layout_fill(&one, 2);
+    let (b, secs_b) = layout_fill(&two, 2);
+    let pass = (16 * MIB) as f64;
+    // The one thread: a pass a second at most (one more in flight at the phase's end).
+    assert!(a > 0.0 && a <= (secs_a + 1.0) * pass, "{a} in {secs_a} s");
+    assert!(b <= 2.0 * (secs_b + 1.0) * pass, "{b} in {secs_b} s");
+    let ratio = (b / secs_b) / (a / secs_a);
+    eprintln!("fill: one thread {a} B in {secs_a} s, per-device threads {b} B in {secs_b} s: x{ratio:.2}");
+    assert!(
+        (1.7..=2.1).contains(&ratio),
+        "per-device fill rate / one thread's: {ratio} ({a} in {secs_a} s, {b} in {secs_b} s)"
+    );
+}
+
+/// The rewrites of `a_feed_slower_than_the_rewrites_lets_the_l2arc_go_stale` on two cache
+/// devices whose writes take 1 s. The releases' one thread feeds them in turn: a pass per
+/// write, as on one such device, too seldom for the rewrites, so the L2 hit ratio decays.
+/// Master's per-device threads (b525525b44) pass on both at once, twice the passes (each
+/// device's thread waits only for its own writes): the feed keeps up.
+#[test]
+fn per_device_threads_keep_up_where_one_thread_falls_behind() {
+    let secs = 60;
+    let thirds = |v: &[f64]| (mean(&v[..4]), mean(&v[8..12]));
+    let (one, one_size, one_doc) = last_phase(&variant_devices(SEC, secs, 2, false));
+    let (two, two_size, two_doc) = last_phase(&variant_devices(SEC, secs, 2, true));
+    let (o0, o1) = thirds(&one);
+    let (t0, t1) = thirds(&two);
+    // One thread falls behind: the ratio decays and the devices' content shrinks.
+    assert!(o1 < 0.8 * o0, "one thread: {one:?}");
+    assert!(one_size[11] < 0.8 * one_size[0], "one thread's L2 size: {one_size:?}");
+    // Per-device threads keep up: no interval more than 5 points under the first third.
+    assert!(t1 >= t0 - 0.02, "per-device threads: {two:?}");
+    assert!(two[..12].iter().all(|&x| x >= t0 - 0.05), "per-device threads: {two:?}");
+    assert!(two_size[11] > 0.9 * two_size[0], "per-device threads' L2 size: {two_size:?}");
+    // Each thread waits for its writes: at most a pass a second per thread (one more in
+    // flight at each end); the two threads pass at least 1.6 times as often as the one.
+    let feeds = |d: &serde_json::Value| d["l2arc"]["l2_feeds"].as_f64().unwrap();
+    let (f1, f2) = (feeds(&one_doc), feeds(&two_doc));
+    eprintln!("L2 hit ratio, first and last third: one thread {o0:.3} -> {o1:.3} ({f1} feeds), per-device {t0:.3} -> {t1:.3} ({f2} feeds)");
+    assert!(f1 <= secs as f64 + 2.0 && f2 <= 2.0 * (secs as f64 + 2.0), "{f1} and {f2} feeds in {secs} s");
+    assert!(f2 >= 1.6 * f1, "{f2} feeds against {f1}");
 }

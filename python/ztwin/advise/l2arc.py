@@ -187,6 +187,11 @@ def advise_l2arc(runner: Runner, opts: L2arcOptions, note: Callable[[str], None]
         raise AdviseError(f"l2arc fractions {bad or '(none)'}: each between 0 (no cache device) and 1 (the whole device)")
     if any(not f > 0 for f in opts.feed_factors):
         raise AdviseError(f"l2arc feed factors {opts.feed_factors}: each above 0")
+    if len(fs["cache"]) > 1:
+        raise AdviseError(
+            f"variant {runner.variant} of {runner.scenario.source} has {len(fs['cache'])} cache devices: "
+            "advise l2arc sizes one device; ask on a variant with one"
+        )
     cache = fs["cache"][0]
     dev = next((d for d in cfg["devices"] if d["name"] == cache), None)
     if dev is None or not dev.get("capacity_bytes"):

@@ -217,6 +217,12 @@ def _resolve_variant(scenario: str, variant: str, spec: VariantSpec, raw: dict, 
             tunables = {f: getattr(ph.l2arc, f) for f in L2arcSpec.model_fields}
             if all(v is None for v in tunables.values()):
                 err(("phases", i, "l2arc"), "sets no parameter; name at least one, e.g. l2arc = { l2arc_noprefetch = 1 }")
+            if ph.l2arc.per_device_feed is not None:
+                err(
+                    ("phases", i, "l2arc", "per_device_feed"),
+                    "is not a module parameter (master's per-device feed threads come with the devices): set it in "
+                    "[filesystem.l2arc] only",
+                )
             phases.append({"type": "tune", "name": ph.name, "l2arc": tunables})
         else:
             phases.append({"type": "restart", "name": ph.name, "vm_moved": ph.vm_moved, "recreate_cache": ph.recreate_cache})

@@ -276,6 +276,12 @@ class L2arcSpec(_Model):
         description="WHAT-IF from master (d1f290f1ea, no release): drive writes per day in percent (100 = 1 DWPD; 0 = no limit). "
         "Set, the feed is master's: l2arc_write_max per second in bursts of at most 64 MiB, no l2arc_write_boost.",
     )
+    per_device_feed: Optional[bool] = Field(
+        None,
+        description="WHAT-IF from master (b525525b44, no release): one feed thread per cache device, each on its own schedule "
+        "and CPU, instead of the release's one thread feeding the devices in turn. Not a module parameter (master has no "
+        "switch): the model's name; not settable in a tune phase.",
+    )
 
 
 class TxgSpec(_Model):
@@ -394,7 +400,11 @@ class ZfsSpec(_Model):
         "with 2.1 it selects the prefetcher only (2.1.0-2.1.5, 2.1.6-2.1.9, 2.1.10+; 11 stands for 2.1.11 to 2.1.16); "
         "with 2.3, 0 is 2.3.0 (a prefetch decompresses into a buffer it frees) and 1 or more 2.3.1 and 2.3.2.",
     )
-    cache: list[str] = Field(default_factory=list, max_length=1, description="Cache vdevs (L2ARC), names of [devices.*]; at most one.")
+    cache: list[str] = Field(
+        default_factory=list, max_length=8,
+        description="Cache vdevs (L2ARC), names of [devices.*]; up to 8. The release's one feed thread writes to them in turn "
+        "(each pass to the next device); each block's copy lives on one of them.",
+    )
     secondarycache: Literal["all", "metadata", "none"] = Field("all", description="zfs secondarycache; default all.")
     l2arc: L2arcSpec = Field(default_factory=L2arcSpec)
     arc_warm_at_first_eviction: bool = Field(

@@ -207,11 +207,17 @@ impl VariantConfig {
                         }
                     }
                 }
-                // The model has one cache device (cache::l2arc, simplification 3): a second
-                // would be ignored, so it is refused.
-                ensure(z.cache.len() <= 1, "filesystem.cache", "at most one cache device is modelled")?;
+                // Several cache devices are fed in turn by the release's feed thread (or each
+                // by its own with master's per-device threads); the model bounds their number
+                // (a packed L2 location names the device, `cache::l2arc`).
+                let max = crate::cache::l2arc::MAX_CACHE_DEVICES;
+                ensure(
+                    z.cache.len() <= max,
+                    "filesystem.cache",
+                    &format!("{} cache devices: at most {max} are modelled", z.cache.len()),
+                )?;
                 let mut sized = Vec::new();
-                for c in &z.cache {
+                for (k, c) in z.cache.iter().enumerate() {
                     let Some((i, dev)) = self.devices.iter().enumerate().find(|(_, d)| &d.name == c) else {
                         return Err(Error::config("filesystem.cache", self.unknown_device(c)));
                     };
@@ -219,6 +225,11 @@ impl VariantConfig {
                         !used.contains(&c.as_str()),
                         "filesystem.cache",
                         &format!("device '{c}' is already a data or log vdev"),
+                    )?;
+                    ensure(
+                        !z.cache[..k].contains(c),
+                        "filesystem.cache",
+                        &format!("device '{c}' is named twice"),
                     )?;
                     sized.push((i, dev));
                 }

@@ -423,6 +423,14 @@ pub struct L2arcTunables {
     /// `l2arc_write_boost` does not exist. Unset: the release's feed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub l2arc_dwpd_limit: Option<u64>,
+    /// WHAT-IF from master (b525525b44; no release has it, every release accepts it): one
+    /// feed thread per cache device, each with its own schedule and CPU bursts, instead
+    /// of the releases' one thread feeding the devices in turn. NOT a module parameter:
+    /// master has no switch (its threads are unconditional); this is the model's name for
+    /// the what-if. Unset or false: the release's one thread. Set only here (a `tune`
+    /// phase cannot change it: the threads come with the devices).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_device_feed: Option<bool>,
 }
 
 impl L2arcTunables {
@@ -444,7 +452,8 @@ impl L2arcTunables {
             l2arc_mfuonly,
             l2arc_meta_percent,
             l2arc_rebuild_enabled,
-            l2arc_dwpd_limit
+            l2arc_dwpd_limit,
+            per_device_feed
         )
     }
 }

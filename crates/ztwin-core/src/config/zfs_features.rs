@@ -306,6 +306,15 @@ pub struct L2arcFeatures {
     /// limiting with adaptive feed intervals", master, Feb 2026). False here means the
     /// key `l2arc_dwpd_limit` is unset unless the scenario sets it.
     pub dwpd_feed: bool,
+    /// Master's per-device feed threads (no release has them; a what-if on the modelled
+    /// release, see [`crate::cache::l2arc`]): each cache device has its own
+    /// `l2arc_feed_thread(dev)`, created by `l2arc_add_vdev()`, with its own schedule,
+    /// instead of one thread feeding the devices in turn (`l2arc_dev_get_next()`).
+    /// b525525b44 ("L2ARC: Implement per-device feed threads for parallel writes",
+    /// master, Dec 2025). Master has no switch for it; false here means the scenario key
+    /// `l2arc.per_device_feed` (the model's name, not a module parameter) is false unless
+    /// set.
+    pub per_device_feed: bool,
 }
 
 /// The prefetcher's row (`module/zfs/dmu_zfetch.c` and its caller in `dmu.c`). Each rule
@@ -519,6 +528,7 @@ const L2ARC_0_8: L2arcFeatures = L2arcFeatures {
     write_default: 8 << 20,
     headroom_default: 2,
     dwpd_feed: false,
+    per_device_feed: false,
 };
 
 /// 0.8's prefetcher (0.8.6, and 0.7.x).
@@ -853,6 +863,7 @@ mod tests {
             for p in patches {
                 let l = ZfsFeatures::resolve(r, p).l2arc;
                 assert!(!l.dwpd_feed, "{r:?}.{p}");
+                assert!(!l.per_device_feed, "{r:?}.{p}");
             }
         }
     }

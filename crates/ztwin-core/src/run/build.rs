@@ -274,11 +274,12 @@ impl<'a> Sim<'a> {
                 let layout = ZfsLayout::new(blocks, compression, z.indirect_block_size, z.vdevs.len() as u32);
                 let pool = Pool::new(z, &cfg.devices, layout.clone(), files.len() as u32, cfg.seed)?;
                 pool.prepare_devices(&mut devices);
-                let cache_device = match z.cache.first() {
-                    Some(name) => Some(device_index(name, "filesystem.cache")?),
-                    None => None,
-                };
-                let arc = new_arc(cfg, z, cache_device, &layout)?;
+                let cache_devices = z
+                    .cache
+                    .iter()
+                    .map(|name| device_index(name, "filesystem.cache"))
+                    .collect::<Result<Vec<_>>>()?;
+                let arc = new_arc(cfg, z, &cache_devices, &layout)?;
                 // ARC headers live in 32-bit slots: refuse an ARC that could hold 2^32 - 1 of
                 // them (live ones of a sector each and ghosts of 512 bytes, up to every block
                 // of the dataset and each file's dnode and bonus buffer).
@@ -342,7 +343,7 @@ impl<'a> Sim<'a> {
                 let mut zfs = Box::new(Zfs::new(
                     arc,
                     DbufLayer::new(&features),
-                    cache_device,
+                    cache_devices,
                     layout,
                     pool,
                     data_flags,
@@ -471,7 +472,12 @@ impl<'a> Sim<'a> {
                 ));
             }
         }
-        let fs_has_cache = matches!(&fs, Fs::Zfs(z) if z.cache_device.is_some());
+        // The L2ARC feed threads (see `phases::feed_threads`).
+        let nfeeds = match &fs {
+            Fs::Zfs(z) => phases::feed_threads(z.cache_devices.len(), z.arc.l2arc_per_device_feed()),
+            Fs::Extent(_) => 0,
+        };
+        let per_device = matches!(&fs, Fs::Zfs(z) if z.arc.l2arc_per_device_feed());
         // The purge coordinator runs its batches as statements too.
         let nstmts = if source.clients() > 0 { source.clients() + db_threads } else { 0 };
         let stmts: Vec<Statement> = (0..nstmts).map(|_| Statement::default()).collect();
@@ -519,10 +525,13 @@ impl<'a> Sim<'a> {
         let purge_first = db.as_ref().and_then(|d| d.purge_actor()).unwrap_or(usize::MAX);
         let purge_n = db.as_ref().map_or(0, |d| d.purge_threads());
         let mut queue = Schedule::with_capacity(slots + 3);
-        // The l2arc_feed_thread first wakes after l2arc_feed_secs.
-        let next_feed = fs_has_cache.then_some(SEC);
-        if let Some(t) = next_feed {
-            queue.at(t, Event::L2arcFeed);
+        // The releases' l2arc_feed_thread first wakes after l2arc_feed_secs; master's
+        // per-device threads as the pool adds their devices (at once).
+        let first_feed = if per_device { 0 } else { SEC };
+        let mut feeds = vec![phases::FeedThread::default(); nfeeds];
+        for (k, f) in feeds.iter_mut().enumerate() {
+            f.next = Some(first_feed);
+            queue.at(first_feed, Event::L2arcFeed(k as u8));
         }
         Ok(Sim {
             cfg,
@@ -570,8 +579,7 @@ impl<'a> Sim<'a> {
             cat_reads: 0,
             clock: 0,
             phase_index: 0,
-            next_feed,
-            feed_pass: None,
+            feeds,
             l2_feed_cpu: 0,
             sync_wake: None,
             zil_wake: None,
@@ -720,7 +728,7 @@ pub(super) fn page_cache_params(cfg: &VariantConfig) -> Result<PageCacheParams> 
 pub(super) fn new_arc(
     cfg: &VariantConfig,
     z: &crate::config::ZfsConfig,
-    cache_device: Option<usize>,
+    cache_devices: &[usize],
     layout: &ZfsLayout,
 ) -> Result<Arc> {
     let params = ArcParams { release: z.release, ram_bytes: cfg.machine.ram_bytes, tunables: z.arc.clone() };
@@ -729,8 +737,7 @@ pub(super) fn new_arc(
     // The database or fio keeps its files open: each holds its dnode, bonus buffer and
     // dnode block in the ARC.
     arc.set_open_files(layout.nfiles() as u64, 0);
-    if let Some(d) = cache_device {
-        let dev = &cfg.devices[d];
+    if !cache_devices.is_empty() {
         // Every block of every level of every file, per object number (none for object 0).
         let key_space: Vec<Vec<u64>> = std::iter::once(Vec::new())
             .chain((1..=layout.nfiles()).map(|o| {
@@ -742,18 +749,26 @@ pub(super) fn new_arc(
         arc.attach_l2arc(&L2arcParams {
             patch: z.release_patch,
             config: L2arcConfig {
-                device: L2arcDeviceConfig { capacity: dev.capacity_bytes.unwrap_or(0), ashift: z.ashift },
+                devices: cache_devices
+                    .iter()
+                    .map(|&d| L2arcDeviceConfig {
+                        capacity: cfg.devices[d].capacity_bytes.unwrap_or(0),
+                        ashift: z.ashift,
+                    })
+                    .collect(),
                 secondarycache: z.secondarycache,
                 tunables: z.l2arc.clone(),
             },
             arc_warm_at_first_eviction: z.arc_warm_at_first_eviction,
-            // A full device of the dataset's records, at their mean stored size, or the
+            // Full devices of the dataset's records, at their mean stored size, or the
             // whole dataset (every block of every level) if it is smaller.
             expected_blocks: {
                 let ratio = layout.compression.mean_stored_ratio(z.recordsize).max(1.0);
                 let sector = 1u64 << z.ashift;
                 let asize = ((z.recordsize as f64 / ratio) as u64).div_ceil(sector).max(1) * sector;
-                (dev.capacity_bytes.unwrap_or(0) / asize).min(dataset)
+                let capacity: u64 =
+                    cache_devices.iter().map(|&d| cfg.devices[d].capacity_bytes.unwrap_or(0) / asize).sum();
+                capacity.min(dataset)
             },
             key_space,
         })

@@ -31,8 +31,9 @@ pub(super) enum Event {
     Client(usize),
     /// Prefetch read `k` (a slot of `Sim::prefetches`) resumes its chain.
     Prefetch(u32),
-    /// The l2arc_feed_thread wakes.
-    L2arcFeed,
+    /// L2ARC feed thread `k` wakes (the releases' one thread is 0; with master's
+    /// per-device threads, `k` is the cache device's number).
+    L2arcFeed(u8),
     /// The txg sync (and the vdev queues' write completions) has something due.
     TxgSync,
     /// The intent log has something due.
@@ -50,13 +51,14 @@ pub(super) enum Event {
 
 /// Targets below this are clients; prefetches are tagged above it.
 const PREFETCH_TAG: u32 = 1 << 30;
-const FEED: u32 = 1 << 31;
-const SYNC: u32 = FEED + 1;
-const ZIL: u32 = FEED + 2;
-const JOURNAL: u32 = FEED + 3;
-const FLUSHER: u32 = FEED + 4;
-const WRITEBACK: u32 = FEED + 5;
-const TIMER: u32 = FEED + 8;
+const SYNC: u32 = 1 << 31;
+const ZIL: u32 = SYNC + 1;
+const JOURNAL: u32 = SYNC + 2;
+const FLUSHER: u32 = SYNC + 3;
+const WRITEBACK: u32 = SYNC + 4;
+/// Feed thread `k` is FEED + k (k < 256).
+const FEED: u32 = SYNC + 8;
+const TIMER: u32 = FEED + 256;
 
 /// The most clients a run may have (their events carry their index below the tags).
 pub(super) const MAX_CLIENTS: usize = PREFETCH_TAG as usize;
@@ -72,7 +74,7 @@ impl Event {
                 debug_assert!(k < PREFETCH_TAG);
                 PREFETCH_TAG | k
             }
-            Event::L2arcFeed => FEED,
+            Event::L2arcFeed(k) => FEED + u32::from(k),
             Event::TxgSync => SYNC,
             Event::Zil => ZIL,
             Event::Journal => JOURNAL,
@@ -87,13 +89,13 @@ impl Event {
 
     fn decode(target: u32) -> Event {
         match target {
-            FEED => Event::L2arcFeed,
             SYNC => Event::TxgSync,
             ZIL => Event::Zil,
             JOURNAL => Event::Journal,
             FLUSHER => Event::Flusher,
             WRITEBACK => Event::Writeback,
             t if t >= TIMER => Event::Timer((t - TIMER) as usize),
+            t if t >= FEED => Event::L2arcFeed((t - FEED) as u8),
             t if t >= PREFETCH_TAG => Event::Prefetch(t & (PREFETCH_TAG - 1)),
             t => Event::Client(t as usize),
         }
@@ -102,7 +104,7 @@ impl Event {
     /// Order among events of one instant (lower first).
     fn rank(self) -> u8 {
         match self {
-            Event::L2arcFeed => 0,
+            Event::L2arcFeed(_) => 0,
             Event::TxgSync => 1,
             Event::Zil => 2,
             Event::Journal => 3,
@@ -170,7 +172,8 @@ mod tests {
             Event::Client(MAX_CLIENTS - 1),
             Event::Prefetch(0),
             Event::Prefetch(7),
-            Event::L2arcFeed,
+            Event::L2arcFeed(0),
+            Event::L2arcFeed(255),
             Event::TxgSync,
             Event::Zil,
             Event::Journal,
@@ -190,12 +193,12 @@ mod tests {
         s.at(5, Event::Zil);
         s.at(5, Event::TxgSync);
         s.at(5, Event::Prefetch(2));
-        s.at(5, Event::L2arcFeed);
+        s.at(5, Event::L2arcFeed(0));
         assert_eq!(s.requests(), 2);
         let order: Vec<_> = std::iter::from_fn(|| s.pop()).map(|e| e.1).collect();
         assert_eq!(
             order,
-            [Event::L2arcFeed, Event::TxgSync, Event::Zil, Event::Client(1), Event::Prefetch(2)]
+            [Event::L2arcFeed(0), Event::TxgSync, Event::Zil, Event::Client(1), Event::Prefetch(2)]
         );
         assert_eq!(s.requests(), 0);
     }

@@ -180,9 +180,12 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
             };
             dbufs = DbufLayer::memory_bytes(alive.min(cached_blocks.saturating_add(nfiles)));
 
-            if let Some(dev) = z.cache.first().and_then(|name| cfg.devices.iter().find(|d| &d.name == name)) {
-                let expected = (dev.capacity_bytes.unwrap_or(0) / asize).min(blocks);
-                l2arc = crate::cache::l2arc::memory_bytes(expected, blocks);
+            // The cache devices' rings and their one index (`cache::l2arc`).
+            let devs: Vec<_> =
+                z.cache.iter().filter_map(|name| cfg.devices.iter().find(|d| &d.name == name)).collect();
+            if !devs.is_empty() {
+                let full: u64 = devs.iter().map(|d| d.capacity_bytes.unwrap_or(0) / asize).sum();
+                l2arc = crate::cache::l2arc::memory_bytes(full.min(blocks), blocks);
             }
             let allocated = if cached_blocks == 0 {
                 0

@@ -407,10 +407,10 @@ struct Sim<'a> {
     clock: Nanos,
     /// Index of the phase running (a series column).
     phase_index: usize,
-    /// When the l2arc_feed_thread next runs (None without a cache device).
-    next_feed: Option<Nanos>,
-    /// The feed's pass in progress, if it is between its CPU bursts and its writes.
-    feed_pass: Option<phases::FeedPass>,
+    /// The L2ARC feed threads: the releases' one, which feeds the cache devices in turn,
+    /// or master's one per device (b525525b44, `per_device_feed`); empty without a cache
+    /// device.
+    feeds: Vec<phases::FeedThread>,
     /// CPU time the feed thread took (series and window reports).
     l2_feed_cpu: Nanos,
     /// The earliest wake-up of the txg sync on the queue (see `events`).

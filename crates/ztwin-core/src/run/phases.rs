@@ -9,9 +9,11 @@ use crate::cache::l2arc::{L2Feed, LOG_BLK_SIZE};
 /// feed's writes are contiguous on the cache device.
 const FEED_CHUNK: u64 = 1 << 20;
 
-/// A pass of the feed thread between its CPU bursts and its writes (see `Sim::l2arc_feed`).
+/// A pass of a feed thread between its CPU bursts and its writes (see `Sim::l2arc_feed`).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct FeedPass {
+    /// The cache device it writes to (an index of the run's devices).
+    dev: usize,
     /// Device bytes not yet submitted.
     left: u64,
     /// CPU work before each further chunk.
@@ -42,6 +44,26 @@ pub(super) fn feed_cpu(f: &L2Feed, c: &ZfsCosts, chunks: u64) -> Nanos {
         .saturating_add(per_byte(f.log_bytes, c.checksum_ns_per_byte));
     let ios = chunks.saturating_mul(c.device_io);
     hdrs.saturating_add(bufs).saturating_add(transforms).saturating_add(logs).saturating_add(ios)
+}
+
+/// An L2ARC feed thread: when it next runs (None: it does not), and its pass in progress
+/// if it is between its CPU bursts and its writes.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct FeedThread {
+    pub(super) next: Option<Nanos>,
+    pub(super) pass: Option<FeedPass>,
+}
+
+/// The feed threads of a pool of `ndev` attached cache devices: the releases' one
+/// (`l2arc_feed_thread()`, started with the module, feeding the devices in turn), or with
+/// master's per-device threads (b525525b44) one per device, each created by
+/// `l2arc_add_vdev()`.
+pub(super) fn feed_threads(ndev: usize, per_device: bool) -> usize {
+    match (ndev, per_device) {
+        (0, _) => 0,
+        (n, true) => n,
+        (_, false) => 1,
+    }
 }
 
 impl Sim<'_> {
@@ -118,51 +140,65 @@ impl Sim<'_> {
         }
         let mut cache_doc = None;
         if let (Fs::Zfs(zfs), FsConfig::Zfs(z)) = (&mut self.fs, &self.cfg.filesystem) {
-            let Zfs { arc, dbufs, cache_device, zfetch, layout, .. } = &mut **zfs;
-            let old = arc.l2arc_detach();
-            // The pool's cache device as configured (UNAVAIL since an earlier restart, it
-            // is still the pool's: `zpool remove` and `zpool add` bring it back).
-            let configured = z.cache.first().and_then(|n| self.cfg.devices.iter().position(|d| &d.name == n));
-            let mut rebuild = None;
-            if let Some(d) = configured {
+            let Zfs { arc, dbufs, cache_devices, zfetch, layout, .. } = &mut **zfs;
+            // The attached devices' contents, in the ARC's order (that of `cache_devices`).
+            let mut old: Vec<Option<Box<crate::cache::l2arc::L2arcDeviceState>>> =
+                arc.l2arc_detach().into_iter().map(Some).collect();
+            let was = std::mem::take(cache_devices);
+            // Each of the pool's cache devices as configured (UNAVAIL since an earlier
+            // restart, it is still the pool's: `zpool remove` and `zpool add` bring it back).
+            let mut rebuild = Vec::new();
+            let mut docs = Vec::new();
+            for n in &z.cache {
+                let Some(d) = self.cfg.devices.iter().position(|x| &x.name == n) else { continue };
                 let blank = vm_moved && self.cfg.devices[d].ephemeral;
-                let state = match (cache_device.is_some() && !blank, recreate_cache) {
-                    (true, _) => {
-                        rebuild = old;
+                let attached = was.iter().position(|&x| x == d);
+                let state = match (attached.filter(|_| !blank), recreate_cache) {
+                    (Some(slot), _) => {
+                        rebuild.push((cache_devices.len(), old[slot].take()));
                         "kept"
                     }
-                    (false, true) => "recreated",
-                    // UNAVAIL: no L2ARC from now on (no label, no one feeds it).
-                    (false, false) => "unavail",
+                    (None, true) => "recreated",
+                    // UNAVAIL: no L2ARC on it from now on (no label, no one feeds it).
+                    (None, false) => "unavail",
                 };
-                *cache_device = (state != "unavail").then_some(d);
-                cache_doc = Some(json!({"device": self.cfg.devices[d].name, "state": state}));
+                if state != "unavail" {
+                    cache_devices.push(d);
+                }
+                docs.push(json!({"device": self.cfg.devices[d].name, "state": state}));
             }
-            **arc = new_arc(self.cfg, z, *cache_device, layout)?;
+            cache_doc = match docs.len() {
+                0 => None,
+                1 => docs.pop(),
+                _ => Some(Value::Array(docs)),
+            };
+            **arc = new_arc(self.cfg, z, cache_devices, layout)?;
             arc.l2arc_attached_at(self.clock);
-            // The feed thread starts again with the pool (its writes in flight are done).
-            self.feed_pass = None;
             **dbufs = dbufs.emptied();
             // New dnodes: no streams. zfetchstats are kept: arcstats restart, but the
             // summary differences them per phase and a restart phase reports none.
             zfetch.reset();
-            match *cache_device {
-                Some(d) => {
-                    if let Some(old) = rebuild {
-                        let r = arc.l2arc_rebuild(old);
-                        let per_read = r.read_bytes.checked_div(r.reads).unwrap_or(0).max(1);
-                        for _ in 0..r.reads {
-                            let done = self.devices[d].submit(
-                                self.clock,
-                                Op::Read,
-                                per_read.min(u32::MAX as u64) as u32,
-                            );
-                            ready = ready.max(done);
-                        }
-                    }
-                    self.set_next_feed(ready + SEC);
+            // Each kept device's rebuild reads its own device.
+            for (slot, old) in rebuild {
+                let Some(old) = old else { continue };
+                let r = arc.l2arc_rebuild(slot, old);
+                let per_read = r.read_bytes.checked_div(r.reads).unwrap_or(0).max(1);
+                let d = cache_devices[slot];
+                for _ in 0..r.reads {
+                    let done =
+                        self.devices[d].submit(self.clock, Op::Read, per_read.min(u32::MAX as u64) as u32);
+                    ready = ready.max(done);
                 }
-                None => self.next_feed = None,
+            }
+            // The feed threads start again with the pool (their writes in flight are
+            // done): the releases' one wakes l2arc_feed_secs after the import, master's
+            // per-device threads as their devices are added (the import).
+            let per_device = arc.l2arc_per_device_feed();
+            let n = feed_threads(cache_devices.len(), per_device);
+            self.feeds = vec![FeedThread::default(); n];
+            let first = if per_device { self.clock } else { ready + SEC };
+            for k in 0..n {
+                self.set_next_feed(k, first);
             }
         }
         Ok((ready, cache_doc))
@@ -222,7 +258,7 @@ impl Sim<'_> {
             }
             // Invariant: the loop broke out above unless requests() > 0 (or a write event was queued).
             let (t, event) = self.queue.pop().expect("a request is pending");
-            if let Event::L2arcFeed
+            if let Event::L2arcFeed(_)
             | Event::TxgSync
             | Event::Zil
             | Event::Journal
@@ -323,26 +359,36 @@ impl Sim<'_> {
     /// one burst per 1 MiB write: the scan issues each buffer's zio as it reaches it
     /// (`zio_nowait`), so the writes overlap the rest of the scan; the model issues a
     /// chunk's write once the CPU share of that chunk is done (the work spread evenly).
-    pub(super) fn l2arc_feed(&mut self, now: Nanos) {
-        if let Some(pass) = self.feed_pass.take() {
+    ///
+    /// With several cache devices the releases' one thread writes each pass to the next
+    /// device in turn (`l2arc_dev_get_next()`); with master's per-device threads
+    /// (b525525b44) thread `k` feeds device `k` on its own schedule, each with its own
+    /// CPU bursts, so the devices are fed in parallel. (Master creates them at
+    /// `minclsyspri`, the lowest priority; the model's vCPUs have no priorities.)
+    pub(super) fn l2arc_feed(&mut self, k: usize, now: Nanos) {
+        let Some(thread) = self.feeds.get_mut(k) else { return };
+        if let Some(pass) = thread.pass.take() {
             // A CPU burst of the pass in progress is done: its chunk is written.
-            self.feed_run(now, pass, now);
+            self.feed_run(k, now, pass, now);
             return;
         }
         let Fs::Zfs(z) = &mut self.fs else {
-            self.next_feed = None;
+            self.feeds[k].next = None;
             return;
         };
-        let Zfs { arc, cache_device: Some(_), costs, .. } = &mut **z else {
-            self.next_feed = None;
+        let Zfs { arc, cache_devices, costs, .. } = &mut **z;
+        if cache_devices.is_empty() {
+            self.feeds[k].next = None;
             return;
-        };
-        let feed = arc.l2arc_feed(now);
+        }
+        let feed = if arc.l2arc_per_device_feed() { arc.l2arc_feed_dev(k, now) } else { arc.l2arc_feed(now) };
+        let dev = cache_devices[feed.dev];
         let chunks = feed.asize_written.div_ceil(FEED_CHUNK);
         let work = feed_cpu(&feed, costs, chunks);
         self.l2_feed_cpu = self.l2_feed_cpu.saturating_add(work);
         let per = work / chunks.max(1);
         let pass = FeedPass {
+            dev,
             left: feed.asize_written,
             cpu_per_chunk: per,
             written: now,
@@ -350,31 +396,27 @@ impl Sim<'_> {
         };
         let first = work - per * chunks.saturating_sub(1);
         let done = self.cpus.run(now, first);
-        self.feed_run(now, pass, done);
+        self.feed_run(k, now, pass, done);
     }
 
-    /// The pass at `now`, its current CPU burst done at `cpu_done`: writes the next chunk
-    /// once the burst is done, runs the next burst, and when every chunk is written, sleeps
-    /// until the writes are done and the feed's interval is over.
-    fn feed_run(&mut self, now: Nanos, mut pass: FeedPass, mut cpu_done: Nanos) {
+    /// Thread `k`'s pass at `now`, its current CPU burst done at `cpu_done`: writes the
+    /// next chunk once the burst is done, runs the next burst, and when every chunk is
+    /// written, sleeps until the writes are done and the feed's interval is over.
+    fn feed_run(&mut self, k: usize, now: Nanos, mut pass: FeedPass, mut cpu_done: Nanos) {
         loop {
             if pass.left == 0 {
-                self.set_next_feed(pass.next_at.max(pass.written).max(cpu_done).max(now.saturating_add(1)));
+                self.set_next_feed(
+                    k,
+                    pass.next_at.max(pass.written).max(cpu_done).max(now.saturating_add(1)),
+                );
                 return;
             }
             if cpu_done > now {
-                self.feed_pass = Some(pass);
-                self.set_next_feed(cpu_done);
+                self.feeds[k].pass = Some(pass);
+                self.set_next_feed(k, cpu_done);
                 return;
             }
-            let d = match &self.fs {
-                Fs::Zfs(z) => z.cache_device,
-                Fs::Extent(_) => None,
-            };
-            let Some(d) = d else {
-                self.next_feed = None;
-                return;
-            };
+            let d = pass.dev;
             let chunk = pass.left.min(FEED_CHUNK);
             pass.written = pass.written.max(self.devices[d].submit(now, Op::Write, chunk as u32));
             pass.left -= chunk;
@@ -390,9 +432,10 @@ impl Sim<'_> {
         match event {
             Event::Client(i) => self.step(i, t),
             Event::Prefetch(k) => self.prefetch_event(k, t),
-            Event::L2arcFeed => {
-                if self.next_feed == Some(t) {
-                    self.l2arc_feed(t);
+            Event::L2arcFeed(k) => {
+                let k = usize::from(k);
+                if self.feeds.get(k).is_some_and(|f| f.next == Some(t)) {
+                    self.l2arc_feed(k, t);
                 }
             }
             Event::TxgSync => {
@@ -488,15 +531,16 @@ impl Sim<'_> {
     /// The ARC, if the pool has a cache device.
     pub(super) fn arc_with_cache_device(&self) -> Option<&Arc> {
         match &self.fs {
-            Fs::Zfs(z) if z.cache_device.is_some() => Some(&z.arc),
+            Fs::Zfs(z) if !z.cache_devices.is_empty() => Some(&z.arc),
             Fs::Zfs(_) | Fs::Extent(_) => None,
         }
     }
 
-    /// The l2arc_feed_thread sleeps until `at`.
-    fn set_next_feed(&mut self, at: Nanos) {
-        self.next_feed = Some(at);
-        self.queue.at(at, Event::L2arcFeed);
+    /// Feed thread `k` sleeps until `at`.
+    pub(super) fn set_next_feed(&mut self, k: usize, at: Nanos) {
+        self.feeds[k].next = Some(at);
+        // Invariant: at most MAX_CACHE_DEVICES threads (attach_l2arc refuses more devices).
+        self.queue.at(at, Event::L2arcFeed(k as u8));
     }
 
     /// Puts the txg sync's next due time on the queue, unless an earlier wake-up is there.
@@ -544,8 +588,10 @@ impl Sim<'_> {
     pub(super) fn abandon_in_progress(&mut self) {
         self.queue.clear();
         // The background threads sleep on.
-        if let Some(t) = self.next_feed {
-            self.queue.at(t, Event::L2arcFeed);
+        for k in 0..self.feeds.len() {
+            if let Some(t) = self.feeds[k].next {
+                self.queue.at(t, Event::L2arcFeed(k as u8));
+            }
         }
         self.sync_wake = None;
         self.schedule_sync();
@@ -649,6 +695,7 @@ impl Sim<'_> {
                     }
                     match (device, &self.fs) {
                         (Some(x), Fs::Extent(_)) => doc["bcache"] = x,
+                        (Some(x), Fs::Zfs(_)) if x.is_array() => doc["cache_devices"] = x,
                         (Some(x), Fs::Zfs(_)) => doc["cache_device"] = x,
                         (None, _) => {}
                     }

@@ -376,14 +376,14 @@ impl Arc {
                     };
                     self.l2_after_read(i, key.0, meta, true, pf_done);
                 }
-                self.l2_outcome(probe.read, probe.attached, h.psize, h.asize(), true)
+                self.l2_outcome(probe.read, probe.attached, (h.psize, h.asize(), h.l2seq), true)
             }
             None => match self.l2.as_ref().and_then(|l| l.locate(key.0)) {
                 Some(loc) => match self.l2only_read(key, info, flags, loc, now) {
-                    Some((psize, asize)) => {
+                    Some((psize, asize, dev)) => {
                         self.st.l2_hits += 1;
                         self.st.l2_read_bytes += psize as u64;
-                        ArcAccess::L2Hit { psize, asize }
+                        ArcAccess::L2Hit { psize, asize, dev }
                     }
                     None => {
                         self.st.l2_misses += 1;
@@ -454,7 +454,12 @@ impl Arc {
         }
         let i = self.new_block(key, info, ReadFlags { prefetch: false, ..flags }, now, false);
         let uncached = flags.uncacheable && self.f.uncached_state;
-        self.l2_after_write(i, key.0, info.kind == BufType::Metadata, uncached);
+        // A hole or an embedded block (psize 0) has nothing on a device to copy: OpenZFS's
+        // arc_write_done() discards its identity (buf_discard_identity() for
+        // BP_IS_HOLE / BP_IS_EMBEDDED: "the buffer must therefore remain anonymous (and
+        // uncached)", arc.c at zfs-2.2.7), so the header never reaches a list the feed scans.
+        // The model keeps it (the dbuf's buffer), never L2-eligible.
+        self.l2_after_write(i, key.0, info.kind == BufType::Metadata, uncached || info.psize == 0);
         self.note_meta_max();
         self.evict_if_over(now);
     }

@@ -86,14 +86,17 @@ pub enum ArcRead {
 pub enum ArcAccess {
     /// Served from memory.
     Hit,
-    /// Absent from memory (an ARC miss in arcstats) but valid on the cache device: the
-    /// caller reads `asize` bytes from the cache device (`psize` of them are the block);
+    /// Absent from memory (an ARC miss in arcstats) but valid on a cache device: the
+    /// caller reads `asize` bytes from cache device `dev` (`psize` of them are the block);
     /// the block is then in the ARC as after any miss.
     L2Hit {
         /// HDR_GET_PSIZE: the block's physical size (`l2_read_bytes` counts this).
         psize: u32,
         /// Bytes read from the cache device: arc_hdr_size rounded up to its sector.
         asize: u32,
+        /// The cache device holding the copy (`b_l2hdr.b_dev`): its number in the pool's
+        /// list of cache devices (`filesystem.cache`).
+        dev: u8,
     },
     /// Must be read from the pool; `ghost` tells whether the header was on a ghost list.
     Miss {

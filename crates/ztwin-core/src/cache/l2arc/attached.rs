@@ -8,27 +8,46 @@
 //! 55 to 70% full in the hashed table (33 to 38 bytes per block once the device is full);
 //! an L2-only block has no ARC slab header. A block also in the
 //! ARC only sets `F_L2` in its slab header.
+//!
+//! Several cache devices (`l2arc_dev_t` each, on `l2arc_dev_list`): one index for all of
+//! them, as OpenZFS has one hash table of headers whose `b_l2hdr.b_dev` names the device.
+//! An index slot (and a header's `l2seq`) packs the device's number above the bits of
+//! its ring sequence number: with `n` devices, `ceil(log2 n)` bits of the 31 go to the
+//! device, so each device may have at most `2^(31 - ceil(log2 n))` sectors (one device:
+//! all 31 bits, the layout of a single device unchanged).
 
 use super::device::{L2Ent, L2arcDeviceState};
 use super::index::{L2Index, L2Loc, SEQ_MASK};
 use super::{L2arcSettings, L2arcTunables};
 use crate::config::{CacheProperty, PrefetchRead};
 
-/// The bits of sequence number `seq` that index slots and headers keep.
-#[inline]
-pub(super) fn seq_bits(seq: u64) -> u32 {
-    seq as u32 & SEQ_MASK
+/// Bits of a packed location (31) a pool of `ndev` cache devices gives the ring sequence
+/// number: the rest, `ceil(log2 ndev)`, name the device.
+pub(crate) fn seq_width(ndev: usize) -> u32 {
+    31 - (ndev.max(1) as u32).next_power_of_two().trailing_zeros()
 }
 
-/// The attached cache device and its bookkeeping.
+/// One attached cache device (`l2arc_dev_t`): its content and its DWPD budget.
+pub(crate) struct L2Dev {
+    pub dev: Box<L2arcDeviceState>,
+    /// The DWPD budget's state (master's feed only).
+    pub dwpd: Dwpd,
+}
+
+/// The attached cache devices and their bookkeeping.
 pub(crate) struct L2 {
     pub s: L2arcSettings,
     /// The module parameters `s` was resolved from, and the point-release level.
     pub tunables: L2arcTunables,
     pub patch: u16,
-    pub dev: Box<L2arcDeviceState>,
-    /// Block key -> ring sequence number (low 32 bits) of its live entry, its psize and
-    /// the prefetch flag of its in-memory header (which the ring entry has as written).
+    /// The pool's cache devices, in the order of `filesystem.cache`.
+    pub devs: Vec<L2Dev>,
+    /// `l2arc_dev_last`: the device the rotating feed thread fed last (None: none yet).
+    pub dev_last: Option<usize>,
+    /// Bits of a packed location that hold the ring sequence number ([`seq_width`]).
+    pub seq_width: u32,
+    /// Block key -> device and ring sequence number (low bits, packed) of its live entry,
+    /// and the prefetch flag of its in-memory header (which the ring entry has as written).
     pub index: L2Index,
     pub secondarycache: CacheProperty,
     /// Headers only on L2 (arc_l2c_only), each HDR_L2ONLY_SIZE in l2_hdr_size.
@@ -36,11 +55,9 @@ pub(crate) struct L2 {
     /// arcstat_l2_lsize / arcstat_l2_psize.
     pub lsize_sum: u64,
     pub psize_sum: u64,
-    /// l2_log_blk_count / l2_log_blk_asize.
+    /// l2_log_blk_count / l2_log_blk_asize (sums over the devices, as arcstats are).
     pub lb_count: u64,
     pub lb_asize: u64,
-    /// The DWPD budget's state (master's feed only).
-    pub dwpd: Dwpd,
 }
 
 /// A device's DWPD tracking (d1f290f1ea, `l2arc_dev_t`): `l2ad_dwpd_writes` (bytes written
@@ -92,8 +109,30 @@ impl Dwpd {
 const _: () = assert!(std::mem::size_of::<L2Ent>() == 16);
 
 impl L2 {
-    /// Sequence number of the live entry of `key`.
-    pub(crate) fn find(&self, key: u64) -> Option<u64> {
+    /// Mask of the sequence bits of a packed location.
+    #[inline]
+    fn seq_mask(&self) -> u32 {
+        // seq_width is 28 ..= 31.
+        ((1u64 << self.seq_width) - 1) as u32
+    }
+
+    /// The packed location (index slot, header `l2seq`) of entry `seq` of device `d`.
+    #[inline]
+    pub(crate) fn loc(&self, d: usize, seq: u64) -> u32 {
+        ((d as u32) << self.seq_width & SEQ_MASK) | (seq as u32 & self.seq_mask())
+    }
+
+    /// Device and full sequence number of a packed location (a ring never holds
+    /// `2^seq_width` entries: at most one per sector, and larger devices are refused).
+    #[inline]
+    pub(crate) fn seq(&self, low: u32) -> (usize, u64) {
+        let d = (low >> self.seq_width) as usize;
+        let head = self.devs[d].dev.ring.head;
+        (d, head + (low.wrapping_sub(head as u32) & self.seq_mask()) as u64)
+    }
+
+    /// Device and sequence number of the live entry of `key`.
+    pub(crate) fn find(&self, key: u64) -> Option<(usize, u64)> {
         self.index.get(key).map(|l| self.seq(l.seq))
     }
 
@@ -108,60 +147,80 @@ impl L2 {
         self.index.get(key)
     }
 
-    /// The full sequence number of an entry from its [`SEQ_MASK`] bits (the ring never
-    /// holds 2^31 entries: at most one per sector, and larger devices are refused).
+    /// The device that holds a packed location.
     #[inline]
-    pub(crate) fn seq(&self, low: u32) -> u64 {
-        let head = self.dev.ring.head;
-        head + (low.wrapping_sub(head as u32) & SEQ_MASK) as u64
+    pub(crate) fn dev_of(&self, low: u32) -> &L2arcDeviceState {
+        &self.devs[(low >> self.seq_width) as usize].dev
     }
 
-    /// Indexes ring entry `seq`; its header's prefetch flag is the entry's as written.
-    pub(super) fn index_insert(&mut self, seq: u64) {
-        let e = self.dev.ring.get(seq);
-        let loc = L2Loc { seq: seq_bits(seq), prefetch: e.prefetch() };
+    /// Indexes ring entry `seq` of device `d`; its header's prefetch flag is the entry's
+    /// as written.
+    pub(super) fn index_insert(&mut self, d: usize, seq: u64) {
+        let e = self.devs[d].dev.ring.get(seq);
+        let loc = L2Loc { seq: self.loc(d, seq), prefetch: e.prefetch() };
         self.index.insert(e.key, loc);
     }
 
-    /// Indexes the data entries from `from` to the ring's tail (one feed's writes): their
-    /// home slots are prefetched first, all at once, then inserted.
-    pub(super) fn index_feed(&mut self, from: u64) {
-        let ring = &self.dev.ring;
+    /// Indexes the data entries of device `d` from `from` to its ring's tail (one feed's
+    /// writes): their home slots are prefetched first, all at once, then inserted.
+    pub(super) fn index_feed(&mut self, d: usize, from: u64) {
+        let ring = &self.devs[d].dev.ring;
         let live = |s: &u64| !ring.get(*s).is_log();
         let n = (from..ring.tail).filter(live).count();
         self.index.reserve(n);
         for s in (from..ring.tail).filter(live) {
             self.index.prefetch(ring.get(s).key);
         }
-        for seq in from..self.dev.ring.tail {
-            if !self.dev.ring.get(seq).is_log() {
-                self.index_insert(seq);
+        for seq in from..self.devs[d].dev.ring.tail {
+            if !self.devs[d].dev.ring.get(seq).is_log() {
+                self.index_insert(d, seq);
             }
         }
     }
 
-    pub(super) fn index_remove(&mut self, key: u64, seq: u64) {
+    pub(super) fn index_remove(&mut self, key: u64, d: usize, seq: u64) {
         // Invariant: a live ring entry is indexed (index_insert on write, index_remove on kill only).
         let l = self.index.remove(key).expect("indexed L2 entry");
-        debug_assert_eq!(l.seq, seq_bits(seq), "the index points at the live entry");
+        debug_assert_eq!(l.seq, self.loc(d, seq), "the index points at the live entry");
     }
 
-    /// arc_hdr_l2hdr_destroy: the entry loses its in-memory header; space and sizes return.
-    pub(super) fn kill(&mut self, seq: u64) {
-        let e = *self.dev.ring.get(seq);
+    /// arc_hdr_l2hdr_destroy: entry `seq` of device `d` loses its in-memory header; space
+    /// and sizes return.
+    pub(super) fn kill(&mut self, d: usize, seq: u64) {
+        let e = *self.devs[d].dev.ring.get(seq);
         debug_assert!(!e.is_dead() && !e.is_log());
-        self.index_remove(e.key, seq);
+        self.index_remove(e.key, d, seq);
         self.lsize_sum -= e.lsize() as u64;
         self.psize_sum -= e.psize() as u64;
-        self.dev.alloc -= self.dev.asize(e.psize() as u64);
-        self.dev.ring.get_mut(seq).set_dead(true);
+        let dev = &mut self.devs[d].dev;
+        dev.alloc -= dev.asize(e.psize() as u64);
+        dev.ring.get_mut(seq).set_dead(true);
     }
 
-    /// Blocks on the device reachable from memory.
+    /// `l2arc_dev_get_next()`: the device after `l2arc_dev_last` on `l2arc_dev_list`,
+    /// which `l2arc_add_vdev()` fills with `list_insert_head()` as the pool adds its cache
+    /// devices in order: the list runs from the last device of `filesystem.cache` to the
+    /// first, and the feed takes them in that order, round and round. (No device of the
+    /// model is dead, rebuilding or trimming when the feed runs: see `rebuild.rs`.)
+    pub(crate) fn dev_get_next(&mut self) -> usize {
+        let n = self.devs.len();
+        let next = match self.dev_last {
+            Some(0) | None => n - 1,
+            Some(d) => d - 1,
+        };
+        self.dev_last = Some(next);
+        next
+    }
+
+    /// Blocks on the devices reachable from memory.
     pub(crate) fn blocks(&self) -> usize {
         self.index.len()
     }
 
+    /// `spa_l2arc_info.l2arc_total_capacity` (master): the pool's cache devices' usable bytes.
+    pub(crate) fn total_capacity(&self) -> u64 {
+        self.devs.iter().map(|d| d.dev.capacity).sum()
+    }
     /// May a read of a header with this prefetch state use the L2 copy?
     pub(super) fn read_ok(&self, hdr_prefetch: bool, read_prefetch: bool) -> bool {
         match self.s.features.prefetch_read {

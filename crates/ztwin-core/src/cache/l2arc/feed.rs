@@ -11,10 +11,10 @@
 //!
 //! Every `expect` of the cache device here holds by construction: these methods run only
 //! while a device is attached (the driver feeds, restarts and rebuilds only a pool whose
-//! `cache_device` is set, and `new_arc` attached that device, `attach_l2arc` having
-//! succeeded; a header has `F_L2` or is L2-only only while its device is attached).
+//! `cache_devices` is not empty, and `new_arc` attached those devices, `attach_l2arc` having
+//! succeeded; a header has `F_L2` or is L2-only only while its device is attached; a packed location
+//! names a device the ARC has, `attach_l2arc` having sized the packing for them).
 
-use super::attached::seq_bits;
 use super::device::L2Ent;
 use super::{L2Feed, BURST_SIZE_MAX, LOG_BLK_SIZE};
 use crate::cache::arc::slab::{
@@ -36,31 +36,33 @@ impl Arc {
         (l2.s.features.hdr_limit_meta_limit && s > self.meta_limit * 3 / 4) || s > base * pct / 100
     }
 
-    /// l2arc_get_write_rate (master's DWPD feed, d1f290f1ea): `l2arc_write_max`, or,
-    /// once the device has wrapped, with `l2arc_dwpd_limit` > 0 and the cache devices'
-    /// capacity at least twice `arc_c_max` (L2ARC_PERSIST_THRESHOLD), the smaller of it
-    /// and the DWPD rate (`l2arc_dwpd_rate_limit`).
-    fn l2_write_rate(&mut self, now: Nanos) -> u64 {
+    /// l2arc_get_write_rate (master's DWPD feed, d1f290f1ea) of device `d`:
+    /// `l2arc_write_max`, or, once the device has wrapped, with `l2arc_dwpd_limit` > 0
+    /// and the pool's cache devices' capacity at least twice `arc_c_max`
+    /// (L2ARC_PERSIST_THRESHOLD), the smaller of it and the device's DWPD rate
+    /// (`l2arc_dwpd_rate_limit`).
+    fn l2_write_rate(&mut self, d: usize, now: Nanos) -> u64 {
         let c_max = self.c_max;
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         let limit = l2.s.dwpd_limit.unwrap_or(0);
-        // spa_l2arc_info.l2arc_total_capacity: the pool's one device (simplification 3).
-        let total_capacity = l2.dev.capacity;
-        if !l2.dev.first && limit > 0 && total_capacity >= c_max.saturating_mul(2) {
-            l2.dwpd.rate_limit(l2.dev.capacity, limit, now / SEC).min(l2.s.write_max)
+        // spa_l2arc_info.l2arc_total_capacity: the pool's devices.
+        let total_capacity = l2.total_capacity();
+        if !l2.devs[d].dev.first && limit > 0 && total_capacity >= c_max.saturating_mul(2) {
+            let capacity = l2.devs[d].dev.capacity;
+            l2.devs[d].dwpd.rate_limit(capacity, limit, now / SEC).min(l2.s.write_max)
         } else {
             l2.s.write_max
         }
     }
 
-    /// l2arc_write_size: the bytes to write, and with master's DWPD feed the interval
-    /// before the next pass (`l2arc_write_size(dev, &interval)`: a rate above
+    /// l2arc_write_size for device `d`: the bytes to write, and with master's DWPD feed
+    /// the interval before the next pass (`l2arc_write_size(dev, &interval)`: a rate above
     /// L2ARC_BURST_SIZE_MAX is fed in `ceil(rate / 64 MiB)` passes a second).
-    fn l2_write_size(&mut self, now: Nanos) -> (u64, Option<Nanos>) {
+    fn l2_write_size(&mut self, d: usize, now: Nanos) -> (u64, Option<Nanos>) {
         let (base, interval) =
             match self.l2.as_ref().expect("a cache device is attached (module note)").s.dwpd_limit {
                 Some(_) => {
-                    let rate = self.l2_write_rate(now);
+                    let rate = self.l2_write_rate(d, now);
                     if rate > BURST_SIZE_MAX {
                         let per_sec = rate.div_ceil(BURST_SIZE_MAX).max(1);
                         (rate / per_sec, Some(SEC / per_sec))
@@ -73,14 +75,14 @@ impl Arc {
                     (s.write_max + if self.arc_warm { 0 } else { s.write_boost }, None)
                 }
             };
-        (self.l2_write_size_capped(base), interval)
+        (self.l2_write_size_capped(d, base), interval)
     }
 
     /// The release's caps on the write size `size` (l2arc_write_max + l2arc_write_boost,
-    /// or the DWPD feed's burst).
-    fn l2_write_size_capped(&self, mut size: u64) -> u64 {
+    /// or the DWPD feed's burst) for device `d`.
+    fn l2_write_size_capped(&self, d: usize, mut size: u64) -> u64 {
         let l2 = self.l2.as_ref().expect("a cache device is attached (module note)");
-        let (s, dev) = (&l2.s, &l2.dev);
+        let (s, dev) = (&l2.s, &l2.devs[d].dev);
         if !s.features.evict_rerun {
             // 0.8 has no check; keep the ring sane on tiny devices (see l2arc_evict 0.8).
             return size.min(dev.capacity / 2);
@@ -100,24 +102,41 @@ impl Arc {
         size
     }
 
-    /// One pass of the L2ARC feed thread at `now`: l2arc_write_size, l2arc_evict,
-    /// l2arc_write_buffers, l2arc_write_interval. The driver charges `asize_written` bytes
-    /// of writes to the cache device and calls again at `next_feed_at`.
+    /// One pass of the releases' one L2ARC feed thread at `now`: `l2arc_dev_get_next()`
+    /// picks the device (round-robin, see [`super::attached`]), then l2arc_write_size,
+    /// l2arc_evict and l2arc_write_buffers on that device, and l2arc_write_interval. The
+    /// driver charges `asize_written` bytes of writes to cache device `feed.dev` and calls
+    /// again at `next_feed_at`.
     pub fn l2arc_feed(&mut self, now: Nanos) -> L2Feed {
-        if self.l2.is_none() {
+        let Some(l2) = self.l2.as_mut() else {
             return L2Feed { next_feed_at: now + SEC, ..Default::default() };
+        };
+        // The device is picked before the header limit is checked: an aborted pass moves
+        // the rotation on too.
+        let d = l2.dev_get_next();
+        self.l2arc_feed_dev(d, now)
+    }
+
+    /// One pass of a feed thread at `now` on cache device `d`: l2arc_hdr_limit_reached,
+    /// l2arc_write_size, l2arc_evict, l2arc_write_buffers and the interval. The pass of
+    /// [`Arc::l2arc_feed`] once it has picked `d`, and master's per-device thread's pass
+    /// (b525525b44, `l2arc_feed_thread(dev)`).
+    pub fn l2arc_feed_dev(&mut self, d: usize, now: Nanos) -> L2Feed {
+        if self.l2.as_ref().is_none_or(|l| d >= l.devs.len()) {
+            return L2Feed { next_feed_at: now + SEC, dev: d, ..Default::default() };
         }
         if self.l2_hdr_limit_reached() {
             self.st.l2_abort_lowmem += 1;
-            return L2Feed { next_feed_at: now + SEC, ..Default::default() };
+            return L2Feed { next_feed_at: now + SEC, dev: d, ..Default::default() };
         }
         self.st.l2_feeds += 1;
-        let (size, dwpd_interval) = self.l2_write_size(now);
-        let evicted = self.l2_evict(size, now);
-        let mut feed = self.l2_write_buffers(size, now);
+        let (size, dwpd_interval) = self.l2_write_size(d, now);
+        let evicted = self.l2_evict(d, size, now);
+        let mut feed = self.l2_write_buffers(d, size, now);
         feed.headers_evicted = evicted;
         feed.target = size;
         feed.fed = true;
+        feed.dev = d;
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         let s = &l2.s;
         let wrote = feed.asize_written;
@@ -131,22 +150,22 @@ impl Arc {
             Some(iv) => iv,
         };
         // Writes for DWPD rate limiting (l2ad_dwpd_writes += write_asize).
-        l2.dwpd.writes = l2.dwpd.writes.saturating_add(wrote);
+        l2.devs[d].dwpd.writes = l2.devs[d].dwpd.writes.saturating_add(wrote);
         feed.next_feed_at = now + interval;
         feed
     }
 
-    /// Evicts the entry at the front of the ring; true if it was live (on the device's
-    /// list, so `l2arc_evict()` visits it).
-    fn l2_evict_front(&mut self) -> bool {
+    /// Evicts the entry at the front of device `d`'s ring; true if it was live (on the
+    /// device's list, so `l2arc_evict()` visits it).
+    fn l2_evict_front(&mut self, d: usize) -> bool {
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
-        let seq = l2.dev.ring.head;
-        let e = *l2.dev.ring.get(seq);
+        let seq = l2.devs[d].dev.ring.head;
+        let e = *l2.devs[d].dev.ring.get(seq);
         // The ring is evicted in order: the index and header-table slots of an entry a
         // little ahead start coming into the CPU caches (changes nothing).
         let ahead = seq + EVICT_LOOKAHEAD;
-        if ahead < l2.dev.ring.tail {
-            let k = l2.dev.ring.get(ahead).key;
+        if ahead < l2.devs[d].dev.ring.tail {
+            let k = l2.devs[d].dev.ring.get(ahead).key;
             l2.prefetch(k);
             self.slab.prefetch(k);
         }
@@ -154,9 +173,9 @@ impl Arc {
             if e.is_log() {
                 l2.lb_count -= 1;
                 l2.lb_asize -= e.psize() as u64;
-                l2.dev.alloc -= e.psize() as u64;
+                l2.devs[d].dev.alloc -= e.psize() as u64;
             } else {
-                l2.kill(seq);
+                l2.kill(d, seq);
                 match self.slab.find(e.key) {
                     Some(i) => {
                         self.st.l2_evict_l1cached += 1;
@@ -167,63 +186,70 @@ impl Arc {
                 }
             }
         }
-        self.l2.as_mut().expect("a cache device is attached (module note)").dev.ring.pop_front();
+        self.l2.as_mut().expect("a cache device is attached (module note)").devs[d].dev.ring.pop_front();
         !e.is_dead()
     }
 
-    /// Evicts ring entries with addresses in [hand, taddr); returns the live ones visited.
-    fn l2_evict_range(&mut self, taddr: u64) -> u64 {
+    /// Evicts device `d`'s ring entries with addresses in [hand, taddr); returns the live
+    /// ones visited.
+    fn l2_evict_range(&mut self, d: usize, taddr: u64) -> u64 {
         let mut visited = 0;
         loop {
             let l2 = self.l2.as_ref().expect("a cache device is attached (module note)");
-            let Some(e) = l2.dev.ring.front() else { break };
-            let a = (e.daddr() as u64) << l2.dev.ashift;
-            if a >= taddr || a < l2.dev.hand {
+            let Some(e) = l2.devs[d].dev.ring.front() else { break };
+            let a = (e.daddr() as u64) << l2.devs[d].dev.ashift;
+            if a >= taddr || a < l2.devs[d].dev.hand {
                 break;
             }
-            visited += u64::from(self.l2_evict_front());
+            visited += u64::from(self.l2_evict_front(d));
         }
         visited
     }
 
-    /// l2arc_evict(dev, distance, B_FALSE), per release, at `now`; returns the live
-    /// entries it visited.
-    fn l2_evict(&mut self, distance: u64, now: Nanos) -> u64 {
+    /// l2arc_evict(dev, distance, B_FALSE) of device `d`, per release, at `now`; returns
+    /// the live entries it visited.
+    fn l2_evict(&mut self, d: usize, distance: u64, now: Nanos) -> u64 {
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
-        let end = l2.dev.capacity;
+        let end = l2.devs[d].dev.capacity;
         if !l2.s.features.evict_rerun {
-            if l2.dev.first {
+            if l2.devs[d].dev.first {
                 return 0;
             }
-            let taddr =
-                if l2.dev.hand >= end.saturating_sub(2 * distance) { end } else { l2.dev.hand + distance };
-            return self.l2_evict_range(taddr);
+            let taddr = if l2.devs[d].dev.hand >= end.saturating_sub(2 * distance) {
+                end
+            } else {
+                l2.devs[d].dev.hand + distance
+            };
+            return self.l2_evict_range(d, taddr);
         }
         let mut visited = 0;
         loop {
             let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
-            let rerun = l2.dev.hand + distance > end;
-            let taddr = if rerun { end } else { l2.dev.hand + distance };
-            if !l2.dev.first {
-                l2.dev.evict = l2.dev.evict.max(taddr);
-                let ev = l2.dev.evict;
-                visited += self.l2_evict_range(ev);
+            let rerun = l2.devs[d].dev.hand + distance > end;
+            let taddr = if rerun { end } else { l2.devs[d].dev.hand + distance };
+            if !l2.devs[d].dev.first {
+                l2.devs[d].dev.evict = l2.devs[d].dev.evict.max(taddr);
+                let ev = l2.devs[d].dev.evict;
+                visited += self.l2_evict_range(d, ev);
             }
             if !rerun {
                 break;
             }
             let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
-            l2.dev.hand = 0;
-            l2.dev.evict = 0;
-            l2.dev.first = false;
+            l2.devs[d].dev.hand = 0;
+            l2.devs[d].dev.evict = 0;
+            l2.devs[d].dev.first = false;
             // d1f290f1ea: a new DWPD period at every wrap.
-            l2.dwpd.wrapped(now / SEC);
+            l2.devs[d].dwpd.wrapped(now / SEC);
         }
         visited
     }
 
-    /// l2arc_write_buffers at `now`: four passes over the ARC lists.
-    fn l2_write_buffers(&mut self, target: u64, now: Nanos) -> L2Feed {
+    /// l2arc_write_buffers to device `d` at `now`: four passes over the ARC lists. Which
+    /// headers are eligible does not depend on the device (`l2arc_write_eligible()`: the
+    /// pool, no L2 copy on any device, no I/O in progress, ARC_FLAG_L2CACHE), so the
+    /// scan memos of the lists (`L2Run`, `L2HeadRun`) serve every device.
+    fn l2_write_buffers(&mut self, d: usize, target: u64, now: Nanos) -> L2Feed {
         let mut feed = L2Feed::default();
         let (f, mfuonly, headroom_mult, hboost) = {
             let s = &self.l2.as_ref().expect("a cache device is attached (module note)").s;
@@ -239,7 +265,8 @@ impl Arc {
         }
         // The persistent L2ARC reserves room for the pending log block in every fit check.
         let lb_reserve = if f.persistent { LOG_BLK_SIZE } else { 0 };
-        let first_seq = self.l2.as_ref().expect("a cache device is attached (module note)").dev.ring.tail;
+        let first_seq =
+            self.l2.as_ref().expect("a cache device is attached (module note)").devs[d].dev.ring.tail;
         let mut write_asize = 0u64;
         let mut write_psize = 0u64;
         let mut full = false;
@@ -322,26 +349,27 @@ impl Arc {
                     continue;
                 }
                 let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
+                let dev = &mut *l2.devs[d].dev;
                 let psize = h.psize as u64;
-                let asize = l2.dev.asize(psize);
+                let asize = dev.asize(psize);
                 if write_asize + asize + lb_reserve > target {
                     full = true;
                     break;
                 }
-                let daddr = l2.dev.hand;
-                debug_assert!(daddr + asize <= l2.dev.capacity, "L2 write past the end of the device");
+                let daddr = dev.hand;
+                debug_assert!(daddr + asize <= dev.capacity, "L2 write past the end of the device");
                 let prefetch = h.flags & F_PREFETCH != 0;
-                let seq = l2.dev.ring.push(L2Ent::block(
+                let seq = dev.ring.push(L2Ent::block(
                     h.key,
-                    (daddr >> l2.dev.ashift) as u32,
+                    (daddr >> dev.ashift) as u32,
                     h.lsize,
                     h.psize,
                     prefetch,
                 ));
+                dev.alloc += asize;
+                dev.hand += asize;
                 l2.lsize_sum += h.lsize as u64;
                 l2.psize_sum += psize;
-                l2.dev.alloc += asize;
-                l2.dev.hand += asize;
                 write_asize += asize;
                 write_psize += psize;
                 feed.buffers += 1;
@@ -358,7 +386,7 @@ impl Arc {
                 }
                 let hm = &mut self.slab.hdrs[cur as usize];
                 hm.flags = (hm.flags & !F_L2PF) | F_L2 | if prefetch { F_L2PF } else { 0 };
-                hm.l2seq = seq_bits(seq);
+                hm.l2seq = l2.loc(d, seq);
                 if memo {
                     self.slab.join_l2run(cur);
                 }
@@ -367,20 +395,21 @@ impl Arc {
                     if reached { &mut post } else { &mut pre }.push_back(cur, h.lsize);
                 }
                 let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
-                if l2.dev.log_entries > 0 {
-                    l2.dev.log_ent_idx += 1;
-                    if l2.dev.log_ent_idx == l2.dev.log_entries {
+                let dev = &mut *l2.devs[d].dev;
+                if dev.log_entries > 0 {
+                    dev.log_ent_idx += 1;
+                    if dev.log_ent_idx == dev.log_entries {
                         // l2arc_log_blk_commit: the log block follows its payload.
-                        let lb = l2.dev.log_blk_asize();
-                        let daddr = l2.dev.hand;
-                        l2.dev.ring.push(L2Ent::log_block(
-                            (daddr >> l2.dev.ashift) as u32,
-                            l2.dev.log_entries as u32,
+                        let lb = dev.log_blk_asize();
+                        let daddr = dev.hand;
+                        dev.ring.push(L2Ent::log_block(
+                            (daddr >> dev.ashift) as u32,
+                            dev.log_entries as u32,
                             lb as u32,
                         ));
-                        l2.dev.hand += lb;
-                        l2.dev.alloc += lb;
-                        l2.dev.log_ent_idx = 0;
+                        dev.hand += lb;
+                        dev.alloc += lb;
+                        dev.log_ent_idx = 0;
                         l2.lb_count += 1;
                         l2.lb_asize += lb;
                         write_asize += lb;
@@ -415,19 +444,19 @@ impl Arc {
                 break;
             }
         }
-        self.l2.as_mut().expect("a cache device is attached (module note)").index_feed(first_seq);
+        self.l2.as_mut().expect("a cache device is attached (module note)").index_feed(d, first_seq);
         if feed.buffers > 0 {
             self.st.l2_writes_sent += 1;
             self.st.l2_writes_done += 1;
             self.st.l2_write_bytes += write_psize;
         }
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
-        if !f.evict_rerun && l2.dev.hand >= l2.dev.capacity.saturating_sub(target) {
+        if !f.evict_rerun && l2.devs[d].dev.hand >= l2.devs[d].dev.capacity.saturating_sub(target) {
             // 0.8: bump the hand to the start when approaching the end (the DWPD what-if's
             // new period starts at this wrap).
-            l2.dev.hand = 0;
-            l2.dev.first = false;
-            l2.dwpd.wrapped(now / SEC);
+            l2.devs[d].dev.hand = 0;
+            l2.devs[d].dev.first = false;
+            l2.devs[d].dwpd.wrapped(now / SEC);
         }
         feed.bytes_written = write_psize;
         feed.asize_written = write_asize;

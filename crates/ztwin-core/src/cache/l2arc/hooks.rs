@@ -11,13 +11,14 @@
 //!
 //! Every `expect` of the cache device here holds by construction: these methods run only
 //! while a device is attached (the driver feeds, restarts and rebuilds only a pool whose
-//! `cache_device` is set, and `new_arc` attached that device, `attach_l2arc` having
-//! succeeded; a header has `F_L2` or is L2-only only while its device is attached).
+//! `cache_devices` is not empty, and `new_arc` attached those devices, `attach_l2arc` having
+//! succeeded; a header has `F_L2` or is L2-only only while its device is attached; a packed location
+//! names a device the ARC has, `attach_l2arc` having sized the packing for them).
 
-use super::attached::{Dwpd, L2};
+use super::attached::{seq_width, Dwpd, L2Dev, L2};
 use super::device::L2arcDeviceState;
 use super::index::{L2Index, L2Loc, SEQ_MASK};
-use super::{L2arcParams, L2arcTunables, HDR_L2ONLY_SIZE};
+use super::{L2arcParams, L2arcTunables, HDR_L2ONLY_SIZE, MAX_CACHE_DEVICES};
 use crate::cache::arc::slab::{
     Header, State, F2_PREDICTIVE, F_INDIRECT, F_L2, F_L2CACHE, F_L2PF, F_META, F_PREFETCH, NIL,
 };
@@ -36,29 +37,52 @@ pub(crate) struct L2Probe {
 }
 
 impl Arc {
-    /// Attaches an (empty) cache device: `l2arc_add_vdev()`. Errors if the tunables do not
-    /// exist in the ARC's release.
+    /// Attaches the pool's (empty) cache devices, in order: `l2arc_add_vdev()` of each.
+    /// Errors if the tunables do not exist in the ARC's release, if there is no device or
+    /// more than [`MAX_CACHE_DEVICES`], or if a device has more sectors than a packed
+    /// location holds (`attached.rs`).
     pub fn attach_l2arc(&mut self, params: &L2arcParams) -> Result<()> {
         let s = params.config.tunables.resolve(self.release, params.patch)?;
-        let d = &params.config.device;
-        if d.capacity >> d.ashift > SEQ_MASK as u64 {
+        let devices = &params.config.devices;
+        let n = devices.len();
+        if n == 0 || n > MAX_CACHE_DEVICES {
             return Err(crate::error::Error::config(
                 "filesystem.cache",
-                format!(
-                    "a cache device of {} bytes at ashift {} is not modelled: at most 2^31 - 1 sectors (1 TiB at ashift 9, 8 TiB at ashift 12)",
-                    d.capacity, d.ashift
-                ),
+                format!("{n} cache devices: 1 to {MAX_CACHE_DEVICES} are modelled"),
             ));
         }
-        let dev = Box::new(L2arcDeviceState::new(d, s.features.persistent));
-        let index =
-            L2Index::new(params.expected_blocks.min(d.capacity >> d.ashift) as usize, &params.key_space);
+        let width = seq_width(n);
+        let max_sectors = (1u64 << width) - 1;
+        let mut devs = Vec::with_capacity(n);
+        for d in devices {
+            if d.capacity >> d.ashift > max_sectors {
+                return Err(crate::error::Error::config(
+                    "filesystem.cache",
+                    format!(
+                        "a cache device of {} bytes at ashift {} is not modelled: with {n} cache devices at most 2^{width} - 1 sectors each ({} GiB at ashift 9, {} GiB at ashift 12)",
+                        d.capacity,
+                        d.ashift,
+                        (max_sectors + 1) >> 21,
+                        (max_sectors + 1) >> 18
+                    ),
+                ));
+            }
+            devs.push(L2Dev {
+                dev: Box::new(L2arcDeviceState::new(d, s.features.persistent)),
+                dwpd: Dwpd::default(),
+            });
+        }
+        debug_assert!(width <= 31 && SEQ_MASK as u64 >= max_sectors);
+        let sectors: u64 = devices.iter().map(|d| d.capacity >> d.ashift).sum();
+        let index = L2Index::new(params.expected_blocks.min(sectors) as usize, &params.key_space);
         self.warm_on_evict = params.arc_warm_at_first_eviction;
         self.l2 = Some(Box::new(L2 {
             s,
             tunables: params.config.tunables.clone(),
             patch: params.patch,
-            dev,
+            devs,
+            dev_last: None,
+            seq_width: width,
             index,
             secondarycache: params.config.secondarycache,
             l2only: 0,
@@ -66,16 +90,17 @@ impl Arc {
             psize_sum: 0,
             lb_count: 0,
             lb_asize: 0,
-            dwpd: Dwpd::default(),
         }));
         Ok(())
     }
 
-    /// The cache device was attached (`l2arc_add_vdev()`) at `now`: its DWPD period starts
-    /// then (`l2ad_dwpd_start`). A device attached with the pool at time 0 needs no call.
+    /// The cache devices were attached (`l2arc_add_vdev()`) at `now`: their DWPD periods
+    /// start then (`l2ad_dwpd_start`). Devices attached with the pool at time 0 need no call.
     pub fn l2arc_attached_at(&mut self, now: Nanos) {
         if let Some(l2) = self.l2.as_mut() {
-            l2.dwpd.start_s = now / SEC;
+            for d in &mut l2.devs {
+                d.dwpd.start_s = now / SEC;
+            }
         }
     }
 
@@ -90,13 +115,29 @@ impl Arc {
         };
         let tunables = l2.tunables.overridden_by(t);
         let s = tunables.resolve(release, l2.patch)?;
+        if s.per_device_feed != l2.s.per_device_feed {
+            // Master's threads come with the devices (l2arc_add_vdev); there is no switch.
+            return Err(crate::error::Error::config(
+                "l2arc.per_device_feed",
+                "is not a module parameter (master's per-device feed threads come with the devices): set it in [filesystem.l2arc], not in a tune phase",
+            ));
+        }
         // param_set_l2arc_dwpd_limit: a changed value bumps l2arc_dwpd_bump.
         if s.dwpd_limit != l2.s.dwpd_limit {
-            l2.dwpd.bump_pending = true;
+            for d in &mut l2.devs {
+                d.dwpd.bump_pending = true;
+            }
         }
         l2.s = s;
         l2.tunables = tunables;
         Ok(())
+    }
+
+    /// Master's per-device feed threads (the what-if `per_device_feed`, b525525b44): the
+    /// driver runs one feed thread per device ([`Arc::l2arc_feed_dev`]) instead of the
+    /// releases' one ([`Arc::l2arc_feed`]). False without a cache device.
+    pub fn l2arc_per_device_feed(&self) -> bool {
+        self.l2.as_ref().is_some_and(|l| l.s.per_device_feed)
     }
 
     /// True once a cache device is attached.
@@ -115,14 +156,29 @@ impl Arc {
         self.arc_warm
     }
 
-    /// The cache device, if attached.
+    /// The (first) cache device, if attached.
     pub fn l2arc_device(&self) -> Option<&L2arcDeviceState> {
-        self.l2.as_ref().map(|l| &*l.dev)
+        self.l2arc_device_at(0)
     }
 
-    /// True if `key` has a copy on the cache device reachable from memory.
+    /// Cache device `d` (in the order of `filesystem.cache`), if attached.
+    pub fn l2arc_device_at(&self, d: usize) -> Option<&L2arcDeviceState> {
+        self.l2.as_ref().and_then(|l| l.devs.get(d)).map(|x| &*x.dev)
+    }
+
+    /// Cache devices attached.
+    pub fn l2arc_ndev(&self) -> usize {
+        self.l2.as_ref().map_or(0, |l| l.devs.len())
+    }
+
+    /// True if `key` has a copy on a cache device reachable from memory.
     pub fn l2_contains(&self, key: BlockKey) -> bool {
         self.l2.as_ref().is_some_and(|l| l.find(key.0).is_some())
+    }
+
+    /// The cache device (its number) holding the copy of `key` reachable from memory.
+    pub fn l2_device_of(&self, key: BlockKey) -> Option<usize> {
+        self.l2.as_ref().and_then(|l| l.find(key.0)).map(|(d, _)| d)
     }
 
     /// Blocks on the cache device reachable from memory (in the ARC or L2-only).
@@ -216,8 +272,7 @@ impl Arc {
         let h = self.slab.hdrs[i as usize];
         if h.flags & F_L2 != 0 {
             let l2 = self.l2.as_mut().expect("F_L2 only with a cache device (module note)");
-            let seq = l2.seq(h.l2seq);
-            debug_assert_eq!(l2.find(h.key), Some(seq), "l2seq locates the header's L2 copy");
+            debug_assert_eq!(l2.find(h.key), Some(l2.seq(h.l2seq)), "l2seq locates the header's L2 copy");
             // The L2-only header keeps the prefetch flag (b_flags), in the index; the slot
             // is only visited when it changes. The device's log keeps the flag as written.
             let pf = h.flags & F_PREFETCH != 0;
@@ -235,21 +290,22 @@ impl Arc {
     /// becomes unreachable.
     pub(in crate::cache) fn l2_destroy_hdr(&mut self, l2seq: u32) {
         let l2 = self.l2.as_mut().expect("F_L2 only with a cache device (module note)");
-        let seq = l2.seq(l2seq);
-        l2.kill(seq);
+        let (d, seq) = l2.seq(l2seq);
+        l2.kill(d, seq);
     }
 
-    /// arc_hdr_destroy of an L2-only header (arc_l2c_only), at entry `seq` of the device:
+    /// arc_hdr_destroy of an L2-only header (arc_l2c_only), at entry `seq` of device `d`:
     /// a write replaced the block, so the copy becomes unreachable and the header goes.
-    pub(in crate::cache) fn l2_destroy_l2only(&mut self, seq: u64) {
+    pub(in crate::cache) fn l2_destroy_l2only(&mut self, (d, seq): (usize, u64)) {
         let l2 = self.l2.as_mut().expect("L2-only headers only with a cache device (module note)");
-        l2.kill(seq);
+        l2.kill(d, seq);
         l2.l2only -= 1;
     }
 
     /// A read of a block known only to the L2ARC (arc_l2c_only): realloc to a full header,
     /// arc_access (0.6 .. 2.1 -> MFU, 2.2 -> MRU), data allocation. Returns the device read
-    /// (psize, asize) if the L2 copy is used, else None (read from the pool).
+    /// (psize, asize, the device's number) if the L2 copy is used, else None (read from
+    /// the pool).
     pub(in crate::cache) fn l2only_read(
         &mut self,
         key: BlockKey,
@@ -257,7 +313,7 @@ impl Arc {
         flags: ReadFlags,
         loc: L2Loc,
         now: Nanos,
-    ) -> Option<(u32, u32)> {
+    ) -> Option<(u32, u32, u8)> {
         let rules = self.f.access;
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         l2.l2only -= 1;
@@ -320,26 +376,29 @@ impl Arc {
         }
         self.l2_after_read(i, key.0, meta, true, pf);
         let l2 = self.l2.as_ref().expect("a cache device is attached (module note)");
+        let (d, seq) = l2.seq(loc.seq);
+        let dev = &l2.devs[d].dev;
         // The copy's size is the block's (a rewrite would have dropped the copy).
-        debug_assert_eq!(l2.dev.ring.get(l2.seq(loc.seq)).psize(), info.psize);
-        read.then(|| (info.psize, l2.dev.asize(asize as u64) as u32))
+        debug_assert_eq!(dev.ring.get(seq).psize(), info.psize);
+        read.then(|| (info.psize, dev.asize(asize as u64) as u32, d as u8))
     }
 
-    /// The read's outcome for a header that was on a ghost list.
-    /// The read's outcome for a header that was on a ghost list.
+    /// The read's outcome for a header that was on a ghost list (its L2 copy, if any, at
+    /// packed location `l2seq`).
     pub(in crate::cache) fn l2_outcome(
         &mut self,
         l2_read: bool,
         attached: bool,
-        psize: u32,
-        hsize: u32,
+        (psize, hsize, l2seq): (u32, u32, u32),
         ghost: bool,
     ) -> ArcAccess {
         if l2_read {
             self.st.l2_hits += 1;
             self.st.l2_read_bytes += psize as u64;
-            let asize = self.l2.as_ref().map_or(hsize as u64, |l| l.dev.asize(hsize as u64)) as u32;
-            ArcAccess::L2Hit { psize, asize }
+            let l2 = self.l2.as_ref().expect("an L2 read needs a cache device (module note)");
+            let dev = (l2seq >> l2.seq_width) as u8;
+            let asize = l2.dev_of(l2seq).asize(hsize as u64) as u32;
+            ArcAccess::L2Hit { psize, asize, dev }
         } else {
             if attached {
                 self.st.l2_misses += 1;
@@ -361,6 +420,8 @@ impl Arc {
 
     /// Simulator heap held by the L2ARC structures (ring chunks and index), bytes.
     pub fn l2arc_heap_bytes(&self) -> usize {
-        self.l2.as_ref().map_or(0, |l| l.dev.ring.heap_bytes() + l.index.allocation_size())
+        self.l2.as_ref().map_or(0, |l| {
+            l.devs.iter().map(|d| d.dev.ring.heap_bytes()).sum::<usize>() + l.index.allocation_size()
+        })
     }
 }

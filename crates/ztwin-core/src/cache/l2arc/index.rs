@@ -145,6 +145,7 @@ impl L2Index {
         self.dense.as_ref().map_or(0, |d| d.len) + self.table.len()
     }
 
+    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }

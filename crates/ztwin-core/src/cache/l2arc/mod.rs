@@ -8,7 +8,12 @@
 //!
 //! # Theory
 //!
-//! One global `l2arc_feed_thread()` wakes at `next` and does one feed: `l2arc_write_size()`
+//! One global `l2arc_feed_thread()` wakes at `next` and does one feed on one cache device:
+//! `l2arc_dev_get_next()` picks the device after the last one fed (`l2arc_dev_last`) on
+//! `l2arc_dev_list`, to which `l2arc_add_vdev()` adds each device at the head (so the pool's
+//! devices are fed from its last to its first, round and round; a dead, rebuilding or
+//! trimming device is skipped), and the pass writes to that device only: with N devices
+//! each gets one pass in N, and the interval is per pass. Then `l2arc_write_size()`
 //! (l2arc_write_max, + l2arc_write_boost while `arc_warm` is false), `l2arc_evict()` of the
 //! region ahead of the write hand (the device is a ring; wrapping evicts the oldest
 //! blocks), then `l2arc_write_buffers()`: four passes over the ARC lists (MFU metadata,
@@ -29,6 +34,12 @@
 //!   no data (`uncached`), so such a block gets no L2CACHE: a rewritten block is as
 //!   eligible as a read one, and under writes the feed finds the lists' tails full of
 //!   freshly written blocks).
+//! - Several cache devices: an ARC header's L2 copy is on one device (`b_l2hdr.b_dev`); a
+//!   hit reads it from that device, and its invalidation (`arc_hdr_l2hdr_destroy()`) and
+//!   eviction (`l2arc_evict()` of that device) are that device's. Which header is
+//!   eligible does not depend on the device (`l2arc_write_eligible()`). arcstats' `l2_*`
+//!   sizes and counters are sums over the devices; each device has its own ring, hands,
+//!   log blocks and rebuild (`l2arc_spa_rebuild_start()` starts one per device).
 //! - `arc_evict_hdr()`: a live header with an L2 copy goes to its ghost list like any
 //!   other (counting `evict_l2_cached`, else `evict_l2_eligible` / `_ineligible`); only
 //!   when the *ghost* header is deleted does it become `arc_l2c_only` and
@@ -116,11 +127,24 @@
 //!
 //! # What-ifs from master (no release has them; every release accepts them)
 //!
-//! Off unless the scenario asks (the release table's [`L2arcFeatures::dwpd_feed`] is
-//! false for every modelled release), so every other config runs as before. (Master's
-//! per-device feed threads, b525525b44, need several cache devices, which the model does
-//! not have yet: simplification 3.) Sources: `module/zfs/arc.c` at the cited master commits, and the master of
-//! 2026-08 for the later fixes (none of them touches these functions).
+//! Off unless the scenario asks (the release table's [`L2arcFeatures::dwpd_feed`] and
+//! [`L2arcFeatures::per_device_feed`] are false for every modelled release), so every
+//! other config runs as before. Sources: `module/zfs/arc.c` at the cited master commits,
+//! and the master of 2026-08 for the later fixes (none of them touches these functions).
+//!
+//! - **Per-device feed threads**, the model's key `per_device_feed` (b525525b44, "L2ARC:
+//!   Implement per-device feed threads for parallel writes"; master has no switch and no
+//!   module parameter for it: the name is the model's). `l2arc_add_vdev()` creates one
+//!   `l2arc_feed_thread(dev)` per cache device (at `minclsyspri`, the lowest priority,
+//!   where the release's thread has `defclsyspri`: the model's vCPUs have no priorities,
+//!   so both take their turns as the database's threads do), which runs at once and
+//!   then on its own schedule: the same pass as the release's (header limit, write size,
+//!   evict, write, interval) on its own device, with no `l2arc_dev_get_next()`; the
+//!   devices are fed in parallel, each thread waiting only for its own writes. Its
+//!   threads skip a busy ARC sublist another device's thread is scanning; the model's
+//!   passes are instants (the driver charges their time afterwards), so two never scan
+//!   at once. Master's thread no longer skips a device being rebuilt (the check went with
+//!   `l2arc_dev_invalid()`); the model's rebuilds are done before the first pass.
 //!
 //! - **The DWPD feed**, `l2arc_dwpd_limit` (d1f290f1ea, "L2ARC: Implement DWPD-based rate
 //!   limiting with adaptive feed intervals"; man page 48d3f7fac9). `l2arc_write_max`
@@ -158,11 +182,15 @@
 //!    sleeps (`zio_wait(pio)`, `run::phases`). `l2_writes_done` = `l2_writes_sent`.
 //! 2. The feed scans the exact LRU tail (head while cold) of each list; OpenZFS scans one
 //!    random sublist of max(ncpu, 4), so it reaches colder blocks in a fraction of them.
-//! 3. One cache device (more are refused: `filesystem.cache` holds at most one name; the
-//!    releases' one feed thread would feed them in turn, `l2arc_dev_get_next()`), one pool
-//!    (`l2arc_total_capacity` is that device's), one `secondarycache` value for all reads (the property is per
-//!    dataset in OpenZFS). No TRIM (`l2arc_trim_ahead` 0), no `l2arc_norw`, no
-//!    `l2arc_exclude_special`, no encryption.
+//! 3. One pool (`l2arc_dev_list` holds its devices only), at most
+//!    [`MAX_CACHE_DEVICES`] cache devices, each of at most `2^(31 - ceil(log2 n))` sectors
+//!    (the index packs the device into a location, `attached.rs`), all with the pool's
+//!    ashift; one `secondarycache` value for all reads (the property is per dataset in
+//!    OpenZFS). No device is ever dead, rebuilding (rebuilds complete before the feed runs)
+//!    or trimming when the feed picks it. No TRIM (`l2arc_trim_ahead` 0), no `l2arc_norw`,
+//!    no `l2arc_exclude_special`, no encryption. A block the model's key names is on one
+//!    device at most: versions of a block share a key (OpenZFS keys them by DVA and
+//!    birth), so a rebuild restores the first version it finds and skips the others.
 //! 4. `arc_warm` becomes true only when memory reclaim runs in OpenZFS (the Linux shrinker
 //!    or `free_memory < 0`), not at the first eviction as OPENZFS-FACTS.md says; the model has
 //!    no memory pressure, so the driver turns it on ([`crate::cache::arc::Arc::set_arc_warm`])
@@ -188,7 +216,7 @@
 //!    modelled; the device header update of 2.0+ (`l2arc_dev_hdr_update()`, 512 B per
 //!    feed) is neither written nor charged.
 //! 10. Time in the DWPD feed is simulated nanoseconds: its intervals are not rounded to
-//!    the kernel's ticks (`hz`), and `gethrestime_sec()` is the simulated second.
+//!     the kernel's ticks (`hz`), and `gethrestime_sec()` is the simulated second.
 
 mod attached;
 mod device;
@@ -210,6 +238,9 @@ use serde::{Deserialize, Serialize};
 use crate::config::{CacheProperty, L2arcFeatures, ZfsFeatures, ZfsRelease};
 use crate::error::{Error, Result};
 
+/// The most cache devices a pool may have in the model (OpenZFS has no limit): a packed
+/// location gives the device 3 of its 31 bits (`attached.rs`).
+pub const MAX_CACHE_DEVICES: usize = 8;
 /// L2ARC_LOG_BLK_MAX_ENTRIES.
 pub const LOG_BLK_MAX_ENTRIES: u64 = 1022;
 /// sizeof (l2arc_log_blk_phys_t): 64 KiB.
@@ -252,8 +283,9 @@ pub struct L2arcDeviceConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct L2arcConfig {
-    /// The cache device.
-    pub device: L2arcDeviceConfig,
+    /// The pool's cache devices, in the order `zpool add` (or the pool's config) gives
+    /// them: 1 to [`MAX_CACHE_DEVICES`].
+    pub devices: Vec<L2arcDeviceConfig>,
     /// Dataset property `secondarycache` (all | metadata | none), default all.
     #[serde(default = "default_secondarycache")]
     pub secondarycache: CacheProperty,
@@ -294,6 +326,9 @@ pub struct L2arcSettings {
     /// l2arc_dwpd_limit: Some with master's DWPD feed (a what-if, d1f290f1ea), None with
     /// the release's.
     pub dwpd_limit: Option<u64>,
+    /// Master's per-device feed threads (a what-if, b525525b44; the model's key
+    /// `per_device_feed`, not a module parameter).
+    pub per_device_feed: bool,
     /// What the release (at its point release) does.
     pub features: L2arcFeatures,
 }
@@ -364,6 +399,7 @@ impl L2arcTunables {
             meta_percent: if f.hdr_limit { Some(self.l2arc_meta_percent.unwrap_or(33)) } else { None },
             rebuild_enabled: f.persistent && self.l2arc_rebuild_enabled.unwrap_or(true),
             dwpd_limit,
+            per_device_feed: self.per_device_feed.unwrap_or(f.per_device_feed),
             features: f,
         })
     }
@@ -416,6 +452,8 @@ pub struct L2Feed {
     pub log_bytes: u64,
     /// The target (`l2arc_write_size()`), bytes.
     pub target: u64,
+    /// The cache device the pass wrote to (its number in the pool's list).
+    pub dev: usize,
     /// False if the feed was skipped (no device, or l2arc_hdr_limit_reached).
     pub fed: bool,
     /// When the feed thread runs next.

@@ -30,7 +30,7 @@ fn l2p(capacity: u64, sc: CacheProperty, tunables: L2arcTunables, patch: u16) ->
     L2arcParams {
         patch,
         config: L2arcConfig {
-            device: L2arcDeviceConfig { capacity, ashift: 12 },
+            devices: vec![L2arcDeviceConfig { capacity, ashift: 12 }],
             secondarycache: sc,
             tunables,
         },
@@ -38,6 +38,13 @@ fn l2p(capacity: u64, sc: CacheProperty, tunables: L2arcTunables, patch: u16) ->
         expected_blocks: 0,
         key_space: Vec::new(),
     }
+}
+
+/// Cache devices of `caps` bytes each (4K sectors), in that order.
+fn l2pn(caps: &[u64], sc: CacheProperty, tunables: L2arcTunables, patch: u16) -> L2arcParams {
+    let mut p = l2p(0, sc, tunables, patch);
+    p.config.devices = caps.iter().map(|&capacity| L2arcDeviceConfig { capacity, ashift: 12 }).collect();
+    p
 }
 
 fn with_l2(release: ZfsRelease, arc_max: u64, capacity: u64, patch: u16) -> Arc {
@@ -73,38 +80,43 @@ fn check_l2(a: &Arc) {
     check_invariants(a);
     let s = a.stats();
     let Some(l2) = &a.l2 else { return };
-    let dev = &l2.dev;
-    let (mut lsum, mut psum, mut asum, mut n, mut only, mut lb) = (0u64, 0u64, 0u64, 0usize, 0u64, 0u64);
-    for seq in dev.ring.head..dev.ring.tail {
-        let e = dev.ring.get(seq);
-        if e.is_dead() {
-            continue;
-        }
-        if e.is_log() {
-            lb += e.psize() as u64;
-            continue;
-        }
-        assert_eq!(l2.find(e.key), Some(seq), "live entry indexed");
-        lsum += e.lsize() as u64;
-        psum += e.psize() as u64;
-        asum += dev.asize(e.psize() as u64);
-        n += 1;
-        match a.slab.find(e.key) {
-            Some(i) => {
-                let h = &a.slab.hdrs[i as usize];
-                assert!(h.flags & F_L2 != 0, "ARC header of an L2 block has F_L2");
-                assert_eq!(l2.seq(h.l2seq), seq, "l2seq locates the copy");
-                let loc = l2.locate(e.key).expect("indexed");
-                assert_eq!(h.flags & F_L2PF != 0, loc.prefetch, "F_L2PF mirrors the index");
+    let (mut lsum, mut psum, mut n, mut only, mut lb) = (0u64, 0u64, 0usize, 0u64, 0u64);
+    for (d, x) in l2.devs.iter().enumerate() {
+        let dev = &x.dev;
+        let (mut asum, mut dlb) = (0u64, 0u64);
+        for seq in dev.ring.head..dev.ring.tail {
+            let e = dev.ring.get(seq);
+            if e.is_dead() {
+                continue;
             }
-            None => only += 1,
+            if e.is_log() {
+                dlb += e.psize() as u64;
+                continue;
+            }
+            assert_eq!(l2.find(e.key), Some((d, seq)), "live entry indexed, on its device");
+            lsum += e.lsize() as u64;
+            psum += e.psize() as u64;
+            asum += dev.asize(e.psize() as u64);
+            n += 1;
+            match a.slab.find(e.key) {
+                Some(i) => {
+                    let h = &a.slab.hdrs[i as usize];
+                    assert!(h.flags & F_L2 != 0, "ARC header of an L2 block has F_L2");
+                    assert_eq!(l2.seq(h.l2seq), (d, seq), "l2seq locates the copy on its device");
+                    let loc = l2.locate(e.key).expect("indexed");
+                    assert_eq!(h.flags & F_L2PF != 0, loc.prefetch, "F_L2PF mirrors the index");
+                }
+                None => only += 1,
+            }
         }
+        assert_eq!(dev.alloc, asum + dlb, "device {d}");
+        assert!(dev.alloc <= dev.capacity(), "device {d}");
+        lb += dlb;
     }
     assert_eq!(n, a.l2arc_blocks());
     assert_eq!((s.l2_size, s.l2_asize), (lsum, psum));
     assert_eq!(s.l2_log_blk_asize, lb);
-    assert_eq!(dev.alloc, asum + lb);
-    assert!(s.l2_asize <= dev.capacity() && dev.alloc <= dev.capacity());
+    assert!(s.l2_asize <= l2.total_capacity());
     assert_eq!(s.l2_hdr_size, only * HDR_L2ONLY_SIZE);
     // Every slab header with F_L2 is on the device.
     let with_l2 = a.slab.hdrs.iter().filter(|h| h.state != State::Free && h.flags & F_L2 != 0).count() as u64;
@@ -137,7 +149,7 @@ fn tunable_defaults_per_release() {
     assert!(e.contains("filesystem.cache") && e.contains("not modelled"), "{e}");
     // serde: unknown keys rejected, absent keys default.
     let cfg: L2arcConfig = serde_json::from_str(
-        r#"{"device":{"capacity":1000000000,"ashift":12},"tunables":{"l2arc_write_max":1}}"#,
+        r#"{"devices":[{"capacity":1000000000,"ashift":12}],"tunables":{"l2arc_write_max":1}}"#,
     )
     .unwrap();
     assert_eq!((cfg.secondarycache, cfg.tunables.l2arc_write_max), (CacheProperty::All, Some(1)));
@@ -410,7 +422,7 @@ fn l2_hit_brings_block_back() {
             (0..120_000).find(|&i| a.l2_contains(k(i)) && a.slab.find(k(i).0).is_none()).expect("L2-only");
         let before = a.stats();
         let r = a.access(k(key), data(16384, 12288), DEMAND, t);
-        assert_eq!(r, ArcAccess::L2Hit { psize: 12288, asize: 12288 }, "{rel:?}");
+        assert_eq!(r, ArcAccess::L2Hit { psize: 12288, asize: 12288, dev: 0 }, "{rel:?}");
         assert!(a.contains(k(key)) && a.l2_contains(k(key)), "in both after the L2 hit");
         let s = a.stats();
         assert_eq!((s.l2_hits, s.misses), (before.l2_hits + 1, before.misses + 1));
@@ -554,12 +566,12 @@ fn rebuild_restores_committed_log_blocks() {
     let s = a.stats();
     assert!(s.l2_log_blk_writes > 0 && s.l2_log_blk_count > 0);
     let blocks = a.l2arc_blocks() as u64;
-    let dev = a.l2arc_detach().expect("device");
+    let dev = a.l2arc_detach().pop().expect("device");
     assert_eq!((a.stats().l2_hdr_size, a.l2arc_blocks()), (0, 0));
     check_invariants(&a);
     let mut b = arc(ZfsRelease::V2_2, 128 * MIB);
     b.attach_l2arc(&l2p(2 * GIB, CacheProperty::All, L2arcTunables::default(), 11)).unwrap();
-    let r = b.l2arc_rebuild(dev);
+    let r = b.l2arc_rebuild(0, dev);
     assert!(r.headers > 0 && r.headers <= blocks, "{r:?} of {blocks}");
     assert_eq!(r.headers % 128, 0, "whole log blocks");
     assert_eq!(r.log_blocks, r.headers / 128);
@@ -579,9 +591,9 @@ fn rebuild_restores_committed_log_blocks() {
     let mut c = with_l2(ZfsRelease::V0_8, 128 * MIB, 2 * GIB, 0);
     read_range(&mut c, 0, 2000, 0);
     c.l2arc_feed(3 * SEC);
-    let dev = c.l2arc_detach().unwrap();
+    let dev = c.l2arc_detach().pop().unwrap();
     let mut d = with_l2(ZfsRelease::V0_8, 128 * MIB, 2 * GIB, 0);
-    assert_eq!(d.l2arc_rebuild(dev), Default::default());
+    assert_eq!(d.l2arc_rebuild(0, dev), Default::default());
 }
 
 #[test]
@@ -641,9 +653,21 @@ fn memory_per_l2_block_and_no_growth_per_feed() {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Read { key: u64, meta: bool, prefetch: bool, uncacheable: bool, sectors: u32, dt_ms: u64 },
-    Write { key: u64, sectors: u32 },
+    Read {
+        key: u64,
+        meta: bool,
+        prefetch: bool,
+        uncacheable: bool,
+        sectors: u32,
+        dt_ms: u64,
+    },
+    Write {
+        key: u64,
+        sectors: u32,
+    },
     Feed,
+    /// A pass of master's per-device thread of device `k` (modulo the devices).
+    FeedDev(u8),
     Warm,
     Drop,
 }
@@ -654,6 +678,7 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(key, meta, prefetch, uncacheable, sectors, dt_ms)| Op::Read { key, meta, prefetch, uncacheable, sectors, dt_ms }),
         8 => (0u64..6000, 1u32..=4).prop_map(|(key, sectors)| Op::Write { key, sectors }),
         2 => Just(Op::Feed),
+        1 => (0u8..2).prop_map(Op::FeedDev),
         1 => Just(Op::Warm),
         1 => Just(Op::Drop),
     ]
@@ -668,11 +693,19 @@ fn case() -> impl Strategy<Value = (ZfsRelease, u16)> {
     ]
 }
 
-fn run(rel: ZfsRelease, patch: u16, ops: &[Op]) -> (Arc, Vec<ArcAccess>, Vec<L2Feed>) {
-    run_memo(rel, patch, ops, true)
+fn run(rel: ZfsRelease, patch: u16, ops: &[Op], ndev: usize) -> (Arc, Vec<ArcAccess>, Vec<L2Feed>) {
+    run_memo(rel, patch, ops, true, ndev)
 }
 
-fn run_memo(rel: ZfsRelease, patch: u16, ops: &[Op], memo: bool) -> (Arc, Vec<ArcAccess>, Vec<L2Feed>) {
+/// The ops on an ARC with `ndev` cache devices (1: 48 MiB; 2: 48 and 32 MiB, which wrap at
+/// different times).
+fn run_memo(
+    rel: ZfsRelease,
+    patch: u16,
+    ops: &[Op],
+    memo: bool,
+    ndev: usize,
+) -> (Arc, Vec<ArcAccess>, Vec<L2Feed>) {
     let mut a = Arc::new(&ArcParams {
         release: rel,
         ram_bytes: GIB,
@@ -688,7 +721,8 @@ fn run_memo(rel: ZfsRelease, patch: u16, ops: &[Op], memo: bool) -> (Arc, Vec<Ar
         l2arc_write_boost: Some(2 * MIB),
         ..Default::default()
     };
-    a.attach_l2arc(&l2p(48 * MIB, CacheProperty::All, tun, patch)).unwrap();
+    let caps = [48 * MIB, 32 * MIB];
+    a.attach_l2arc(&l2pn(&caps[..ndev], CacheProperty::All, tun, patch)).unwrap();
     a.l2run_memo = memo;
     let (mut t, mut out, mut feeds) = (0, Vec::new(), Vec::new());
     for o in ops {
@@ -707,6 +741,7 @@ fn run_memo(rel: ZfsRelease, patch: u16, ops: &[Op], memo: bool) -> (Arc, Vec<Ar
                 a.write_done(BlockKey::new(3, 0, key), data(16384, 4096 * sectors), DEMAND, t)
             }
             Op::Feed => feeds.push(a.l2arc_feed(t)),
+            Op::FeedDev(k) => feeds.push(a.l2arc_feed_dev(usize::from(k) % ndev, t)),
             Op::Warm => a.set_arc_warm(true),
             Op::Drop => a.l2arc_drop_all(),
         }
@@ -718,8 +753,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 
     #[test]
-    fn l2_invariants_hold((rel, patch) in case(), ops in prop::collection::vec(op(), 1..3000)) {
-        let (a, out, feeds) = run(rel, patch, &ops);
+    fn l2_invariants_hold((rel, patch) in case(), ops in prop::collection::vec(op(), 1..3000), ndev in 1usize..=2) {
+        let (a, out, feeds) = run(rel, patch, &ops, ndev);
         check_l2(&a);
         let s = a.stats();
         prop_assert_eq!(s.l2_hits, out.iter().filter(|r| matches!(r, ArcAccess::L2Hit { .. })).count() as u64);
@@ -732,29 +767,36 @@ proptest! {
 
     /// Resuming feed scans after their ineligible tail runs, and passing the head runs of
     /// scans from the head (an ARC never warm: no Warm op), is a pure shortcut: the same
-    /// answers, feeds, counters and device contents with and without it.
+    /// answers, feeds, counters and device contents with and without it, with one cache
+    /// device or two fed in turn or by their own threads (eligibility does not depend on
+    /// the device, so one list's runs serve every device).
     #[test]
-    fn l2_runs_change_nothing((rel, patch) in case(), ops in prop::collection::vec(op(), 1..3000), cold in any::<bool>()) {
+    fn l2_runs_change_nothing(
+        (rel, patch) in case(),
+        ops in prop::collection::vec(op(), 1..3000),
+        cold in any::<bool>(),
+        ndev in 1usize..=2,
+    ) {
         let ops: Vec<Op> = ops.into_iter().filter(|o| !(cold && matches!(o, Op::Warm))).collect();
-        let (a, oa, fa) = run_memo(rel, patch, &ops, true);
+        let (a, oa, fa) = run_memo(rel, patch, &ops, true, ndev);
         check_l2(&a);
-        let (b, ob, fb) = run_memo(rel, patch, &ops, false);
+        let (b, ob, fb) = run_memo(rel, patch, &ops, false, ndev);
         prop_assert!(b.slab.l2run.iter().all(|r| r.count == 0));
         prop_assert!(b.slab.l2hrun.iter().all(|r| r.count == 0));
         prop_assert_eq!(oa, ob);
         prop_assert_eq!(fa, fb);
         prop_assert_eq!(a.stats(), b.stats());
         let ring = |x: &Arc| {
-            let d = &x.l2.as_ref().expect("device").dev;
-            (d.ring.head..d.ring.tail).map(|s| *d.ring.get(s)).collect::<Vec<_>>()
+            let l2 = x.l2.as_ref().expect("device");
+            l2.devs.iter().map(|d| (d.dev.ring.head..d.dev.ring.tail).map(|s| *d.dev.ring.get(s)).collect::<Vec<_>>()).collect::<Vec<_>>()
         };
         prop_assert_eq!(ring(&a), ring(&b));
     }
 
     #[test]
-    fn l2_deterministic((rel, patch) in case(), ops in prop::collection::vec(op(), 1..1500)) {
-        let (a, oa, fa) = run(rel, patch, &ops);
-        let (b, ob, fb) = run(rel, patch, &ops);
+    fn l2_deterministic((rel, patch) in case(), ops in prop::collection::vec(op(), 1..1500), ndev in 1usize..=2) {
+        let (a, oa, fa) = run(rel, patch, &ops, ndev);
+        let (b, ob, fb) = run(rel, patch, &ops, ndev);
         prop_assert_eq!(oa, ob);
         prop_assert_eq!(fa, fb);
         prop_assert_eq!(a.stats(), b.stats());
@@ -1021,7 +1063,7 @@ fn dwpd_feed_sizes_and_intervals() {
     // The same device under a larger ARC (1 GiB < 2 * c_max): no DWPD limit.
     let mut c = arc(ZfsRelease::V0_8, 1536 * MIB);
     c.attach_l2arc(&l2p(GIB, CacheProperty::All, dwpd(100, 2 * MIB), 0)).unwrap();
-    c.l2.as_mut().unwrap().dev.first = false;
+    c.l2.as_mut().unwrap().devs[0].dev.first = false;
     read_range(&mut c, 0, 500, 0);
     assert_eq!(c.l2arc_feed(SEC).target, 2 * MIB);
 }
@@ -1044,4 +1086,240 @@ fn a_written_block_is_fed_to_the_cache_device() {
         assert_eq!(a.l2_contains(k(7)), fed);
         check_l2(&a);
     }
+}
+
+// ---- several cache devices (arc.c at zfs-0.8.6, zfs-2.2.7: l2arc_dev_get_next(), one
+// l2arc_feed_thread; b_l2hdr.b_dev; l2arc_spa_rebuild_start(); master b525525b44) ------
+
+/// Two cache devices of `cap` bytes each on a warm 2.2.11 ARC of 256 MiB.
+fn two_devices(cap: u64) -> Arc {
+    let mut a = arc(ZfsRelease::V2_2, 256 * MIB);
+    a.attach_l2arc(&l2pn(&[cap, cap], CacheProperty::All, L2arcTunables::default(), 11)).unwrap();
+    a.set_arc_warm(true);
+    a
+}
+
+#[test]
+fn the_one_feed_thread_feeds_two_equal_devices_in_turn() {
+    // l2arc_add_vdev() inserts each device at the head of l2arc_dev_list: the list runs
+    // from the last device added to the first, and l2arc_dev_get_next() walks it round.
+    let mut a = two_devices(GIB);
+    let mut t = 0;
+    let mut bytes = [0u64; 2];
+    let mut order = Vec::new();
+    for round in 0..40u64 {
+        // 2000 new 12K blocks a round, more than one pass writes (32 MiB): every pass full.
+        t = read_range(&mut a, round * 2000, round * 2000 + 2000, t);
+        let f = a.l2arc_feed(t);
+        assert!(f.fed && f.buffers > 0, "{f:?}");
+        order.push(f.dev);
+        bytes[f.dev] += f.asize_written;
+        t += 200 * MS;
+    }
+    assert_eq!(order[..4], [1, 0, 1, 0]);
+    assert!(order.windows(2).all(|w| w[0] != w[1]), "every other pass: {order:?}");
+    // About half the bytes each (equal passes: within one pass's worth).
+    let (lo, hi) = (bytes[0].min(bytes[1]), bytes[0].max(bytes[1]));
+    assert!(hi - lo <= 32 * MIB && lo > 0, "{bytes:?}");
+    for (d, &b) in bytes.iter().enumerate() {
+        assert_eq!(a.l2arc_device_at(d).unwrap().alloc, b, "device {d} holds what was written to it");
+    }
+    check_l2(&a);
+}
+
+#[test]
+fn an_aborted_pass_moves_the_rotation_on() {
+    // l2arc_dev_get_next() runs before l2arc_hdr_limit_reached(): a pass skipped for the
+    // header limit still takes its device's turn.
+    let mut a = arc(ZfsRelease::V2_2, 256 * MIB);
+    let tun = L2arcTunables { l2arc_meta_percent: Some(0), ..Default::default() };
+    a.attach_l2arc(&l2pn(&[GIB, GIB], CacheProperty::All, tun, 11)).unwrap();
+    let t = read_range(&mut a, 0, 100, 0);
+    assert!(a.l2arc_feed(t).fed, "no L2-only header yet: fed (device 1)");
+    // An L2-only header exceeds 0% of arc_c: the next pass aborts, on device 0's turn.
+    let l2 = a.l2.as_mut().unwrap();
+    l2.l2only += 1;
+    assert!(!a.l2arc_feed(t + SEC).fed);
+    a.l2.as_mut().unwrap().l2only -= 1;
+    let f = a.l2arc_feed(t + 2 * SEC);
+    assert!(f.fed && f.dev == 1, "{f:?}");
+}
+
+#[test]
+fn a_hit_reads_from_the_device_that_holds_the_copy() {
+    // 4K sectors on device 0, 512-byte sectors on device 1: the L2 read is rounded to
+    // the sector of the device it comes from.
+    let mut a = arc(ZfsRelease::V2_2, 64 * MIB);
+    let mut p = l2pn(&[GIB, GIB], CacheProperty::All, L2arcTunables::default(), 11);
+    p.config.devices[1].ashift = 9;
+    a.attach_l2arc(&p).unwrap();
+    a.set_arc_warm(true);
+    let mut t = 0;
+    for round in 0..6u64 {
+        for i in round * 500..round * 500 + 500 {
+            a.access(k(i), data(16384, 10240 + 512), DEMAND, t);
+            t += MS;
+        }
+        a.l2arc_feed(t);
+    }
+    let on = |a: &Arc, d: usize| (0..3000).filter(|&i| a.l2_device_of(k(i)) == Some(d)).count();
+    assert!(on(&a, 0) > 0 && on(&a, 1) > 0, "both devices hold blocks");
+    // Push everything out of the ARC (and its ghosts): L2-only headers.
+    for i in 100_000..120_000 {
+        a.access(k(i), data(16384, 16384), DEMAND, t);
+        t += MS / 10;
+    }
+    let mut seen = [false; 2];
+    for i in 0..3000 {
+        let Some(d) = a.l2_device_of(k(i)) else { continue };
+        match a.access(k(i), data(16384, 10240 + 512), DEMAND, t) {
+            ArcAccess::L2Hit { psize, asize, dev } => {
+                assert_eq!((usize::from(dev), psize), (d, 10752));
+                assert_eq!(asize, if d == 0 { 12288 } else { 10752 }, "rounded to device {d}'s sector");
+                seen[d] = true;
+            }
+            r => panic!("block {i} on device {d}: {r:?}"),
+        }
+        t += MS;
+    }
+    assert_eq!(seen, [true, true]);
+    check_l2(&a);
+}
+
+#[test]
+fn a_rewrite_invalidates_the_copy_on_its_device_only() {
+    let mut a = two_devices(GIB);
+    let mut t = read_range(&mut a, 0, 2000, 0);
+    a.l2arc_feed(t); // device 1
+    t = read_range(&mut a, 2000, 4000, t);
+    a.l2arc_feed(t); // device 0
+    let key = (0..4000).find(|&i| a.l2_device_of(k(i)) == Some(1)).expect("a block on device 1");
+    let before = [a.l2arc_device_at(0).unwrap().alloc, a.l2arc_device_at(1).unwrap().alloc];
+    a.write_done(k(key), data(16384, 12288), DEMAND, t);
+    assert_eq!(a.l2_device_of(k(key)), None);
+    assert_eq!(a.l2arc_device_at(0).unwrap().alloc, before[0], "device 0 untouched");
+    assert_eq!(a.l2arc_device_at(1).unwrap().alloc, before[1] - 12288, "device 1 frees the copy");
+    // An L2-only copy too: push a device-0 block out of the ARC, then rewrite it.
+    for i in 100_000..140_000 {
+        a.access(k(i), data(16384, 16384), DEMAND, t);
+        t += MS / 10;
+    }
+    let key =
+        (0..4000).find(|&i| a.l2_device_of(k(i)) == Some(0) && !a.contains(k(i))).expect("L2-only on 0");
+    let before = [a.l2arc_device_at(0).unwrap().alloc, a.l2arc_device_at(1).unwrap().alloc];
+    let hdr = a.stats().l2_hdr_size;
+    a.write_done(k(key), data(16384, 12288), DEMAND, t);
+    assert_eq!(a.l2arc_device_at(0).unwrap().alloc, before[0] - 12288);
+    assert_eq!(a.l2arc_device_at(1).unwrap().alloc, before[1]);
+    assert_eq!(a.stats().l2_hdr_size, hdr - HDR_L2ONLY_SIZE);
+    check_l2(&a);
+}
+
+#[test]
+fn each_device_evicts_ahead_of_its_own_hand() {
+    // Two 64 MiB devices (16 MiB passes, a quarter each): device 1 wraps and evicts its
+    // oldest blocks while device 0 keeps its own.
+    let mut a = two_devices(64 * MIB);
+    let mut t = 0;
+    let mut first_on = [None, None];
+    let mut evicted = [0u64; 2];
+    for round in 0..24u64 {
+        t = read_range(&mut a, round * 2000, round * 2000 + 2000, t);
+        let f = a.l2arc_feed(t);
+        first_on[f.dev].get_or_insert(round * 2000);
+        evicted[f.dev] += f.headers_evicted;
+        t += 200 * MS;
+    }
+    assert!(!a.l2arc_device_at(0).unwrap().first && !a.l2arc_device_at(1).unwrap().first, "both wrapped");
+    assert!(evicted[0] > 0 && evicted[1] > 0, "{evicted:?}");
+    check_l2(&a);
+    // The blocks the first pass wrote to device 1 were overwritten by its wrap.
+    let first = first_on[1].unwrap();
+    assert!((first..first + 100).all(|i| a.l2_device_of(k(i)) != Some(1)));
+}
+
+#[test]
+fn each_kept_device_is_rebuilt_from_its_own_log_blocks() {
+    // Two 2 GiB devices: l2ad_log_entries = 128 each.
+    let mut a = two_devices(2 * GIB);
+    let mut t = 0;
+    for round in 0..30u64 {
+        t = read_range(&mut a, round * 2000, round * 2000 + 2000, t);
+        a.l2arc_feed(t);
+        t += 200 * MS;
+    }
+    let logs: Vec<u64> = (0..2).map(|d| a.l2arc_device_at(d).unwrap().entries()).collect();
+    assert!(logs.iter().all(|&n| n > 0));
+    let on: Vec<Vec<u64>> =
+        (0..2).map(|d| (0..60_000).filter(|&i| a.l2_device_of(k(i)) == Some(d)).collect()).collect();
+    let mut devs = a.l2arc_detach();
+    assert_eq!(devs.len(), 2);
+    let mut b = arc(ZfsRelease::V2_2, 256 * MIB);
+    b.attach_l2arc(&l2pn(&[2 * GIB, 2 * GIB], CacheProperty::All, L2arcTunables::default(), 11)).unwrap();
+    let d1 = devs.pop().unwrap();
+    let d0 = devs.pop().unwrap();
+    // Device 1 only first: its blocks come back on device 1, none of device 0's.
+    let r1 = b.l2arc_rebuild(1, d1);
+    assert!(r1.headers > 0 && r1.headers.is_multiple_of(128), "{r1:?}");
+    assert_eq!(r1.reads, r1.log_blocks + 1);
+    assert!(on[0].iter().all(|&i| b.l2_device_of(k(i)).is_none()));
+    assert!(on[1].iter().all(|&i| b.l2_device_of(k(i)).is_none_or(|d| d == 1)));
+    let r0 = b.l2arc_rebuild(0, d0);
+    assert!(r0.headers > 0, "{r0:?}");
+    assert!(on[0].iter().all(|&i| b.l2_device_of(k(i)).is_none_or(|d| d == 0)));
+    let s = b.stats();
+    assert_eq!((s.l2_rebuild_bufs, s.l2_rebuild_success), (r0.headers + r1.headers, 2));
+    assert_eq!(s.l2_hdr_size, (r0.headers + r1.headers) * HDR_L2ONLY_SIZE);
+    check_l2(&b);
+    // A restored block reads from its device.
+    let key = on[0].iter().copied().find(|&i| b.l2_contains(k(i))).unwrap();
+    assert!(matches!(b.access(k(key), data(16384, 12288), DEMAND, t), ArcAccess::L2Hit { dev: 0, .. }));
+}
+
+#[test]
+fn per_device_threads_each_feed_their_own_device() {
+    // Master's per-device threads (b525525b44): l2arc_feed_dev(d) writes to d only, and
+    // both devices take a full pass at the same instant: twice the bytes of one pass.
+    let mut a = arc(ZfsRelease::V2_2, 256 * MIB);
+    let tun =
+        L2arcTunables { per_device_feed: Some(true), l2arc_write_max: Some(8 * MIB), ..Default::default() };
+    a.attach_l2arc(&l2pn(&[GIB, GIB], CacheProperty::All, tun, 11)).unwrap();
+    assert!(a.l2arc_per_device_feed());
+    a.set_arc_warm(true);
+    // 96 MB of blocks, enough for two full passes (8 MiB and the log blocks' worst case:
+    // 24 MiB each).
+    let t = read_range(&mut a, 0, 8000, 0);
+    let f0 = a.l2arc_feed_dev(0, t);
+    let f1 = a.l2arc_feed_dev(1, t);
+    assert_eq!((f0.dev, f1.dev), (0, 1));
+    for f in [f0, f1] {
+        assert!(f.asize_written * 10 > f.target * 9 && f.asize_written <= f.target, "{f:?}");
+    }
+    assert_eq!(a.l2arc_device_at(0).unwrap().alloc, f0.asize_written);
+    assert_eq!(a.l2arc_device_at(1).unwrap().alloc, f1.asize_written);
+    // No block twice: eligibility is global.
+    check_l2(&a);
+    // A tune phase cannot switch it.
+    let off = L2arcTunables { per_device_feed: Some(false), ..Default::default() };
+    let e = a.retune_l2arc(&off).unwrap_err().to_string();
+    assert!(e.contains("per_device_feed"), "{e}");
+    // Off by default in every release.
+    let s = L2arcTunables::default().resolve(ZfsRelease::V2_2, 11).unwrap();
+    assert!(!s.per_device_feed);
+}
+
+#[test]
+fn devices_are_bounded_by_count_and_size() {
+    let mut a = arc(ZfsRelease::V2_2, 256 * MIB);
+    let nine = vec![GIB; MAX_CACHE_DEVICES + 1];
+    let e = a.attach_l2arc(&l2pn(&nine, CacheProperty::All, L2arcTunables::default(), 11)).unwrap_err();
+    assert!(e.to_string().contains("filesystem.cache"), "{e}");
+    assert!(a.attach_l2arc(&l2pn(&[], CacheProperty::All, L2arcTunables::default(), 11)).is_err());
+    // One device: up to 2^31 - 1 sectors (8 TiB at ashift 12); two: 2^30 - 1 each.
+    let big = ((1u64 << 30) + 1) << 12;
+    assert!(a.attach_l2arc(&l2pn(&[big], CacheProperty::All, L2arcTunables::default(), 11)).is_ok());
+    let e = a.attach_l2arc(&l2pn(&[big, GIB], CacheProperty::All, L2arcTunables::default(), 11)).unwrap_err();
+    assert!(e.to_string().contains("2^30 - 1 sectors"), "{e}");
+    let ok = ((1u64 << 30) - 1) << 12;
+    assert!(a.attach_l2arc(&l2pn(&[ok, ok], CacheProperty::All, L2arcTunables::default(), 11)).is_ok());
 }

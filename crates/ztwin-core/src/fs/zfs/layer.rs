@@ -302,8 +302,9 @@ pub struct Zfs {
     pub arc: Box<Arc>,
     /// The dbufs: holds, the dbuf cache and what they keep in the ARC.
     pub dbufs: Box<DbufLayer>,
-    /// The L2ARC cache device (an index of the run's devices), if any.
-    pub cache_device: Option<usize>,
+    /// The L2ARC's cache devices attached to the ARC (indexes of the run's devices), in
+    /// the ARC's order (an L2 hit names its device by its place here); empty: no L2ARC.
+    pub cache_devices: Vec<usize>,
     /// The files' block-pointer trees and their blocks' sizes.
     pub layout: ZfsLayout,
     /// Where blocks live and which device reads them.
@@ -351,7 +352,7 @@ impl Zfs {
     pub fn new(
         arc: Arc,
         dbufs: DbufLayer,
-        cache_device: Option<usize>,
+        cache_devices: Vec<usize>,
         layout: ZfsLayout,
         pool: Pool,
         data_flags: ReadFlags,
@@ -365,7 +366,7 @@ impl Zfs {
         Zfs {
             arc: Box::new(arc),
             dbufs: Box::new(dbufs),
-            cache_device,
+            cache_devices,
             layout,
             pool: Box::new(pool),
             data_flags,
@@ -681,7 +682,7 @@ impl Zfs {
         cpu: &mut Nanos,
         devices: &mut [Device],
     ) -> Flow {
-        let Zfs { arc, dbufs, cache_device, layout, pool, data_flags, meta_flags, costs, iohits, .. } = self;
+        let Zfs { arc, dbufs, cache_devices, layout, pool, data_flags, meta_flags, costs, iohits, .. } = self;
         let object = r.object;
         let (key, info) = layout.block(object, r.rec, r.level);
         let flags = if info.kind == BufType::Data { *data_flags } else { *meta_flags };
@@ -770,9 +771,9 @@ impl Zfs {
         let read = match arc.access(key, info, flags, now) {
             ArcAccess::Hit => None,
             // l2arc_read: the block's asize from the cache device.
-            ArcAccess::L2Hit { asize, .. } => {
-                // Invariant: an L2 hit needs an attached device, which exists only with `cache_device`.
-                Some(Some((cache_device.expect("L2 hit without a cache device"), asize)))
+            ArcAccess::L2Hit { asize, dev, .. } => {
+                // Invariant: an L2 hit names a device the ARC has, one of `cache_devices`.
+                Some(Some((cache_devices[dev as usize], asize)))
             }
             ArcAccess::Miss { .. } => Some(None),
         };

@@ -168,7 +168,7 @@ impl Zfs {
         now: Nanos,
         devices: &mut [Device],
     ) {
-        let Zfs { arc, dbufs, cache_device, layout, pool, data_flags, meta_flags, zfetch, costs, .. } = self;
+        let Zfs { arc, dbufs, cache_devices, layout, pool, data_flags, meta_flags, zfetch, costs, .. } = self;
         let mut op = self.prefetches[k as usize];
         let epbs = layout.geometry(op.object).fanout().trailing_zeros();
         loop {
@@ -209,9 +209,9 @@ impl Zfs {
                     // None: an ARC hit; Some(None): a read from the pool; Some(Some(..)): an L2 hit.
                     let source = match arc.access(key, info, flags, now) {
                         ArcAccess::Hit => None,
-                        ArcAccess::L2Hit { asize, .. } => {
-                            // Invariant: an L2 hit needs an attached device, which exists only with `cache_device`.
-                            Some(Some((cache_device.expect("L2 hit without a cache device"), asize)))
+                        ArcAccess::L2Hit { asize, dev, .. } => {
+                            // Invariant: an L2 hit names a device the ARC has, one of `cache_devices`.
+                            Some(Some((cache_devices[dev as usize], asize)))
                         }
                         ArcAccess::Miss { .. } => Some(None),
                     };
