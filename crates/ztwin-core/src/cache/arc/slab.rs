@@ -319,11 +319,9 @@ impl Slab {
 
     /// Forgets list `li`'s head run (a member became eligible, or a scan left it apart).
     pub(crate) fn reset_l2hrun(&mut self, li: usize) {
-        let mut cur = self.l2hrun[li].first;
-        for _ in 0..self.l2hrun[li].count {
-            let h = &mut self.hdrs[cur as usize];
-            h.flags2 &= !F2_L2HRUN;
-            cur = h.next;
+        let r = self.l2hrun[li];
+        if r.count > 0 {
+            self.unflag_walk(r.first, r.last, F2_L2HRUN, false);
         }
         self.l2hrun[li] = L2HeadRun::default();
     }
@@ -354,23 +352,28 @@ impl Slab {
         }
     }
 
+    /// Clears `flag` on the headers from `from` to `to` (inclusive), walking toward the
+    /// head (`prev`) or the tail (`next`); returns how many and their bytes.
+    fn unflag_walk(&mut self, from: u32, to: u32, flag: u8, toward_head: bool) -> (u32, u64) {
+        let (mut count, mut bytes) = (0u32, 0u64);
+        let mut cur = from;
+        loop {
+            let h = &mut self.hdrs[cur as usize];
+            debug_assert!(h.flags2 & flag != 0, "a run member");
+            h.flags2 &= !flag;
+            count += 1;
+            bytes += h.lsize as u64;
+            if cur == to {
+                return (count, bytes);
+            }
+            cur = if toward_head { h.prev } else { h.next };
+        }
+    }
+
     /// Member `m` of list `li`'s tail run leaves it with the members on its head side
     /// (a scan from the tail passes the members after `m` toward the tail, then meets it).
     fn split_l2run(&mut self, li: usize, m: u32) {
-        let last = self.l2run[li].last;
-        let (mut count, mut bytes) = (0u32, 0u64);
-        let mut cur = m;
-        loop {
-            let h = &mut self.hdrs[cur as usize];
-            debug_assert!(h.flags2 & F2_L2RUN != 0, "a tail run member");
-            h.flags2 &= !F2_L2RUN;
-            count += 1;
-            bytes += h.lsize as u64;
-            if cur == last {
-                break;
-            }
-            cur = h.prev;
-        }
+        let (count, bytes) = self.unflag_walk(m, self.l2run[li].last, F2_L2RUN, true);
         let r = &mut self.l2run[li];
         r.count -= count;
         r.bytes -= bytes;
@@ -380,9 +383,10 @@ impl Slab {
         }
     }
 
-    /// Member `m` of list `li`'s head run leaves it with the shorter of its two sides
-    /// (walked from `m` both ways at once): a scan from the head meets the head-side part,
-    /// then `m`, then the tail-side part, so either part alone is still a run it passes.
+    /// Member `m` of list `li`'s head run leaves it, and so do the members on its shorter
+    /// side (found by walking from `m` both ways at once): a scan from the head meets the
+    /// head-side part, then `m`, then the tail-side part, so the longer part alone is still
+    /// a run it passes.
     fn split_l2hrun(&mut self, li: usize, m: u32) {
         let r = self.l2hrun[li];
         // Which end is nearer: step toward both until one is reached.
@@ -397,21 +401,8 @@ impl Slab {
             up = self.hdrs[up as usize].prev;
             down = self.hdrs[down as usize].next;
         };
-        // Clear `m` and the chosen side's members.
-        let (mut count, mut bytes) = (0u32, 0u64);
         let end = if head_side { r.first } else { r.last };
-        let mut cur = m;
-        loop {
-            let h = &mut self.hdrs[cur as usize];
-            debug_assert!(h.flags2 & F2_L2HRUN != 0, "a head run member");
-            h.flags2 &= !F2_L2HRUN;
-            count += 1;
-            bytes += h.lsize as u64;
-            if cur == end {
-                break;
-            }
-            cur = if head_side { h.prev } else { h.next };
-        }
+        let (count, bytes) = self.unflag_walk(m, end, F2_L2HRUN, head_side);
         let h = self.hdrs[m as usize];
         let r = &mut self.l2hrun[li];
         r.count -= count;
