@@ -377,9 +377,10 @@ impl Slab {
         let r = &mut self.l2run[li];
         r.count -= count;
         r.bytes -= bytes;
-        r.last = if r.count == 0 { NIL } else { self.hdrs[m as usize].next };
         if r.count == 0 {
             *r = L2Run::default();
+        } else {
+            r.last = self.hdrs[m as usize].next;
         }
     }
 

@@ -23,6 +23,15 @@ use crate::cache::arc::slab::{
 use crate::cache::arc::{Arc, T_DATA, T_META};
 use crate::sim::time::{Nanos, MS, SEC};
 
+/// Headers a scan walks in a run of `count` ineligible headers (`bytes` of lsize) when it
+/// stops inside it, `room` bytes of headroom being left at its start: those within the
+/// headroom and the one that passed it, as many as the run's bytes say (exact when its
+/// blocks have one size; `cache::l2arc` simplification 9).
+fn headers_passed_in_run(room: u64, count: u32, bytes: u64) -> u64 {
+    let within = (u128::from(room) * u128::from(count) / u128::from(bytes.max(1))) as u64;
+    (within + 1).min(u64::from(count))
+}
+
 /// Ring entries ahead of the one being evicted whose lookups are prefetched.
 const EVICT_LOOKAHEAD: u64 = 16;
 
@@ -291,12 +300,8 @@ impl Arc {
                 let r = self.slab.l2run[li];
                 passed = r.bytes;
                 if headroom_limits && passed > headroom {
-                    // The scan would stop inside the run, having written nothing, after
-                    // the headers within the headroom and the one that passed it: as
-                    // many as the run's bytes say (exact when its blocks have one size;
-                    // simplification 9).
-                    let within = (u128::from(headroom) * u128::from(r.count) / u128::from(r.bytes)) as u64;
-                    feed.headers_scanned += (within + 1).min(u64::from(r.count));
+                    // The scan would stop inside the run, having written nothing.
+                    feed.headers_scanned += headers_passed_in_run(headroom, r.count, r.bytes);
                     continue;
                 }
                 feed.headers_scanned += u64::from(r.count);
@@ -318,12 +323,9 @@ impl Arc {
                         self.l2hrun_passed += 1;
                     }
                     if headroom_limits && passed > headroom {
-                        // The walk stops inside the run: its headers within the headroom
-                        // and the one that passed it, counted as the tail runs' are
-                        // (simplification 9).
-                        let within = (u128::from(headroom.saturating_sub(before)) * u128::from(old.count)
-                            / u128::from(old.bytes)) as u64;
-                        feed.headers_scanned += (within + 1).min(u64::from(old.count));
+                        // The walk stops inside the run.
+                        feed.headers_scanned +=
+                            headers_passed_in_run(headroom.saturating_sub(before), old.count, old.bytes);
                         break;
                     }
                     feed.headers_scanned += u64::from(old.count);
