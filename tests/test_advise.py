@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import ztwin
 from ztwin.advise import AdviseError
-from ztwin.advise.common import choose_scale, scaled_point
+from ztwin.advise.common import Runner, choose_scale, scaled_point, slowed_config
 from ztwin.advise.search import bracket_search
 from ztwin.cli import app
 
@@ -93,6 +93,57 @@ def test_scaled_point_scales_tables_and_memory_together():
     with pytest.raises(AdviseError, match="whole number"):
         scaled_point(cfg, 0)
     assert choose_scale(330) == 8 and choose_scale(8) == 1 and choose_scale(100) == 3
+    # The scaled ARC stays at 256 MiB or more (arc_meta_min's 16 MiB does not scale).
+    assert choose_scale(330, smallest_arc=2**30) == 4 and choose_scale(330, smallest_arc=128 * 2**20) == 1
+
+
+def test_a_slowed_machine_divides_every_rate_and_multiplies_every_latency():
+    cfg = ztwin.load_scenario(EXP1, memory_check=False).variants["zfs-arc-1g"]
+    slow = slowed_config(cfg, 4.0)
+    d0, d = cfg["devices"][0], slow["devices"][0]
+    assert slow["machine"]["cpu"]["speed"] == cfg["machine"]["cpu"]["speed"] / 4
+    for key in ("iops_limit", "throughput_limit_bytes_per_sec", "transfer_bytes_per_sec"):
+        assert d[key] == d0[key] / 4
+    for key in ("read_latency_ns", "write_latency_ns"):
+        assert d[key] == 4 * d0[key]
+    # Memory, the dataset and the cache's own time constants are the caller's (scaled_point) or untouched.
+    assert slow["filesystem"] == cfg["filesystem"] and slow["dataset"] == cfg["dataset"] and slow["run"] == cfg["run"]
+    assert slowed_config(cfg, 1) == cfg and cfg["devices"][0] == d0  # the input is not changed
+
+
+@pytest.mark.parametrize(
+    "scenario, variant, fragment",
+    [("exp1-l2arc.toml", "zfs-l2arc", "an L2ARC"),
+     ("exp2-sysbench-baremetal.toml", "zfs-update-index", "is not one of the read-only sysbench tests")],
+)
+def test_a_slowed_machine_refuses_what_it_would_not_scale(scenario, variant, fragment):
+    cfg = ztwin.load_scenario(str(ROOT / "scenarios" / scenario), memory_check=False).variants[variant]
+    with pytest.raises(AdviseError, match=fragment):
+        slowed_config(cfg, 2.0)
+
+
+def test_a_scaled_down_run_on_a_slowed_machine_matches_full_size():
+    # Experiment 1 cut to 64 tables, with an ARC of 512 MiB where the indirect blocks only
+    # partly fit (arc_meta_limit 384 MiB against about 430 MiB of them as stored): half
+    # the tables and memory on a machine twice as slow must give the full run's demand
+    # metadata misses per query and, multiplied by 2, its qps (each block read as often
+    # per second, so the ARC turns over at the same pace).
+    keys = {"dataset.tables": 64, "filesystem.arc.zfs_arc_max": 512 * 2**20, "database.innodb_buffer_pool_size": 512 * 2**20,
+            "run.warmup": "300s", "run.duration": "300s", "run.report_interval": "300s"}
+    r = Runner(EXP1, "zfs-arc-1g", memory_check=False, extra=keys)
+    full = r.outcome({})
+    half, factor = scaled_point(full.config, 2)
+    assert factor == 2 and half["dataset.tables"] == 32
+    scaled = r.outcome(half, slowdown=factor)
+
+    def dm_per_query(o):
+        return o.doc["arc"]["demand_metadata_misses"] / o.doc["queries"]
+
+    assert 0.1 < dm_per_query(full) < 0.9  # the regime where metadata competes for the ARC
+    assert abs(dm_per_query(scaled) - dm_per_query(full)) <= 0.05
+    assert scaled.doc["qps"] * factor == pytest.approx(full.doc["qps"], rel=0.03)
+    # What the slowed machine does not scale it leaves to the caller: latencies are twice as long.
+    assert scaled.doc["latency_ms"]["p50"] > 1.5 * full.doc["latency_ms"]["p50"]
 
 
 @pytest.mark.parametrize(

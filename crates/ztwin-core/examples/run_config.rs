@@ -7,9 +7,14 @@
 //! cargo run --release -p ztwin-core --example run_config -- CONFIG.json ... [--out DIR]
 //! ```
 //!
-//! With `--out DIR` each result is also written to `DIR/<file name>`.
+//! With `--out DIR` each result is also written to `DIR/<file name>`. It installs the
+//! Python extension's allocator (transparent huge pages for large allocations), so its
+//! wall times and profiles are those of `ztwin run`.
 
 use std::time::Instant;
+
+#[global_allocator]
+static ALLOC: ztwin_core::support::mem_hint::HugePageAlloc = ztwin_core::support::mem_hint::HugePageAlloc;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))

@@ -12,9 +12,11 @@ down to its record, so the indirect (L1) blocks of the whole dataset are loaded 
 record read that misses them; with ``n`` L1 blocks touched at random at ``R`` per second
 (the demand data accesses of a short probe run), the share never touched after ``t`` is
 ``exp(-t R / n)``; the warm-up leaves 0.1% (``t = ln(1000) n / R``), and at least twice
-the time to fill the buffer pool and the ARC with records at that rate.
+the time to fill the buffer pool and the ARC with records at that rate. Then 300 s are
+measured (one minute fell on different phases of the ARC's slow cycles).
 
-Scaled-down runs (:func:`ztwin.advise.common.scaled_point`) are used for the search when
+Scaled-down runs (:func:`ztwin.advise.common.scaled_point`: 1/k of the tables and memory on
+a machine k times slower, :func:`ztwin.advise.common.slowed_config`) are used for the search when
 their error against full-size runs, measured at two points (the start and the next point
 of the search), is within the tolerance (qps 3%, demand metadata misses per query 0.05);
 the answer and the step below it are then checked at full size, and the search continues
@@ -78,7 +80,9 @@ def _geometry(cfg: dict[str, Any]) -> Optional[dict[str, Any]]:
 
 
 def _row(out: Outcome, value: int, factor: float, devices: list[str]) -> dict[str, Any]:
-    """One point's row: sizes of a scaled run multiplied back by its factor (full-size equivalents)."""
+    """One point's row: sizes and rates of a scaled run (``1/factor`` of the tables and
+    memory on a machine ``factor`` times slower) multiplied back by its factor
+    (full-size equivalents); per-query ratios as they are."""
     row: dict[str, Any] = {"zfs_arc_max": size_text(value), "zfs_arc_max_bytes": value, "scale": round(factor, 3)}
     if out.refused is not None:
         row["refused"] = out.refused
@@ -90,8 +94,8 @@ def _row(out: Outcome, value: int, factor: float, devices: list[str]) -> dict[st
     dm = arc.get("demand_metadata_misses")
     row |= {
         "tables": (out.config or {}).get("dataset", {}).get("tables"),
-        "qps": d.get("qps"),
-        "demand_metadata_misses_per_s": per_s(dm, w),
+        "qps": d.get("qps") * factor if d.get("qps") is not None else None,
+        "demand_metadata_misses_per_s": _times(per_s(dm, w), factor),
         "demand_metadata_misses_per_query": (dm / q) if (dm is not None and q) else None,
         "arc_hit_ratio": _ratio(arc.get("hits"), arc.get("misses"), arc.get("iohits")),
         "arc_demand_data_hit_ratio": _ratio(arc.get("demand_data_hits"), arc.get("demand_data_misses"), arc.get("demand_data_iohits")),
@@ -103,10 +107,14 @@ def _row(out: Outcome, value: int, factor: float, devices: list[str]) -> dict[st
             row[f"arc_{k}" if not k.startswith("arc_") else k] = int(arc[k] * factor)
     for dev in devices:
         st = (d.get("devices") or {}).get(dev) or {}
-        row[f"{dev}_read_iops"] = st.get("read_iops")
+        row[f"{dev}_read_iops"] = _times(st.get("read_iops"), factor)
     row["warmup_s"] = d.get("warmup_s")
     row["window_s"] = w
     return row
+
+
+def _times(x: Optional[float], factor: float) -> Optional[float]:
+    return x * factor if x is not None else None
 
 
 def _ratio(h: Any, m: Any, io: Any = None) -> Optional[float]:
@@ -146,7 +154,7 @@ def advise_arc(runner: Runner, opts: ArcOptions, note: Callable[[str], None]) ->
 
     # The scale of the scaled-down runs.
     tables = int(cfg["dataset"]["tables"])
-    k = opts.scale if opts.scale is not None else choose_scale(tables)
+    k = opts.scale if opts.scale is not None else choose_scale(tables, smallest_arc=i0 * step)
     scale_keys, factor = scaled_point(cfg, k)
 
     def run_point(index: int, fac: float, keys: dict[str, Any], warm_s: Optional[float], dur: str, role: str) -> tuple[Outcome, dict[str, Any]]:
@@ -158,14 +166,18 @@ def advise_arc(runner: Runner, opts: ArcOptions, note: Callable[[str], None]) ->
         dur_ns = _ns(dur)
         if ri_ns > dur_ns:
             point["run.report_interval"] = dur
-        where = "full size" if fac == 1 else f"scale 1/{fac:g}"
-        out = runner.outcome(point, f"zfs_arc_max={size_text(value)} ({where})")
+        where = "full size" if fac == 1 else f"scale 1/{fac:.3g}"
+        out = runner.outcome(point, f"zfs_arc_max={size_text(value)} ({where})", slowdown=fac)
         row = _row(out, value, fac, devices)
         row["role"] = role
         return out, row
 
     # A probe: how fast the workload touches records (demand data accesses per second).
-    duration = opts.duration or "60s"
+    # Five minutes measured: the ARC's slow cycles average out (at experiment 1's 1 GiB
+    # point, metadata fills to arc_meta_limit and is cut back every ~8 minutes, and a
+    # one-minute window read qps anywhere from 1,615 to 1,800 on the cycle), so points
+    # and the scaled runs' errors compare like with like.
+    duration = opts.duration or "300s"
     probe_out, _ = run_point(i0, factor, scale_keys, 0, "30s", "probe")
     if probe_out.refused is not None and factor != 1:
         note(f"the scaled-down run (1/{factor:g}) is refused by the loader ({probe_out.refused}); running at full size")
@@ -174,14 +186,17 @@ def advise_arc(runner: Runner, opts: ArcOptions, note: Callable[[str], None]) ->
     if probe_out.refused is not None:
         raise AdviseError(f"the variant's own zfs_arc_max is refused: {probe_out.refused}")
     pa = (probe_out.doc or {}).get("arc") or {}
-    touches = (pa.get("demand_data_hits", 0) + pa.get("demand_data_misses", 0) + pa.get("demand_data_iohits", 0)) / max((probe_out.doc or {}).get("window_s") or 1, 1e-9)
+    # Full-size record reads per second (a scaled probe reads 1/factor as many, of 1/factor the blocks).
+    touches = factor * (pa.get("demand_data_hits", 0) + pa.get("demand_data_misses", 0) + pa.get("demand_data_iohits", 0)) / max((probe_out.doc or {}).get("window_s") or 1, 1e-9)
     touches = max(touches, 1.0)
 
     def warmup_for(value: int, fac: float) -> Optional[float]:
+        # The same simulated time at every scale: a scaled run has 1/fac of the blocks
+        # and reads them 1/fac as fast.
         if opts.warmup is not None:
             return None
-        t_meta = math.log(1000) * (l1_blocks / fac) / touches
-        t_fill = 2 * (bp_pages / fac + value / fac / recordsize) / touches
+        t_meta = math.log(1000) * l1_blocks / touches
+        t_fill = 2 * (bp_pages + value / recordsize) / touches
         return float(max(10, math.ceil(max(t_meta, t_fill) / 10) * 10))
 
     rows: list[dict[str, Any]] = []
@@ -239,7 +254,7 @@ def advise_arc(runner: Runner, opts: ArcOptions, note: Callable[[str], None]) ->
             for e in errs
         )
         notes.append(
-            f"scaled-down runs: {round(tables / factor)} of {tables} tables with RAM, zfs_arc_max and the buffer pool divided by {factor:g}; "
+            f"scaled-down runs: {round(tables / factor)} of {tables} tables with RAM, zfs_arc_max and the buffer pool divided by {factor:.3g}, on a machine {factor:.3g} times slower; "
             f"error against full size {desc}; tolerance qps {100 * opts.scale_qps_tolerance:g}%, misses per query {opts.scale_dm_tolerance:g}: "
             + ("within it, the search runs scaled" if ok else "outside it, the search runs at full size")
         )
@@ -282,7 +297,7 @@ def advise_arc(runner: Runner, opts: ArcOptions, note: Callable[[str], None]) ->
     }
     warm_used = sorted({r.get("warmup_s") for r in rows if r.get("warmup_s") is not None})
     notes.insert(0, f"each point: warm-up {', '.join(f'{w:g}' for w in warm_used)} s (simulated; " + (
-        f"ln(1000) x {l1_blocks:,} L1 blocks / {touches:,.0f} record reads per s, scaled alike, or twice the time to fill the caches" if opts.warmup is None else "as given") + f"), then {duration} measured; the scenario's own warm-up: {cfg['run']['warmup_ns'] / 1e9:g} s")
+        f"ln(1000) x {l1_blocks:,} L1 blocks / {touches:,.0f} record reads per s (full size; the same simulated time at every scale), or twice the time to fill the caches" if opts.warmup is None else "as given") + f"), then {duration} measured; the scenario's own warm-up: {cfg['run']['warmup_ns'] / 1e9:g} s")
     explanation = _explain(ans, answer_rows, step, final, geo, cfg, opts)
     answer = {"zfs_arc_max": size_text(ans * step)} if ans is not None else {}
     return Advice(

@@ -2,18 +2,30 @@
 runner of points (a variant of a scenario with some keys set, loaded and checked as
 ``ztwin sweep`` loads its points, each run once and remembered), and the scaled-down run.
 
-The scaled-down run (:func:`scaled_point`): sysbench's tables are identical and accessed
-uniformly (``rand_type = "uniform"``), so a twin of ``tables / k`` tables with every
-memory (RAM, ``zfs_arc_max``, ``innodb_buffer_pool_size``, any ARC limit the scenario
-sets) divided by the same ``k`` sees each table as the full one does: the same share of
-each table's blocks cached at each level, the same hit ratios, the same reads per query,
-on the same devices and CPUs, so the same rates. It warms ``k`` times faster (each cache
-holds ``k`` times fewer blocks, loaded at the same rate), which is what saves runs their
-time. Where it breaks: the fixed parts of memory do not scale (ARC headers of the dnodes
-and the files' tree tops, the 32 MiB floor of arc_c_min, the 64 MiB floor of zfs_arc_max,
-the dbuf cache's and arc_meta_min's floors), nor does an L2ARC (its device and feed rate,
-its headers), nor a workload that is not uniform over the tables. So its error is measured
-against full-size runs before it is trusted (see :mod:`.arc`).
+The scaled-down run (:func:`scaled_point` and :func:`slowed_config`): sysbench's tables
+are identical and accessed uniformly (``rand_type = "uniform"``), so a twin of ``tables /
+k`` tables with every memory (RAM, ``zfs_arc_max``, ``innodb_buffer_pool_size``, any ARC
+limit the scenario sets) divided by the same ``k``, on a machine ``k`` times slower
+(every rate limit divided by ``k``: CPU speed, device IOPS, bandwidth and transfer rate,
+the instance's I/O limits; every device latency multiplied by ``k``), sees each table as
+the full one does: the same share of each table's blocks cached at each level, and each
+block read as often per second, so every time constant of the caches (ARC_MINTIME, the
+one-second protection of prefetched and indirect blocks, arc_p's adaptation, zfetch's
+stream lifetimes, the buffer pool's innodb_old_blocks_time) meets the same intervals.
+Rates come out ``k`` times lower and latencies ``k`` times longer; per-query ratios as at
+full size. The run costs about ``1/k`` of the full run's wall time (``k`` times fewer
+events over the same simulated time) and memory. Slowing the machine is what makes it
+scale: with the full machine's rates, a ``k`` times smaller ARC turns over ``k`` times
+faster, and at experiment 1's 2 GiB point the 1/8 run read 0.57 demand metadata misses
+per query against 0.33 at full size (0.35 slowed). Where it breaks: the fixed parts of
+memory do not scale (ARC headers of the dnodes and the files' tree tops, the 32 MiB floor
+of arc_c_min and arc_adapt's 32 MiB growth window, the 64 MiB floor of zfs_arc_max,
+arc_meta_min's 16 MiB), so the scale keeps the smallest ARC of the search above 16 times
+arc_meta_min (:func:`choose_scale`); nor does an L2ARC (its feed is a rate in bytes per
+pass), a device with credits, host caching or seeks, a RAID controller's cache, or a
+workload that writes (its background rates, innodb_io_capacity and the txg timer), all
+refused (:func:`slowed_config`); nor a workload that is not uniform over the tables. So
+its error is measured against full-size runs before it is trusted (see :mod:`.arc`).
 """
 
 from __future__ import annotations
@@ -27,7 +39,7 @@ from typing import Any, Callable, Mapping, Optional, Union
 
 from ..exceptions import ScenarioError, ZtwinError
 
-__all__ = ["Advice", "AdviseError", "Runner", "Outcome", "scaled_point", "choose_scale", "size_text", "per_s"]
+__all__ = ["Advice", "AdviseError", "Runner", "Outcome", "scaled_point", "slowed_config", "choose_scale", "size_text", "per_s"]
 
 
 class AdviseError(ZtwinError, ValueError):
@@ -163,16 +175,20 @@ class Runner:
         #: Keep each run's time series on its :class:`Outcome` (the l2arc question's warm-up).
         self.keep_series = False
 
-    def outcome(self, point: Mapping[str, Any], label: str = "") -> Outcome:
+    def outcome(self, point: Mapping[str, Any], label: str = "", slowdown: float = 1.0) -> Outcome:
+        """``point`` run (once); with ``slowdown`` above 1 on a machine that much slower
+        (:func:`slowed_config`: a scaled-down run's)."""
         from .. import resources, run_variant
 
-        key = json.dumps(point, sort_keys=True, default=str)
+        key = json.dumps([point, slowdown], sort_keys=True, default=str)
         if key in self.cache:
             return self.cache[key]
         try:
             sc = self.loader.load({**self.extra, **point}, what="advise point")
-        except ScenarioError as e:
-            out = Outcome(dict(point), refused=_refusal(e))
+            if slowdown != 1:
+                sc.variants[self.variant] = slowed_config(sc.variants[self.variant], slowdown)
+        except (ScenarioError, AdviseError) as e:
+            out = Outcome(dict(point), refused=_refusal(e) if isinstance(e, ScenarioError) else str(e))
             self.cache[key] = out
             self.on_run(f"{label or _label(point)}: refused by the loader ({out.refused})")
             return out
@@ -205,11 +221,23 @@ def _refusal(e: ScenarioError) -> str:
 # The scaled-down run
 
 
-def choose_scale(tables: int, max_k: int = 8, min_tables: int = 32) -> int:
+def choose_scale(tables: int, max_k: int = 8, min_tables: int = 32, smallest_arc: Optional[int] = None) -> int:
     """The default scale: the largest ``k <= max_k`` leaving at least ``min_tables`` tables
-    (enough files for per-file effects to average out); 1 when the dataset is smaller."""
+    (enough files for per-file effects to average out) and, given the smallest
+    ``zfs_arc_max`` the question may run, at least :data:`SCALED_ARC_MIN` of ARC in the
+    scaled run (the ARC's fixed floors stay small beside it); 1 when the dataset is
+    smaller."""
     k = max(1, min(max_k, tables // min_tables))
+    if smallest_arc is not None:
+        k = max(1, min(k, smallest_arc // SCALED_ARC_MIN))
     return k
+
+
+#: The smallest ARC a scaled-down run is given: 16 times arc_meta_min's 16 MiB (0.8, 2.1),
+#: which does not scale. At experiment 1's 1 GiB point, 1/4 (256 MiB) was within 1.2% of
+#: full size in qps and 0.02 in demand metadata misses per query; 1/8 (128 MiB) was 7.8%
+#: and 0.13 off.
+SCALED_ARC_MIN = 256 * 2**20
 
 
 def scaled_point(config: Mapping[str, Any], k: int) -> tuple[dict[str, Any], float]:
@@ -254,6 +282,58 @@ def scale_values(point: Mapping[str, Any], factor: float) -> dict[str, Any]:
         if key in out and isinstance(out[key], (int, float)):
             out[key] = int(out[key] / factor)
     return out
+
+
+#: Tests that only read (the slowed machine does not slow a writer's background rates).
+READ_ONLY_TESTS = ("oltp_point_select", "select_random_points", "oltp_read_only")
+
+
+def slowed_config(config: Mapping[str, Any], factor: float) -> dict[str, Any]:
+    """A resolved variant config on a machine ``factor`` times slower (see the module's
+    docs): CPU speed, device IOPS, bandwidth and transfer rates and the machine's I/O
+    limits divided by ``factor``, device read, write and flush latencies multiplied by
+    it. Raises :class:`AdviseError` naming what the slowing would not scale."""
+    cfg = json.loads(json.dumps(config))
+    if factor == 1:
+        return cfg
+    if not factor > 1:
+        raise AdviseError(f"slow-down factor {factor!r}: a number above 1")
+    why: list[str] = []
+    wl = cfg.get("workload") or {}
+    if wl.get("type") != "sysbench" or wl.get("test") not in READ_ONLY_TESTS:
+        why.append(f"the workload {wl.get('test') or wl.get('type')!r} is not one of the read-only sysbench tests ({', '.join(READ_ONLY_TESTS)})")
+    if any(p.get("type") == "workload" and p.get("test") not in (None, *READ_ONLY_TESTS) for p in cfg.get("phases") or []):
+        why.append("a phase runs a test that writes")
+    fs = cfg.get("filesystem") or {}
+    if fs.get("cache"):
+        why.append("an L2ARC (its feed writes bytes per pass)")
+    if cfg.get("controllers"):
+        why.append("a RAID controller's cache")
+    machine = cfg["machine"]
+    if machine.get("host_cache"):
+        why.append("the host's cache")
+    for d in cfg.get("devices") or []:
+        if d.get("burst"):
+            why.append(f"device {d['name']}'s burst credits")
+        if d.get("host_cache"):
+            why.append(f"device {d['name']}'s host caching")
+        if d.get("rotational") or d.get("queue_rotational"):
+            why.append(f"device {d['name']}'s seeks")
+    if why:
+        raise AdviseError("a slowed machine would not scale " + "; ".join(why))
+    machine["cpu"]["speed"] = machine["cpu"]["speed"] / factor
+    for lim in machine.get("io_limits") or []:
+        for key in ("iops_limit", "throughput_limit_bytes_per_sec"):
+            if lim.get(key) is not None:
+                lim[key] = lim[key] / factor
+    for d in cfg["devices"]:
+        for key in ("iops_limit", "throughput_limit_bytes_per_sec", "transfer_bytes_per_sec"):
+            if d.get(key) is not None:
+                d[key] = d[key] / factor
+        for key in ("read_latency_ns", "write_latency_ns", "flush_latency_ns"):
+            if d.get(key):
+                d[key] = round(d[key] * factor)
+    return cfg
 
 
 def rel_err(a: Optional[float], b: Optional[float]) -> Optional[float]:

@@ -105,7 +105,7 @@ def advise_cmd(
     duration: Optional[str] = typer.Option(None, "--duration", help="Each point's measured window (default: chosen by the question, and said)."),
     warmup: Optional[str] = typer.Option(None, "--warmup", help="Each point's warm-up (default: chosen by the question so the caches are warm, and said)."),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Override the scenario's seed."),
-    scale: Optional[int] = typer.Option(None, "--scale", min=1, help="arc: scaled-down runs of tables/K with memory divided alike (default: chosen; 1: full size only)."),
+    scale: Optional[int] = typer.Option(None, "--scale", min=1, help="arc: scaled-down runs of tables/K with memory divided alike on a machine K times slower (default: chosen; 1: full size only)."),
     sizes: Optional[str] = typer.Option(None, "--sizes", help="recordsize: the recordsizes to run, comma-separated (default 8K,16K,32K,64K,128K)."),
     reserve: Optional[str] = typer.Option(None, "--reserve", help="memory-split: RAM kept for the OS and the server outside the two caches (default: 10% of RAM, at least 1GiB)."),
     buffer_pools: Optional[str] = typer.Option(None, "--buffer-pools", help="memory-split: buffer-pool sizes to run, comma-separated (the ARC gets the rest), instead of the 10%..90% grid."),
