@@ -70,7 +70,7 @@ pub use zfs::{
     ZilTunables,
 };
 pub use zfs_features::{
-    ArcAccessRules, ArcAdaptation, ArcFeatures, ArcStructSizes, EarlyIssue, L2arcFeatures, LwbSizing,
+    ArcAccessRules, ArcAdaptation, ArcFeatures, ArcOverflow, ArcStructSizes, EarlyIssue, L2arcFeatures, LwbSizing,
     MgAliquot, PoolFeatures, PrefetchRead, VdevQueueFeatures, ZfetchFeatures, ZfsFeatures, ZilFeatures,
 };
 

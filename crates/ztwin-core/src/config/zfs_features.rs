@@ -83,6 +83,8 @@ pub struct ZfsFeatures {
     pub zio_taskq_batch_pct: u32,
     /// The ARC.
     pub arc: ArcFeatures,
+    /// When an allocation wakes the ARC's eviction thread (point-release dependent in 2.2).
+    pub arc_overflow: ArcOverflow,
     /// The L2ARC (point-release dependent in 2.2).
     pub l2arc: L2arcFeatures,
     /// Predictive prefetch (point-release dependent in 2.1 and 2.2).
@@ -173,6 +175,51 @@ pub struct ArcStructSizes {
     /// data rwlock, zfs-0.6.1 arc.h), 80 B in 0.8 / 2.1 (the evict mutex), 32 B in 2.2
     /// (289f7e6adb, "Remove some dead ARC code": `b_evict_lock` removed).
     pub arc_buf: u64,
+}
+
+/// `arc_is_overflowing()`: how far above `arc_c` an allocation may leave the ARC before
+/// it wakes the eviction thread, which then evicts down to `arc_c` (`arc_adjust_cb` /
+/// `arc_evict_cb`: again while it evicted something and the ARC is still over `arc_c`).
+/// So the real ARC floats up to this much above `arc_c` (read at zfs-0.8.6, 2.1.16,
+/// 2.2.0, 2.2.8, 2.2.9, 2.2.11, 2.3.2 `module/zfs/arc.c`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArcOverflow {
+    /// Any allocation that leaves `size > arc_c` evicts (illumos / ZoL 0.6: `arc_evict_needed`
+    /// is `arc_size > arc_c`, and `arc_get_data_buf` recycles or evicts at once).
+    AtC,
+    /// `size >= arc_c + overflow`, `overflow = max(SPA_MAXBLOCKSIZE (16 MiB), arc_c >>
+    /// zfs_arc_overflow_shift (8))`; `halved`: `overflow / 2` (2.1 and 2.2.0 to 2.2.8,
+    /// `over = size - arc_c - overflow / 2`, the ARC_OVF_SOME level; 0.8 waits for the
+    /// whole `overflow`).
+    Shift {
+        /// Half the overflow (2.1, 2.2.0 .. 2.2.8).
+        halved: bool,
+    },
+    /// `size >= arc_c + zfs_max_recordsize` (16 MiB): 67ea51710a ("Several improvements to
+    /// ARC shrinking", 2.2.9 and 2.3.0). Its second trigger, `arcstat_dnode_size` over
+    /// `arc_dnode_limit`, is not modelled (the model's few open files hold little dnode
+    /// memory).
+    MaxRecordsize,
+}
+
+impl ArcOverflow {
+    /// The bytes above `c` at which an allocation wakes the eviction thread.
+    pub fn margin(self, c: u64, max_recordsize: u32) -> u64 {
+        const SPA_MAXBLOCKSIZE: u64 = 16 << 20;
+        const ZFS_ARC_OVERFLOW_SHIFT: u32 = 8;
+        match self {
+            ArcOverflow::AtC => 0,
+            ArcOverflow::Shift { halved } => {
+                let overflow = SPA_MAXBLOCKSIZE.max(c >> ZFS_ARC_OVERFLOW_SHIFT);
+                if halved {
+                    overflow / 2
+                } else {
+                    overflow
+                }
+            }
+            ArcOverflow::MaxRecordsize => u64::from(max_recordsize),
+        }
+    }
 }
 
 /// The ARC's row: release-level (no point-release dependence).
@@ -573,6 +620,7 @@ impl ZfsFeatures {
                     sizes: ArcStructSizes { hdr_full: 288, arc_buf: 136, ..ARC_0_8.sizes },
                     ..ARC_0_8
                 },
+                arc_overflow: ArcOverflow::AtC,
                 // Not modelled (refused by the config check): 0.8's row stands in.
                 l2arc: L2ARC_0_8,
                 zfetch: ZFETCH_0_8,
@@ -594,6 +642,7 @@ impl ZfsFeatures {
                 max_recordsize: 1 << 20,
                 zio_taskq_batch_pct: 75,
                 arc: ARC_0_8,
+                arc_overflow: ArcOverflow::Shift { halved: false },
                 l2arc: L2ARC_0_8,
                 zfetch: ZFETCH_0_8,
                 pool: POOL_0_8,
@@ -620,6 +669,7 @@ impl ZfsFeatures {
                     sizes: ArcStructSizes { hdr_full: 320, ..ARC_0_8.sizes },
                     ..ARC_0_8
                 },
+                arc_overflow: ArcOverflow::Shift { halved: true },
                 l2arc: L2arcFeatures {
                     persistent: true,
                     evict_rerun: true,
@@ -674,6 +724,7 @@ impl ZfsFeatures {
                     evicts_on_allocation: false,
                     sizes: ArcStructSizes { hdr_full: 240, dmu_buf_impl: 376, dnode: 984, arc_buf: 32 },
                 },
+                arc_overflow: if patch >= 9 { ArcOverflow::MaxRecordsize } else { ArcOverflow::Shift { halved: true } },
                 l2arc: L2arcFeatures {
                     persistent: true,
                     evict_rerun: true,

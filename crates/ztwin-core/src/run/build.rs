@@ -734,6 +734,7 @@ pub(super) fn new_arc(
     let params = ArcParams { release: z.release, ram_bytes: cfg.machine.ram_bytes, tunables: z.arc.clone() };
     ArcLimits::check_tunables(&params)?;
     let mut arc = Arc::new(&params);
+    arc.set_release_patch(z.release_patch);
     // The database or fio keeps its files open: each holds its dnode, bonus buffer and
     // dnode block in the ARC.
     arc.set_open_files(layout.nfiles() as u64, 0);

@@ -214,7 +214,8 @@ fn the_binary_log_is_not_counted_as_innodb_io() {
     let s = &r.summary["innodb"];
     let b = &s["binlog"];
     assert!(f(b, &["fsyncs"]) > 0.0 && f(b, &["bytes_written"]) > 0.0, "{b}");
-    assert_eq!(f(s, &["Innodb_data_fsyncs"]), f(s, &["Innodb_os_log_fsyncs"]), "{s}");
+    // (One log fsync may be counted as issued, not yet as done, when the window ends.)
+    assert!((f(s, &["Innodb_data_fsyncs"]) - f(s, &["Innodb_os_log_fsyncs"])).abs() <= 1.0, "{s}");
     // The redo log, the pages, and their doublewrite copies.
     let pages = f(s, &["Innodb_buffer_pool_pages_flushed"]) + f(s, &["Innodb_dblwr_pages_written"]);
     let innodb_bytes = f(s, &["Innodb_os_log_written"]) + 16384.0 * pages;

@@ -19,11 +19,16 @@
 //!
 //! 1. Lists are exact LRU; OpenZFS uses multilists with max(ncpu, 4) sublists and evicts
 //!    from a randomly chosen sublist, so its order is only approximately LRU.
-//! 2. Eviction runs synchronously inside [`Arc::read`] whenever an insertion leaves
-//!    `size > c` (an allocation in `arc_get_data_impl()` is what wakes the eviction
-//!    thread; a hit allocates nothing and evicts nothing). The real `arc_evict` thread runs asynchronously; in 0.8/2.1 it is woken
-//!    only once `size >= c + max(16 MiB, c >> 8)` (`arc_is_overflowing`) and then evicts
-//!    down to `c`, so the real ARC floats a little above `c`.
+//! 2. Eviction runs synchronously inside [`Arc::read`] when an insertion leaves the ARC
+//!    overflowing (an allocation in `arc_get_data_impl()` is what wakes the eviction
+//!    thread; a hit allocates nothing and evicts nothing): `size >= c + max(16 MiB, c >>
+//!    8)` in 0.8, half that margin in 2.1 and 2.2.0-2.2.8, `c + zfs_max_recordsize` from
+//!    2.2.9, any `size > c` in 0.6 ([`crate::config::ArcOverflow`], `arc_is_overflowing`); each pass
+//!    evicts down to `c`, and the next allocation runs another while the last one evicted
+//!    something and left `size > c` (`arc_evict_needed`). So the ARC floats up to that
+//!    margin above `c`, as the real one does. The real thread runs asynchronously (and an
+//!    allocation at the severe level waits for it): here it is done before the
+//!    allocating read goes on.
 //! 7. Prescient prefetch and encryption are not modelled (the L2ARC and `l2c_only` are:
 //!    [`crate::cache::l2arc`]). The minimum
 //!    life of prefetched and indirect buffers (`zfs_arc_min_prefetch_ms`, 1 s) is
@@ -41,16 +46,24 @@ pub const MAX_SKIP_SCAN: u32 = 64;
 
 impl Arc {
     /// arc_get_data_impl's wake-up of arc_adjust / arc_evict: eviction runs (at once, see
-    /// simplification 2) when the allocation leaves `size > c`.
+    /// simplification 2) when the allocation leaves the ARC overflowing
+    /// (`arc_is_overflowing`: `size >= c +` the release's margin, [`crate::config::ArcOverflow`]), or
+    /// while the thread woken before is still at work (`arc_evict_needed`: its last pass
+    /// evicted something and left `size > c`); each pass evicts down to `c`.
     pub(super) fn evict_if_over(&mut self, now: Nanos) {
         if let Some((to, meta, bytes)) = self.allocated.take() {
             self.evict_on_allocation(to, meta, bytes, now);
         }
-        if self.size() > self.c {
+        let size = self.size();
+        if size > self.c
+            && (self.evict_needed || size >= self.c.saturating_add(self.overflow_margin()))
+        {
             match self.f.adaptation {
                 ArcAdaptation::MetaBalance => self.evict_22(now),
                 ArcAdaptation::ArcP => self.adjust_08(now),
             }
+            let after = self.size();
+            self.evict_needed = after < size && after > self.c;
         }
     }
 

@@ -80,7 +80,7 @@ pub use stats::ArcStats;
 pub use types::{ArcAccess, ArcParams, ArcRead, BlockInfo, BlockKey, BufType, ReadFlags};
 
 use crate::cache::l2arc::L2;
-use crate::config::{ArcAccessRules, ArcAdaptation, ArcFeatures, ZfsRelease};
+use crate::config::{ArcAccessRules, ArcAdaptation, ArcFeatures, ArcOverflow, ZfsRelease};
 use crate::sim::time::Nanos;
 use meta_balance::FRAC_ONE;
 
@@ -136,6 +136,14 @@ pub struct Arc {
     /// 0.6: the buffer just allocated (its state, type and bytes), whose allocation
     /// evicts ([`ArcFeatures::evicts_on_allocation`]).
     allocated: Option<(State, bool, u64)>,
+    /// How far above `c` an allocation may leave the ARC before eviction runs
+    /// ([`ArcOverflow::margin`], set from the point release by [`Arc::set_release_patch`]).
+    overflow: ArcOverflow,
+    /// The largest recordsize (`zfs_max_recordsize`), which 2.2.9+'s margin is.
+    max_recordsize: u32,
+    /// `arc_evict_needed`: the eviction thread was woken and goes on while it evicts
+    /// something and the ARC is over `c`.
+    evict_needed: bool,
     pub(in crate::cache) st: ArcStats,
     /// The cache device, if any.
     pub(in crate::cache) l2: Option<Box<L2>>,
@@ -202,6 +210,9 @@ impl Arc {
             consumers: bufs::Consumers::new(&f.sizes),
             user_evicts: Vec::new(),
             allocated: None,
+            overflow: params.release.features().arc_overflow,
+            max_recordsize: params.release.features().max_recordsize,
+            evict_needed: false,
             st: ArcStats::default(),
             l2: None,
             arc_warm: false,
@@ -219,6 +230,27 @@ impl Arc {
             #[cfg(test)]
             skip_memo_rescanned: 0,
         }
+    }
+
+    /// How far above `c` an allocation may leave the ARC before eviction runs.
+    pub(in crate::cache) fn overflow_margin(&self) -> u64 {
+        self.overflow.margin(self.c, self.max_recordsize)
+    }
+
+    /// Tests of other mechanisms on small ARCs (whose 16 MiB margin would be a large share
+    /// of them): every allocation over `c` evicts, as in 0.6.
+    #[cfg(test)]
+    pub(in crate::cache) fn evict_at_c(&mut self) {
+        self.overflow = ArcOverflow::AtC;
+    }
+
+    /// The point release (`release_patch`): features that changed within a release line
+    /// (2.2.9's eviction trigger, [`ArcOverflow`]) follow it. [`Arc::new`] takes point
+    /// release 0.
+    pub fn set_release_patch(&mut self, patch: u16) {
+        let f = crate::config::ZfsFeatures::resolve(self.release, patch);
+        self.overflow = f.arc_overflow;
+        self.max_recordsize = f.max_recordsize;
     }
 
     /// arcstat size: data + metadata + headers + L2-only headers, and what consumers

@@ -3,7 +3,7 @@ use super::slab::{
     HELD_LISTS, NIL,
 };
 use super::*;
-use crate::config::{ArcTunables, ZfsRelease};
+use crate::config::{ArcOverflow, ArcTunables, ZfsRelease};
 use crate::sim::time::MS;
 use proptest::prelude::*;
 
@@ -351,6 +351,8 @@ fn an_allocation_in_06_evicts_from_the_list_arc_p_picks() {
     for (release, victim) in [(ZfsRelease::V0_6, State::Mfu), (ZfsRelease::V0_8, State::Mru)] {
         let mut a = Arc::new(&params(release, 4 * GIB, 256 * MIB));
         a.c = a.c_max;
+        // The victim, not when eviction starts (`eviction_waits_for_the_release_s_overflow_margin`).
+        a.overflow = ArcOverflow::AtC;
         let mut t = 0;
         // Blocks 0..4000 become MFU, then 4000.. fill the rest of the ARC as MRU.
         for i in 0..4000 {
@@ -413,6 +415,8 @@ fn mfu_ghost_hit_shrinks_p_08() {
 #[test]
 fn mru_ghost_hit_moves_pd_up_22() {
     let mut a = Arc::new(&params(ZfsRelease::V2_2, 4 * GIB, 256 * MIB));
+    // arc_pd adapts in each eviction pass: let every allocation over c run one.
+    a.overflow = ArcOverflow::AtC;
     // MFU data first: the MRU-ghost data cap is half of the other live lists.
     let mut t = 0;
     for i in 100_000..104_000 {
@@ -437,8 +441,82 @@ fn mru_ghost_hit_moves_pd_up_22() {
     check_invariants(&a);
 }
 
+/// `arc_is_overflowing`: eviction waits until an allocation leaves the ARC `margin` above
+/// `c` (0.6: none; 0.8: max(16 MiB, c >> 8); 2.1 and 2.2.0-2.2.8: half that; 2.2.9 and
+/// 2.3: zfs_max_recordsize, 16 MiB), then brings it down to `c`.
 #[test]
-fn size_never_exceeds_c_after_read() {
+fn eviction_waits_for_the_release_s_overflow_margin() {
+    for (rel, patch, margin) in [
+        (ZfsRelease::V0_6, 0, 0),
+        (ZfsRelease::V0_8, 0, 16 * MIB),
+        (ZfsRelease::V2_1, 0, 8 * MIB),
+        (ZfsRelease::V2_2, 8, 8 * MIB),
+        (ZfsRelease::V2_2, 9, 16 * MIB),
+        (ZfsRelease::V2_3, 0, 16 * MIB),
+    ] {
+        let mut a = Arc::new(&params(rel, 4 * GIB, 256 * MIB));
+        a.set_release_patch(patch);
+        a.c = a.c_max;
+        assert_eq!(a.overflow_margin(), margin, "{rel:?}.{patch}");
+        let (mut t, mut i, mut peak) = (0, 0u64, 0u64);
+        // Fill past c until the first eviction (a read of a new block leaves the ARC smaller).
+        loop {
+            let before = a.size();
+            a.read(k(i), data(16384, 16384), DEMAND, t);
+            i += 1;
+            t += MS;
+            if a.size() < before {
+                break;
+            }
+            peak = a.size();
+            assert!(i < 100_000, "{rel:?}: no eviction");
+        }
+        // Before the read that evicted, the ARC was within one block (and its header) of
+        // c + margin; that read took it past and eviction left it at c or below.
+        let block = 16384 + hdr_full_size(rel);
+        assert!(peak <= a.c + margin && peak + block >= a.c + margin, "{rel:?}.{patch}: peak {peak} c {}", a.c);
+        assert!(a.size() <= a.c, "{rel:?}.{patch}: size {} c {}", a.size(), a.c);
+    }
+}
+
+/// 0.8's `arc_adjust_meta_balanced` is handed `arc_meta_used` once and restarts up to
+/// `zfs_arc_meta_adjust_restarts` (4096) times against that stale value, evicting the
+/// original excess again on each pass (zfs-0.8.6 `arc.c`; 2.2 has no such loop): metadata
+/// a little over `arc_meta_limit` empties the MRU's metadata and data, not just the excess.
+#[test]
+fn a_small_crossing_of_arc_meta_limit_empties_the_mru_in_08() {
+    let mut a = Arc::new(&params(ZfsRelease::V0_8, 4 * GIB, 256 * MIB));
+    assert_eq!((a.c, a.meta_limit), (256 * MIB, 192 * MIB));
+    let mut t = 0;
+    let mut i = 0;
+    while a.meta_used() <= a.meta_limit + 512 * 1024 {
+        a.read(BlockKey::new(1, 0, i), meta(16384, 16384), DEMAND, t);
+        i += 1;
+        t += MS;
+    }
+    let excess = a.meta_used() - a.meta_limit;
+    let meta0 = a.stats().metadata_size;
+    assert!(a.size() < a.c, "no eviction yet");
+    // Data until an allocation overflows the ARC and eviction runs.
+    t += 2000 * MS;
+    let mut j = 0;
+    loop {
+        let before = a.size();
+        a.read(BlockKey::new(2, 0, j), data(16384, 16384), DEMAND, t);
+        j += 1;
+        t += MS;
+        if a.size() < before {
+            break;
+        }
+    }
+    let s = a.stats();
+    assert!(excess < MIB && meta0 > 180 * MIB, "excess {excess}, metadata {meta0}");
+    assert!(s.metadata_size < meta0 / 10, "{excess} bytes over the limit evicted metadata {meta0} -> {}", s.metadata_size);
+    assert!(s.size < a.c / 2, "the MRU's data went too: size {}", s.size);
+}
+
+#[test]
+fn size_never_exceeds_c_by_more_than_the_overflow_margin_after_read() {
     for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3] {
         let mut a = Arc::new(&params(rel, 4 * GIB, 256 * MIB));
         let mut t = 0;
@@ -446,7 +524,8 @@ fn size_never_exceeds_c_after_read() {
             let key = (i * 7919) % 30_000;
             let info = if key % 10 == 0 { meta(16384, 4096) } else { data(16384, 12288) };
             a.read(BlockKey::new(1, (key % 10 == 0) as u8, key), info, DEMAND, t);
-            assert!(a.size() <= a.c() + 16384 + hdr_full_size(rel), "{rel:?} size {} c {}", a.size(), a.c());
+            let bound = a.c() + a.overflow_margin() + 16384 + hdr_full_size(rel);
+            assert!(a.size() <= bound, "{rel:?} size {} c {}", a.size(), a.c());
             assert!(a.c() <= a.stats().c_max);
             t += MS;
         }
@@ -773,7 +852,7 @@ proptest! {
         prop_assert_eq!(s.mru_ghost_hits + s.mfu_ghost_hits,
             out.iter().filter(|r| **r == ArcRead::Miss { ghost: true }).count() as u64);
         prop_assert!(s.c >= s.c_min && s.c <= s.c_max);
-        prop_assert!(s.size <= s.c + 65536 + hdr_full_size(rel));
+        prop_assert!(s.size <= s.c + a.overflow_margin() + 65536 + hdr_full_size(rel));
         if !rel.features().arc.has_arc_p() {
             prop_assert!(s.meta <= 1 << 32 && s.pd <= 1 << 32 && s.pm <= 1 << 32);
         } else {
@@ -875,7 +954,7 @@ fn a_hot_dbuf_doubles_a_compressed_blocks_footprint_and_pins_it() {
         a.read(BlockKey::new(2, 0, i), data(16384, 16384), DEMAND, (i + 1) * MS);
     }
     assert!(a.contains(key), "a header a dbuf holds is not evictable");
-    assert!(a.stats().size <= a.c() + (128 << 10));
+    assert!(a.stats().size <= a.c() + a.overflow_margin() + (128 << 10));
     check_invariants(&a);
     // Once the dbuf goes, the copy is freed and the header can be evicted like any other.
     a.dbuf_destroyed(key, true, copy, hdr);
