@@ -20,7 +20,7 @@ faster, and at experiment 1's 2 GiB point the 1/8 run read 0.57 demand metadata 
 per query against 0.33 at full size (0.35 slowed). Where it breaks: the fixed parts of
 memory do not scale (ARC headers of the dnodes and the files' tree tops, the 32 MiB floor
 of arc_c_min and arc_adapt's 32 MiB growth window, the 64 MiB floor of zfs_arc_max,
-arc_meta_min's 16 MiB), so the scale keeps the smallest ARC of the search above 16 times
+arc_meta_min's 16 MiB, the 16 MiB the ARC floats above arc_c before it evicts), so the scale keeps the smallest ARC of the search above 16 times
 arc_meta_min (:func:`choose_scale`); nor does an L2ARC (its feed is a rate in bytes per
 pass), a device with credits, host caching or seeks, a RAID controller's cache, or a
 workload that writes (its background rates, innodb_io_capacity and the txg timer), all
@@ -234,9 +234,10 @@ def choose_scale(tables: int, max_k: int = 8, min_tables: int = 32, smallest_arc
 
 
 #: The smallest ARC a scaled-down run is given: 16 times arc_meta_min's 16 MiB (0.8, 2.1),
-#: which does not scale. At experiment 1's 1 GiB point, 1/4 (256 MiB) was within 1.2% of
-#: full size in qps and 0.02 in demand metadata misses per query; 1/8 (128 MiB) was 7.8%
-#: and 0.13 off.
+#: which does not scale, nor does the 16 MiB the ARC may float above arc_c before it
+#: evicts (arc_is_overflowing). At experiment 1's 1 and 2 GiB points (300 s windows), 1/4
+#: was within 0.6% of full size in qps and 0.01 in demand metadata misses per query; 1/8
+#: was 0.5% and 3.6% off, 0.06 misses per query at 2 GiB.
 SCALED_ARC_MIN = 256 * 2**20
 
 
