@@ -77,10 +77,11 @@ def test_frame_rows_columns_and_first_principles(frame):
     assert frame["filesystem.arc.zfs_arc_max"].to_list() == ["64M", "64M", "256M", "256M"]
     assert frame["workload.threads"].to_list() == [2, 4, 2, 4]
     assert set(frame["variant"]) == {"zfs-3000"}
-    # The ARC never holds more than zfs_arc_max.
+    # The ARC never holds more than zfs_arc_max and the 16 MiB it may float above it
+    # before eviction runs (2.2.11's arc_is_overflowing: zfs_max_recordsize), plus a record.
     limit = {"64M": 64 * 2**20, "256M": 256 * 2**20}
     for r in frame.iter_rows(named=True):
-        assert 0 < r["arc_size"] <= limit[r["filesystem.arc.zfs_arc_max"]]
+        assert 0 < r["arc_size"] <= limit[r["filesystem.arc.zfs_arc_max"]] + 16 * 2**20 + 2**20
     # The same reads on the same seed: a bigger ARC misses no more per query, so the disk
     # reads no more per query. (ARC *hits* may fall: a bigger ARC has a bigger dbuf cache,
     # which serves accesses before they reach the ARC.)
