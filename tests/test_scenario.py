@@ -240,6 +240,8 @@ def test_unknown_key_lists_allowed_keys_of_the_right_filesystem(load_file):
         ({"filesystem": {**BASE["filesystem"], "release": "2.2", "arc": {"zfs_arc_meta_limit": "900M"}}}, "filesystem.arc.zfs_arc_meta_limit", "does not exist in release 2.2"),
         ({"filesystem": {**BASE["filesystem"], "release": "2.2", "arc": {"zfs_arc_meta_min": "64M"}}}, "filesystem.arc.zfs_arc_meta_min", "does not exist in release 2.2"),
         ({"filesystem": {**BASE["filesystem"], "arc": {"zfs_arc_meta_balance": 500}}}, "filesystem.arc.zfs_arc_meta_balance", "exists only from release 2.2"),
+        ({"filesystem": {**BASE["filesystem"], "release": "2.2", "arc": {"zfs_arc_meta_strategy": 0}}}, "filesystem.arc.zfs_arc_meta_strategy", "does not exist in release 2.2"),
+        ({"filesystem": {**BASE["filesystem"], "arc": {"zfs_arc_meta_strategy": 2}}}, "filesystem.arc.zfs_arc_meta_strategy", "less than or equal to 1"),
         ({"filesystem": {**BASE["filesystem"], "release": "0.6", "arc": {"zfs_compressed_arc_enabled": True}}}, "filesystem.arc.zfs_compressed_arc_enabled", "release 0.6 has no compressed ARC"),
         ({"filesystem": {**BASE["filesystem"], "release": "0.6", "arc": {"zfs_abd_scatter_enabled": True}}}, "filesystem.arc.zfs_abd_scatter_enabled", "release 0.6 has no ABD"),
         ({"filesystem": {**BASE["filesystem"], "zfetch": {"zfetch_min_distance": "2M"}}}, "filesystem.zfetch.zfetch_min_distance", "does not exist in release 0.8 (added in 2.1.6)"),

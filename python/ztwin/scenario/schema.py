@@ -247,6 +247,11 @@ class ArcSpec(_Model):
     zfs_arc_meta_limit: Size = Field(0, description="zfs(4) zfs_arc_meta_limit (0.6 to 2.1); 0 = 75% of arc_c_max (0.6: 25%).")
     zfs_arc_meta_min: Size = Field(0, description="zfs(4) zfs_arc_meta_min (0.8, 2.1); 0 = 16 MiB.")
     zfs_arc_meta_balance: int = Field(0, ge=0, description="zfs(4) zfs_arc_meta_balance (2.2+); 0 = 500.")
+    zfs_arc_meta_strategy: Optional[int] = Field(
+        None, ge=0, le=1,
+        description="zfs(4) zfs_arc_meta_strategy (0.8, 2.1): unset = 1, balanced (data and metadata evicted when"
+        " arc_meta_used passes arc_meta_limit, restarting up to 4096 times); 0 = meta_only (the metadata excess alone).",
+    )
     zfs_compressed_arc_enabled: Optional[ModuleBool] = Field(
         None, description="zfs(4) zfs_compressed_arc_enabled (0.7+): unset = 1, the default since 0.7.0."
     )

@@ -58,6 +58,14 @@ fn out_of_range_inputs_are_configuration_errors() {
         });
     }
     rejected("run.duration", |c| c.run.warmup_ns = u64::MAX);
+    // zfs_arc_meta_strategy: 0 or 1, in 0.8 and 2.1 only.
+    for (release, value) in [(ZfsRelease::V0_8, 2), (ZfsRelease::V2_2, 0), (ZfsRelease::V0_6, 0)] {
+        rejected("filesystem.arc.zfs_arc_meta_strategy", |c| {
+            let FsConfig::Zfs(z) = &mut c.filesystem else { unreachable!() };
+            z.release = release;
+            z.arc.zfs_arc_meta_strategy = Some(value);
+        });
+    }
     rejected("run.report_interval", |c| c.run.report_interval_ns = 1);
     // A release whose L2ARC the twin does not model, with a cache device: refused
     // before the run, by the key the user wrote.

@@ -406,8 +406,26 @@ impl VariantConfig {
                                 z.release.name()
                             ),
                         )?;
+                        ensure(
+                            a.zfs_arc_meta_strategy.is_none(),
+                            "filesystem.arc.zfs_arc_meta_strategy",
+                            &format!(
+                                "does not exist in release {} (removed in 2.2 by PR #14359); 2.2 and later tune metadata with zfs_arc_meta_balance",
+                                z.release.name()
+                            ),
+                        )?;
                     }
                     ArcAdaptation::ArcP => {
+                        ensure(
+                            a.zfs_arc_meta_strategy.is_none_or(|v| v <= 1),
+                            "filesystem.arc.zfs_arc_meta_strategy",
+                            "must be 0 (meta_only: evict metadata alone) or 1 (balanced, the default)",
+                        )?;
+                        ensure(
+                            a.zfs_arc_meta_strategy.is_none() || z.release != crate::config::ZfsRelease::V0_6,
+                            "filesystem.arc.zfs_arc_meta_strategy",
+                            "does not exist in release 0.6 (the illumos ARC of 2012, before ZoL's arc_adjust_meta strategies)",
+                        )?;
                         ensure(
                             a.zfs_arc_meta_balance == 0,
                             "filesystem.arc.zfs_arc_meta_balance",

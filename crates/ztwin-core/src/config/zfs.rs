@@ -341,6 +341,13 @@ pub struct ArcTunables {
     pub zfs_arc_meta_min: u64,
     /// zfs_arc_meta_balance (2.2+; 0 = 500).
     pub zfs_arc_meta_balance: u64,
+    /// zfs_arc_meta_strategy (0.8/2.1; None = 1, ARC_STRATEGY_META_BALANCED): what
+    /// `arc_adjust` does when `arc_meta_used` passes `arc_meta_limit` (zfs-0.8.6 `arc.c`
+    /// `arc_adjust_meta`): 1 `arc_adjust_meta_balanced` (data and metadata, restarting
+    /// against the stale `arc_meta_used`), 0 `arc_adjust_meta_only` (the excess of
+    /// metadata only, MRU down to `arc_p`, then MFU down to `arc_c - arc_p`).
+    #[serde(default)]
+    pub zfs_arc_meta_strategy: Option<u32>,
     /// zfs_compressed_arc_enabled (0.7+; None = 1, the default since 0.7.0). A release
     /// without compressed ARC refuses it set to 1.
     #[serde(default)]

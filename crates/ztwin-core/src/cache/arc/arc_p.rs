@@ -113,6 +113,19 @@ impl Arc {
         }
     }
 
+    /// 0.8 arc_adjust_meta_only (`zfs_arc_meta_strategy = 0`): the metadata excess (from
+    /// the `meta_used` sampled before, for both lists) from MRU down to `arc_p` (the
+    /// source adds the anonymous state's size, which reads leave empty), then from MFU
+    /// down to `arc_c - arc_p`. No data is evicted and nothing restarts.
+    fn adjust_meta_only(&mut self, meta_used: u64, now: Nanos) -> u64 {
+        let excess = meta_used as i64 - self.meta_limit as i64;
+        let target = excess.min(self.ssize(State::Mru) as i64 - self.p as i64);
+        let mut total = self.evict_impl(State::Mru, T_META, target, now);
+        let target = excess.min(self.ssize(State::Mfu) as i64 - (self.c as i64 - self.p as i64));
+        total += self.evict_impl(State::Mfu, T_META, target, now);
+        total
+    }
+
     /// 0.8 arc_adjust_meta_balanced (strategy balanced).
     fn adjust_meta_balanced(&mut self, meta_used: u64, now: Nanos) -> u64 {
         let mut total = 0u64;
@@ -172,7 +185,11 @@ impl Arc {
         let asize = self.size() as i64;
         let ameta = self.meta_used();
         if ameta > self.meta_limit {
-            self.adjust_meta_balanced(ameta, now);
+            if self.meta_only {
+                self.adjust_meta_only(ameta, now);
+            } else {
+                self.adjust_meta_balanced(ameta, now);
+            }
         }
         let c = self.c as i64;
         let target = (asize - c).min(self.ssize(State::Mru) as i64 + ameta as i64 - self.p as i64);

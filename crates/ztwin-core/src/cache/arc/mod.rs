@@ -144,6 +144,8 @@ pub struct Arc {
     /// `arc_evict_needed`: the eviction thread was woken and goes on while it evicts
     /// something and the ARC is over `c`.
     evict_needed: bool,
+    /// `zfs_arc_meta_strategy = 0` (0.8/2.1): `arc_adjust_meta_only`.
+    meta_only: bool,
     pub(in crate::cache) st: ArcStats,
     /// The cache device, if any.
     pub(in crate::cache) l2: Option<Box<L2>>,
@@ -213,6 +215,7 @@ impl Arc {
             overflow: params.release.features().arc_overflow,
             max_recordsize: params.release.features().max_recordsize,
             evict_needed: false,
+            meta_only: params.tunables.zfs_arc_meta_strategy == Some(0),
             st: ArcStats::default(),
             l2: None,
             arc_warm: false,

@@ -515,6 +515,45 @@ fn a_small_crossing_of_arc_meta_limit_empties_the_mru_in_08() {
     assert!(s.size < a.c / 2, "the MRU's data went too: size {}", s.size);
 }
 
+/// With `zfs_arc_meta_strategy = 0`, `arc_adjust_meta_only` evicts the metadata excess
+/// alone (MRU down to arc_p): the same small crossing loses only that excess and what
+/// the MRU step then takes to bring the ARC from `c` + 16 MiB back to `c` (the older
+/// type first: here the metadata), where balanced empties the MRU.
+#[test]
+fn meta_only_evicts_just_the_metadata_excess_in_08() {
+    let mut p = params(ZfsRelease::V0_8, 4 * GIB, 256 * MIB);
+    p.tunables.zfs_arc_meta_strategy = Some(0);
+    let mut a = Arc::new(&p);
+    let mut t = 0;
+    let mut i = 0;
+    while a.meta_used() <= a.meta_limit + 512 * 1024 {
+        a.read(BlockKey::new(1, 0, i), meta(16384, 16384), DEMAND, t);
+        i += 1;
+        t += MS;
+    }
+    let (excess, meta0) = (a.meta_used() - a.meta_limit, a.stats().metadata_size);
+    t += 2000 * MS;
+    let mut j = 0;
+    loop {
+        let before = a.size();
+        a.read(BlockKey::new(2, 0, j), data(16384, 16384), DEMAND, t);
+        j += 1;
+        t += MS;
+        if a.size() < before {
+            break;
+        }
+    }
+    let s = a.stats();
+    // About the 16 MiB of overflow and the excess go (a tenth here); balanced keeps under
+    // a tenth (`a_small_crossing_of_arc_meta_limit_empties_the_mru_in_08`).
+    assert!(
+        s.metadata_size >= meta0 - meta0 / 8 && meta0 - s.metadata_size > excess,
+        "metadata {meta0} -> {} for an excess of {excess}",
+        s.metadata_size
+    );
+    assert!(s.size > a.c - 4 * MIB, "the ARC stays full: size {} c {}", s.size, a.c);
+}
+
 #[test]
 fn size_never_exceeds_c_by_more_than_the_overflow_margin_after_read() {
     for rel in [ZfsRelease::V0_8, ZfsRelease::V2_1, ZfsRelease::V2_2, ZfsRelease::V2_3] {
