@@ -479,14 +479,10 @@ fn eviction_waits_for_the_release_s_overflow_margin() {
     }
 }
 
-/// 0.8's `arc_adjust_meta_balanced` is handed `arc_meta_used` once and restarts up to
-/// `zfs_arc_meta_adjust_restarts` (4096) times against that stale value, evicting the
-/// original excess again on each pass (zfs-0.8.6 `arc.c`; 2.2 has no such loop): metadata
-/// a little over `arc_meta_limit` empties the MRU's metadata and data, not just the excess.
-#[test]
-fn a_small_crossing_of_arc_meta_limit_empties_the_mru_in_08() {
-    let mut a = Arc::new(&params(ZfsRelease::V0_8, 4 * GIB, 256 * MIB));
-    assert_eq!((a.c, a.meta_limit), (256 * MIB, 192 * MIB));
+/// Fills a 0.8 ARC with metadata until `arc_meta_used` is just over `arc_meta_limit`
+/// (under `c`: nothing evicted), then with data until an allocation overflows it and
+/// eviction runs. Returns the excess over the limit and the metadata_size before.
+fn cross_meta_limit_then_overflow(a: &mut Arc) -> (u64, u64) {
     let mut t = 0;
     let mut i = 0;
     while a.meta_used() <= a.meta_limit + 512 * 1024 {
@@ -494,10 +490,8 @@ fn a_small_crossing_of_arc_meta_limit_empties_the_mru_in_08() {
         i += 1;
         t += MS;
     }
-    let excess = a.meta_used() - a.meta_limit;
-    let meta0 = a.stats().metadata_size;
+    let (excess, meta0) = (a.meta_used() - a.meta_limit, a.stats().metadata_size);
     assert!(a.size() < a.c, "no eviction yet");
-    // Data until an allocation overflows the ARC and eviction runs.
     t += 2000 * MS;
     let mut j = 0;
     loop {
@@ -506,9 +500,20 @@ fn a_small_crossing_of_arc_meta_limit_empties_the_mru_in_08() {
         j += 1;
         t += MS;
         if a.size() < before {
-            break;
+            return (excess, meta0);
         }
     }
+}
+
+/// 0.8's `arc_adjust_meta_balanced` is handed `arc_meta_used` once and restarts up to
+/// `zfs_arc_meta_adjust_restarts` (4096) times against that stale value, evicting the
+/// original excess again on each pass (zfs-0.8.6 `arc.c`; 2.2 has no such loop): metadata
+/// a little over `arc_meta_limit` empties the MRU's metadata and data, not just the excess.
+#[test]
+fn a_small_crossing_of_arc_meta_limit_empties_the_mru_in_08() {
+    let mut a = Arc::new(&params(ZfsRelease::V0_8, 4 * GIB, 256 * MIB));
+    assert_eq!((a.c, a.meta_limit), (256 * MIB, 192 * MIB));
+    let (excess, meta0) = cross_meta_limit_then_overflow(&mut a);
     let s = a.stats();
     assert!(excess < MIB && meta0 > 180 * MIB, "excess {excess}, metadata {meta0}");
     assert!(s.metadata_size < meta0 / 10, "{excess} bytes over the limit evicted metadata {meta0} -> {}", s.metadata_size);
@@ -524,25 +529,7 @@ fn meta_only_evicts_just_the_metadata_excess_in_08() {
     let mut p = params(ZfsRelease::V0_8, 4 * GIB, 256 * MIB);
     p.tunables.zfs_arc_meta_strategy = Some(0);
     let mut a = Arc::new(&p);
-    let mut t = 0;
-    let mut i = 0;
-    while a.meta_used() <= a.meta_limit + 512 * 1024 {
-        a.read(BlockKey::new(1, 0, i), meta(16384, 16384), DEMAND, t);
-        i += 1;
-        t += MS;
-    }
-    let (excess, meta0) = (a.meta_used() - a.meta_limit, a.stats().metadata_size);
-    t += 2000 * MS;
-    let mut j = 0;
-    loop {
-        let before = a.size();
-        a.read(BlockKey::new(2, 0, j), data(16384, 16384), DEMAND, t);
-        j += 1;
-        t += MS;
-        if a.size() < before {
-            break;
-        }
-    }
+    let (excess, meta0) = cross_meta_limit_then_overflow(&mut a);
     let s = a.stats();
     // About the 16 MiB of overflow and the excess go (a tenth here); balanced keeps under
     // a tenth (`a_small_crossing_of_arc_meta_limit_empties_the_mru_in_08`).
