@@ -61,3 +61,22 @@ def test_the_memory_probe_refuses_sizes_it_cannot_time():
         _core.memory_read_ns(0, 10)
     with pytest.raises(ValueError, match="reads at least 1"):
         _core.memory_read_ns(1 << 20, 0)
+
+
+def test_bench_outside_a_checkout_is_one_clear_error_before_any_case(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from ztwin.cli import app
+
+    if (Path(bench.__file__).resolve().parents[2] / "scenarios").exists():
+        pytest.skip("the package is installed in place from a checkout: bench finds its scenarios")
+    monkeypatch.chdir(tmp_path)
+
+    def no_case(*_a, **_k):
+        raise AssertionError("a case ran")
+
+    monkeypatch.setattr(bench, "memory_probe", no_case)
+    r = CliRunner().invoke(app, ["bench"])
+    assert r.exit_code == 2, r.output
+    assert "scenarios/exp1-l2arc.toml not found" in r.output and "from a ztwin checkout" in r.output
+    assert "internal error" not in r.output and "Traceback" not in r.output

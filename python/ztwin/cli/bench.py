@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 from rich.table import Table
@@ -16,7 +17,15 @@ def bench_cmd(
 ) -> None:
     """Measure the twin: experiment 1 at full scale for one simulated hour per variant, and experiment 3 (fio) in full."""
     from .. import bench
+    from ..exceptions import ScenarioError
 
+    # The L2ARC case's scenario is a checkout's: say so before any case runs.
+    for scenario, _variant, _duration in bench.L2ARC_CASES:
+        try:
+            if not Path(scenario).exists():
+                bench.scenario_path(scenario)
+        except FileNotFoundError as e:
+            raise ScenarioError(str(e)) from None
     _stderr().print("probing this machine's memory ...")
     probes = [bench.memory_probe()]
     results = []
