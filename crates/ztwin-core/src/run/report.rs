@@ -635,6 +635,7 @@ fn arc_window(a: &ArcStats, b: &ArcStats, adaptation: ArcAdaptation) -> Value {
     match adaptation {
         ArcAdaptation::ArcP => {
             sizes!(p, arc_meta_used, arc_meta_limit, arc_meta_min, arc_meta_max);
+            counters!(arc_prune);
         }
         ArcAdaptation::MetaBalance => {
             counters!(

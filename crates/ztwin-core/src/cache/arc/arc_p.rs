@@ -128,6 +128,10 @@ impl Arc {
 
     /// 0.8 arc_adjust_meta_balanced (strategy balanced).
     fn adjust_meta_balanced(&mut self, meta_used: u64, now: Nanos) -> u64 {
+        // Every second restart asks the upper layers to prune (`arc_prune_async`,
+        // zfs_arc_meta_prune 10000): META_ADJUST_RESTARTS / 2 calls, as the stale
+        // meta_used keeps the loop going to its end.
+        self.st.arc_prune += u64::from(META_ADJUST_RESTARTS / 2);
         let mut total = 0u64;
         let mut ty = T_DATA;
         let mut restarts = META_ADJUST_RESTARTS;

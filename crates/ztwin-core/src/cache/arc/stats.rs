@@ -49,6 +49,12 @@ pub struct ArcStats {
     /// 2.2: hits on blocks in the UNCACHED state.
     pub uncached_hits: u64,
     pub deleted: u64,
+    /// arcstats `arc_prune` (0.8/2.1): `arc_prune_async()` calls times the prune callbacks
+    /// registered (taken as one: the mounted dataset the files are on). The balanced
+    /// strategy's restarts call it on every second pass: 2048 times per
+    /// `arc_adjust_meta_balanced` call (the source restarts 4096 times against its stale
+    /// `arc_meta_used`; the model stops once passes evict nothing but counts them all).
+    pub arc_prune: u64,
     /// Demand reads that found a block a predictive (zfetch) prefetch had read: 0.8/2.1
     /// count a read that did not wait for the prefetch; 2.2 any read that finds the
     /// prefetch flag (its in-progress reads count here too, not in

@@ -518,6 +518,8 @@ fn a_small_crossing_of_arc_meta_limit_empties_the_mru_in_08() {
     assert!(excess < MIB && meta0 > 180 * MIB, "excess {excess}, metadata {meta0}");
     assert!(s.metadata_size < meta0 / 10, "{excess} bytes over the limit evicted metadata {meta0} -> {}", s.metadata_size);
     assert!(s.size < a.c / 2, "the MRU's data went too: size {}", s.size);
+    // Each arc_adjust_meta_balanced call restarts to its end: 2048 arc_prune_async calls.
+    assert!(s.arc_prune >= 2048 && s.arc_prune % 2048 == 0, "arc_prune {}", s.arc_prune);
 }
 
 /// With `zfs_arc_meta_strategy = 0`, `arc_adjust_meta_only` evicts the metadata excess
@@ -539,6 +541,7 @@ fn meta_only_evicts_just_the_metadata_excess_in_08() {
         s.metadata_size
     );
     assert!(s.size > a.c - 4 * MIB, "the ARC stays full: size {} c {}", s.size, a.c);
+    assert_eq!(s.arc_prune, 0, "meta_only asks for no prune");
 }
 
 #[test]
