@@ -143,6 +143,12 @@ class L2arcBenchResult:
         return self.wall_s / (self.simulated_s / 3600)
 
 
+def case_path(scenario: str) -> str:
+    """A case's scenario: the path as given if it exists, else the checkout's
+    ``scenarios/`` file of that name (:func:`scenario_path`)."""
+    return scenario if Path(scenario).exists() else str(scenario_path(scenario))
+
+
 def scenario_path(name: str) -> Path:
     """A scenario of the checkout's scenarios/ directory (from the working directory or
     next to the installed package when it is installed from a checkout)."""
@@ -208,7 +214,7 @@ def run_l2arc_case(scenario: str, variant: str, duration: str, overrides: dict[s
     Memory per L2 block is the core's own count of its L2ARC structures; the RSS
     difference against the baseline is reported beside it.
     """
-    path = str(scenario_path(scenario)) if not Path(scenario).exists() else scenario
+    path = case_path(scenario)
     ov = overrides or {}
     call = "from ztwin.bench import _l2arc_child; _l2arc_child({!r}, {!r}, {!r}, {!r}, {})"
     m = _run_child(call.format(path, variant, duration, ov, True))

@@ -94,7 +94,7 @@ def _row(out: Outcome, value: int, factor: float, devices: list[str]) -> dict[st
     dm = arc.get("demand_metadata_misses")
     row |= {
         "tables": (out.config or {}).get("dataset", {}).get("tables"),
-        "qps": d.get("qps") * factor if d.get("qps") is not None else None,
+        "qps": _times(d.get("qps"), factor),
         "demand_metadata_misses_per_s": _times(per_s(dm, w), factor),
         "demand_metadata_misses_per_query": (dm / q) if (dm is not None and q) else None,
         "arc_hit_ratio": _ratio(arc.get("hits"), arc.get("misses"), arc.get("iohits")),

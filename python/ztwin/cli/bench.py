@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import typer
 from rich.table import Table
@@ -22,8 +21,7 @@ def bench_cmd(
     # The L2ARC case's scenario is a checkout's: say so before any case runs.
     for scenario, _variant, _duration in bench.L2ARC_CASES:
         try:
-            if not Path(scenario).exists():
-                bench.scenario_path(scenario)
+            bench.case_path(scenario)
         except FileNotFoundError as e:
             raise ScenarioError(str(e)) from None
     _stderr().print("probing this machine's memory ...")

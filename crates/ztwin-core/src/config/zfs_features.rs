@@ -195,16 +195,19 @@ pub enum ArcOverflow {
         /// Half the overflow (2.1, 2.2.0 .. 2.2.8).
         halved: bool,
     },
-    /// `size >= arc_c + zfs_max_recordsize` (16 MiB): 67ea51710a ("Several improvements to
-    /// ARC shrinking", 2.2.9 and 2.3.0). Its second trigger, `arcstat_dnode_size` over
-    /// `arc_dnode_limit`, is not modelled (the model's few open files hold little dnode
-    /// memory).
-    MaxRecordsize,
+    /// `size >= arc_c + zfs_max_recordsize` (16 MiB, [`ZfsFeatures::max_recordsize`]):
+    /// 67ea51710a ("Several improvements to ARC shrinking", 2.2.9 and 2.3.0). Its second
+    /// trigger, `arcstat_dnode_size` over `arc_dnode_limit`, is not modelled (the model's
+    /// few open files hold little dnode memory).
+    MaxRecordsize {
+        /// `zfs_max_recordsize`'s default, bytes.
+        bytes: u32,
+    },
 }
 
 impl ArcOverflow {
     /// The bytes above `c` at which an allocation wakes the eviction thread.
-    pub fn margin(self, c: u64, max_recordsize: u32) -> u64 {
+    pub fn margin(self, c: u64) -> u64 {
         const SPA_MAXBLOCKSIZE: u64 = 16 << 20;
         const ZFS_ARC_OVERFLOW_SHIFT: u32 = 8;
         match self {
@@ -217,7 +220,7 @@ impl ArcOverflow {
                     overflow
                 }
             }
-            ArcOverflow::MaxRecordsize => u64::from(max_recordsize),
+            ArcOverflow::MaxRecordsize { bytes } => u64::from(bytes),
         }
     }
 }
@@ -545,6 +548,10 @@ const ZIL_0_8: ZilFeatures = ZilFeatures {
     commit_failure_stats: false,
 };
 
+/// `zfs_max_recordsize`'s default from 2.2.0 (f2330bd156, "Default zfs_max_recordsize to
+/// 16M"; `dsl_dataset.c`): the largest recordsize and, from 2.2.9, the ARC's overflow margin.
+const MAX_RECORDSIZE_2_2: u32 = 16 << 20;
+
 /// The rows of the 2016-2020 ARC (0.8 and 2.1): the same code but for 2.0's and 2.1's
 /// limits and headers.
 const ARC_0_8: ArcFeatures = ArcFeatures {
@@ -708,7 +715,7 @@ impl ZfsFeatures {
                 l2arc_modelled: true,
                 sync_on_total: false,
                 zstd: true,
-                max_recordsize: 16 << 20,
+                max_recordsize: MAX_RECORDSIZE_2_2,
                 zio_taskq_batch_pct: 80,
                 arc: ArcFeatures {
                     access: ArcAccessRules::WasPrefetch,
@@ -724,7 +731,11 @@ impl ZfsFeatures {
                     evicts_on_allocation: false,
                     sizes: ArcStructSizes { hdr_full: 240, dmu_buf_impl: 376, dnode: 984, arc_buf: 32 },
                 },
-                arc_overflow: if patch >= 9 { ArcOverflow::MaxRecordsize } else { ArcOverflow::Shift { halved: true } },
+                arc_overflow: if patch >= 9 {
+                    ArcOverflow::MaxRecordsize { bytes: MAX_RECORDSIZE_2_2 }
+                } else {
+                    ArcOverflow::Shift { halved: true }
+                },
                 l2arc: L2arcFeatures {
                     persistent: true,
                     evict_rerun: true,

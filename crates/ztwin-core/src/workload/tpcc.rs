@@ -577,10 +577,9 @@ mod tests {
         assert!(max > 3 * 100, "max {max} of a uniform 100");
     }
 
-    /// A new_order is the script's statements in order: customer and warehouse points, the
-    /// district's FOR UPDATE and UPDATE, the orders and new_orders inserts (idx_orders
-    /// too), then per line item, stock, its UPDATE and the order_line insert (with
-    /// fkey_order_line_2), then COMMIT; 5 + 4 per line + BEGIN/COMMIT queries.
+    /// A payment's statements mark the rows they lock: its UPDATE warehouse (the first
+    /// statement) and UPDATE district (the third); a new_order marks its district UPDATE
+    /// (the fourth); the other transactions lock no row.
     #[test]
     fn a_payment_locks_its_warehouse_then_its_district_row() {
         let (mut src, _) = setup(1, 1);
@@ -605,6 +604,10 @@ mod tests {
         assert!(seen > 100);
     }
 
+    /// A new_order is the script's statements in order: customer and warehouse points, the
+    /// district's FOR UPDATE and UPDATE, the orders and new_orders inserts (idx_orders
+    /// too), then per line item, stock, its UPDATE and the order_line insert (with
+    /// fkey_order_line_2), then COMMIT; 5 + 4 per line + BEGIN/COMMIT queries.
     #[test]
     fn a_new_order_is_the_scripts_sequence() {
         let (mut src, _) = setup(1, 1);

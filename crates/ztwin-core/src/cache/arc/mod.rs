@@ -139,8 +139,6 @@ pub struct Arc {
     /// How far above `c` an allocation may leave the ARC before eviction runs
     /// ([`ArcOverflow::margin`], set from the point release by [`Arc::set_release_patch`]).
     overflow: ArcOverflow,
-    /// The largest recordsize (`zfs_max_recordsize`), which 2.2.9+'s margin is.
-    max_recordsize: u32,
     /// `arc_evict_needed`: the eviction thread was woken and goes on while it evicts
     /// something and the ARC is over `c`.
     evict_needed: bool,
@@ -213,7 +211,6 @@ impl Arc {
             user_evicts: Vec::new(),
             allocated: None,
             overflow: params.release.features().arc_overflow,
-            max_recordsize: params.release.features().max_recordsize,
             evict_needed: false,
             meta_only: params.tunables.zfs_arc_meta_strategy == Some(0),
             st: ArcStats::default(),
@@ -237,7 +234,7 @@ impl Arc {
 
     /// How far above `c` an allocation may leave the ARC before eviction runs.
     pub(in crate::cache) fn overflow_margin(&self) -> u64 {
-        self.overflow.margin(self.c, self.max_recordsize)
+        self.overflow.margin(self.c)
     }
 
     /// Tests of other mechanisms on small ARCs (whose 16 MiB margin would be a large share
@@ -251,9 +248,7 @@ impl Arc {
     /// (2.2.9's eviction trigger, [`ArcOverflow`]) follow it. [`Arc::new`] takes point
     /// release 0.
     pub fn set_release_patch(&mut self, patch: u16) {
-        let f = crate::config::ZfsFeatures::resolve(self.release, patch);
-        self.overflow = f.arc_overflow;
-        self.max_recordsize = f.max_recordsize;
+        self.overflow = crate::config::ZfsFeatures::resolve(self.release, patch).arc_overflow;
     }
 
     /// arcstat size: data + metadata + headers + L2-only headers, and what consumers
