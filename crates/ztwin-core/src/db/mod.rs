@@ -143,6 +143,18 @@ impl Database {
         }
     }
 
+    /// Sizes the buffer pool's page table for the tables' data files of `file_bytes`
+    /// bytes (table `t`'s file is `file_bytes[t]`).
+    pub fn size_page_table(&mut self, file_bytes: &[u64]) {
+        match self {
+            Database::Innodb(d) => {
+                let ps = u64::from(d.page_size.max(1));
+                let pages: Vec<u64> = file_bytes.iter().map(|b| b.div_ceil(ps)).collect();
+                d.bp.size_page_table(&pages);
+            }
+        }
+    }
+
     /// Table `table`'s data file size in bytes.
     pub fn table_file_size(&self, table: u32) -> u64 {
         match self {
@@ -266,7 +278,7 @@ impl Database {
     pub fn restart(&mut self, cfg: &InnodbConfig) {
         match self {
             Database::Innodb(d) => {
-                d.bp = BufferPool::new(cfg);
+                d.bp = d.bp.restarted(cfg);
                 if let Some(w) = &mut d.writes {
                     w.restart();
                     if w.params().server == crate::config::InnodbServer::Mariadb1011 {

@@ -73,6 +73,7 @@ impl<'a> Sim<'a> {
                         (database, files, ds.tables, ds.compress_ratio)
                     }
                 };
+                database.size_page_table(&files);
                 // The write options are checked whatever the workload (a read-only run
                 // ignores them, but a bad one is refused all the same).
                 WriteParams::new(db)?;

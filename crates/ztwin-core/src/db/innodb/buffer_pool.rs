@@ -78,15 +78,15 @@
 //!    real one takes a moment on its own thread; readers never found the list empty in
 //!    the measurements above).
 //!
-//! Memory: a 24-byte slab node per cached page, a 4-byte free-slot entry per frame, and a
-//! `KeyTable` of slab indices sized once for the pool (12-byte slots, 65% full: about 18
-//! bytes per page), 46 bytes per page. The table's slot of a page follows from its key,
-//! so the driver prefetches the slots of a statement's pages before it runs them. No
-//! allocation after construction.
+//! Memory: a 24-byte slab node per cached page, a 4-byte free-slot entry per frame, and the
+//! page table (`page_table`: 4 bytes per page of the data set, or a `KeyTable` of about 22
+//! bytes per frame, whichever the data set allows). The table's slot of a page follows
+//! from its key, so the driver prefetches the slots of a statement's pages before it runs
+//! them. No allocation after construction (but a dense table's growth with its files).
 
 use crate::config::{InnodbConfig, InnodbServer};
 use crate::sim::time::{Nanos, MS};
-use crate::support::key_table::{self, KeyTable};
+use super::page_table::{self, PageTable};
 use crate::support::mem_hint::prefetch;
 
 /// A page of a tablespace, (space_id, page_no) packed in a u64 by [`PageKey::new`].
@@ -115,7 +115,7 @@ impl PageKey {
     }
 }
 
-const NIL: u32 = u32::MAX;
+pub(crate) const NIL: u32 = u32::MAX;
 const OLD_BIT: u32 = 1 << 31;
 /// The page is modified and not yet written (`oldest_modification != 0`).
 const DIRTY_BIT: u32 = 1 << 30;
@@ -250,7 +250,7 @@ pub struct BufferPool {
     old_threshold_ms: u32,
     nodes: Vec<Node>,
     /// Page key -> node.
-    table: KeyTable,
+    table: PageTable,
     head: u32,
     tail: u32,
     /// First page of the old sublist (NIL if none).
@@ -268,10 +268,11 @@ pub struct BufferPool {
 }
 
 /// Bytes of simulator memory a pool of `frames` frames takes (see the module doc: a slab
-/// node and a free-slot entry per frame, and the page table made for them at once).
-pub fn memory_bytes(frames: u64) -> u64 {
+/// node and a free-slot entry per frame, and the page table made for them at once over
+/// files of `file_pages` pages).
+pub fn memory_bytes(frames: u64, file_pages: &[u64]) -> u64 {
     let per_frame = (std::mem::size_of::<Node>() + std::mem::size_of::<u32>()) as u64;
-    frames.saturating_mul(per_frame).saturating_add(key_table::sized_bytes(frames, 11))
+    frames.saturating_mul(per_frame).saturating_add(page_table::memory_bytes(frames, file_pages))
 }
 
 impl BufferPool {
@@ -302,7 +303,7 @@ impl BufferPool {
             old_ratio: (innodb_old_blocks_pct.clamp(5, 95) * OLD_RATIO_DIV as usize / 100) as u32,
             old_threshold_ms: (innodb_old_blocks_time_ns / MS).min(u32::MAX as u64) as u32,
             nodes: Vec::with_capacity(capacity),
-            table: KeyTable::with_expected(capacity, capacity),
+            table: PageTable::hashed(capacity),
             head: NIL,
             tail: NIL,
             lru_old: NIL,
@@ -594,6 +595,22 @@ impl BufferPool {
             }
             _ => false,
         }
+    }
+
+    /// Sizes the page table for the data files, file `f` of `file_pages[f]` pages
+    /// (`page_table`: dense when that fits). Called on an empty pool.
+    pub fn size_page_table(&mut self, file_pages: &[u64]) {
+        assert!(self.is_empty(), "the page table is sized before the pool holds a page");
+        self.table = PageTable::for_files(self.capacity, file_pages);
+    }
+
+    /// The same pool emptied (a restarted server's), its page table sized alike.
+    pub fn restarted(&self, cfg: &InnodbConfig) -> BufferPool {
+        let mut bp = BufferPool::new(cfg);
+        if bp.capacity == self.capacity {
+            bp.table = self.table.emptied();
+        }
+        bp
     }
 
     /// Turns the page cleaner's immediate refill off (a run whose page cleaner is a thread

@@ -8,6 +8,7 @@ pub mod mariadb_flush;
 pub mod mariadb_redo;
 pub mod page_cleaner;
 pub mod page_image;
+mod page_table;
 pub mod percona_flush;
 pub mod purge;
 pub mod redo;
