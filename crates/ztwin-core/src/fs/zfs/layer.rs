@@ -483,6 +483,8 @@ impl Zfs {
                 self.layout.geometry(object).ancestor(first, level),
             ));
         }
+        // A miss reads the record: where it lives.
+        self.pool.prefetch(BlockKey::new(object, 0, first));
     }
 
     /// Steps read `r` of reader `slot` at `now` until it waits or is done; the CPU its

@@ -143,11 +143,23 @@ struct AllocationMap {
 /// Stream indices between two [`AllocationMap::checkpoints`].
 const CHECKPOINT_BLOCKS: u64 = 16;
 
-/// Where stream index `c * CHECKPOINT_BLOCKS` lies: its run (index in `runs`) and offset.
+/// Where stream index `c * CHECKPOINT_BLOCKS` lies: its run (index in `runs`) and offset,
+/// with that run's vdev and the next run's first index copied in, so that a block in the
+/// checkpoint's run is found with this one read.
 #[derive(Debug, Clone, Copy)]
 struct Checkpoint {
     run: u32,
+    vdev: u32,
     offset: u64,
+    /// `runs[run + 1].first` (u64::MAX for the last run).
+    next_first: u64,
+}
+
+impl Checkpoint {
+    /// In run `run` at `offset`; the run's vdev and end are filled in once the runs are.
+    fn at(run: u32, offset: u64) -> Checkpoint {
+        Checkpoint { run, vdev: 0, offset, next_first: u64::MAX }
+    }
 }
 
 impl AllocationMap {
@@ -194,9 +206,23 @@ impl AllocationMap {
         (r, c)
     }
 
+    /// Starts bringing the checkpoint `dva0` reads for `key` into the CPU caches.
+    #[inline]
+    fn prefetch(&self, key: BlockKey) {
+        if let Some(c) = self.checkpoints.get((self.stream_index(key) / CHECKPOINT_BLOCKS) as usize) {
+            crate::support::mem_hint::prefetch(c);
+        }
+    }
+
     /// First DVA of `key`; the offset is exact when `exact`, else 0 (not needed).
     fn dva0(&self, key: BlockKey, exact: impl Fn(u32) -> bool) -> Dva {
         let j = self.stream_index(key);
+        let c = self.checkpoints[(j / CHECKPOINT_BLOCKS) as usize];
+        if j < c.next_first {
+            // In the checkpoint's run.
+            let offset = if exact(c.vdev) { c.offset + self.asize_sum(j - j % CHECKPOINT_BLOCKS, j) } else { 0 };
+            return Dva { vdev: c.vdev, offset };
+        }
         let (r, c) = self.run_of(j);
         let run = self.runs[r];
         let offset = if !exact(run.vdev) {
@@ -613,7 +639,7 @@ impl Pool {
                         if j % CHECKPOINT_BLOCKS == 0 {
                             // Before the first run: that run's start (holes take no space).
                             let run = runs.len().checked_sub(1).map_or(u32::MAX, |r| r as u32);
-                            checkpoints.push(Checkpoint { run, offset: run_end });
+                            checkpoints.push(Checkpoint::at(run, run_end));
                         }
                         j += 1;
                         continue;
@@ -626,7 +652,7 @@ impl Pool {
                     }
                     run_end = offset + asize;
                     if j % CHECKPOINT_BLOCKS == 0 {
-                        checkpoints.push(Checkpoint { run: (runs.len() - 1) as u32, offset });
+                        checkpoints.push(Checkpoint::at((runs.len() - 1) as u32, offset));
                     }
                     if level > 0 {
                         let mg1 = (mg + 1) % n;
@@ -643,7 +669,11 @@ impl Pool {
         }
         file_start.push(j);
         for c in checkpoints.iter_mut().filter(|c| c.run == u32::MAX) {
-            *c = Checkpoint { run: 0, offset: runs.first().map_or(0, |r| r.offset) };
+            *c = Checkpoint::at(0, runs.first().map_or(0, |r| r.offset));
+        }
+        for c in checkpoints.iter_mut() {
+            c.vdev = runs.get(c.run as usize).map_or(0, |r| r.vdev);
+            c.next_first = runs.get(c.run as usize + 1).map_or(u64::MAX, |r| r.first);
         }
         // Copies kept on their first copy's vdev go after the data (another metaslab).
         let base = rotor.cursor[0];
@@ -746,6 +776,15 @@ impl Pool {
         }
         let d0 = map.dva0(key, |_| true);
         Some((d0, (key.level() > 0).then(|| map.ditto(key))))
+    }
+
+    /// Starts bringing what a read of `key` looks up first (where the block lives) into
+    /// the CPU caches; changes nothing.
+    #[inline]
+    pub fn prefetch(&self, key: BlockKey) {
+        if let Some(map) = &self.map {
+            map.prefetch(key);
+        }
     }
 
     /// Reads block `key` of physical size `psize` (> 0) at `now` from one copy on one
