@@ -429,3 +429,30 @@ def test_oltp_read_only_reports_transactions_and_queries():
     doc = r.summary["variants"]["base"]
     assert doc["tps"] > 0 and doc["qps"] / doc["tps"] == pytest.approx(16, rel=0.01)
     assert {"qps", "tps"} <= set(r.series.columns)
+
+
+def test_where_a_transactions_time_goes(tmp_path):
+    """The summary's `waits` split a transaction's latency by what it waited for: the
+    classes sum to the mean latency, a disk-bound read-only run spends most in its own page
+    reads, and the table shows the classes that have time (mean / slowest 5%)."""
+    import tomllib
+
+    import tomli_w
+
+    raw = tomllib.loads((Path(__file__).resolve().parents[1] / "scenarios" / "exp7-lab-sysbench.toml").read_text())
+    raw["variants"] = {"zfs-300": raw["variants"]["zfs-300"]}
+    raw["run"] = {"warmup": "2s", "duration": "3s", "report_interval": "1s"}
+    p = tmp_path / "w.toml"
+    p.write_text(tomli_w.dumps(raw))
+    r = runner.invoke(app, ["run", str(p), "--json"])
+    assert r.exit_code == 0, r.stderr
+    v = json.loads(r.stdout)["variants"]["zfs-300"]
+    mean = v["waits"]["mean_ms"]
+    assert set(mean) == {"cpu", "data_read", "page_in_flight", "free_frame", "log_free", "commit", "row_lock", "other"}
+    assert sum(mean.values()) == pytest.approx(v["latency_ms"]["mean"], rel=2e-3)
+    assert mean["data_read"] > mean["cpu"] > 0 and mean["commit"] == 0
+    slow = v["waits"]["slowest"]
+    assert slow["share"] >= 0.05 and sum(slow["mean_ms"].values()) >= slow["from_ms"]
+    r = runner.invoke(app, ["run", str(p), "--summary-only"])
+    assert r.exit_code == 0
+    assert "time in own page reads (ms: mean / slowest 5%)" in r.stdout and "time in commit" not in r.stdout

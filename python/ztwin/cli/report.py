@@ -212,6 +212,20 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
         row("transactions (tps)", lambda d: _num(d.get("tps"), ",.1f"))
         for p in ("p50", "p95", "p99", "max"):
             row(f"latency {p} (ms)", lambda d, p=p: _num(g(d, "latency_ms", p), ",.2f"))
+        # Where a transaction's time goes (the core's `waits`): the mean, then the mean of
+        # the slowest (from the 95th percentile's band up), each class that has any.
+        labels = {
+            "cpu": "CPU", "data_read": "own page reads", "page_in_flight": "pages other threads read",
+            "free_frame": "free frames", "log_free": "redo log room", "commit": "commit",
+            "row_lock": "row locks", "other": "other",
+        }
+        for k, label in labels.items():
+            if any((g(variants[n], "waits", "mean_ms", k) or 0) > 0 for n in names):
+                row(
+                    f"time in {label} (ms: mean / slowest 5%)",
+                    lambda d, k=k: "-" if g(d, "waits", "mean_ms", k) is None
+                    else f"{g(d, 'waits', 'mean_ms', k):,.2f} / {g(d, 'waits', 'slowest', 'mean_ms', k):,.2f}",
+                )
     # sysbench-tpcc: each transaction type's count in the window (tps counts all five).
     if any("tpcc" in variants[n] for n in names):
         for k in ("new_order", "payment", "order_status", "delivery", "stock_level", "new_order_rollback"):

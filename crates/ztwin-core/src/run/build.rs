@@ -515,6 +515,10 @@ impl<'a> Sim<'a> {
             async_until: 0,
             datasync: false,
             journal_checkpoint: false,
+            trx_waits: [0; waits::CLASSES],
+            wait_since: 0,
+            wait_class: waits::WaitClass::Other,
+            cpu_exit: false,
         };
 
         if slots > events::MAX_CLIENTS {
@@ -573,6 +577,7 @@ impl<'a> Sim<'a> {
             bp_requests: 0,
             bp_reads: 0,
             window_hist: LatencyHistogram::new(),
+            wait_times: waits::WaitTimes::default(),
             interval_hist: LatencyHistogram::new(),
             measuring: false,
             mode: Mode::Workload { issue_until: 0 },

@@ -441,3 +441,27 @@ fn threads_backing_off_for_ever_end_the_run_with_an_error() {
         other => panic!("expected the stall's error, got {:?}", other.map(|r| r.summary)),
     }
 }
+
+/// Where a transaction's time goes (`waits`): its classes sum to its latency, so the mean
+/// split sums to the mean latency (which the histogram keeps to 3 significant digits);
+/// a read-only run waits for no commit, an update-index
+/// run for its commits (flush_log_at_trx_commit = 1), and the slowest transactions' split
+/// sums to a latency at least their band's floor.
+#[test]
+fn classes_sum_to_latency() {
+    for (test, commits) in [(SysbenchTest::OltpReadOnly, false), (SysbenchTest::OltpUpdateIndex, true)] {
+        let cfg = write_variant(test);
+        let r = run_variant(&cfg).unwrap();
+        let s = &r.summary;
+        let w = &s["waits"];
+        let sum = |m: &Value| m.as_object().unwrap().values().map(|v| v.as_f64().unwrap()).sum::<f64>();
+        let mean = f(s, &["latency_ms", "mean"]);
+        assert!((sum(&w["mean_ms"]) - mean).abs() <= 2e-3 * mean, "{test:?}: {w} against {mean}");
+        assert!(f(w, &["mean_ms", "cpu"]) > 0.0, "{test:?}: {w}");
+        assert_eq!(f(w, &["mean_ms", "commit"]) > 0.0, commits, "{test:?}: {w}");
+        let slow = &w["slowest"];
+        assert!(f(slow, &["transactions"]) >= 1.0 && f(slow, &["share"]) >= 0.05, "{test:?}: {slow}");
+        assert!(sum(&slow["mean_ms"]) >= f(slow, &["from_ms"]), "{test:?}: {slow}");
+        assert!(sum(&slow["mean_ms"]) >= mean, "{test:?}: {slow}");
+    }
+}

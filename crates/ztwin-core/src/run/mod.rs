@@ -232,6 +232,13 @@ struct Client {
     datasync: bool,
     /// XFS/ext4: the write's metadata change found the journal short of space.
     journal_checkpoint: bool,
+    /// The transaction's time so far by what it waited for (`waits`).
+    trx_waits: waits::TrxWaits,
+    /// When the thread's last step ended, what it waits for since, and whether that step
+    /// ended by running its pending CPU.
+    wait_since: Nanos,
+    wait_class: waits::WaitClass,
+    cpu_exit: bool,
 }
 
 /// Whether a client's request is an fsync.
@@ -397,6 +404,8 @@ struct Sim<'a> {
     bp_requests: u64,
     bp_reads: u64,
     window_hist: LatencyHistogram,
+    /// The window's transactions' time by what they waited for.
+    wait_times: waits::WaitTimes,
     interval_hist: LatencyHistogram,
     measuring: bool,
     mode: Mode,
@@ -444,6 +453,7 @@ pub mod progress;
 mod report;
 mod stall;
 mod step;
+mod waits;
 
 use events::{Event, Schedule};
 pub use memory::{estimate_memory, estimate_memory_json, MemoryEstimate};

@@ -334,6 +334,7 @@ impl Sim<'_> {
         let Some((ws, we)) = window else { return };
         if start_snap.is_none() && t >= ws {
             self.window_hist.reset();
+            self.wait_times.reset();
             self.measuring = true;
             *start_snap = Some(self.snapshot(ws));
         }

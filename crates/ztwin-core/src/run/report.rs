@@ -338,6 +338,11 @@ impl Sim<'_> {
         if !tpcc.is_null() {
             out["tpcc"] = tpcc;
         }
+        if self.db.is_some() && statements > 0 {
+            // Where the transactions' time went (`waits`).
+            let p95 = (self.window_hist.quantile_ms(0.95) * crate::sim::time::MS as f64) as Nanos;
+            out["waits"] = self.wait_times.summary(p95);
+        }
         if let Some(db) = &self.db {
             out["innodb"] = json!({
                 "buffer_pool_hit_ratio": if req > 0 { Some(1.0 - reads as f64 / req as f64) } else { None },

@@ -58,7 +58,13 @@ impl Sim<'_> {
     /// every step), so nothing called from here reads `self.clients`.
     pub(super) fn step(&mut self, i: usize, now: Nanos) {
         let mut clients = std::mem::take(&mut self.clients);
-        self.step_client(i, &mut clients[i], now);
+        let c = &mut clients[i];
+        // The time since its last step goes to what it waited for (`waits`).
+        c.trx_waits[c.wait_class as usize] += now.saturating_sub(c.wait_since);
+        c.cpu_exit = false;
+        self.step_client(i, c, now);
+        c.wait_class = waits::class_of(c, self.waits[i], c.cpu_exit);
+        c.wait_since = now;
         self.clients = clients;
     }
 
@@ -139,6 +145,7 @@ impl Sim<'_> {
                         self.source.next(i, &mut self.stmts[i]);
                     }
                     c.started = now;
+                    c.trx_waits = [0; waits::CLASSES];
                     let s = &self.stmts[i];
                     c.cpu_pending += self.costs.statement * u64::from(s.queries.max(1))
                         + self.costs.row * u64::from(s.rows);
@@ -574,6 +581,7 @@ impl Sim<'_> {
                     self.interval_hist.record(now - c.started);
                     if self.measuring {
                         self.window_hist.record(now - c.started);
+                        self.wait_times.record(now - c.started, &c.trx_waits);
                     }
                     c.state = State::Start;
                 }
@@ -795,6 +803,7 @@ impl Sim<'_> {
         }
         let done = self.cpus.run(now, c.cpu_pending);
         c.cpu_pending = 0;
+        c.cpu_exit = true;
         self.queue.at(done, Event::Client(i));
         true
     }
