@@ -70,8 +70,9 @@ pub use zfs::{
     ZilTunables,
 };
 pub use zfs_features::{
-    ArcAccessRules, ArcAdaptation, ArcFeatures, ArcOverflow, ArcStructSizes, EarlyIssue, L2arcFeatures, LwbSizing,
-    MgAliquot, PoolFeatures, PrefetchRead, VdevQueueFeatures, ZfetchFeatures, ZfsFeatures, ZilFeatures,
+    ArcAccessRules, ArcAdaptation, ArcFeatures, ArcOverflow, ArcStructSizes, EarlyIssue, L2arcFeatures,
+    LwbSizing, MgAliquot, ObjsetFeatures, PoolFeatures, PrefetchRead, VdevQueueFeatures, ZfetchFeatures,
+    ZfsFeatures, ZilFeatures,
 };
 
 #[cfg(test)]

@@ -108,7 +108,38 @@ pub struct ZfsFeatures {
     /// Support", 2.3.0), read checksums always verified 26ecd8b993, enabled by default on
     /// Linux bc06d8164b (2.3.0).
     pub direct_io: bool,
+    /// What an open objset (a mounted dataset, the MOS) keeps in the ARC
+    /// (`fs::zfs::objset`).
+    pub objset: ObjsetFeatures,
 }
+
+/// What an open objset holds in the ARC beside its files (`fs::zfs::objset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjsetFeatures {
+    /// `DN_MAX_INDBLKSHIFT`, the indirect block shift `dmu_objset_create_impl` gives a
+    /// dataset's meta-dnode: 14 (16 KiB) before d7958b4cda ("OpenZFS 7104 - increase
+    /// indirect block size", 0.7.0), 17 (128 KiB) from then (`include/sys/dnode.h`).
+    pub meta_dnode_indblkshift: u32,
+    /// `dnode_t`s `dmu_objset_open_impl` opens for an objset's special objects: the
+    /// meta-dnode, userused and groupused (an `os_phys` of 2048 B or more), projectused
+    /// (4096 B, `OBJSET_BUF_HAS_PROJECTUSED`, 9c5167d19f "Project Quota on ZFS", 0.8.0).
+    /// A pool created by the release writes `sizeof (objset_phys_t)`: 2048 B in 0.6
+    /// (`OBJSET_PHYS_SIZE`, zfs-0.6.5.11), 4096 B from 0.8. So 3, then 4.
+    pub special_dnodes: u64,
+    /// The mount holds the root directory's inode, so its znode's dnode and bonus buffer,
+    /// for the mount's life: Linux `zfs_domount` gives it to `d_make_root`
+    /// (`module/os/linux/zfs/zfs_vfsops.c`). False for the 0.6 row, whose platform
+    /// (illumos, FreeBSD 8.3) looks the root vnode up per `VFS_ROOT` call (not read: taken
+    /// as not held).
+    pub root_dir_held: bool,
+}
+
+/// 0.6's objset (the 2012 illumos code).
+const OBJSET_0_6: ObjsetFeatures =
+    ObjsetFeatures { meta_dnode_indblkshift: 14, special_dnodes: 3, root_dir_held: false };
+/// 0.8 and later (read at zfs-0.8.6, 2.1.16, 2.2.11).
+const OBJSET_0_8: ObjsetFeatures =
+    ObjsetFeatures { meta_dnode_indblkshift: 17, special_dnodes: 4, root_dir_held: true };
 
 /// How `arc_read()` / `arc_access()` treat a read (the ARC's state transitions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -637,6 +668,7 @@ impl ZfsFeatures {
                 vdev_queue: VDEV_QUEUE_0_8,
                 prefetch_fills_buf: false,
                 direct_io: false,
+                objset: OBJSET_0_6,
             },
             ZfsRelease::V0_8 => ZfsFeatures {
                 dbuf_cache: true,
@@ -657,6 +689,7 @@ impl ZfsFeatures {
                 vdev_queue: VDEV_QUEUE_0_8,
                 prefetch_fills_buf: false,
                 direct_io: false,
+                objset: OBJSET_0_8,
             },
             ZfsRelease::V2_1 => ZfsFeatures {
                 dbuf_cache: true,
@@ -706,6 +739,7 @@ impl ZfsFeatures {
                 // feature's docs).
                 prefetch_fills_buf: false,
                 direct_io: false,
+                objset: OBJSET_0_8,
             },
             ZfsRelease::V2_2 => ZfsFeatures {
                 dbuf_cache: true,
@@ -787,6 +821,7 @@ impl ZfsFeatures {
                 // feature's docs).
                 prefetch_fills_buf: false,
                 direct_io: false,
+                objset: OBJSET_0_8,
             },
             ZfsRelease::V2_3 => {
                 let f = ZfsFeatures::resolve(ZfsRelease::V2_2, 11);

@@ -742,8 +742,19 @@ pub(super) fn new_arc(
     let mut arc = Arc::new(&params);
     arc.set_release_patch(z.release_patch);
     // The database or fio keeps its files open: each holds its dnode, bonus buffer and
-    // dnode block in the ARC.
-    arc.set_open_files(layout.nfiles() as u64, 0);
+    // dnode block in the ARC; on Linux so does the mounted dataset's root directory.
+    let features = z.release.features();
+    let root_dir = u64::from(features.objset.root_dir_held);
+    arc.set_open_files(layout.nfiles() as u64 + root_dir, 0);
+    // The dataset's meta-dnode chain above those dnodes, and the objsets' special dnodes
+    // (fs::zfs::objset). A release without compressed ARC or ABD behaves as with them
+    // disabled.
+    arc.set_objset_pins(crate::fs::zfs::objset::open_objset_pins(
+        &features.objset,
+        &layout.compression,
+        z.arc.zfs_compressed_arc_enabled.unwrap_or(true) && features.compressed_arc,
+        features.abd && z.arc.zfs_abd_scatter_enabled.unwrap_or(true),
+    ));
     if !cache_devices.is_empty() {
         // Every block of every level of every file, per object number (none for object 0).
         let key_space: Vec<Vec<u64>> = std::iter::once(Vec::new())

@@ -35,6 +35,11 @@
 //!   (`ARC_SPACE_DNODE`); each dnode's bonus buffer `DN_MAX_BONUSLEN` (320 bytes with
 //!   512-byte dnodes) of `bonus_size` plus a dbuf. An open file holds its dnode, which
 //!   holds its 16K dnode block's dbuf (a metadata buffer, with its copy).
+//! - A held dnode block holds its parents in the objset's meta-dnode: a dataset's
+//!   meta-dnode has a fixed number of levels (`dmu_objset_create_impl`), so a mounted
+//!   dataset pins a chain of indirect blocks above its dnodes, each a held dbuf on a
+//!   referenced MRU metadata header; every open objset has `dnode_t`s for its special
+//!   objects. The zfs layer computes them (`fs::zfs::objset`) as [`ObjsetPins`].
 //! - All of these count in `size` (so in the ARC's target), in `arc_meta_used` (0.8) and
 //!   none can be evicted by the ARC: they go when their holders do.
 //!
@@ -57,6 +62,10 @@
 //!    the modelled blocks are multiples of the page size.
 //! 5. If the model evicted a header before a dbuf took its buffer (the real ARC holds it
 //!    referenced from the read), the copy is counted with the anonymous buffers.
+//! 6. The pinned objset blocks ([`ObjsetPins`]) have no header in the slab: they are
+//!    counted in the MRU metadata state's size and in the arcstats they belong to, but
+//!    are never read, hit or evicted (held, they could not be), nor written to an L2ARC
+//!    (the real feed may write their headers: a few blocks).
 
 use super::slab::{list_index, State, F2_COPY, F2_HELD, F2_USER, HELD_LISTS, NIL};
 use super::Arc;
@@ -101,13 +110,39 @@ pub(crate) struct Consumers {
     pub dbufs: u64,
     /// Open files (dnode_t + bonus buffer + bonus dbuf each).
     pub files: u64,
+    /// What the open objsets hold beside the files ([`ObjsetPins`]).
+    pub pins: ObjsetPins,
     /// sizeof (dmu_buf_impl_t), sizeof (dnode_t), sizeof (arc_buf_t).
     pub sizes: (u64, u64, u64),
+    /// HDR_FULL_SIZE: the pinned blocks' headers.
+    pub hdr_full: u64,
+}
+
+/// What the pool's open objsets hold in the ARC beside the files' trees, from the zfs layer
+/// (`fs::zfs::objset`): indirect blocks of a meta-dnode held by the dnodes under them
+/// (each a dbuf with an `arc_buf_t` on a referenced MRU metadata header), and the objsets'
+/// special `dnode_t`s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ObjsetPins {
+    /// Held indirect blocks.
+    pub blocks: u64,
+    /// Their headers' buffer bytes (`b_pabd`: psize under compressed ARC, else lsize).
+    pub hdr_bytes: u64,
+    /// Their dbufs' separate copies ([`dbuf_copy_bytes`]).
+    pub copies: u64,
+    /// Their logical bytes.
+    pub lsize: u64,
+    /// `dnode_t`s of the objsets' special objects.
+    pub dnodes: u64,
 }
 
 impl Consumers {
     pub(crate) fn new(sizes: &ArcStructSizes) -> Self {
-        Consumers { sizes: (sizes.dmu_buf_impl, sizes.dnode, sizes.arc_buf), ..Default::default() }
+        Consumers {
+            sizes: (sizes.dmu_buf_impl, sizes.dnode, sizes.arc_buf),
+            hdr_full: sizes.hdr_full,
+            ..Default::default()
+        }
     }
 
     /// Dnode blocks held by the open files.
@@ -118,31 +153,45 @@ impl Consumers {
     /// overhead_size by type: [data, metadata].
     #[inline]
     pub(crate) fn overhead(&self) -> [u64; 2] {
-        [self.copies[0], self.copies[1] + self.dnode_blocks() * DNODE_BLOCK_SIZE]
+        [self.copies[0], self.copies[1] + self.dnode_blocks() * DNODE_BLOCK_SIZE + self.pins.copies]
     }
 
-    /// dbuf_size: the dbufs of blocks, of bonus buffers and of dnode blocks.
+    /// dbuf_size: the dbufs of blocks, of bonus buffers, of dnode blocks and of the pinned
+    /// indirect blocks.
     pub(crate) fn dbuf_size(&self) -> u64 {
-        (self.dbufs + self.files + self.dnode_blocks()) * self.sizes.0
+        (self.dbufs + self.files + self.dnode_blocks() + self.pins.blocks) * self.sizes.0
     }
 
     pub(crate) fn dnode_size(&self) -> u64 {
-        self.files * self.sizes.1
+        (self.files + self.pins.dnodes) * self.sizes.1
     }
 
     pub(crate) fn bonus_size(&self) -> u64 {
         self.files * BONUS_SIZE
     }
 
-    /// The arc_buf_t structs, part of hdr_size.
+    /// What consumers add to hdr_size: the arc_buf_t structs, and the pinned blocks'
+    /// headers.
     pub(crate) fn buf_hdrs(&self) -> u64 {
-        (self.dbufs + self.dnode_blocks()) * self.sizes.2
+        (self.dbufs + self.dnode_blocks() + self.pins.blocks) * self.sizes.2
+            + self.pins.blocks * self.hdr_full
+    }
+
+    /// The pinned blocks' bytes in their (MRU metadata) state: headers' buffers and copies.
+    #[inline]
+    pub(crate) fn pinned_state_bytes(&self) -> u64 {
+        self.pins.hdr_bytes + self.pins.copies
     }
 
     /// Everything consumers add to `size`.
     pub(crate) fn size(&self) -> u64 {
         let [d, m] = self.overhead();
-        d + m + self.dbuf_size() + self.dnode_size() + self.bonus_size() + self.buf_hdrs()
+        d + m
+            + self.pins.hdr_bytes
+            + self.dbuf_size()
+            + self.dnode_size()
+            + self.bonus_size()
+            + self.buf_hdrs()
     }
 }
 
@@ -297,6 +346,12 @@ impl Arc {
         }
     }
 
+    /// What the pool's open objsets hold ([`ObjsetPins`]), set once when the pool is
+    /// imported and the dataset mounted (the ARC is empty then: nothing to evict).
+    pub fn set_objset_pins(&mut self, pins: ObjsetPins) {
+        self.consumers.pins = pins;
+    }
+
     /// Header `i` (held, already unlinked) goes from state `from` to `to`: its copy's bytes
     /// follow it; if `to` is not a live state (the model destroyed or evicted it), they
     /// become anonymous and the header is no longer held.
@@ -316,6 +371,7 @@ impl Arc {
     /// headers' separate copies.
     pub(super) fn state_size(&self, s: State, meta: bool) -> u64 {
         let li = list_index(s, meta);
-        self.slab.lists[li].bytes + self.slab.lists[HELD_LISTS + li].bytes + self.consumers.held[li]
+        let pinned = if s == State::Mru && meta { self.consumers.pinned_state_bytes() } else { 0 };
+        self.slab.lists[li].bytes + self.slab.lists[HELD_LISTS + li].bytes + self.consumers.held[li] + pinned
     }
 }

@@ -72,7 +72,7 @@ use slab::{
 };
 
 pub use crate::cache::l2arc::L2KeySpace;
-pub use bufs::{dbuf_copy_bytes, ABD_SCATTER_MIN_SIZE};
+pub use bufs::{dbuf_copy_bytes, ObjsetPins, ABD_SCATTER_MIN_SIZE};
 pub use evict::MAX_SKIP_SCAN;
 pub use limits::ArcLimits;
 pub use meta_balance::evict_adj;

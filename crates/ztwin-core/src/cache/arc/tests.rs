@@ -66,9 +66,10 @@ pub(in crate::cache) fn check_invariants(a: &Arc) {
             + s.dnode_size
             + s.bonus_size
     );
-    // Live states hold the headers' buffers and the held headers' copies; the rest of
-    // the copies are anonymous (or the open files' dnode blocks).
-    let held_copies: u64 = a.consumers.held.iter().sum();
+    // Live states hold the headers' buffers and the held headers' copies (the pinned
+    // objset blocks' in MRU); the rest of the copies are anonymous (or the open files'
+    // dnode blocks).
+    let held_copies: u64 = a.consumers.held.iter().sum::<u64>() + a.consumers.pins.copies;
     assert_eq!(
         s.data_size + s.metadata_size,
         s.mru_size + s.mfu_size + s.uncached_size + (s.overhead_size - held_copies)
@@ -474,7 +475,11 @@ fn eviction_waits_for_the_release_s_overflow_margin() {
         // Before the read that evicted, the ARC was within one block (and its header) of
         // c + margin; that read took it past and eviction left it at c or below.
         let block = 16384 + hdr_full_size(rel);
-        assert!(peak <= a.c + margin && peak + block >= a.c + margin, "{rel:?}.{patch}: peak {peak} c {}", a.c);
+        assert!(
+            peak <= a.c + margin && peak + block >= a.c + margin,
+            "{rel:?}.{patch}: peak {peak} c {}",
+            a.c
+        );
         assert!(a.size() <= a.c, "{rel:?}.{patch}: size {} c {}", a.size(), a.c);
     }
 }
@@ -516,7 +521,11 @@ fn a_small_crossing_of_arc_meta_limit_empties_the_mru_in_08() {
     let (excess, meta0) = cross_meta_limit_then_overflow(&mut a);
     let s = a.stats();
     assert!(excess < MIB && meta0 > 180 * MIB, "excess {excess}, metadata {meta0}");
-    assert!(s.metadata_size < meta0 / 10, "{excess} bytes over the limit evicted metadata {meta0} -> {}", s.metadata_size);
+    assert!(
+        s.metadata_size < meta0 / 10,
+        "{excess} bytes over the limit evicted metadata {meta0} -> {}",
+        s.metadata_size
+    );
     assert!(s.size < a.c / 2, "the MRU's data went too: size {}", s.size);
     // Each arc_adjust_meta_balanced call restarts to its end: 2048 arc_prune_async calls.
     assert!(s.arc_prune >= 2048 && s.arc_prune % 2048 == 0, "arc_prune {}", s.arc_prune);
@@ -1024,6 +1033,40 @@ fn open_files_hold_dnodes_bonus_buffers_and_dnode_blocks() {
     assert_eq!(s.size, 33 * n + 33 * 320 + 35 * d + 2 * 16384 + 2 * b);
     // 0.8: all of it is arc_meta_used.
     assert_eq!(s.arc_meta_used, s.size);
+    check_invariants(&a);
+}
+
+/// The open objsets' pinned meta-dnode chain (2.2: five 128K blocks stored in one 4K
+/// sector each) counts in metadata_size (headers and copies), overhead_size (copies),
+/// hdr_size (header and arc_buf_t each), dbuf_size, dnode_size (special dnodes), the MRU
+/// metadata state and size; and 2.2's MRU-metadata eviction target sees it.
+#[test]
+fn objset_pins_are_held_mru_metadata() {
+    let mut a = Arc::new(&params(ZfsRelease::V2_2, 4 * GIB, 256 * MIB));
+    let (d, n, b) = struct_sizes(ZfsRelease::V2_2);
+    let h = hdr_full_size(ZfsRelease::V2_2);
+    let pins =
+        ObjsetPins { blocks: 5, hdr_bytes: 5 * 4096, copies: 5 * 131072, lsize: 5 * 131072, dnodes: 8 };
+    a.set_objset_pins(pins);
+    let s = a.stats();
+    assert_eq!(s.metadata_size, 675_840);
+    assert_eq!(s.overhead_size, 5 * 131072);
+    assert_eq!(s.hdr_size, 5 * (h + b));
+    assert_eq!(s.dbuf_size, 5 * d);
+    assert_eq!(s.dnode_size, 8 * n);
+    assert_eq!(s.mru_metadata, 675_840);
+    assert_eq!((s.compressed_size, s.uncompressed_size), (5 * 4096, 5 * 131072));
+    assert_eq!(s.size, 675_840 + 5 * (h + b + d) + 8 * n);
+    check_invariants(&a);
+    // Never evicted: fill the ARC with metadata far past c; the pins stay.
+    a.evict_at_c();
+    for blk in 0..40_000u64 {
+        a.read(BlockKey::new(1, 0, blk), meta(16384, 16384), DEMAND, blk * MS);
+    }
+    let s = a.stats();
+    assert!(s.size <= a.c() + (1 << 20));
+    assert!(s.mru_metadata >= 675_840 && s.metadata_size >= 675_840);
+    assert_eq!(a.consumers.pins, pins);
     check_invariants(&a);
 }
 

@@ -8,6 +8,7 @@ pub mod dbuf;
 pub mod direct;
 pub mod geometry;
 pub mod layer;
+pub mod objset;
 pub mod pool;
 pub mod prefetch;
 pub mod read_path;
