@@ -140,7 +140,11 @@ impl VariantConfig {
             )?;
             ensure(d.transfer_bytes_per_sec > 0.0, &at("transfer_bytes_per_sec"), "must be positive")?;
             for (name, ns) in
-                [("read_latency_ns", d.read_latency_ns), ("write_latency_ns", d.write_latency_ns)]
+                [
+                    ("read_latency_ns", d.read_latency_ns),
+                    ("write_latency_ns", d.write_latency_ns),
+                    ("flush_latency_ns", d.flush_latency_ns),
+                ]
             {
                 ensure(ns <= 60 * SEC, &at(name), "must be at most 60 s")?;
             }
