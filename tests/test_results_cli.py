@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Optional
 
 import polars as pl
 import pytest
@@ -336,20 +337,28 @@ def test_default_scenario_is_experiment_1():
     assert packaged == (ROOT / "scenarios" / "exp1-arc-sizing.toml").read_text()
 
 
-def test_a_window_without_finished_queries_reports_no_latency(tmp_path):
-    """qps 0 has no latency: null in the summary and '-' in the table, not 0.0 ms."""
+def _exp7_run(tmp_path: Path, name: str, variant: Optional[dict], run: dict) -> tuple[Path, dict]:
+    """Experiment 7's scenario with one variant (`variant`, or the scenario's own `name`)
+    and run settings `run`, written to `tmp_path`: its path and `ztwin run --json`'s
+    document of that variant."""
     import tomllib
 
     import tomli_w
 
     raw = tomllib.loads((Path(__file__).resolve().parents[1] / "scenarios" / "exp7-lab-sysbench.toml").read_text())
-    raw["variants"] = {"slow": {"filesystem": {"type": "ext4", "device": "disk", "block_size": "4K"}, "devices": {"disk": {"iops_limit": 1}}}}
-    raw["run"] = {"warmup": "0s", "duration": "200ms", "report_interval": "100ms"}
-    p = tmp_path / "slow.toml"
+    raw["variants"] = {name: variant if variant is not None else raw["variants"][name]}
+    raw["run"] = run
+    p = tmp_path / f"{name}.toml"
     p.write_text(tomli_w.dumps(raw))
     r = runner.invoke(app, ["run", str(p), "--json"])
     assert r.exit_code == 0, r.stderr
-    v = json.loads(r.stdout)["variants"]["slow"]
+    return p, json.loads(r.stdout)["variants"][name]
+
+
+def test_a_window_without_finished_queries_reports_no_latency(tmp_path):
+    """qps 0 has no latency: null in the summary and '-' in the table, not 0.0 ms."""
+    slow = {"filesystem": {"type": "ext4", "device": "disk", "block_size": "4K"}, "devices": {"disk": {"iops_limit": 1}}}
+    p, v = _exp7_run(tmp_path, "slow", slow, {"warmup": "0s", "duration": "200ms", "report_interval": "100ms"})
     assert v["queries"] == 0 and set(v["latency_ms"].values()) == {None}
     # Nor has any interval of the series.
     series = ztwin.run(p).series
@@ -435,18 +444,7 @@ def test_where_a_transactions_time_goes(tmp_path):
     """The summary's `waits` split a transaction's latency by what it waited for: the
     classes sum to the mean latency, a disk-bound read-only run spends most in its own page
     reads, and the table shows the classes that have time (mean / slowest 5%)."""
-    import tomllib
-
-    import tomli_w
-
-    raw = tomllib.loads((Path(__file__).resolve().parents[1] / "scenarios" / "exp7-lab-sysbench.toml").read_text())
-    raw["variants"] = {"zfs-300": raw["variants"]["zfs-300"]}
-    raw["run"] = {"warmup": "2s", "duration": "3s", "report_interval": "1s"}
-    p = tmp_path / "w.toml"
-    p.write_text(tomli_w.dumps(raw))
-    r = runner.invoke(app, ["run", str(p), "--json"])
-    assert r.exit_code == 0, r.stderr
-    v = json.loads(r.stdout)["variants"]["zfs-300"]
+    p, v = _exp7_run(tmp_path, "zfs-300", None, {"warmup": "2s", "duration": "3s", "report_interval": "1s"})
     mean = v["waits"]["mean_ms"]
     assert set(mean) == {"cpu", "data_read", "page_in_flight", "free_frame", "log_free", "commit", "row_lock", "other"}
     assert sum(mean.values()) == pytest.approx(v["latency_ms"]["mean"], rel=2e-3)
