@@ -56,13 +56,17 @@ fn dense_bytes(file_pages: &[u64]) -> u64 {
     file_pages.iter().fold(0u64, |s, &p| s.saturating_add(p)).saturating_mul(DENSE_SLOT_BYTES)
 }
 
-/// Bytes of the table a pool of `frames` frames over files of `file_pages` pages takes
-/// at its start (the dense table's growth with the files is not counted).
+/// Bytes of the table a pool of `frames` frames over files of `file_pages` pages takes at
+/// its start, as an estimate that never falls when the pool or the files grow: the dense
+/// table's bytes when it is taken, else twice the hashed one's (which is at least what
+/// the dense one would take and at most twice what the hashed one takes). The dense
+/// table's growth with the files is not counted.
 pub(crate) fn memory_bytes(frames: u64, file_pages: &[u64]) -> u64 {
-    if dense_fits(frames, file_pages) {
-        dense_bytes(file_pages)
+    let hashed = key_table::sized_bytes(frames, 11);
+    if file_pages.is_empty() {
+        hashed
     } else {
-        key_table::sized_bytes(frames, 11)
+        dense_bytes(file_pages).min(hashed.saturating_mul(2))
     }
 }
 
@@ -198,9 +202,9 @@ mod tests {
         let pages = vec![9_155_274u64 / 8; 8];
         assert!(dense_fits(frames, &pages));
         assert!(memory_bytes(frames, &pages) < key_table::sized_bytes(frames, 11));
-        // 12 GB over 749 GB: hashed.
+        // 12 GB over 749 GB: hashed, estimated at twice its bytes (see memory_bytes).
         assert!(!dense_fits(786_000, &[749_000_000_000 / 16384]));
-        assert_eq!(memory_bytes(786_000, &[749_000_000_000 / 16384]), key_table::sized_bytes(786_000, 11));
+        assert_eq!(memory_bytes(786_000, &[749_000_000_000 / 16384]), 2 * key_table::sized_bytes(786_000, 11));
         // No file sizes: hashed.
         assert!(!PageTable::for_files(1000, &[]).is_dense());
         assert!(PageTable::for_files(1000, &[5000, 20]).is_dense());
@@ -221,6 +225,16 @@ mod tests {
     }
 
     proptest! {
+        /// The estimate never falls when the pool or the files grow, and covers the table taken.
+        #[test]
+        fn the_estimate_grows_and_covers(frames in 1u64..10_000_000, more in 0u64..10_000_000, pages in 1u64..100_000_000, more_pages in 0u64..100_000_000) {
+            let e = memory_bytes(frames, &[pages]);
+            prop_assert!(memory_bytes(frames + more, &[pages]) >= e);
+            prop_assert!(memory_bytes(frames, &[pages + more_pages]) >= e);
+            let taken = if dense_fits(frames, &[pages]) { dense_bytes(&[pages]) } else { key_table::sized_bytes(frames, 11) };
+            prop_assert!(e >= taken);
+        }
+
         /// Dense and hashed answer alike under any sequence of inserts and removes.
         #[test]
         fn dense_and_hashed_agree(ops in proptest::collection::vec((0u64..4, 0u64..300, any::<bool>()), 1..400)) {
