@@ -139,13 +139,11 @@ impl VariantConfig {
                 &format!("must be 1 to {MAX_PARALLELISM}"),
             )?;
             ensure(d.transfer_bytes_per_sec > 0.0, &at("transfer_bytes_per_sec"), "must be positive")?;
-            for (name, ns) in
-                [
-                    ("read_latency_ns", d.read_latency_ns),
-                    ("write_latency_ns", d.write_latency_ns),
-                    ("flush_latency_ns", d.flush_latency_ns),
-                ]
-            {
+            for (name, ns) in [
+                ("read_latency_ns", d.read_latency_ns),
+                ("write_latency_ns", d.write_latency_ns),
+                ("flush_latency_ns", d.flush_latency_ns),
+            ] {
                 ensure(ns <= 60 * SEC, &at(name), "must be at most 60 s")?;
             }
             ensure(

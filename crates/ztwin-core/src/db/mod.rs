@@ -148,9 +148,7 @@ impl Database {
     pub fn size_page_table(&mut self, file_bytes: &[u64]) {
         match self {
             Database::Innodb(d) => {
-                let ps = u64::from(d.page_size.max(1));
-                let pages: Vec<u64> = file_bytes.iter().map(|b| b.div_ceil(ps)).collect();
-                d.bp.size_page_table(&pages);
+                d.bp.size_page_table(&innodb::buffer_pool::file_pages(file_bytes, d.page_size))
             }
         }
     }

@@ -58,11 +58,6 @@ const FIXED_BYTES: u64 = 1 << 20;
 /// per-layer ones (counted on the bundled scenarios).
 const SERIES_BASE_COLUMNS: u64 = 16;
 
-/// The pages of files of `file_bytes` bytes.
-fn page_counts(file_bytes: &[u64], page_size: u32) -> Vec<u64> {
-    file_bytes.iter().map(|b| b.div_ceil(u64::from(page_size.max(1)))).collect()
-}
-
 /// Estimates the peak heap of running `cfg` (checked with [`VariantConfig::validate`]
 /// first), by part:
 ///
@@ -91,14 +86,15 @@ pub fn estimate_memory(cfg: &VariantConfig) -> Result<MemoryEstimate> {
         (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Sysbench(ds), _) => {
             let table = TableLayout::sysbench(ds.table_size, db.innodb_page_size);
             let files = vec![table.file_size(); ds.tables as usize];
-            let pages = page_counts(&files, db.innodb_page_size);
+            let pages = buffer_pool::file_pages(&files, db.innodb_page_size);
             parts.push(("buffer_pool", buffer_pool::memory_bytes(buffer_pool::pool_frames(db), &pages)));
             (files, false)
         }
         (Some(DatabaseConfig::Innodb(db)), DatasetConfig::Tpcc(ds), _) => {
             let (_, layouts) = build::tpcc_layouts(ds, db, cfg.seed);
-            let files: Vec<u64> = (0..ds.table_count()).map(|t| layouts[(t % 9) as usize].file_size()).collect();
-            let pages = page_counts(&files, db.innodb_page_size);
+            let files: Vec<u64> =
+                (0..ds.table_count()).map(|t| layouts[(t % 9) as usize].file_size()).collect();
+            let pages = buffer_pool::file_pages(&files, db.innodb_page_size);
             parts.push(("buffer_pool", buffer_pool::memory_bytes(buffer_pool::pool_frames(db), &pages)));
             (files, false)
         }

@@ -280,10 +280,7 @@ impl Sim<'_> {
                 if t > report_limit && background & 0xFFFF == 0 {
                     // Past the window, a drain of background events alone (requests waiting
                     // on a slow device) still lets the observer stop it.
-                    if let Some(o) = &mut rec.observer {
-                        o.observe(t, self.phase_index);
-                        o.check()?;
-                    }
+                    self.observe_drain(rec, t)?;
                 }
                 self.dispatch(event, t);
                 continue;
@@ -295,10 +292,7 @@ impl Sim<'_> {
             if t > report_limit && self.events & 0xFFFF == 0 {
                 // Past the window no row is due: the observer is told every 65,536 events
                 // (a long drain can still be stopped).
-                if let Some(o) = &mut rec.observer {
-                    o.observe(t, self.phase_index);
-                    o.check()?;
-                }
+                self.observe_drain(rec, t)?;
             }
             self.window_bounds(rec, t, window, &mut start_snap, &mut end_snap);
             self.events += 1;
@@ -312,6 +306,16 @@ impl Sim<'_> {
             end_snap.unwrap_or_else(|| self.snapshot(if we == Nanos::MAX { self.clock.max(ws) } else { we }));
         self.measuring = false;
         Ok(Some((start, end)))
+    }
+
+    /// Tells the observer where a drain past its window is (at `t`); its answer may stop
+    /// the run.
+    fn observe_drain(&self, rec: &mut Recorder, t: Nanos) -> Result<()> {
+        if let Some(o) = &mut rec.observer {
+            o.observe(t, self.phase_index);
+            o.check()?;
+        }
+        Ok(())
     }
 
     /// Before a background thread runs at `t` (it has no clock of its own): the report

@@ -11,9 +11,9 @@
 //! log's room (`log_free_check`: the checkpoint age), its commit (the log's write and
 //! flush, the group commit, the binary log, the ZIL or the journal), a row lock, or
 //! something else. So each interval goes to one class ([`WaitClass`]), and a
-//! transaction's classes sum to its latency exactly (`tests::classes_sum_to_latency`).
-//! This is what performance_schema's wait events and `SHOW PROFILE` answer on a real
-//! server, without their probe effect.
+//! transaction's classes sum to its latency exactly
+//! (`db_write_tests::classes_sum_to_latency`). This is what performance_schema's wait
+//! events and `SHOW PROFILE` answer on a real server, without their probe effect.
 //!
 //! # Simplifications
 //!
@@ -136,7 +136,12 @@ pub(super) struct WaitTimes {
 
 impl Default for WaitTimes {
     fn default() -> Self {
-        WaitTimes { total: [0; CLASSES], count: 0, bands: vec![[0; CLASSES]; BANDS], band_counts: vec![0; BANDS] }
+        WaitTimes {
+            total: [0; CLASSES],
+            count: 0,
+            bands: vec![[0; CLASSES]; BANDS],
+            band_counts: vec![0; BANDS],
+        }
     }
 }
 

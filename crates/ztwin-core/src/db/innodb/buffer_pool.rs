@@ -84,9 +84,9 @@
 //! from its key, so the driver prefetches the slots of a statement's pages before it runs
 //! them. No allocation after construction (but a dense table's growth with its files).
 
+use super::page_table::{self, PageTable};
 use crate::config::{InnodbConfig, InnodbServer};
 use crate::sim::time::{Nanos, MS};
-use super::page_table::{self, PageTable};
 use crate::support::mem_hint::prefetch;
 
 /// A page of a tablespace, (space_id, page_no) packed in a u64 by [`PageKey::new`].
@@ -265,6 +265,12 @@ pub struct BufferPool {
     scan_limit: usize,
     /// Counters.
     pub stats: BufferPoolStats,
+}
+
+/// The pages of data files of `file_bytes` bytes in pages of `page_size` bytes (what
+/// [`BufferPool::size_page_table`] takes).
+pub fn file_pages(file_bytes: &[u64], page_size: u32) -> Vec<u64> {
+    file_bytes.iter().map(|b| b.div_ceil(u64::from(page_size.max(1)))).collect()
 }
 
 /// Bytes of simulator memory a pool of `frames` frames takes (see the module doc: a slab

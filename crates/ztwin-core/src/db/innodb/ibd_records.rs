@@ -234,9 +234,8 @@ pub fn content_sizes(
     let mut more = vec![0u64; counts.len()];
     for (k, m) in more.iter_mut().enumerate() {
         let parts_of = &samples[k * parts as usize..(k + 1) * parts as usize];
-        let stored: Vec<u64> = (0..want[k] as usize)
-            .map(|i| parts_of.iter().map(|s| u64::from(s[i].psize())).sum())
-            .collect();
+        let stored: Vec<u64> =
+            (0..want[k] as usize).map(|i| parts_of.iter().map(|s| u64::from(s[i].psize())).sum()).collect();
         let need = samples_needed(&stored, counts[k], unit);
         if need > want[k] {
             *m = need;
@@ -334,7 +333,14 @@ mod tests {
         let rows = 1_000_000;
         let rs = 32768u32;
         let layout = TableLayout::sysbench(rows, 16384);
-        let gen = generator(InnodbServer::Mariadb1011, CharacterSet::Utf8mb4, PrepareRandType::Uniform, rows, 16384, 5);
+        let gen = generator(
+            InnodbServer::Mariadb1011,
+            CharacterSet::Utf8mb4,
+            PrepareRandType::Uniform,
+            rows,
+            16384,
+            5,
+        );
         let m = CompressionModel::new(Compression::Lz4, 1.0, 12, 5).unwrap();
         let c = content_sizes(&layout, &gen, rs, |b| m.stored_sample(b)).unwrap();
         let leaf_pair = |r: u64| {
@@ -363,7 +369,9 @@ mod tests {
         assert!((sampled - whole).abs() < tol, "sampled {sampled} whole {whole} over {n} units");
         // A class that stores alike keeps the pilot: the k index leaves (all 28K).
         let k_pair = (0..c.records())
-            .find(|&r| (0..2).all(|q| matches!(layout.page_role(2 * r + q), PageRole::Secondary { level: 0, .. })))
+            .find(|&r| {
+                (0..2).all(|q| matches!(layout.page_role(2 * r + q), PageRole::Secondary { level: 0, .. }))
+            })
             .unwrap();
         let k_samples = &c.samples[c.class(k_pair).unwrap()];
         assert!(k_samples.iter().all(|b| b.psize() == 28672));

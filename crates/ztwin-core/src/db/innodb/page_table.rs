@@ -23,7 +23,7 @@
 //! beyond its file's array grows the array by at least an eighth, so growth is rare and
 //! bounded by the pages the run creates.
 
-use super::buffer_pool::NIL;
+use super::buffer_pool::{PageKey, NIL};
 use crate::support::key_table::{self, KeyTable};
 use crate::support::mem_hint::prefetch;
 
@@ -34,15 +34,16 @@ const DENSE_SLOT_BYTES: u64 = 4;
 #[derive(Debug, Clone)]
 pub(crate) enum PageTable {
     /// `files[f][p]`: the frame of page `p` of file `f`, or [`NIL`].
-    Dense { files: Vec<Vec<u32>>, len: usize },
+    Dense { files: Vec<Vec<u32>> },
     /// Any key, in a table sized for the frames.
     Hashed(KeyTable),
 }
 
-/// Splits a page key into (file, page number) (see `buffer_pool::PageKey`).
+/// Splits a page key into (file, page number).
 #[inline]
 fn split(key: u64) -> (usize, usize) {
-    ((key >> 32) as usize, (key & 0xFFFF_FFFF) as usize)
+    let k = PageKey(key);
+    (k.space_id() as usize, k.page_no() as usize)
 }
 
 /// Whether a pool of `frames` frames over files of `file_pages` pages takes the dense
@@ -58,9 +59,9 @@ fn dense_bytes(file_pages: &[u64]) -> u64 {
 
 /// Bytes of the table a pool of `frames` frames over files of `file_pages` pages takes at
 /// its start, as an estimate that never falls when the pool or the files grow: the dense
-/// table's bytes when it is taken, else twice the hashed one's (which is at least what
-/// the dense one would take and at most twice what the hashed one takes). The dense
-/// table's growth with the files is not counted.
+/// table's bytes when it is taken, else twice the hashed one's (the most a dense table is
+/// allowed, so more files never estimate less). The dense table's growth with the files
+/// is not counted.
 pub(crate) fn memory_bytes(frames: u64, file_pages: &[u64]) -> u64 {
     let hashed = key_table::sized_bytes(frames, 11);
     if file_pages.is_empty() {
@@ -77,13 +78,10 @@ impl PageTable {
     }
 
     /// The table for `frames` frames over files of `file_pages` pages (file `f`'s pages
-    /// are keyed `f`): dense when it fits (see [`memory_bytes`]), else hashed.
+    /// are keyed `f`): dense when it fits (see [`dense_fits`]), else hashed.
     pub(crate) fn for_files(frames: usize, file_pages: &[u64]) -> PageTable {
         if dense_fits(frames as u64, file_pages) {
-            PageTable::Dense {
-                files: file_pages.iter().map(|&p| vec![NIL; p as usize]).collect(),
-                len: 0,
-            }
+            PageTable::Dense { files: file_pages.iter().map(|&p| vec![NIL; p as usize]).collect() }
         } else {
             PageTable::hashed(frames)
         }
@@ -92,8 +90,8 @@ impl PageTable {
     /// The same table with no page (a restarted server's pool).
     pub(crate) fn emptied(&self) -> PageTable {
         match self {
-            PageTable::Dense { files, .. } => {
-                PageTable::Dense { files: files.iter().map(|f| vec![NIL; f.len()]).collect(), len: 0 }
+            PageTable::Dense { files } => {
+                PageTable::Dense { files: files.iter().map(|f| vec![NIL; f.len()]).collect() }
             }
             PageTable::Hashed(t) => {
                 let mut t = t.clone();
@@ -113,7 +111,7 @@ impl PageTable {
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         match self {
-            PageTable::Dense { len, .. } => *len,
+            PageTable::Dense { files } => files.iter().flatten().filter(|&&i| i != NIL).count(),
             PageTable::Hashed(t) => t.len(),
         }
     }
@@ -122,7 +120,7 @@ impl PageTable {
     #[inline]
     pub(crate) fn get(&self, key: u64) -> Option<u32> {
         match self {
-            PageTable::Dense { files, .. } => {
+            PageTable::Dense { files } => {
                 let (f, p) = split(key);
                 match files.get(f).and_then(|v| v.get(p)) {
                     Some(&i) if i != NIL => Some(i),
@@ -137,7 +135,7 @@ impl PageTable {
     #[inline]
     pub(crate) fn prefetch(&self, key: u64) {
         match self {
-            PageTable::Dense { files, .. } => {
+            PageTable::Dense { files } => {
                 let (f, p) = split(key);
                 if let Some(slot) = files.get(f).and_then(|v| v.get(p)) {
                     prefetch(slot);
@@ -151,7 +149,7 @@ impl PageTable {
     pub(crate) fn insert(&mut self, key: u64, frame: u32) {
         debug_assert!(frame != NIL);
         match self {
-            PageTable::Dense { files, len } => {
+            PageTable::Dense { files } => {
                 let (f, p) = split(key);
                 if files.len() <= f {
                     files.resize_with(f + 1, Vec::new);
@@ -163,7 +161,6 @@ impl PageTable {
                 }
                 debug_assert_eq!(v[p], NIL, "page table: page already held");
                 v[p] = frame;
-                *len += 1;
             }
             PageTable::Hashed(t) => t.insert(key, frame),
         }
@@ -172,13 +169,12 @@ impl PageTable {
     /// Removes `key`; returns its frame.
     pub(crate) fn remove(&mut self, key: u64) -> Option<u32> {
         match self {
-            PageTable::Dense { files, len } => {
+            PageTable::Dense { files } => {
                 let (f, p) = split(key);
                 let slot = files.get_mut(f)?.get_mut(p)?;
                 if *slot == NIL {
                     return None;
                 }
-                *len -= 1;
                 Some(std::mem::replace(slot, NIL))
             }
             PageTable::Hashed(t) => t.remove(key),
@@ -204,7 +200,10 @@ mod tests {
         assert!(memory_bytes(frames, &pages) < key_table::sized_bytes(frames, 11));
         // 12 GB over 749 GB: hashed, estimated at twice its bytes (see memory_bytes).
         assert!(!dense_fits(786_000, &[749_000_000_000 / 16384]));
-        assert_eq!(memory_bytes(786_000, &[749_000_000_000 / 16384]), 2 * key_table::sized_bytes(786_000, 11));
+        assert_eq!(
+            memory_bytes(786_000, &[749_000_000_000 / 16384]),
+            2 * key_table::sized_bytes(786_000, 11)
+        );
         // No file sizes: hashed.
         assert!(!PageTable::for_files(1000, &[]).is_dense());
         assert!(PageTable::for_files(1000, &[5000, 20]).is_dense());

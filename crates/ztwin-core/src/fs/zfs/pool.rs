@@ -196,16 +196,6 @@ impl AllocationMap {
         sum
     }
 
-    /// The run holding stream index `j` (its index in `runs`), and the checkpoint before `j`.
-    fn run_of(&self, j: u64) -> (usize, Checkpoint) {
-        let c = self.checkpoints[(j / CHECKPOINT_BLOCKS) as usize];
-        let mut r = c.run as usize;
-        while r + 1 < self.runs.len() && self.runs[r + 1].first <= j {
-            r += 1;
-        }
-        (r, c)
-    }
-
     /// Starts bringing the checkpoint `dva0` reads for `key` into the CPU caches.
     #[inline]
     fn prefetch(&self, key: BlockKey) {
@@ -220,18 +210,17 @@ impl AllocationMap {
         let c = self.checkpoints[(j / CHECKPOINT_BLOCKS) as usize];
         if j < c.next_first {
             // In the checkpoint's run.
-            let offset = if exact(c.vdev) { c.offset + self.asize_sum(j - j % CHECKPOINT_BLOCKS, j) } else { 0 };
+            let offset =
+                if exact(c.vdev) { c.offset + self.asize_sum(j - j % CHECKPOINT_BLOCKS, j) } else { 0 };
             return Dva { vdev: c.vdev, offset };
         }
-        let (r, c) = self.run_of(j);
+        // Past the checkpoint's run: the run holding `j` is a later one.
+        let mut r = c.run as usize + 1;
+        while r + 1 < self.runs.len() && self.runs[r + 1].first <= j {
+            r += 1;
+        }
         let run = self.runs[r];
-        let offset = if !exact(run.vdev) {
-            0
-        } else if r == c.run as usize {
-            c.offset + self.asize_sum(j - j % CHECKPOINT_BLOCKS, j)
-        } else {
-            run.offset + self.asize_sum(run.first, j)
-        };
+        let offset = if exact(run.vdev) { run.offset + self.asize_sum(run.first, j) } else { 0 };
         Dva { vdev: run.vdev, offset }
     }
 
