@@ -55,9 +55,7 @@ impl Arc {
             self.evict_on_allocation(to, meta, bytes, now);
         }
         let size = self.size();
-        if size > self.c
-            && (self.evict_needed || size >= self.c.saturating_add(self.overflow_margin()))
-        {
+        if size > self.c && (self.evict_needed || size >= self.c.saturating_add(self.overflow_margin())) {
             match self.f.adaptation {
                 ArcAdaptation::MetaBalance => self.evict_22(now),
                 ArcAdaptation::ArcP => self.adjust_08(now),

@@ -78,7 +78,8 @@
 //!    real one takes a moment on its own thread; readers never found the list empty in
 //!    the measurements above).
 //!
-//! Memory: a 24-byte slab node per cached page, a 4-byte free-slot entry per frame, and the
+//! Memory: a 32-byte slab node per cached page (its flush-list entry's number among them,
+//! as InnoDB's `buf_page_t` carries its flush-list links), a 4-byte free-slot entry per frame, and the
 //! page table (`page_table`: 4 bytes per page of the data set, or a `KeyTable` of about 22
 //! bytes per frame, whichever the data set allows). The table's slot of a page follows
 //! from its key, so the driver prefetches the slots of a statement's pages before it runs
@@ -193,6 +194,9 @@ struct Node {
     /// Eviction clock when last put at the head (29 bits) | OLD_BIT | DIRTY_BIT |
     /// WRITE_FIX_BIT.
     clock_old: u32,
+    /// The number of the page's entry on the flush list (`flush_list`), 0 when it has
+    /// none.
+    flush_seq: u64,
 }
 
 impl Node {
@@ -468,7 +472,7 @@ impl BufferPool {
             return false;
         }
         self.stats.pages_read += 1;
-        let node = Node { key: key.0, prev: NIL, next: NIL, access_ms: 0, clock_old: 0 };
+        let node = Node { key: key.0, prev: NIL, next: NIL, access_ms: 0, clock_old: 0, flush_seq: 0 };
         let i = match self.free_slots.pop() {
             Some(i) => {
                 self.nodes[i as usize] = node;
@@ -625,12 +629,25 @@ impl BufferPool {
         self.refill = refill;
     }
 
-    /// A mini-transaction modified cached page `key`: it is dirty until written. False if
-    /// it is not cached.
-    pub fn set_dirty(&mut self, key: PageKey) -> bool {
-        let Some(i) = self.find(key.0) else { return false };
-        self.nodes[i as usize].clock_old |= DIRTY_BIT;
-        true
+    /// A mini-transaction modified cached page `key`: it is dirty until written. Returns
+    /// its flush-list slot ([`BufferPool::flush_slot`]), None if it is not cached.
+    pub fn set_dirty(&mut self, key: PageKey) -> Option<&mut u64> {
+        let i = self.find(key.0)?;
+        let n = &mut self.nodes[i as usize];
+        n.clock_old |= DIRTY_BIT;
+        Some(&mut n.flush_seq)
+    }
+
+    /// Cached page `key`'s flush-list slot: the number of its entry on the flush list, 0
+    /// when it has none (kept by `flush_list::FlushList`); None if it is not cached.
+    pub fn flush_slot(&mut self, key: PageKey) -> Option<&mut u64> {
+        let i = self.find(key.0)?;
+        Some(&mut self.nodes[i as usize].flush_seq)
+    }
+
+    /// [`BufferPool::flush_slot`]'s value.
+    pub fn flush_seq(&self, key: PageKey) -> Option<u64> {
+        self.find(key.0).map(|i| self.nodes[i as usize].flush_seq)
     }
 
     /// Whether `key` is cached and dirty.
@@ -661,6 +678,9 @@ impl BufferPool {
     /// Frees page `i`'s frame (`buf_LRU_free_page`): it leaves the LRU list and the
     /// page table, and the frame goes to the free list.
     fn evict(&mut self, t: u32) {
+        // Invariant: a page on the flush list is dirty (the flush list leaves it when its
+        // write starts), and a dirty page is never evicted.
+        debug_assert_eq!(self.nodes[t as usize].flush_seq, 0, "a page on the flush list evicted");
         self.unlink(t);
         let old_key = self.nodes[t as usize].key;
         // Invariant: every page on the LRU list is indexed (inserted together, evicted together).
@@ -967,7 +987,8 @@ mod tests {
 
     #[test]
     fn node_is_small() {
-        assert_eq!(std::mem::size_of::<Node>(), 24);
+        // Two to a cache line.
+        assert_eq!(std::mem::size_of::<Node>(), 32);
     }
 
     #[test]

@@ -169,7 +169,7 @@ impl PoolView for View<'_> {
             Some((_, true)) => PageState::Busy,
             Some((true, false)) => PageState::Dirty,
             Some((false, false)) => PageState::Clean,
-            None if self.flush.contains(key.0) => PageState::Dirty,
+            None if self.flush.contains(self.bp, key) => PageState::Dirty,
             None => PageState::Absent,
         }
     }
@@ -188,7 +188,7 @@ impl PoolView for View<'_> {
 
     fn write(&mut self, key: PageKey) {
         self.bp.begin_write(key);
-        self.flush.remove(key.0);
+        self.flush.remove(self.bp, key);
         self.pass.push(key.0);
     }
 }
@@ -213,7 +213,7 @@ impl Writes {
         Observation {
             now_ns: now,
             lsn: self.redo.lsn(),
-            oldest_lsn: self.flush_list.peek_oldest().unwrap_or(0),
+            oldest_lsn: self.flush_list.oldest().unwrap_or(0),
             dirty_pages: self.flush_list.len() as u64,
             lru_len: bp.len() as u64,
             free_len: bp.free_frames() as u64,
@@ -319,7 +319,7 @@ impl Writes {
         let target = mf::checkpoint_margin(&m.fl.log, self.redo.lsn(), m.last_checkpoint)?;
         // buf_flush_wait: a furious target only while older pages are dirty; otherwise
         // the thread waits for the next checkpoint.
-        if self.flush_list.peek_oldest().is_some_and(|o| o < target) {
+        if self.flush_list.oldest().is_some_and(|o| o < target) {
             self.wake_cleaner |= m.fl.wait_flushed(target);
         }
         Some(target)
@@ -338,7 +338,7 @@ impl Writes {
         let Some(key) = victim else { return false };
         self.stats.wait_free += 1;
         bp.begin_write(key);
-        self.flush_list.remove(key.0);
+        self.flush_list.remove(bp, key);
         self.stats.pages_flushed += 1;
         self.stats.pages_lru_flushed += 1;
         let ps = self.page_size;
@@ -393,7 +393,7 @@ impl Writes {
                 }
                 self.lru_pages = self.pass.len();
                 for &k in &self.pass {
-                    self.flush_list.remove(k);
+                    self.flush_list.remove(bp, PageKey(k));
                 }
                 // The flush list: the recommendation, or everything older than a sync
                 // flush's target.
@@ -417,7 +417,7 @@ impl Writes {
                 };
                 let mut taken = 0;
                 while taken < n {
-                    let Some(k) = self.flush_list.pop_oldest(u64::MAX) else { break };
+                    let Some(k) = self.flush_list.pop_oldest(bp, u64::MAX) else { break };
                     self.pass.push(k);
                     taken += 1;
                 }

@@ -621,7 +621,7 @@ impl Writes {
     /// The checkpoint age now, for reports (see [`Writes::checkpoint_age`]).
     pub fn checkpoint_age_now(&self) -> u64 {
         let lsn = self.redo.lsn();
-        lsn - self.flush_list.peek_oldest().unwrap_or(lsn).min(lsn)
+        lsn - self.flush_list.oldest().unwrap_or(lsn).min(lsn)
     }
 
     /// The log's capacity and the ages that drive flushing.
@@ -849,8 +849,7 @@ impl Writes {
         self.redo.append(m.bytes);
         for p in m.pages() {
             let key = self.key_of(p);
-            bp.set_dirty(key);
-            self.flush_list.note_modification(key.0, start);
+            self.flush_list.note_modification(bp, key, start);
         }
     }
 

@@ -216,7 +216,7 @@ impl Writes {
         CleanerObs {
             now_ns: now,
             lsn: self.redo.lsn(),
-            oldest_lsn: self.flush_list.peek_oldest().unwrap_or(0),
+            oldest_lsn: self.flush_list.oldest().unwrap_or(0),
             dirty_pages: self.flush_list.len() as u64,
             lru_len: bp.len() as u64,
             free_len: bp.free_frames() as u64,

@@ -64,7 +64,7 @@ fn a_committed_k_update_is_purged_by_one_k_1_delete() {
     assert_eq!(path[n - 1], leaf);
     assert_eq!(bufferable, usize::MAX, "nothing buffered for the leaf");
     // The page cleaner wrote everything: the purge's leaf is dirty again.
-    w.flush_list = FlushList::with_capacity(16);
+    while w.flush_list.pop_oldest(&mut bp, u64::MAX).is_some() {}
     let lsn = w.lsn();
     w.modify(&mut bp, &layout(), w.purge_actor(), &l, true, 0);
     let expected = 1 + compressed_size(FIRST_SPACE_ID) + compressed_size(leaf as u32) + 8 + 2;

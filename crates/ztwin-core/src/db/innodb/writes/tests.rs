@@ -239,8 +239,7 @@ fn fill(w: &mut Writes, bp: &mut BufferPool, dirty: impl Fn(u64) -> bool) {
         let key = PageKey::new((n % 2) as u32, n / 2);
         bp.insert(key, 0);
         if dirty(n) {
-            bp.set_dirty(key);
-            w.flush_list.note_modification(key.0, 1000 + n);
+            w.flush_list.note_modification(bp, key, 1000 + n);
         }
     }
     assert_eq!(bp.free_frames(), 0);
