@@ -196,16 +196,17 @@ fn overlap(map: &BTreeMap<u64, u64>, s: u64, e: u64) -> u64 {
 
 /// Adds [s, e) to `map`, merging what it overlaps or touches; returns the bytes it added.
 fn insert(map: &mut BTreeMap<u64, u64>, s: u64, e: u64) -> u64 {
-    let added = (e - s) - overlap(map, s, e);
-    let (mut lo, mut hi) = (s, e);
-    // The ranges it overlaps or touches, from the last one starting at or before e down.
+    let (mut lo, mut hi, mut covered) = (s, e, 0);
+    // The ranges it overlaps or touches (disjoint, not touching one another), from the
+    // last one starting at or before e down; one that only touches covers nothing.
     while let Some((a, b)) = map.range(..=e).next_back().map(|(&a, &b)| (a, b)).filter(|&(_, b)| b >= s) {
         map.remove(&a);
+        covered += b.min(e) - a.max(s);
         lo = lo.min(a);
         hi = hi.max(b);
     }
     map.insert(lo, hi);
-    added
+    (e - s) - covered
 }
 
 impl Controller {
@@ -326,8 +327,10 @@ impl Controller {
         }
         let mut t = now;
         loop {
-            let added = (e - s) - overlap(&self.volumes[v].dirty, s, e);
-            if self.used + added <= self.p.cache_bytes {
+            // Room for all of it, or for what it adds beyond the dirty data it overwrites.
+            if self.used + (e - s) <= self.p.cache_bytes
+                || self.used + (e - s) - overlap(&self.volumes[v].dirty, s, e) <= self.p.cache_bytes
+            {
                 break;
             }
             // Something is in flight: a drive with dirty data always has a destage write

@@ -211,3 +211,29 @@ proptest! {
         });
     }
 }
+
+proptest! {
+    /// The dirty map stays disjoint ranges that do not touch, covering exactly what was
+    /// written, and each insert returns the bytes it newly covers.
+    #[test]
+    fn dirty_ranges_merge_and_count_new_bytes(writes in proptest::collection::vec((0u64..200, 1u64..40), 1..60)) {
+        let mut map = std::collections::BTreeMap::new();
+        let mut model = [false; 240];
+        for (s, len) in writes {
+            let e = s + len;
+            let before = model.iter().filter(|&&b| b).count() as u64;
+            model[s as usize..e as usize].iter_mut().for_each(|b| *b = true);
+            let after = model.iter().filter(|&&b| b).count() as u64;
+            prop_assert_eq!(super::insert(&mut map, s, e), after - before);
+            let mut last_end = None;
+            let mut covered = [false; 240];
+            for (&a, &b) in &map {
+                prop_assert!(a < b);
+                prop_assert!(last_end.is_none_or(|l| l < a), "ranges touch or overlap");
+                last_end = Some(b);
+                covered[a as usize..b as usize].iter_mut().for_each(|x| *x = true);
+            }
+            prop_assert_eq!(covered, model);
+        }
+    }
+}

@@ -58,6 +58,8 @@ pub struct IssueTaskq {
     writes: Vec<(usize, LeafWrite)>,
     next: usize,
     threads: Vec<Option<(Nanos, usize)>>,
+    /// The earliest of the threads' job ends (`next_at`), as of the last step.
+    next_done: Option<Nanos>,
     /// CPU time of every job given to it, ns.
     pub queued_ns: Nanos,
 }
@@ -87,7 +89,7 @@ impl IssueTaskq {
 
     /// When a thread next finishes its job, if one runs.
     pub fn next_at(&self) -> Option<Nanos> {
-        self.threads.iter().flatten().map(|&(t, _)| t).min()
+        self.next_done
     }
 
     /// Runs the taskq at `now`: threads done hand their job's writes to `submit`; free
@@ -113,6 +115,7 @@ impl IssueTaskq {
                 self.threads[k] = Some((done, j));
             }
         }
+        self.next_done = self.threads.iter().flatten().map(|&(t, _)| t).min();
         if self.idle() {
             self.jobs.clear();
             self.writes.clear();

@@ -114,6 +114,8 @@ pub struct WritePath {
     /// The syncing txg's writes the vdev queues issued (completion, dirty bytes given
     /// back), and its writes not yet complete (queued or issued).
     inflight: Vec<(Nanos, u64)>,
+    /// The earliest completion in `inflight`.
+    inflight_min: Option<Nanos>,
     outstanding: u64,
     phase: SyncPhase,
     current: TxgRecord,
@@ -152,6 +154,7 @@ impl WritePath {
             direct: z.direct(),
             zil: None,
             inflight: Vec::new(),
+            inflight_min: None,
             outstanding: 0,
             phase: SyncPhase::Idle,
             current: TxgRecord::default(),
@@ -192,6 +195,7 @@ impl WritePath {
     /// `done`, giving back `undirty` dirty bytes; `bytes` went to the leaf.
     pub(super) fn txg_write_issued(&mut self, done: Nanos, undirty: u64, bytes: u32) {
         self.inflight.push((done, undirty));
+        self.inflight_min = Some(self.inflight_min.map_or(done, |m| m.min(done)));
         self.current.leaf_bytes += u64::from(bytes);
     }
 
@@ -206,7 +210,7 @@ impl WritePath {
     /// When the write path next has something to do: a write completes, the uberblock is
     /// on disk, or a sync is due (the vdev queues' own wake-ups are the layer's).
     pub fn next_at(&self) -> Option<Nanos> {
-        let mut t = self.inflight.iter().map(|w| w.0).min();
+        let mut t = self.inflight_min;
         if let Some(o) = self.issue.next_at() {
             t = Some(t.map_or(o, |x| x.min(o)));
         }
@@ -569,6 +573,7 @@ impl Zfs {
         // Completions: dirty bytes come back; throttled writers retry.
         let mut freed = false;
         let (txgs, outstanding) = (&mut w.txgs, &mut w.outstanding);
+        let mut min: Option<Nanos> = None;
         w.inflight.retain(|&(done, undirty)| {
             if done <= now {
                 txgs.undirty(undirty);
@@ -576,9 +581,11 @@ impl Zfs {
                 freed = true;
                 false
             } else {
+                min = Some(min.map_or(done, |m| m.min(done)));
                 true
             }
         });
+        w.inflight_min = min;
         if freed && w.txgs.dirty_total() < w.txgs.params.dirty_data_max {
             w.woken.append(&mut w.throttled);
         }
