@@ -175,13 +175,15 @@ impl Database {
                         return w.page_path(layout, l, path);
                     }
                 }
-                let mut part = [0u64; innodb::btree::MAX_DEPTH];
+                // The path's first MAX_DEPTH slots, written in place (MAX_PATH is twice that).
+                let (part, _) = path
+                    .split_first_chunk_mut::<{ innodb::btree::MAX_DEPTH }>()
+                    .expect("MAX_PATH >= MAX_DEPTH");
                 let n = match l.index {
-                    Index::Clustered => layout.clustered_path(l.key, &mut part),
-                    Index::Secondary => layout.secondary_path(l.key, &mut part),
-                    Index::Secondary2 => layout.secondary_path_at(1, l.key, &mut part),
+                    Index::Clustered => layout.clustered_path(l.key, part),
+                    Index::Secondary => layout.secondary_path(l.key, part),
+                    Index::Secondary2 => layout.secondary_path_at(1, l.key, part),
                 };
-                path[..n].copy_from_slice(&part[..n]);
                 (n, usize::MAX)
             }
         }
