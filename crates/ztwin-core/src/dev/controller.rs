@@ -186,6 +186,8 @@ pub struct Controller {
     /// Most bytes ever held.
     peak: u64,
     volumes: Vec<Volume>,
+    /// The earliest destage completion in flight on any volume ([`Controller::next_completion`]).
+    earliest: Option<Nanos>,
     counters: ControllerCounters,
 }
 
@@ -222,6 +224,7 @@ impl Controller {
             used: 0,
             peak: 0,
             volumes,
+            earliest: None,
             counters: ControllerCounters::default(),
         }
     }
@@ -267,12 +270,15 @@ impl Controller {
 
     /// The earliest destage completion on any drive, if any is in flight.
     fn next_completion(&self) -> Option<Nanos> {
-        self.volumes.iter().flat_map(|v| v.inflight.iter().map(|d| d.done)).min()
+        self.earliest
     }
 
     /// Completes every destage write done by `limit`, in time order, each freeing its bytes
     /// and starting the drive's next destage write at its completion.
     pub fn advance(&mut self, limit: Nanos) {
+        if self.earliest.is_none_or(|t| t > limit) {
+            return;
+        }
         loop {
             let mut best: Option<(Nanos, usize, usize)> = None;
             for (vi, v) in self.volumes.iter().enumerate() {
@@ -282,11 +288,12 @@ impl Controller {
                     }
                 }
             }
-            let Some((t, vi, k)) = best else { return };
+            let Some((t, vi, k)) = best else { break };
             let d = self.volumes[vi].inflight.swap_remove(k);
             self.used -= d.end - d.start;
             self.fill(vi, t);
         }
+        self.earliest = self.volumes.iter().flat_map(|v| v.inflight.iter().map(|d| d.done)).min();
     }
 
     /// Starts destage writes on volume `v` at `now` while it has dirty data and room in
@@ -305,6 +312,7 @@ impl Controller {
             let bytes = (end - s) as u32;
             let done = vol.drive.submit_at(now, Op::Write, s, bytes);
             vol.inflight.push(Destage { done, start: s, end });
+            self.earliest = Some(self.earliest.map_or(done, |t| t.min(done)));
             vol.cursor = end;
             self.counters.destage_writes += 1;
             self.counters.destage_bytes += end - s;
