@@ -68,7 +68,8 @@ impl Sim<'_> {
         match waits::in_commit(c, wait) {
             None => c.wait_class = waits::class_of(c, wait, cpu),
             Some(_) => {
-                clients[i].wait_class = if cpu { waits::WaitClass::Cpu } else { self.commit_class(&clients, i) };
+                clients[i].wait_class =
+                    if cpu { waits::WaitClass::Cpu } else { self.commit_class(&clients, i) };
                 self.follow_leader(&mut clients, i, now);
             }
         }
@@ -86,7 +87,11 @@ impl Sim<'_> {
         let own = |k: usize| {
             let c = &clients[k];
             if waits::in_commit(c, self.waits[k]) == Some(waits::InCommit::Io) {
-                return Ok(if w.is_binlog(c.space) { WaitClass::CommitBinlog } else { WaitClass::CommitRedo });
+                return Ok(if w.is_binlog(c.space) {
+                    WaitClass::CommitBinlog
+                } else {
+                    WaitClass::CommitRedo
+                });
             }
             match w.group_wait(k) {
                 // Without the binary log (or no transaction in it): the redo log's writer.

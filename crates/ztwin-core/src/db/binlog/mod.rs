@@ -519,8 +519,14 @@ impl Binlog {
             }
             St::Pending => {
                 let c = client as u32;
-                let queues =
-                    [&self.flush_q, &self.flush_group, &self.sync_q, &self.sync_group, &self.commit_q, &self.commit_group];
+                let queues = [
+                    &self.flush_q,
+                    &self.flush_group,
+                    &self.sync_q,
+                    &self.sync_group,
+                    &self.commit_q,
+                    &self.commit_group,
+                ];
                 // Each queue and group's first thread leads it (the one that found it empty).
                 match queues.into_iter().find(|q| q.contains(&c)) {
                     Some(q) => GroupWait::Follower(q[0]),
