@@ -761,13 +761,16 @@ impl Binlog {
         if let Some(w) = self.commit_lock.release() {
             self.released.push(w);
         }
-        for m in std::mem::take(&mut self.commit_group) {
+        // The group is emptied in place: its capacity is the commit queue's next time.
+        for k in 0..self.commit_group.len() {
+            let m = self.commit_group[k];
             if m != c {
                 debug_assert_eq!(self.clients[m as usize].st, St::Pending);
                 self.clients[m as usize].st = St::Released;
                 self.released.push(m);
             }
         }
+        self.commit_group.clear();
         if !self.clients[c as usize].rotate {
             self.clients[c as usize].st = St::Idle;
             return BinlogStep::Done;
