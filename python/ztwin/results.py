@@ -9,8 +9,10 @@ The core answers each variant with one JSON object (see ``ztwin_core::run``)::
                         "flushes_per_sec" (where the intent log runs)}},
      "innodb": {"buffer_pool_hit_ratio", "pages_read"},
      "waits": {"mean_ms": {CLASS: ms a transaction spent waiting for it: "cpu", "data_read",
-               "page_in_flight", "free_frame", "log_free", "commit", "row_lock", "other"}
-               (they sum to the mean latency), "slowest": {"from_ms", "transactions", "share",
+               "page_in_flight", "free_frame", "log_free", "commit_redo" (the redo log's write
+               and flush), "commit_binlog" (the binary log's write and sync), "commit_queue"
+               (the binary log's group commit stages held by another group), "row_lock",
+               "other"} (they sum to the mean latency), "slowest": {"from_ms", "transactions", "share",
                "mean_ms": {the same for the transactions from the 95th percentile's band}}},
      "arc": {arcstats names: "hits", "misses", "demand_data_misses", ..., "size", "c"},  # ZFS only
      "zfetch": {zfetchstats names of the release: "hits", "misses", "max_streams", ...},  # ZFS only

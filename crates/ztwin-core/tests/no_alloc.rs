@@ -294,7 +294,7 @@ fn fio_zfs_sync_write_loop_allocates_nothing_per_request() {
 #[test]
 fn innodb_write_loop_allocates_nothing_per_transaction() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    for server in ["mysql", "mariadb", "percona", "mysql-fsync-ext4"] {
+    for server in ["mysql", "mariadb", "percona", "mysql-fsync-ext4", "mysql-binlog"] {
         let run = |secs: u64| {
             let mut c = match server {
                 "mariadb" => test_write_variant(true),
@@ -307,6 +307,11 @@ fn innodb_write_loop_allocates_nothing_per_transaction() {
                     FsConfig::Ext4(ExtentFsConfig { device: "disk".into(), block_size: 4096, bcache: None });
                 let Some(DatabaseConfig::Innodb(d)) = &mut c.database else { unreachable!() };
                 d.innodb_flush_method = "fsync".into();
+            }
+            if server == "mysql-binlog" {
+                // The binary log's group commit (its stages' queues, the followers' waits).
+                let Some(DatabaseConfig::Innodb(d)) = &mut c.database else { unreachable!() };
+                d.log_bin = Some(true);
             }
             c.seed = 3;
             // The warm-up fills the caches and goes once round the files written in a

@@ -216,8 +216,9 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
         # the slowest (from the 95th percentile's band up), each class that has any.
         labels = {
             "cpu": "CPU", "data_read": "own page reads", "page_in_flight": "pages other threads read",
-            "free_frame": "free frames", "log_free": "redo log room", "commit": "commit",
-            "row_lock": "row locks", "other": "other",
+            "free_frame": "free frames", "log_free": "redo log room",
+            "commit_redo": "commit's redo log", "commit_binlog": "commit's binary log",
+            "commit_queue": "commit's group queue", "row_lock": "row locks", "other": "other",
         }
         for k, label in labels.items():
             if any((g(variants[n], "waits", "mean_ms", k) or 0) > 0 for n in names):

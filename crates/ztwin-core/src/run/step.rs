@@ -63,9 +63,70 @@ impl Sim<'_> {
         c.trx_waits[c.wait_class as usize] += now.saturating_sub(c.wait_since);
         c.cpu_exit = false;
         self.step_client(i, c, now);
-        c.wait_class = waits::class_of(c, self.waits[i], c.cpu_exit);
         c.wait_since = now;
+        let (wait, cpu) = (self.waits[i], c.cpu_exit);
+        match waits::in_commit(c, wait) {
+            None => c.wait_class = waits::class_of(c, wait, cpu),
+            Some(_) => {
+                clients[i].wait_class =
+                    if cpu { waits::WaitClass::Cpu } else { self.commit_class(&clients, i) };
+                self.follow_leader(&mut clients, i, now);
+            }
+        }
         self.clients = clients;
+    }
+
+    /// The class of thread `i`'s time in its commit (see `waits`): its own file
+    /// operation's file (the redo log or the binary log), else where its group commit is;
+    /// a follower's is its leader's.
+    fn commit_class(&self, clients: &[Client], i: usize) -> waits::WaitClass {
+        use crate::db::binlog::GroupWait;
+        use waits::WaitClass;
+        let Some(w) = self.db.as_ref().and_then(|d| d.writes()) else { return WaitClass::CommitRedo };
+        // What thread `k` itself does, or the leader it waits for.
+        let own = |k: usize| {
+            let c = &clients[k];
+            if waits::in_commit(c, self.waits[k]) == Some(waits::InCommit::Io) {
+                return Ok(if w.is_binlog(c.space) {
+                    WaitClass::CommitBinlog
+                } else {
+                    WaitClass::CommitRedo
+                });
+            }
+            match w.group_wait(k) {
+                // Without the binary log (or no transaction in it): the redo log's writer.
+                GroupWait::None | GroupWait::Redo => Ok(WaitClass::CommitRedo),
+                GroupWait::Binlog => Ok(WaitClass::CommitBinlog),
+                GroupWait::Queue => Ok(WaitClass::CommitQueue),
+                GroupWait::Follower(h) => Err(h as usize),
+            }
+        };
+        // A leader is no follower (`Binlog::group_wait`).
+        own(i).unwrap_or_else(|h| own(h).unwrap_or(WaitClass::CommitQueue))
+    }
+
+    /// Thread `i`'s step in its commit may have changed what its group commit's leader
+    /// (itself, or the one it follows) does, or who follows it: every follower's time so
+    /// far goes to its class, and from `now` it waits in the leader's.
+    fn follow_leader(&self, clients: &mut [Client], i: usize, now: Nanos) {
+        use crate::db::binlog::GroupWait;
+        let Some(w) = self.db.as_ref().and_then(|d| d.writes()) else { return };
+        let leader = match w.group_wait(i) {
+            GroupWait::None => return,
+            GroupWait::Follower(h) => h as usize,
+            GroupWait::Redo | GroupWait::Binlog | GroupWait::Queue => i,
+        };
+        let group = w.group_of(leader);
+        if group.len() < 2 {
+            return;
+        }
+        let class = self.commit_class(clients, leader);
+        for &f in &group[1..] {
+            let f = &mut clients[f as usize];
+            f.trx_waits[f.wait_class as usize] += now.saturating_sub(f.wait_since);
+            f.wait_since = now;
+            f.wait_class = class;
+        }
     }
 
     fn step_client(&mut self, i: usize, c: &mut Client, now: Nanos) {

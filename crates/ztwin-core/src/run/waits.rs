@@ -8,12 +8,41 @@
 //! A thread runs in zero simulated time at its events; between two events it waits for
 //! one thing, known when its step ends: its CPU (on a vCPU, or queued for one), its own
 //! page read in the filesystem, a page another thread is reading, a free frame, the redo
-//! log's room (`log_free_check`: the checkpoint age), its commit (the log's write and
-//! flush, the group commit, the binary log, the ZIL or the journal), a row lock, or
+//! log's room (`log_free_check`: the checkpoint age), its commit, a row lock, or
 //! something else. So each interval goes to one class ([`WaitClass`]), and a
 //! transaction's classes sum to its latency exactly
 //! (`db_write_tests::classes_sum_to_latency`). This is what performance_schema's wait
 //! events and `SHOW PROFILE` answer on a real server, without their probe effect.
+//!
+//! A commit's time is split three ways, by what the commit waits for
+//! ([`Sim::commit_class`](super::Sim)):
+//! - `commit_redo`: the redo log's write and flush. The thread's own file operations on
+//!   the redo log (`log_write_up_to`'s pwrite and fsync, or the O_DSYNC write's sync;
+//!   performance_schema's `wait/io/file/innodb/innodb_log_file`), with everything the
+//!   filesystem does under them (ZFS's `zfs_write` and `zil_commit`, the ZIL's log blocks
+//!   and the other itxs they carry; XFS/ext4's page cache, journal commit and cache
+//!   flush); its wait for another thread's write or flush of the log to end
+//!   (`log_write_up_to`'s wait on `log_sys->flush_event`); with the binary log, the
+//!   flush stage's redo flush (`ha_flush_logs` → `log_buffer_flush_to_disk`) or a
+//!   rotation's.
+//! - `commit_binlog`: the binary log's write and sync. The thread's own file operations
+//!   on the binary log (the flush stage's writes, the sync stage's fsync, a rotation's
+//!   writes and fsyncs: `wait/io/file/sql/binlog`) and the sync stage's
+//!   `binlog_group_commit_sync_delay`.
+//! - `commit_queue`: the binary log's group commit queues: a stage's leader waiting for
+//!   the stage's mutex, which another group holds (`wait/synch/mutex/sql/MYSQL_BIN_LOG::
+//!   LOCK_log`, `LOCK_sync`, `LOCK_commit`: the previous group's redo flush and writes, or
+//!   its fsync), and a rotation waiting for LOCK_log or for the transactions written to
+//!   commit.
+//!
+//! A follower of the group commit (its wait on `wait/synch/cond/sql/MYSQL_BIN_LOG::
+//! COND_done`) waits for its leader: each moment of that wait goes to what the leader is
+//! doing then (its redo flush, its binary log write or fsync, its wait for a stage's
+//! mutex). When the leader's step changes what it does, its followers' time so far goes
+//! to the class they were in, and they follow it (`Sim::follow_leader`), so the split
+//! stays exact: a follower's `COND_done` wait is cut into the leader's redo, binary log
+//! and queue parts. Without the binary log there are no followers: a thread waiting for
+//! another's redo write is in `commit_redo`, and `commit_binlog` and `commit_queue` are 0.
 //!
 //! # Simplifications
 //!
@@ -23,6 +52,11 @@
 //!    per transaction.
 //! 2. A thread's own write that is neither its commit's nor a frame's flush (none in the
 //!    modelled workloads' user threads) counts as `other`.
+//! 3. The leader's own CPU (its system calls, the statement's CPU that runs before its
+//!    first write) is `cpu` for the leader; its followers waiting meanwhile are in the
+//!    class of the file operation or stage that CPU precedes.
+//! 4. Under `sync=always` a read's `zil_commit` (before `zfs_read`) is part of its read
+//!    (`data_read`), whatever the thread did before.
 
 use super::{Client, State, Wait};
 use crate::sim::time::{Nanos, MS, US};
@@ -42,9 +76,15 @@ pub(super) enum WaitClass {
     FreeFrame,
     /// Room in the redo log (`log_free_check`: the checkpoint age).
     LogFree,
-    /// Its commit: the redo log's write and flush (its own or the group's), the binary
-    /// log, the ZIL or the journal.
-    Commit,
+    /// Its commit's redo log write and flush: its own, the flush stage leader's, or
+    /// another thread's it waits for (see the module docs).
+    CommitRedo,
+    /// Its commit's binary log write and sync: its own, or its group leader's; the sync
+    /// stage's delay.
+    CommitBinlog,
+    /// Its commit waits for a stage of the binary log's group commit that another group
+    /// holds (as the stage's leader, or as a follower of that leader).
+    CommitQueue,
     /// A row lock another transaction holds.
     RowLock,
     /// Anything else.
@@ -52,10 +92,20 @@ pub(super) enum WaitClass {
 }
 
 /// Number of classes.
-pub(super) const CLASSES: usize = 8;
+pub(super) const CLASSES: usize = 10;
 /// The classes' names in the summary, in order.
-const NAMES: [&str; CLASSES] =
-    ["cpu", "data_read", "page_in_flight", "free_frame", "log_free", "commit", "row_lock", "other"];
+const NAMES: [&str; CLASSES] = [
+    "cpu",
+    "data_read",
+    "page_in_flight",
+    "free_frame",
+    "log_free",
+    "commit_redo",
+    "commit_binlog",
+    "commit_queue",
+    "row_lock",
+    "other",
+];
 
 /// Latency bands: each octave of microseconds (up to 2^40 us) cut in 2^SUB_BITS.
 const SUB_BITS: usize = 4;
@@ -78,35 +128,11 @@ fn band_floor(b: usize) -> Nanos {
     us.max(1) * US
 }
 
-/// Which class the time until a thread's next step goes to, from how its step ended:
-/// `cpu` when it ended by running its pending CPU.
-pub(super) fn class_of(c: &Client, wait: Wait, cpu: bool) -> WaitClass {
-    if cpu {
-        return WaitClass::Cpu;
-    }
-    // A database file operation (its writes, syncs, commits) is its job's.
-    let job = |after_io: State| match after_io {
-        State::FrameRetry => WaitClass::FreeFrame,
-        State::CommitRetry => WaitClass::Commit,
-        _ => WaitClass::Other,
-    };
+/// Whether the thread's state after its step is in a file operation (the database's
+/// writes and syncs, down to the filesystem's).
+fn in_io(c: &Client, wait: Wait) -> bool {
     match c.state {
-        State::Blocked => match wait {
-            Wait::Page(_) => WaitClass::PageInFlight,
-            Wait::Frame => WaitClass::FreeFrame,
-            Wait::RowLock => WaitClass::RowLock,
-            Wait::Log if c.resume == State::Apply => WaitClass::LogFree,
-            Wait::Log => WaitClass::Commit,
-            Wait::Journal(_) => job(c.after_io),
-            Wait::None | Wait::PurgeWorkers => match c.resume {
-                State::FrameRetry => WaitClass::FreeFrame,
-                State::Apply => WaitClass::LogFree,
-                State::CommitRetry => WaitClass::Commit,
-                _ => WaitClass::Other,
-            },
-        },
-        State::FileRead | State::ReadStart => WaitClass::DataRead,
-        State::CommitRetry => WaitClass::Commit,
+        State::Blocked => matches!(wait, Wait::Journal(_)),
         State::DbIo
         | State::WriteStart
         | State::ZfsWrite
@@ -115,9 +141,62 @@ pub(super) fn class_of(c: &Client, wait: Wait, cpu: bool) -> WaitClass {
         | State::JournalCheckpoint
         | State::DataSync
         | State::JournalSync
-        | State::JournalSyncThen
-        | State::Commit
-        | State::CommitWait => job(c.after_io),
+        | State::JournalSyncThen => true,
+        // sync=always: a read's zil_commit is its read's (simplification 4).
+        State::Commit | State::CommitWait => c.after_commit != State::ReadStart,
+        _ => false,
+    }
+}
+
+/// Where a thread waits in its commit, if it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum InCommit {
+    /// In its commit's own file operation, on file `c.space`.
+    Io,
+    /// Waiting for another thread (the log's writer, its group's leader, a stage's
+    /// mutex), sleeping the sync stage's delay, or about to ask again.
+    Waits,
+}
+
+/// Where thread `c` waits in its commit after its step (`wait`: what it is blocked on).
+pub(super) fn in_commit(c: &Client, wait: Wait) -> Option<InCommit> {
+    match c.state {
+        State::CommitRetry => Some(InCommit::Waits),
+        State::Blocked if c.resume == State::CommitRetry => Some(InCommit::Waits),
+        _ if c.after_io == State::CommitRetry && in_io(c, wait) => Some(InCommit::Io),
+        _ => None,
+    }
+}
+
+/// Which class the time until a thread's next step goes to, from how its step ended,
+/// for a thread not in its commit ([`in_commit`]; the commit's classes are the
+/// driver's to tell): `cpu` when it ended by running its pending CPU.
+pub(super) fn class_of(c: &Client, wait: Wait, cpu: bool) -> WaitClass {
+    if cpu {
+        return WaitClass::Cpu;
+    }
+    // A database file operation (its writes, syncs, commits) is its job's.
+    let job = |after_io: State| match after_io {
+        State::FrameRetry => WaitClass::FreeFrame,
+        _ => WaitClass::Other,
+    };
+    match c.state {
+        State::Blocked => match wait {
+            Wait::Page(_) => WaitClass::PageInFlight,
+            Wait::Frame => WaitClass::FreeFrame,
+            Wait::RowLock => WaitClass::RowLock,
+            Wait::Log if c.resume == State::Apply => WaitClass::LogFree,
+            Wait::Log => WaitClass::Other,
+            Wait::Journal(_) => job(c.after_io),
+            Wait::None | Wait::PurgeWorkers => match c.resume {
+                State::FrameRetry => WaitClass::FreeFrame,
+                State::Apply => WaitClass::LogFree,
+                _ => WaitClass::Other,
+            },
+        },
+        State::FileRead | State::ReadStart => WaitClass::DataRead,
+        State::Commit | State::CommitWait if c.after_commit == State::ReadStart => WaitClass::DataRead,
+        _ if in_io(c, wait) => job(c.after_io),
         _ => WaitClass::Other,
     }
 }
@@ -226,17 +305,26 @@ mod tests {
     #[test]
     fn the_slowest_split_starts_at_the_p95_band() {
         let mut w = WaitTimes::default();
+        let mut fast = [0; CLASSES];
+        fast[WaitClass::Cpu as usize] = MS;
         for _ in 0..95 {
-            w.record(MS, &[MS, 0, 0, 0, 0, 0, 0, 0]);
+            w.record(MS, &fast);
         }
+        let mut slow = fast;
+        slow[WaitClass::CommitRedo as usize] = 9 * MS;
+        slow[WaitClass::CommitBinlog as usize] = 20 * MS;
+        slow[WaitClass::CommitQueue as usize] = 10 * MS;
         for _ in 0..5 {
-            w.record(40 * MS, &[MS, 0, 0, 0, 0, 39 * MS, 0, 0]);
+            w.record(40 * MS, &slow);
         }
         let s = w.summary(40 * MS);
         assert_eq!(s["slowest"]["transactions"], 5);
-        assert_eq!(s["slowest"]["mean_ms"]["commit"], 39.0);
+        assert_eq!(s["slowest"]["mean_ms"]["commit_redo"], 9.0);
+        assert_eq!(s["slowest"]["mean_ms"]["commit_binlog"], 20.0);
+        assert_eq!(s["slowest"]["mean_ms"]["commit_queue"], 10.0);
         assert_eq!(s["slowest"]["mean_ms"]["cpu"], 1.0);
-        assert!((s["mean_ms"]["commit"].as_f64().unwrap() - 1.95).abs() < 1e-9);
+        assert!((s["mean_ms"]["commit_binlog"].as_f64().unwrap() - 1.0).abs() < 1e-9);
+        assert_eq!(s["mean_ms"].as_object().unwrap().len(), CLASSES);
         assert!(WaitTimes::default().summary(MS).is_null());
         w.reset();
         assert!(w.summary(MS).is_null());

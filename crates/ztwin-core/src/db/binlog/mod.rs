@@ -315,6 +315,27 @@ pub struct BinlogStats {
     pub rotations: u64,
 }
 
+/// What a committing thread's time goes to in the group commit (the driver's `waits`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupWait {
+    /// Not in the group commit: no transaction in it, or its group is done (a released
+    /// follower, woken at once).
+    None,
+    /// It leads its group's flush stage and flushes the redo log (`FlushRedo`: its own
+    /// write and flush, or its wait for another writer's), or flushes it for a rotation.
+    Redo,
+    /// It writes the group's events, delays or fsyncs the sync stage's group, commits the
+    /// commit stage's group (no simulated time), or does a rotation's file operations.
+    Binlog,
+    /// It leads a stage's queue and waits for the stage's mutex (LOCK_log, LOCK_sync,
+    /// LOCK_commit) that another group holds, or, to rotate, for LOCK_log or for the
+    /// written transactions' commits.
+    Queue,
+    /// A follower (`Stage_manager::enroll_for`'s wait on COND_done): it waits for this
+    /// thread, the leader of the queue or group it is in.
+    Follower(u32),
+}
+
 /// Where a committing thread is (`ordered_commit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum St {
@@ -482,6 +503,55 @@ impl Binlog {
     /// The threads of the group the current flush stage writes, in order.
     pub fn flush_queue(&self) -> &[u32] {
         &self.flush_group
+    }
+
+    /// What `client`'s time goes to in the group commit now ([`GroupWait`]).
+    pub fn group_wait(&self, client: usize) -> GroupWait {
+        let Some(cl) = self.clients.get(client) else { return GroupWait::None };
+        match cl.st {
+            St::Idle | St::Released => GroupWait::None,
+            St::FlushRedo | St::RotateRedo => GroupWait::Redo,
+            St::Writing | St::Delaying { .. } | St::Syncing | St::Committing | St::Rotating => {
+                GroupWait::Binlog
+            }
+            St::WaitLog | St::WaitSync | St::WaitCommit | St::RotateWaitLog | St::RotateWaitXids => {
+                GroupWait::Queue
+            }
+            St::Pending => {
+                let c = client as u32;
+                let queues = [
+                    &self.flush_q,
+                    &self.flush_group,
+                    &self.sync_q,
+                    &self.sync_group,
+                    &self.commit_q,
+                    &self.commit_group,
+                ];
+                // Each queue and group's first thread leads it (the one that found it empty).
+                match queues.into_iter().find(|q| q.contains(&c)) {
+                    Some(q) => GroupWait::Follower(q[0]),
+                    None => GroupWait::None,
+                }
+            }
+        }
+    }
+
+    /// The threads that wait for `leader` (a thread whose [`Binlog::group_wait`] is not
+    /// a follower's): the queue it leads or the group it holds a stage's mutex for, itself
+    /// first; empty when it leads none.
+    pub fn group_of(&self, leader: usize) -> &[u32] {
+        let Some(cl) = self.clients.get(leader) else { return &[] };
+        let q = match cl.st {
+            St::WaitLog => &self.flush_q,
+            St::FlushRedo | St::Writing => &self.flush_group,
+            St::WaitSync | St::Delaying { .. } => &self.sync_q,
+            St::Syncing => &self.sync_group,
+            St::WaitCommit => &self.commit_q,
+            St::Committing => &self.commit_group,
+            _ => return &[],
+        };
+        debug_assert_eq!(q.first(), Some(&(leader as u32)), "a queue's leader is its first thread");
+        q
     }
 
     /// Threads released since the last call: followers whose group is done, leaders
@@ -691,13 +761,16 @@ impl Binlog {
         if let Some(w) = self.commit_lock.release() {
             self.released.push(w);
         }
-        for m in std::mem::take(&mut self.commit_group) {
+        // The group is emptied in place: its capacity is the commit queue's next time.
+        for k in 0..self.commit_group.len() {
+            let m = self.commit_group[k];
             if m != c {
                 debug_assert_eq!(self.clients[m as usize].st, St::Pending);
                 self.clients[m as usize].st = St::Released;
                 self.released.push(m);
             }
         }
+        self.commit_group.clear();
         if !self.clients[c as usize].rotate {
             self.clients[c as usize].st = St::Idle;
             return BinlogStep::Done;

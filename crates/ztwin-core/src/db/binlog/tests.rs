@@ -42,6 +42,70 @@ fn the_groups_redo_flush_precedes_its_binlog_write() {
     assert_eq!(zero.stats().redo_flushes, 0);
 }
 
+/// What a committing thread waits for (the driver's `waits`), stage by stage: a leader's
+/// redo flush, its binary log write and fsync, its wait for a stage's mutex another group
+/// holds; a follower waits for the first thread of the queue or group it is in, which the
+/// group it waits for lists first.
+#[test]
+fn group_wait_names_each_stage_and_each_followers_leader() {
+    let mut b = log(BinlogParams::default(), 3);
+    assert_eq!(b.group_wait(0), GroupWait::None);
+    assert!(matches!(b.commit(0, TRX, 1), BinlogStep::RedoFlush { .. }));
+    assert_eq!(b.group_wait(0), GroupWait::Redo);
+    assert_eq!(b.group_of(0), &[0]);
+    // 1 leads the next flush queue and waits for LOCK_log; 2 follows it.
+    assert_eq!(b.commit(1, TRX, 2), BinlogStep::Wait);
+    assert_eq!(b.commit(2, TRX, 3), BinlogStep::Wait);
+    assert_eq!(b.group_wait(1), GroupWait::Queue);
+    assert_eq!(b.group_wait(2), GroupWait::Follower(1));
+    assert_eq!(b.group_of(1), &[1, 2]);
+    write(b.next(0));
+    assert_eq!(b.group_wait(0), GroupWait::Binlog);
+    // 0 syncs; LOCK_log goes to 1, whose group flushes the redo log meanwhile.
+    assert!(matches!(b.next(0), BinlogStep::Sync(_)));
+    assert_eq!(b.group_wait(0), GroupWait::Binlog);
+    assert_eq!(released(&mut b), vec![1]);
+    assert!(matches!(b.next(1), BinlogStep::RedoFlush { .. }));
+    assert_eq!((b.group_wait(1), b.group_wait(2)), (GroupWait::Redo, GroupWait::Follower(1)));
+    assert_eq!(b.group_of(1), &[1, 2]);
+    write(b.next(1));
+    // 1's group queues for LOCK_sync, which 0 holds.
+    assert_eq!(b.next(1), BinlogStep::Wait);
+    assert_eq!((b.group_wait(1), b.group_wait(2)), (GroupWait::Queue, GroupWait::Follower(1)));
+    assert_eq!(b.group_of(1), &[1, 2]);
+    assert!(matches!(b.next(0), BinlogStep::Commit(_)));
+    assert_eq!(b.next(0), BinlogStep::Done);
+    assert_eq!(b.group_wait(0), GroupWait::None);
+    assert_eq!(released(&mut b), vec![1]);
+    assert!(matches!(b.next(1), BinlogStep::Sync(_)));
+    assert_eq!((b.group_wait(1), b.group_wait(2)), (GroupWait::Binlog, GroupWait::Follower(1)));
+    assert!(matches!(b.next(1), BinlogStep::Commit(_)));
+    assert_eq!(b.next(1), BinlogStep::Done);
+    // Released, 2 is in no group: its commit is done.
+    assert_eq!(released(&mut b), vec![2]);
+    assert_eq!(b.group_wait(2), GroupWait::None);
+    assert_eq!(b.next(2), BinlogStep::Done);
+    // A rotation's redo flush and file operations, and its wait for LOCK_log.
+    let mut r = log(BinlogParams { max_binlog_size: 4096, ..BinlogParams::default() }, 2);
+    let mut steps = Vec::new();
+    let mut s = r.commit(0, 5000, 1);
+    while s != BinlogStep::Done {
+        steps.push((s, r.group_wait(0)));
+        s = r.next(0);
+    }
+    assert!(
+        steps.iter().any(|&(s, w)| matches!(s, BinlogStep::Rotate(_)) && w == GroupWait::Binlog),
+        "{steps:?}"
+    );
+    assert_eq!(
+        steps
+            .iter()
+            .filter(|&&(s, w)| matches!(s, BinlogStep::RedoFlush { .. }) && w == GroupWait::Redo)
+            .count(),
+        2
+    );
+}
+
 /// One client alone: flush, one fsync, commit, done.
 #[test]
 fn a_lone_commit_goes_through_the_three_stages() {
@@ -439,6 +503,29 @@ fn simulate(
         for r in b.take_released().collect::<Vec<_>>() {
             assert_eq!(doing[r as usize], Doing::Parked, "{r} released while not waiting");
             doing[r as usize] = Doing::Runnable;
+        }
+        // What each thread waits for: a step's own work is the redo log's or the binary
+        // log's; a parked thread waits for a stage's mutex, or follows a leader that is no
+        // follower and lists it in its group.
+        for t in 0..clients {
+            let w = b.group_wait(t);
+            match doing[t] {
+                Doing::Step(BinlogStep::RedoFlush { .. }) => assert_eq!(w, GroupWait::Redo),
+                Doing::Step(BinlogStep::Write(_) | BinlogStep::Sync(_) | BinlogStep::Rotate(_))
+                | Doing::Step(BinlogStep::Delay(_)) => assert_eq!(w, GroupWait::Binlog),
+                Doing::Parked => match w {
+                    GroupWait::Queue => assert!(b.group_of(t).first().is_none_or(|&l| l as usize == t)),
+                    GroupWait::Follower(h) => {
+                        assert!(!matches!(
+                            b.group_wait(h as usize),
+                            GroupWait::Follower(_) | GroupWait::None
+                        ));
+                        assert!(b.group_of(h as usize).contains(&(t as u32)), "{t} follows {h}");
+                    }
+                    other => panic!("{t} parked, waiting for {other:?}"),
+                },
+                _ => {}
+            }
         }
         // A follower released early would be a bug: every parked thread is in a queue or
         // waits for a mutex or a rotation.

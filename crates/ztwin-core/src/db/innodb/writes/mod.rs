@@ -111,7 +111,7 @@ mod params;
 mod percona;
 mod purge;
 
-use crate::db::binlog::{Binlog, BinlogStats, BinlogStep, TrxBinlog};
+use crate::db::binlog::{Binlog, BinlogStats, BinlogStep, GroupWait, TrxBinlog};
 use crate::db::innodb::btree::{mix, TableLayout, MAX_DEPTH};
 use crate::db::innodb::buffer_pool::{BufferPool, PageKey, BUF_LRU_MIN_LEN};
 use crate::db::innodb::doublewrite::Doublewrite;
@@ -588,6 +588,18 @@ impl Writes {
     pub fn is_binlog(&self, file: u32) -> bool {
         let first = self.files.log(0) + self.files.logs;
         (first..first + self.files.binlogs).contains(&file)
+    }
+
+    /// What `client`'s commit waits for in the binary log's group commit
+    /// ([`Binlog::group_wait`]; [`GroupWait::None`] without the binary log).
+    pub fn group_wait(&self, client: usize) -> GroupWait {
+        self.binlog.as_ref().map_or(GroupWait::None, |b| b.group_wait(client))
+    }
+
+    /// The threads waiting for group commit leader `leader`, itself first
+    /// ([`Binlog::group_of`]; empty without the binary log).
+    pub fn group_of(&self, leader: usize) -> &[u32] {
+        self.binlog.as_ref().map_or(&[], |b| b.group_of(leader))
     }
 
     /// The resolved options.
