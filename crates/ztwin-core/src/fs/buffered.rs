@@ -29,8 +29,12 @@
 //! Simplifications: 1. a read's copy is counted whole when its data is there (not page by
 //! page as `filemap_read` copies); 2. bcache's insert of a missed read's data is issued
 //! when the reader's data is there (for every device read of its plan, readahead
-//! included); 3. a binary log slot reused after a rotation keeps its cached pages and
-//! i_size (a new file starts empty); 4. ext4's delayed allocation and data=ordered writeback
+//! included); 3. a new file in an existing file's place ([`ExtentLayer::new_file`]: a
+//! binary log file after a rotation, in the slot of the one four files before it) starts
+//! empty, i_size 0 and no page cached (`PageCache::truncate`), on the same device blocks
+//! (ext4 and XFS would allocate new ones) and without the creation's own journal
+//! entries (its inode and directory changes: the first write's extension logs the
+//! inode); 4. ext4's delayed allocation and data=ordered writeback
 //! of newly allocated blocks at a journal commit are not modelled: the journal notes a
 //! write's metadata when the write is made, and its commit does not wait for data the
 //! flusher has not written.
@@ -390,6 +394,17 @@ impl ExtentLayer {
                     return ReadStep::Done;
                 }
             }
+        }
+    }
+
+    /// A new, empty file takes driver file `file`'s place at `now` (`open(O_CREAT)` of a
+    /// new name, the file before it gone: simplification 3): its size is 0 and none of its
+    /// pages stays cached, so writes to it (appends past its end) read nothing. Returns
+    /// the pages dropped (0 without a page cache).
+    pub fn new_file(&mut self, file: u32, now: Nanos) -> u64 {
+        match self.page_cache.as_deref_mut() {
+            Some(b) => b.pc.truncate(file as FileId, now),
+            None => 0,
         }
     }
 

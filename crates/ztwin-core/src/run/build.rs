@@ -269,7 +269,10 @@ impl<'a> Sim<'a> {
                                 ),
                             ));
                         }
-                        Ok(FileBlocks::uniform(g, class))
+                        // The binary log's files start empty: their records are holes
+                        // until written (`Zfs::new_file` makes them so again at rotation).
+                        let binlog = db.as_ref().and_then(|d| d.writes()).is_some_and(|w| w.is_binlog(k as u32));
+                        Ok(FileBlocks::uniform(g, if binlog { CLASS_HOLE } else { class }))
                     })
                     .collect::<Result<Vec<_>>>()?;
                 let layout = ZfsLayout::new(blocks, compression, z.indirect_block_size, z.vdevs.len() as u32);

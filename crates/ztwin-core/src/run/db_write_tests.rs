@@ -550,3 +550,47 @@ fn a_drain_behind_a_flush_that_never_answers_ends() {
     let r = Sim::new(&cfg).unwrap().run(None).unwrap();
     assert!(f(&r.summary, &["window_s"]) > 0.0);
 }
+
+/// ZFS under the binary log (primarycache=metadata): a write covering part of a record
+/// reads the record first when it holds data not in memory (`dbuf_will_dirty` ->
+/// `dbuf_read`), but a hole is zero-filled with nothing read (`dbuf_read_impl`). A binary
+/// log file starts as holes, so its appends complete at once; a rotation's new file in an
+/// older one's slot (`Zfs::new_file`) is holes again, its old records' buffers gone.
+#[test]
+fn a_zfs_write_into_a_hole_reads_nothing_and_a_new_file_is_holes_again() {
+    use crate::config::CacheProperty;
+    use crate::fs::zfs::content::{CLASS_HOLE, CLASS_MEAN_RATIO};
+    use crate::fs::zfs::layer::Zfs;
+    use crate::fs::zfs::write_path::WriteStep;
+    let mut cfg = write_variant(SysbenchTest::OltpUpdateIndex);
+    innodb(&mut cfg).log_bin = Some(true);
+    let FsConfig::Zfs(zc) = &mut cfg.filesystem else { unreachable!("the test variant is on ZFS") };
+    zc.primarycache = CacheProperty::Metadata;
+    let mut sim = Sim::new(&cfg).unwrap();
+    let obj = sim.db.as_ref().and_then(|d| d.writes()).unwrap().files().binlog(1) + 1;
+    let Sim { fs: Fs::Zfs(z), devices, .. } = &mut sim else { unreachable!() };
+    let rs = u64::from(z.layout.geometry(obj).data_block_size());
+    // One write call by writer `slot` at time 0: Done at once, or waiting for its read.
+    let mut write = |z: &mut Zfs, slot: usize, off: u64, len: u32| {
+        let mut w = z.start_write(obj, off, len, CLASS_MEAN_RATIO, false, false, 0);
+        let mut cpu = 0;
+        z.write(slot, &mut w, 0, &mut cpu, devices)
+    };
+    assert_eq!(z.layout.uniform_class(obj), Some(CLASS_HOLE), "a binary log file starts empty");
+    let misses = z.arc.stats().demand_data_misses;
+    // Appends into part of records 0 and 3, never written: nothing read.
+    assert_eq!(write(z, 0, 100, 500), WriteStep::Done);
+    assert_eq!(write(z, 0, 3 * rs + 4096, 512), WriteStep::Done);
+    assert_eq!(z.arc.stats().demand_data_misses, misses);
+    // A file whose records hold data (what the twin took a reused slot to be): a record
+    // not in memory is read before a partial write.
+    z.layout.set_records(obj, 0, 9, CLASS_MEAN_RATIO);
+    assert_ne!(write(z, 1, 7 * rs + 100, 100), WriteStep::Done, "a data record is read first");
+    assert_eq!(z.arc.stats().demand_data_misses, misses + 1);
+    // A new file in its place: holes again, the written records' buffers gone.
+    z.new_file(obj);
+    assert_eq!(z.layout.uniform_class(obj), Some(CLASS_HOLE));
+    assert!(!z.arc.contains(z.layout.key(obj, 0, 0)) && !z.arc.contains(z.layout.key(obj, 3, 0)));
+    assert_eq!(write(z, 2, 8 * rs + 100, 100), WriteStep::Done, "record 8 held data: now a hole");
+    assert_eq!(z.arc.stats().demand_data_misses, misses + 1);
+}

@@ -1007,6 +1007,18 @@ impl Sim<'_> {
                 c.state = State::Commit;
                 Flow::Next
             }
+            Some(FileOp::Create { file }) => {
+                // open(O_CREAT) of a new name (the binary log's next file): the file in
+                // that slot is new and empty, so its appends read nothing back.
+                c.cpu_pending += self.costs.syscall;
+                match &mut self.fs {
+                    Fs::Extent(x) => {
+                        x.new_file(file, now);
+                    }
+                    Fs::Zfs(z) => z.new_file(file + 1),
+                }
+                Flow::Next
+            }
             Some(FileOp::Barrier) => {
                 if c.async_until > now {
                     self.queue.at(c.async_until, Event::Client(i));

@@ -58,8 +58,11 @@
 //!   innodb_flush_log_at_trx_commit); appends a Rotate event naming the next file; closes
 //!   the file (`MYSQL_BIN_LOG::close`): clears LOG_EVENT_BINLOG_IN_USE_F in the
 //!   Format_description event with a 1-byte pwrite, fsyncs and closes it; then opens the
-//!   next file (`open_binlog`): magic number, Format_description, Previous_gtids, and an
-//!   fsync. A flush leader that became a follower in the sync or commit stage does not
+//!   next file (`open_binlog` -> `MYSQL_BIN_LOG::open`: `mysql_file_open` with O_CREAT of
+//!   the name `generate_new_name` -> `find_uniq_filename` gives, the highest number in use
+//!   plus one, so a new, empty file: [`BinlogIo::Create`]) and writes its magic number,
+//!   Format_description and Previous_gtids, and an fsync. The old files stay until
+//!   purged. A flush leader that became a follower in the sync or commit stage does not
 //!   rotate: a later group that finds the file too large does.
 //! - The file's writes (`init_io_cache(&log_file, ..., IO_SIZE, WRITE_CACHE)`,
 //!   `_my_b_write`, `my_b_flush_io_cache`): events pass through a 4 KiB buffer whose end is
@@ -106,7 +109,10 @@
 //! 3. The binary log index file (`mysql-bin.index`: the purge index file and the
 //!    crash-safe copy written and fsynced at each rotation) and purging
 //!    (expire_logs_days, 0 by default) are not modelled; nor is the GTID table saved at
-//!    rotation (gtid_mode = OFF saves nothing).
+//!    rotation (gtid_mode = OFF saves nothing). The driver keeps a few file slots
+//!    (`DbFiles::binlog`): a new file is created empty in the slot of an older one, as if
+//!    purge had removed that one (with expire_logs_days = 0 the old files stay on disk,
+//!    taking space the twin does not count).
 //! 4. A group's writes are split only at 4 KiB boundaries: exact while every piece the
 //!    binary log writes at once is under 4 KiB (sysbench's events are), whereas a larger
 //!    one goes out as one write of whole 4 KiB units.
@@ -188,6 +194,12 @@ pub enum BinlogIo {
         /// The file's number.
         file: u32,
     },
+    /// open(2) with O_CREAT of the file, a new name (`MYSQL_BIN_LOG::open`): a new,
+    /// empty file.
+    Create {
+        /// The file's number.
+        file: u32,
+    },
 }
 
 /// The flush stage's writes of a group: `len` bytes appended at `offset` of `file`.
@@ -250,10 +262,11 @@ pub struct CommitPlan {
 }
 
 /// A rotation's file operations, in order: the Rotate event appended to the old file,
-/// the 1-byte pwrite clearing its in-use flag, its fsync, the new file's header, its fsync.
+/// the 1-byte pwrite clearing its in-use flag, its fsync, the new file's creation, its
+/// header, its fsync.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RotatePlan {
-    ops: [BinlogIo; 6],
+    ops: [BinlogIo; 7],
     n: usize,
     /// The new file's number.
     pub new_file: u32,
@@ -664,6 +677,7 @@ impl Binlog {
                     self.stats.bytes_written += len;
                 }
                 BinlogIo::Sync { .. } => self.stats.fsyncs += 1,
+                BinlogIo::Create { .. } => {}
             }
         }
     }
@@ -814,7 +828,7 @@ impl Binlog {
         let new_file = self.file + 1;
         let name_len = self.p.basename_len + 1 + events::digits(u64::from(new_file)).max(EXT_DIGITS);
         let rotate_len = f.rotate(name_len);
-        let mut plan = RotatePlan { ops: [BinlogIo::Sync { file: 0 }; 6], n: 0, new_file };
+        let mut plan = RotatePlan { ops: [BinlogIo::Sync { file: 0 }; 7], n: 0, new_file };
         let mut push = |op| {
             plan.ops[plan.n] = op;
             plan.n += 1;
@@ -824,6 +838,7 @@ impl Binlog {
         }
         push(BinlogIo::Write { file: self.file, offset: events::MAGIC + events::FLAGS_OFFSET, len: 1 });
         push(BinlogIo::Sync { file: self.file });
+        push(BinlogIo::Create { file: new_file });
         push(BinlogIo::Write { file: new_file, offset: 0, len: f.file_header() });
         push(BinlogIo::Sync { file: new_file });
         self.count_writes(plan.ops().iter().copied());

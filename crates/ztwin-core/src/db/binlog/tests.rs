@@ -287,8 +287,9 @@ fn the_sync_delay_waits_in_tenths_or_until_the_count() {
 }
 
 /// Past max_binlog_size, the flush leader rotates after its commit: the redo flush, the
-/// Rotate event, the in-use flag cleared, the old file's fsync, the new file's header and
-/// fsync.
+/// Rotate event, the in-use flag cleared, the old file's fsync, the new file created
+/// (empty: its header is written at offset 0 of a new file, not over an old one), its
+/// header and fsync.
 #[test]
 fn a_group_past_max_binlog_size_rotates_the_file() {
     let p = BinlogParams { max_binlog_size: 1000, ..BinlogParams::default() };
@@ -310,6 +311,7 @@ fn a_group_past_max_binlog_size_rotates_the_file() {
             BinlogIo::Write { file: 1, offset: end, len: 47 },
             BinlogIo::Write { file: 1, offset: 21, len: 1 },
             BinlogIo::Sync { file: 1 },
+            BinlogIo::Create { file: 2 },
             BinlogIo::Write { file: 2, offset: 0, len: 154 },
             BinlogIo::Sync { file: 2 },
         ]
@@ -475,7 +477,23 @@ fn simulate(
                 }
             }
             BinlogStep::Commit(_) => commit_order.extend_from_slice(b.commit_queue()),
-            BinlogStep::Rotate(r) => expected = (r.new_file, p.format.file_header()),
+            BinlogStep::Rotate(r) => {
+                // The new file is created once, before anything touches it: its header is
+                // the first write to an empty file.
+                let on_new = |o: &BinlogIo| match *o {
+                    BinlogIo::Write { file, .. } | BinlogIo::Sync { file } | BinlogIo::Create { file } => {
+                        file == r.new_file
+                    }
+                };
+                let k = r.ops().iter().position(|o| *o == BinlogIo::Create { file: r.new_file });
+                let k = k.expect("a rotation creates its new file");
+                assert!(!r.ops()[..k].iter().any(on_new), "{:?}", r.ops());
+                assert_eq!(
+                    r.ops()[k + 1],
+                    BinlogIo::Write { file: r.new_file, offset: 0, len: p.format.file_header() }
+                );
+                expected = (r.new_file, p.format.file_header());
+            }
             _ => {}
         }
         // At most one thread in each stage's critical section.

@@ -276,6 +276,78 @@ impl PageCache {
         dropped
     }
 
+    /// A new, empty file takes `file`'s place at `now` (the file before it deleted, a new
+    /// one created: its i_size is 0). What the old inode's final truncation does
+    /// (mm/truncate.c `truncate_inode_pages_final` -> `truncate_inode_pages_range`): every
+    /// cached page leaves the cache, a dirty one with its dirty accounting cancelled
+    /// (`truncate_cleanup_folio` -> `folio_cancel_dirty`), and with no shadow entry; the
+    /// file's shadow entries go too (`truncate_folio_batch_exceptionals`). A page under
+    /// writeback stays until its write completes (the kernel waits for it; here it is kept
+    /// in the cache under the file's key, clean once written: simplification 8). Returns
+    /// the pages dropped.
+    pub fn truncate(&mut self, file: FileId, now: Nanos) -> u64 {
+        self.retire(now);
+        let size = self.files[file as usize].size;
+        let npages = size.div_ceil(PAGE_SIZE).min(MAX_FILE_PAGES);
+        let mut dropped = 0;
+        if npages <= u64::from(self.cap) {
+            for idx in 0..npages {
+                match self.table.get(page_key(file, idx)) {
+                    Some(v) if v & SHADOW != 0 => {
+                        self.table.remove(page_key(file, idx));
+                    }
+                    Some(s) => dropped += u64::from(self.drop_truncated(s, idx)),
+                    None => {}
+                }
+            }
+        } else {
+            // A file larger than the cache: walk the lists and the shadow ring instead.
+            for l in [INACTIVE, ACTIVE] {
+                let mut s = self.lists[l].0;
+                while s != NIL {
+                    let next = self.pages[s as usize].next;
+                    let key = self.pages[s as usize].key;
+                    if key_file(key) == file {
+                        dropped += u64::from(self.drop_truncated(s, key_index(key)));
+                    }
+                    s = next;
+                }
+            }
+            for r in 0..self.shadows.len() {
+                let key = self.shadows[r].key;
+                if key != NO_KEY && key_file(key) == file && self.table.get(key) == Some(SHADOW | r as u32) {
+                    self.table.remove(key);
+                }
+            }
+        }
+        let f = &mut self.files[file as usize];
+        f.size = 0;
+        f.writeback_index = 0;
+        dropped
+    }
+
+    /// Truncation of cached page `idx` (slot `s`) of its file: a page under writeback
+    /// stays; otherwise its dirty state is cancelled and it is freed with no shadow entry.
+    /// Whether it was freed.
+    fn drop_truncated(&mut self, s: u32, idx: u64) -> bool {
+        let pg = self.pages[s as usize];
+        if pg.flags & F_WRITEBACK != 0 {
+            return false;
+        }
+        if pg.flags & F_DIRTY != 0 {
+            self.pages[s as usize].flags &= !F_DIRTY;
+            self.nr_dirty -= 1;
+            self.files[key_file(pg.key) as usize].clear_dirty(idx);
+        }
+        self.unlink(s);
+        self.table.remove(pg.key);
+        self.files[key_file(pg.key) as usize].nr_cached -= 1;
+        self.pages[s as usize].flags = 0;
+        self.pages[s as usize].next = self.free;
+        self.free = s;
+        true
+    }
+
     /// Frees slot `s` with no shadow entry if it is clean, not under writeback and not
     /// being read (`mapping_evict_folio`); whether it did.
     fn drop_clean(&mut self, s: u32, now: Nanos) -> bool {

@@ -51,9 +51,13 @@
 //!   already cached split a window into several device reads. POSIX_FADV_RANDOM (fio's
 //!   default `fadvise_hint` for random jobs) reads exactly the request (`force_page_cache_ra`).
 //! - **Writes** (`writeback.rs`; mm/filemap.c `generic_perform_write`, fs/ext4/inode.c
-//!   `ext4_block_write_begin`). A write dirties each page it touches. A page it covers only
-//!   partly, not cached, inside the file's size, is read first (a block of the file); past
-//!   the end of file it is zeroed. A write does not mark the page accessed (write_begin
+//!   `ext4_block_write_begin`, fs/iomap/buffered-io.c `__iomap_write_begin` for XFS). A
+//!   write dirties each page it touches. A page it covers only partly, not cached, inside
+//!   the file's size, is read first (a block of the file); past the end of file it is
+//!   zeroed, not read: ext4's `get_block` maps no block there (a new, or with delalloc a
+//!   delayed, buffer: `zero_user_segments`), XFS's `iomap_block_needs_zeroing` is true
+//!   for `pos >= i_size` or an unmapped extent. A page the write covers whole is not
+//!   read either. A write does not mark the page accessed (write_begin
 //!   takes it with FGP_WRITEBEGIN, which has no FGP_ACCESSED), and a page dirtied while under
 //!   writeback is dirty again (no stable pages on these devices).
 //! - **Dirty limits and throttling** (mm/page-writeback.c, a 6.0/6.1 version: `domain_dirty_limits`,
@@ -158,7 +162,14 @@
 //! (range_cyclic wrap) and `ext4_block_write_begin`, mm/backing-dev.c INIT_BW (100 MB/s),
 //! kernel/fork.c (`nr_dirtied_pause` starts at 32 pages), include/linux/writeback.h
 //! DIRTY_SCOPE 8 and fs-writeback.c MIN_WRITEBACK_PAGES (4 MiB), the block layer's
-//! nr_requests (256 with mq-deadline) and BIO_MAX_VECS (256).
+//! nr_requests (256 with mq-deadline) and BIO_MAX_VECS (256). Read in the index's 6.x
+//! patch contexts: mm/truncate.c (`truncate_inode_pages_range`,
+//! `truncate_folio_batch_exceptionals`), fs/iomap/buffered-io.c (`__iomap_write_begin`,
+//! `iomap_block_needs_zeroing`: `srcmap->type != IOMAP_MAPPED || (srcmap->flags &
+//! IOMAP_F_NEW) || pos >= i_size_read(inode)`); fs/ext4/inode.c `ext4_block_write_begin`
+//! (a 4.x-5.x version: a buffer `get_block` finds unmapped comes back new and is zeroed
+//! outside the write, `zero_user_segments`; only a mapped, not up-to-date buffer the write
+//! covers in part is read).
 //!
 //! # Simplifications
 //!
@@ -190,7 +201,10 @@
 //!    by reads for tags.
 //! 7. fsync writes the pages dirty when each step runs (the TOWRITE tagging snapshot is
 //!    not kept); a whole-file wait waits for the file's latest writeback.
-//! 8. Truncate, hole punching and mmap are not modelled; bytes below a file's size are
+//! 8. Hole punching and mmap are not modelled, and truncation only to size 0, for a new
+//!    empty file that takes a file's place ([`PageCache::truncate`]: a binary log file
+//!    after a rotation), where a page still under writeback stays cached until its write
+//!    completes (the kernel's truncation waits for it). Bytes below a file's size are
 //!    allocated blocks (a partial write there reads), bytes past it are new.
 
 pub mod budget;

@@ -413,6 +413,54 @@ fn a_partial_write_of_an_uncached_page_reads_it_first() {
     assert!(!d.pc.page_state(f, 4).unwrap().referenced, "a write does not mark accessed");
 }
 
+/// A new file in a file's place (a binary log file after a rotation, in the slot of an
+/// older one): before, a 512-byte append into a page of the old file that reclaim evicted
+/// reads it back (it is inside i_size); after `truncate` the file is empty, none of its
+/// pages, dirty ones included, nor their shadow entries stay, and the same appends read
+/// nothing (past the end of file, zeroed).
+#[test]
+fn a_new_file_in_an_old_files_place_starts_empty_and_its_appends_read_nothing() {
+    let mut d = Drv::with_budget(256 * KIB); // 64 pages
+    let f = d.pc.add_file(0).unwrap();
+    let g = d.pc.add_file(0).unwrap();
+    let mut task = Dirtier::default();
+    // The old file: 200 whole pages written and synced (no read: whole pages past the
+    // end), most of them evicted since (shadows), the last ones dirty again.
+    d.write(&mut task, f, 0, 200 * PAGE_SIZE);
+    d.sync(d.pc.fsync(f));
+    d.write(&mut task, g, 0, 32 * PAGE_SIZE);
+    d.sync(d.pc.fsync(g));
+    d.write(&mut task, f, 199 * PAGE_SIZE, 512);
+    assert!(d.reads.is_empty(), "{:?}", d.reads);
+    assert!(d.pc.slot_of(f, 0).is_none() && d.pc.file_dirty_pages(f) == 1);
+    let shadows =
+        (0..200).filter(|&i| d.pc.table.get(lru::page_key(f, i)).is_some_and(|v| v & lru::SHADOW != 0));
+    assert!(shadows.count() >= 16, "evicted pages leave shadows (the last 64 evictions)");
+    // Inside the old file's size, an evicted page is read before a partial write.
+    let p = d.pc.write(&mut task, f, 512, 512, d.now);
+    assert_eq!(pages(p.reads()), vec![(0, 1)]);
+    d.pc.io_done_at(&p.reads()[0], d.now + MS);
+    d.now += MS;
+    let (dirty, cached, other) = (d.pc.stats().nr_dirty, d.pc.stats().cached, d.pc.file_cached_pages(g));
+    let dropped = d.pc.truncate(f, d.now);
+    d.pc.check();
+    assert_eq!((d.pc.file_size(f), d.pc.file_cached_pages(f), d.pc.file_dirty_pages(f)), (0, 0, 0));
+    assert_eq!(dropped, cached - d.pc.stats().cached);
+    assert_eq!(d.pc.stats().nr_dirty, dirty - 2, "pages 0 and 199 were dirty");
+    assert!((0..200).all(|i| d.pc.table.get(lru::page_key(f, i)).is_none()), "no shadow left");
+    assert_eq!(d.pc.file_cached_pages(g), other, "the other file keeps its pages");
+    // The new file's appends, as the binary log writes them: nothing read.
+    d.reads.clear();
+    let mut off = 0;
+    for len in [154, 643, 643, 4096 - 1440, 643, 1683, 643] {
+        d.write(&mut task, f, off, len);
+        off += len;
+    }
+    assert!(d.reads.is_empty(), "{:?}", d.reads);
+    assert_eq!(d.pc.file_size(f), off);
+    d.pc.check();
+}
+
 #[test]
 fn a_write_past_the_background_limit_starts_the_flusher() {
     let mut d = Drv::with_budget(16 * MIB); // 4096 pages: bg 409, thresh 819

@@ -96,6 +96,12 @@ impl ZfsLayout {
         self.files[object as usize - 1].set_one(l0, class, |c| classes[usize::from(c)].is_hole());
     }
 
+    /// The class of every record of `object`, when they share one (`CLASS_HOLE`: a file
+    /// never written).
+    pub fn uniform_class(&self, object: u32) -> Option<u8> {
+        self.file(object).uniform_class()
+    }
+
     /// How a record of class `class` is stored (None for mean-ratio records, whose size
     /// varies by block).
     pub fn stored(&self, class: u8) -> Option<StoredBlock> {

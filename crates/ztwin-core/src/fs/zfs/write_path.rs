@@ -9,7 +9,8 @@
 //!                  (woken when sync writes complete), dmu_tx_delay's sleep above 60%
 //!             ─► ZfsWriteDirty: a partial record whose dbuf is not in memory is read first
 //!                  (dbuf_will_dirty -> dbuf_read: the read walk, ARC and pool like any
-//!                  read); then dbuf_dirty: the record is charged to the open txg, holds
+//!                  read; a hole, such as a record past the end of a new file, is
+//!                  zero-filled with nothing read); then dbuf_dirty: the record is charged to the open txg, holds
 //!                  the writer's buffers from now on, and is in the ARC (MRU)
 //!             ─► next record (a new tx, as zfs_write takes one per record) or done
 //! ```
@@ -40,7 +41,20 @@
 //! holds (partial ones read the whole path); 5. (gone: the sync's compression and
 //! checksums run on the vCPUs, `wr_iss`); 6. the sync sends no cache flushes
 //! (`vdev_config_sync` flushes the vdevs written before and after the uberblocks): only
-//! the intent log's flushes are modelled.
+//! the intent log's flushes are modelled; 7. a new file that takes an existing file's
+//! place ([`Zfs::new_file`]: a binary log file after a rotation) keeps the object number
+//! and the tree height of the file before it: its records are holes again and its cached
+//! blocks are dropped (a real new file is a new object whose tree grows as it is written;
+//! its records and indirect blocks past the end are holes to `dbuf_findbp`, which returns
+//! ENOENT there, so nothing is read for them either way); the creation's own ZIL record
+//! (TX_CREATE) and dnode are not written.
+//!
+//! Sources for the write to a hole: module/zfs/dmu.c `dmu_write_uio_dnode` (a record
+//! covered whole: `dmu_buf_will_fill`, no read; in part: `dmu_buf_will_dirty` ->
+//! `dbuf_read`), module/zfs/dbuf.c `dbuf_findbp` (ENOENT past the dnode's block pointers or
+//! its maxblkid) and `dbuf_read_impl` (a NULL or hole block pointer, or a block freed in
+//! an open txg, `dnode_block_freed`: zero-filled, DB_CACHED, no I/O) at zfs-0.8.6;
+//! `dbuf_read_hole` at zfs-2.2.0, the same rule.
 
 use serde_json::{json, Value};
 
@@ -50,6 +64,7 @@ use crate::config::DirectProperty;
 use crate::config::{VariantConfig, ZfsConfig};
 use crate::dev::cpu::Cpus;
 use crate::dev::device::{Device, Op};
+use crate::fs::zfs::content::CLASS_HOLE;
 use crate::fs::zfs::direct::{setup_direct, ZFS_VDEV_DIRECT_WRITE_VERIFY};
 use crate::fs::zfs::layer::{ReadStep, Zfs, ZfsRead};
 use crate::fs::zfs::pool::{Pool, VDEV_LABEL_START_SIZE};
@@ -331,6 +346,31 @@ impl Zfs {
             direct_done: now,
             ..ZfsWrite::IDLE
         }
+    }
+
+    /// A new, empty file takes `object`'s place (`open(O_CREAT)` of a new name, the file
+    /// before it gone: simplification 7): every record is a hole again, and the old
+    /// file's dbufs (those no reader holds) and ARC buffers go, as the old object's free
+    /// would drop them (`dnode_free` -> `dbuf_free_range`, `arc_freed`). A write to a hole
+    /// reads nothing (`dbuf_read` -> `dbuf_read_impl`: a NULL or hole block pointer is
+    /// zero-filled, `dbuf_read_hole` in 2.x), so the new file's appends read back only the
+    /// records they wrote earlier. Nothing to do for a file never written.
+    pub fn new_file(&mut self, object: u32) {
+        let Zfs { arc, dbufs, layout, .. } = self;
+        if layout.uniform_class(object) == Some(CLASS_HOLE) {
+            return;
+        }
+        let g = *layout.geometry(object);
+        // Children first: a destroyed dbuf releases its parent, which can then go too.
+        for level in 0..g.nlevels() {
+            for blkid in 0..g.blocks_at(level) {
+                let key = BlockKey::new(object, level, blkid);
+                dbufs.discard(key, |k| layout.parent_of(k));
+                arc.free(key);
+            }
+        }
+        super::layer::settle_dbufs(arc, dbufs, layout);
+        layout.set_records(object, 0, g.l0_blocks().saturating_sub(1), CLASS_HOLE);
     }
 
     /// Steps write `w` of writer `slot` at `now` until it waits or is done; the CPU its

@@ -2,7 +2,8 @@
 //! log's group commit (`db::binlog`) driven step by step for the committing thread:
 //! the flush stage's redo log flush as this thread (`log_write_up_to` through the redo
 //! log's own group commit), its writes to the binary log file, the sync stage's fsync,
-//! the commit stage appending each member's commit mtr in binary log order, rotations.
+//! the commit stage appending each member's commit mtr in binary log order, rotations
+//! (whose new file is created empty in its slot: `FileOp::Create`).
 //! The commit record itself is not flushed by its commit (`trx->flush_log_later`): the
 //! next group's redo flush or the master thread's does it.
 //!
@@ -133,6 +134,7 @@ impl Writes {
                 o_sync: false,
             },
             BinlogIo::Sync { file } => FileOp::Sync { file: self.files.binlog(file) },
+            BinlogIo::Create { file } => FileOp::Create { file: self.files.binlog(file) },
         };
         self.io[actor].push_back(op);
     }

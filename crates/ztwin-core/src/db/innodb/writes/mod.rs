@@ -197,6 +197,12 @@ pub enum FileOp {
     },
     /// Waits for the asynchronous writes issued so far.
     Barrier,
+    /// `open(O_CREAT)` of a new file in `file`'s place (a binary log file after a
+    /// rotation): the file is empty from now on (the filesystem's `new_file`).
+    Create {
+        /// The driver's file number.
+        file: u32,
+    },
 }
 
 /// What a thread's I/O was for, decided when it is done.
@@ -1006,7 +1012,7 @@ impl Writes {
                 }
             }
             FileOp::Sync { .. } => self.stats.data_fsyncs += 1,
-            FileOp::Barrier => {}
+            FileOp::Barrier | FileOp::Create { .. } => {}
         }
         Some(op)
     }

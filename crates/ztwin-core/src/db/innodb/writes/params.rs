@@ -393,7 +393,8 @@ fn binlog_params(cfg: &InnodbConfig, flush_log: u8) -> Result<Option<BinlogParam
 }
 
 /// The binary log's files the run keeps: file N is slot (N - 1) mod this (a rotated
-/// file's place is taken again by a later one, as purge would free it).
+/// file's place is taken again by a later one, as purge would free it: the new file is
+/// created empty there, `FileOp::Create`).
 pub const BINLOG_SLOTS: u32 = 4;
 
 /// The database's files as the driver numbers them: the tables first, then the system
