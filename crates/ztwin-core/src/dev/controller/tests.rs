@@ -216,11 +216,26 @@ proptest! {
     /// The dirty map stays disjoint ranges that do not touch, covering exactly what was
     /// written, and each insert returns the bytes it newly covers.
     #[test]
-    fn dirty_ranges_merge_and_count_new_bytes(writes in proptest::collection::vec((0u64..200, 1u64..40), 1..60)) {
+    fn dirty_ranges_merge_and_count_new_bytes(
+        random in proptest::collection::vec((0u64..200, 1u64..40), 1..60),
+        appends in proptest::collection::vec((0u64..3, 1u64..8), 0..30),
+    ) {
+        // Random writes, then writes that mostly start where the last one ended (the
+        // pool's allocations follow one another), wrapping inside the 240 bytes.
+        let mut writes = random;
+        let mut at = 0u64;
+        for (gap, len) in appends {
+            at += gap;
+            if at + len > 240 {
+                at = 0;
+            }
+            writes.push((at, len));
+            at += len;
+        }
         let mut map = std::collections::BTreeMap::new();
         let mut model = [false; 240];
         for (s, len) in writes {
-            let e = s + len;
+            let e = (s + len).min(240);
             let before = model.iter().filter(|&&b| b).count() as u64;
             model[s as usize..e as usize].iter_mut().for_each(|b| *b = true);
             let after = model.iter().filter(|&&b| b).count() as u64;
