@@ -360,7 +360,23 @@ impl<'a> Sim<'a> {
                 ));
                 if zil::wanted(cfg) {
                     let zil = Zil::new(z, &cfg.devices, &mut zfs.pool, slots, nfiles as u32)?;
-                    zfs.attach_zil(zil);
+                    // The database's logs (files after ibdata1) in a dataset of their own
+                    // (`log_recordsize`) have that dataset's log: each objset has its own
+                    // zilog (`zil_alloc` from `dmu_objset_open_impl`; `zfs_fsync` commits
+                    // `zfsvfs->z_log`), its own chain of blocks and commit waiters.
+                    let log_from = z
+                        .log_recordsize
+                        .and_then(|_| db.as_ref().and_then(|d| d.writes()))
+                        .map(|w| w.files().system() + 2)
+                        .filter(|&o| o <= nfiles as u32);
+                    match log_from {
+                        Some(from) => {
+                            let logs =
+                                zil.new_beside(z, &cfg.devices, &mut zfs.pool, slots, nfiles as u32, 1)?;
+                            zfs.attach_zils(vec![zil, logs], from);
+                        }
+                        None => zfs.attach_zil(zil),
+                    }
                 }
                 Fs::Zfs(zfs)
             }

@@ -594,3 +594,36 @@ fn a_zfs_write_into_a_hole_reads_nothing_and_a_new_file_is_holes_again() {
     assert_eq!(write(z, 2, 8 * rs + 100, 100), WriteStep::Done, "record 8 held data: now a hole");
     assert_eq!(z.arc.stats().demand_data_misses, misses + 1);
 }
+
+/// Each dataset has its own intent log (`zil_alloc` per objset; `zfs_fsync` commits
+/// `zfsvfs->z_log`): with the database's logs in a dataset of their own
+/// (`log_recordsize`), an fsync of a table commits the tables' log and a synchronous write
+/// of the redo log the logs' log, each with its own records; with one dataset both go to
+/// the one log. The kstat sums the logs.
+#[test]
+fn the_database_logs_dataset_has_its_own_intent_log() {
+    use crate::fs::zfs::content::CLASS_MEAN_RATIO;
+    use crate::fs::zfs::write_path::{CommitStep, WriteStep};
+    let per_dataset = |own: bool| {
+        let mut cfg = write_variant(SysbenchTest::OltpUpdateIndex);
+        let FsConfig::Zfs(z) = &mut cfg.filesystem else { unreachable!() };
+        z.log_recordsize = own.then_some(131072);
+        let mut sim = Sim::new(&cfg).unwrap();
+        let files = sim.db.as_ref().and_then(|d| d.writes()).unwrap().files();
+        let (table, redo) = (1, files.log(0) + 1);
+        let Sim { fs: Fs::Zfs(z), devices, .. } = &mut sim else { unreachable!() };
+        let mut cpu = 0;
+        // A table's record written through the page cache, then fsynced; a redo log record
+        // written O_DSYNC (its write commits). Whole records: nothing is read first.
+        for (slot, object, o_sync) in [(0, table, false), (1, redo, true)] {
+            let rs = z.layout.geometry(object).data_block_size();
+            let mut w = z.start_write(object, 0, rs, CLASS_MEAN_RATIO, o_sync, false, 0);
+            assert_eq!(z.write(slot, &mut w, 0, &mut cpu, devices), WriteStep::Done);
+            assert_ne!(z.commit(slot, object, 0, &mut cpu, devices), CommitStep::Done, "waits for its block");
+        }
+        let (by, sum) = (z.zil_stats_by_dataset(), z.zil_stats().unwrap());
+        (by.iter().map(|s| (s.zil_commit_count, s.zil_itx_count)).collect::<Vec<_>>(), sum.zil_commit_count)
+    };
+    assert_eq!(per_dataset(false), (vec![(2, 2)], 2), "one log takes both commits and both records");
+    assert_eq!(per_dataset(true), (vec![(1, 1), (1, 1)], 2), "each log its own; the kstat sums them");
+}

@@ -435,7 +435,7 @@ impl Zfs {
                     }
                 }
                 Tag::Lwb(id) => {
-                    if let Some(z) = writes.zil.as_deref_mut() {
+                    if let Some(z) = writes.zils.iter_mut().find(|z| z.owns(id)) {
                         z.io_issued(id, done);
                         lwb = true;
                     }
@@ -446,7 +446,7 @@ impl Zfs {
             }
         }
         if lwb {
-            if let Some(z) = writes.zil.as_deref_mut() {
+            for z in &mut writes.zils {
                 z.refresh_next();
             }
         }

@@ -124,8 +124,12 @@ pub struct WritePath {
     async_max: std::cell::Cell<(u64, u32)>,
     /// The dataset's `direct` property in force (disabled before 2.3).
     pub(super) direct: DirectProperty,
-    /// The intent log, when the variant can commit it (`zil::wanted`).
-    pub(super) zil: Option<Box<Zil>>,
+    /// The intent logs, when the variant can commit them (`zil::wanted`): one per
+    /// dataset (the tables', then the database logs' when they have a dataset of their
+    /// own, `log_recordsize`: objects from `log_from` on).
+    pub(super) zils: Vec<Zil>,
+    /// The first object of the second dataset (u32::MAX: one dataset).
+    log_from: u32,
     /// The syncing txg's writes the vdev queues issued (completion, dirty bytes given
     /// back), and its writes not yet complete (queued or issued).
     inflight: Vec<(Nanos, u64)>,
@@ -167,7 +171,8 @@ impl WritePath {
             async_max: std::cell::Cell::new((0, max_async_writes(&params, 0))),
             txgs: Txgs::new(params, z.recordsize),
             direct: z.direct(),
-            zil: None,
+            zils: Vec::new(),
+            log_from: u32::MAX,
             inflight: Vec::new(),
             inflight_min: None,
             outstanding: 0,
@@ -502,12 +507,12 @@ impl Zfs {
         }
         w.rmw = false;
         writes.txgs.dirty(key.0, rs as u32, now);
-        if let Some(zil) = &mut writes.zil {
+        let txg = writes.txgs.open_txg();
+        if let Some(zil) = writes.zil_of(object) {
             // zfs_log_write of the chunk, in the open txg (WR_INDIRECT for a Direct I/O
             // write's misaligned piece).
             let direct = w.direct.then_some(false);
-            *cpu +=
-                zil.log_write(object, w.rec, chunk as u32, w.o_sync, direct, writes.txgs.open_txg(), costs);
+            *cpu += zil.log_write(object, w.rec, chunk as u32, w.o_sync, direct, txg, costs);
         }
         layout.set_record(object, w.rec, w.class);
         let info = layout.block(object, w.rec, 0).1;
@@ -539,8 +544,9 @@ impl Zfs {
         }
         arc.free(key);
         writes.txgs.dirty_direct(key.0, rs, now);
-        if let Some(zil) = &mut writes.zil {
-            *cpu += zil.log_write(object, w.rec, rs, w.o_sync, Some(true), writes.txgs.open_txg(), costs);
+        let txg = writes.txgs.open_txg();
+        if let Some(zil) = writes.zil_of(object) {
+            *cpu += zil.log_write(object, w.rec, rs, w.o_sync, Some(true), txg, costs);
         }
         layout.set_record(object, w.rec, w.class);
         let info = layout.block(object, w.rec, 0).1;
@@ -632,7 +638,7 @@ impl Zfs {
         match w.phase {
             SyncPhase::Uberblock { pending: 0, end } if end <= now => {
                 w.txgs.sync_done(now);
-                if let Some(zil) = &mut w.zil {
+                for zil in &mut w.zils {
                     zil.clean(w.current.txg);
                 }
                 w.current.end = now;
@@ -813,7 +819,7 @@ impl Zfs {
     /// counters so far, and the dirty data left to sync.
     pub fn write_report(&self, from: usize) -> Value {
         let w = &self.writes;
-        let zil = w.zil.is_some();
+        let zil = !w.zils.is_empty();
         let synced = &w.log[from.min(w.log.len())..];
         let sum = |f: fn(&TxgRecord) -> u64| synced.iter().map(f).sum::<u64>();
         json!({
@@ -876,43 +882,65 @@ pub enum CommitStep {
     Wait,
 }
 
-impl Zfs {
-    /// Builds the dataset's intent log (see `zil::wanted`) for `slots` clients.
-    pub fn attach_zil(&mut self, zil: Zil) {
-        self.writes.zil = Some(Box::new(zil));
+impl WritePath {
+    /// The intent log of the dataset `object` is in.
+    #[inline]
+    pub(super) fn zil_of(&mut self, object: u32) -> Option<&mut Zil> {
+        let d = usize::from(object >= self.log_from && self.zils.len() > 1);
+        self.zils.get_mut(d)
     }
 
-    /// Splits the layer into what the log's operations touch.
-    fn zil_parts<'a>(&'a mut self, devices: &'a mut [Device]) -> Option<(&'a mut Zil, ZilIo<'a>)> {
-        self.writes.zil.as_ref()?;
+    /// The dataset of `object` (0: the tables', 1: the database logs' own).
+    fn dataset_of(&self, object: u32) -> usize {
+        usize::from(object >= self.log_from && self.zils.len() > 1)
+    }
+}
+
+impl Zfs {
+    /// Attaches the datasets' intent logs (see `zil::wanted`): the tables' dataset's, and
+    /// the database logs' when they are in a dataset of their own (objects from
+    /// `log_from` on).
+    pub fn attach_zils(&mut self, zils: Vec<Zil>, log_from: u32) {
+        self.writes.zils = zils;
+        self.writes.log_from = log_from;
+    }
+
+    /// Builds the dataset's intent log (see `zil::wanted`): one dataset.
+    pub fn attach_zil(&mut self, zil: Zil) {
+        self.attach_zils(vec![zil], u32::MAX);
+    }
+
+    /// Splits the layer into what dataset `d`'s log's operations touch.
+    fn zil_parts<'a>(&'a mut self, d: usize, devices: &'a mut [Device]) -> Option<(&'a mut Zil, ZilIo<'a>)> {
+        self.writes.zils.get(d)?;
         self.set_async_write_max();
         let Zfs { writes, pool, layout, costs, .. } = self;
-        let WritePath { txgs, zil, .. } = writes;
-        let zil = zil.as_deref_mut()?;
+        let WritePath { txgs, zils, .. } = writes;
+        let zil = zils.get_mut(d)?;
         Some((zil, ZilIo { txgs, pool, layout, devices, costs }))
     }
 
     /// Whether the dataset has an intent log (the variant can commit it).
     pub fn has_zil(&self) -> bool {
-        self.writes.zil.is_some()
+        !self.writes.zils.is_empty()
     }
 
     /// `sync=always`: `zfs_read` commits the log of the file before reading it.
     pub fn commits_reads(&self) -> bool {
-        self.writes.zil.as_ref().is_some_and(|z| z.params().sync == crate::config::SyncProperty::Always)
+        self.writes.zils.first().is_some_and(|z| z.params().sync == crate::config::SyncProperty::Always)
     }
 
     /// `zfs_write`'s commit: after an O_SYNC/O_DSYNC write, or any write with
     /// `sync=always`.
     pub fn commits_write(&self, o_sync: bool) -> bool {
         self.writes
-            .zil
-            .as_ref()
+            .zils
+            .first()
             .is_some_and(|z| o_sync || z.params().sync == crate::config::SyncProperty::Always)
     }
 
     /// `zil_commit` of `object` by client `slot` at `now` (an fsync, or the end of a
-    /// synchronous write); its CPU is added to `cpu`.
+    /// synchronous write), on the log of the object's dataset; its CPU is added to `cpu`.
     pub fn commit(
         &mut self,
         slot: usize,
@@ -921,7 +949,8 @@ impl Zfs {
         cpu: &mut Nanos,
         devices: &mut [Device],
     ) -> CommitStep {
-        let Some((zil, mut io)) = self.zil_parts(devices) else { return CommitStep::Done };
+        let d = self.writes.dataset_of(object);
+        let Some((zil, mut io)) = self.zil_parts(d, devices) else { return CommitStep::Done };
         let done = zil.commit(&mut io, slot, object, now, cpu);
         self.route_resolved();
         if done {
@@ -933,40 +962,54 @@ impl Zfs {
 
     /// Client `slot`'s commit is done (true) once the log released it.
     pub fn commit_finish(&mut self, slot: usize) -> bool {
-        self.writes.zil.as_mut().is_none_or(|z| z.finish(slot))
+        self.writes.zils.iter_mut().fold(true, |done, z| z.finish(slot) && done)
     }
 
-    /// When the intent log next has something to do, if ever.
+    /// When an intent log next has something to do, if ever.
     pub fn zil_next_at(&self) -> Option<Nanos> {
-        self.writes.zil.as_ref().and_then(|z| z.next_at())
+        self.writes.zils.iter().filter_map(|z| z.next_at()).min()
     }
 
-    /// Whether clients wait for the intent log.
+    /// Whether clients wait for an intent log.
     pub fn zil_waiting(&self) -> bool {
-        self.writes.zil.as_ref().is_some_and(|z| z.waiting())
+        self.writes.zils.iter().any(|z| z.waiting())
     }
 
-    /// Runs the intent log's events due at `now`.
+    /// Runs the intent logs' events due at `now` (the datasets' in order).
     pub fn zil_event(&mut self, now: Nanos, devices: &mut [Device]) {
-        if let Some((zil, mut io)) = self.zil_parts(devices) {
-            zil.event(&mut io, now);
+        for d in 0..self.writes.zils.len() {
+            if self.writes.zils[d].next_at().is_some_and(|t| t <= now) || self.writes.zils.len() == 1 {
+                if let Some((zil, mut io)) = self.zil_parts(d, devices) {
+                    zil.event(&mut io, now);
+                }
+            }
         }
         self.route_resolved();
     }
 
-    /// The clients the intent log released since the last call.
+    /// The clients the intent logs released since the last call.
     pub fn take_zil_woken(&mut self) -> impl Iterator<Item = u32> + '_ {
-        self.writes.zil.as_mut().into_iter().flat_map(|z| z.take_woken())
+        self.writes.zils.iter_mut().flat_map(|z| z.take_woken())
     }
 
-    /// The intent log's counters, if there is one.
+    /// The intent logs' counters (summed, as the kstat sums them), if there is one.
     pub fn zil_stats(&self) -> Option<ZilStats> {
-        self.writes.zil.as_ref().map(|z| z.stats())
+        let (first, rest) = self.writes.zils.split_first()?;
+        let mut s = first.stats();
+        for z in rest {
+            s += z.stats();
+        }
+        Some(s)
+    }
+
+    /// Each dataset's log's counters (the tables' first).
+    pub fn zil_stats_by_dataset(&self) -> Vec<ZilStats> {
+        self.writes.zils.iter().map(|z| z.stats()).collect()
     }
 
     /// The `/proc/spl/kstat/zfs/zil` rows of the release, over a window.
     pub fn zil_report(&self, a: &ZilStats, b: &ZilStats) -> Value {
-        let Some(zil) = self.writes.zil.as_ref() else { return Value::Object(Default::default()) };
+        let Some(zil) = self.writes.zils.first() else { return Value::Object(Default::default()) };
         let mut m = serde_json::Map::new();
         for (name, v) in b.rows(a, &zil.params().features) {
             m.insert(name.into(), json!(v));
@@ -974,23 +1017,23 @@ impl Zfs {
         Value::Object(m)
     }
 
-    /// Before a restart: the log's blocks in flight complete, then the log forgets its
-    /// itxs (the export synced every txg) and its waiters. Returns when it is quiet.
+    /// Before a restart: the logs' blocks in flight complete, then the logs forget their
+    /// itxs (the export synced every txg) and their waiters. Returns when they are quiet.
     pub fn zil_restart(&mut self, from: Nanos, devices: &mut [Device]) -> Nanos {
         let mut t = from;
         while let Some(next) = self.zil_next_at() {
             t = t.max(next);
             self.zil_event(t, devices);
         }
-        if let Some(z) = &mut self.writes.zil {
+        for z in &mut self.writes.zils {
             z.restart();
         }
         t
     }
 
-    /// Forgets the log's waiters (the run abandons what never completes).
+    /// Forgets the logs' waiters (the run abandons what never completes).
     pub fn zil_abandon(&mut self) {
-        if let Some(z) = &mut self.writes.zil {
+        for z in &mut self.writes.zils {
             z.abandon();
         }
     }

@@ -41,6 +41,12 @@
 //!   flushes to the next block); its waiters return when the flushes are done and the
 //!   previous block is done (`zil_lwb_flush_vdevs_done`), and the log's latency
 //!   (`zl_last_lwb_latency`, from issue to that point) is updated.
+//! - Each dataset has its own log (`zil_alloc` from `dmu_objset_open_impl`; `zfs_fsync`
+//!   commits `zfsvfs->z_log`): the database's logs in a dataset of their own
+//!   (`log_recordsize`) have one beside the tables' ([`Zil::new_beside`]), with its own
+//!   chain of blocks, commit lists and waiters, so a commit of one never waits for the
+//!   other's blocks. Both allocate from the pool's log classes ([`LogClasses`]) and share
+//!   the leaves' vdev queues; `/proc/spl/kstat/zfs/zil` sums them (`zil_sums_global`).
 //! - Log and dmu_sync writes pass the leaf's vdev queue ([`crate::fs::zfs::vdev_queue`],
 //!   shared with every other I/O of the leaf) in the sync-write class, and a SLOG's blocks
 //!   past the bulk in the async-write class.
@@ -70,7 +76,9 @@
 
 pub mod size;
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use crate::config::{
     EarlyIssue, FsConfig, Logbias, LwbSizing, SyncProperty, VariantConfig, WorkloadConfig, ZfsConfig,
@@ -287,6 +295,40 @@ pub struct ZilStats {
     pub flushes: u64,
 }
 
+impl std::ops::AddAssign for ZilStats {
+    /// The kstat sums every dataset's log (`zil_sums_global`).
+    fn add_assign(&mut self, o: ZilStats) {
+        macro_rules! add {
+            ($($f:ident),*) => { $(self.$f += o.$f;)* };
+        }
+        add!(
+            zil_commit_count,
+            zil_commit_writer_count,
+            zil_itx_count,
+            zil_itx_indirect_count,
+            zil_itx_indirect_bytes,
+            zil_itx_copied_count,
+            zil_itx_copied_bytes,
+            zil_itx_needcopy_count,
+            zil_itx_needcopy_bytes,
+            zil_itx_metaslab_normal_count,
+            zil_itx_metaslab_normal_bytes,
+            zil_itx_metaslab_normal_write,
+            zil_itx_metaslab_normal_alloc,
+            zil_itx_metaslab_slog_count,
+            zil_itx_metaslab_slog_bytes,
+            zil_itx_metaslab_slog_write,
+            zil_itx_metaslab_slog_alloc,
+            lwb_writes,
+            lwb_write_bytes,
+            dmu_sync_writes,
+            dmu_sync_bytes,
+            commit_timeouts,
+            flushes
+        );
+    }
+}
+
 impl ZilStats {
     /// The rows of the release's kstat (2.2.0 adds the `_write` and `_alloc` rows, 2.3.0
     /// the commit error, stall and suspend counts, always 0 here: simplification 9), then
@@ -463,6 +505,18 @@ impl Class {
     }
 }
 
+/// The pool's log allocation classes (`spa_log_class`, `spa_embedded_log_class`), which
+/// every dataset's log allocates its blocks from.
+#[derive(Debug, Default)]
+pub struct LogClasses {
+    slog: Class,
+    embedded: Class,
+}
+
+/// Log block ids of dataset `d`'s log start at `d << LWB_ID_SHIFT` (a vdev queue tag
+/// names a block by its id alone).
+const LWB_ID_SHIFT: u32 = 48;
+
 /// What the log's operations touch outside it.
 pub(crate) struct ZilIo<'a> {
     pub txgs: &'a mut Txgs,
@@ -493,8 +547,8 @@ pub struct Zil {
     waiters: Vec<Waiter>,
     nwaiting: usize,
     woken: Vec<u32>,
-    slog: Class,
-    embedded: Class,
+    /// The pool's log classes, shared with the other datasets' logs.
+    classes: Rc<RefCell<LogClasses>>,
     /// WR_INDIRECT records whose dmu_sync waits for their block's issue (2.2), by block.
     deferred: VecDeque<(u64, Itx)>,
     stats: ZilStats,
@@ -511,6 +565,33 @@ impl Zil {
         pool: &mut Pool,
         slots: usize,
         objects: u32,
+    ) -> Result<Zil> {
+        Zil::build(z, devices, pool, slots, objects, None, 0)
+    }
+
+    /// The log of another dataset `d` (1, 2, ...) of the same pool: its own chain of
+    /// blocks, commit lists and waiters (`zil_alloc` per objset), allocating from the
+    /// pool's log classes as this one does.
+    pub fn new_beside(
+        &self,
+        z: &ZfsConfig,
+        devices: &[crate::config::DeviceConfig],
+        pool: &mut Pool,
+        slots: usize,
+        objects: u32,
+        d: u64,
+    ) -> Result<Zil> {
+        Zil::build(z, devices, pool, slots, objects, Some(self.classes.clone()), d)
+    }
+
+    fn build(
+        z: &ZfsConfig,
+        devices: &[crate::config::DeviceConfig],
+        pool: &mut Pool,
+        slots: usize,
+        objects: u32,
+        classes: Option<Rc<RefCell<LogClasses>>>,
+        d: u64,
     ) -> Result<Zil> {
         let p = ZilParams::resolve(z)?;
         let features = ZfsFeatures::resolve(z.release, z.release_patch);
@@ -556,15 +637,14 @@ impl Zil {
             commit: Vec::with_capacity(1024),
             lwbs: VecDeque::with_capacity(64),
             spare: Vec::with_capacity(64),
-            next_id: 0,
+            next_id: d << LWB_ID_SHIFT,
             last_opened: None,
             sizer: LwbSizer::new(p.features.sizing, p.max_block, p.max_waste),
             last_latency: 0,
             waiters: vec![Waiter::Idle; slots],
             nwaiting: 0,
             woken: Vec::with_capacity(slots),
-            slog,
-            embedded,
+            classes: classes.unwrap_or_else(|| Rc::new(RefCell::new(LogClasses { slog, embedded }))),
             deferred: VecDeque::with_capacity(64),
             stats: ZilStats::default(),
             words,
@@ -736,10 +816,11 @@ impl Zil {
     /// `zio_alloc_zil`: a block of `bytes` from the log class, the embedded log class, or
     /// the normal class. Returns (from the log class, where).
     fn allocate(&mut self, pool: &mut Pool, bytes: u64) -> (bool, Top, u64) {
-        if let Some((top, offset)) = self.slog.alloc(bytes) {
+        let mut c = self.classes.borrow_mut();
+        if let Some((top, offset)) = c.slog.alloc(bytes) {
             return (true, top, offset);
         }
-        if let Some((top, offset)) = self.embedded.alloc(bytes) {
+        if let Some((top, offset)) = c.embedded.alloc(bytes) {
             return (false, top, offset);
         }
         match pool.alloc(bytes) {
@@ -1025,6 +1106,12 @@ impl Zil {
     /// A write of block `id` (or of one of its dmu_syncs) that its vdev queue held was
     /// issued: it completes at `done`. The caller refreshes [`Zil::next_at`] after
     /// (`refresh_next`).
+    /// Whether log block `id` is this log's (ids are numbered per dataset).
+    #[inline]
+    pub(crate) fn owns(&self, id: u64) -> bool {
+        id >> LWB_ID_SHIFT == self.next_id >> LWB_ID_SHIFT
+    }
+
     pub(crate) fn io_issued(&mut self, id: u64, done: Nanos) {
         if let Some(k) = self.index(id) {
             let l = &mut self.lwbs[k];
