@@ -295,83 +295,81 @@ pub struct ZilStats {
     pub flushes: u64,
 }
 
+/// Which releases report a counter: all, or 2.2.0+ (`_write` and `_alloc`, with
+/// `metaslab_stats_own_block`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    Always,
+    WriteAlloc,
+}
+
+/// Every [`ZilStats`] counter, in the kstat's order (the model's own counters last), with
+/// the releases that report it: `$m!((field, Gate), ...)`.
+macro_rules! zil_counters {
+    ($m:ident) => {
+        $m!(
+            (zil_commit_count, Always),
+            (zil_commit_writer_count, Always),
+            (zil_itx_count, Always),
+            (zil_itx_indirect_count, Always),
+            (zil_itx_indirect_bytes, Always),
+            (zil_itx_copied_count, Always),
+            (zil_itx_copied_bytes, Always),
+            (zil_itx_needcopy_count, Always),
+            (zil_itx_needcopy_bytes, Always),
+            (zil_itx_metaslab_normal_count, Always),
+            (zil_itx_metaslab_normal_bytes, Always),
+            (zil_itx_metaslab_normal_write, WriteAlloc),
+            (zil_itx_metaslab_normal_alloc, WriteAlloc),
+            (zil_itx_metaslab_slog_count, Always),
+            (zil_itx_metaslab_slog_bytes, Always),
+            (zil_itx_metaslab_slog_write, WriteAlloc),
+            (zil_itx_metaslab_slog_alloc, WriteAlloc),
+            (lwb_writes, Always),
+            (lwb_write_bytes, Always),
+            (dmu_sync_writes, Always),
+            (dmu_sync_bytes, Always),
+            (commit_timeouts, Always),
+            (flushes, Always)
+        )
+    };
+}
+
 impl std::ops::AddAssign for ZilStats {
     /// The kstat sums every dataset's log (`zil_sums_global`).
     fn add_assign(&mut self, o: ZilStats) {
         macro_rules! add {
-            ($($f:ident),*) => { $(self.$f += o.$f;)* };
+            ($(($f:ident, $g:ident)),*) => { $(self.$f += o.$f;)* };
         }
-        add!(
-            zil_commit_count,
-            zil_commit_writer_count,
-            zil_itx_count,
-            zil_itx_indirect_count,
-            zil_itx_indirect_bytes,
-            zil_itx_copied_count,
-            zil_itx_copied_bytes,
-            zil_itx_needcopy_count,
-            zil_itx_needcopy_bytes,
-            zil_itx_metaslab_normal_count,
-            zil_itx_metaslab_normal_bytes,
-            zil_itx_metaslab_normal_write,
-            zil_itx_metaslab_normal_alloc,
-            zil_itx_metaslab_slog_count,
-            zil_itx_metaslab_slog_bytes,
-            zil_itx_metaslab_slog_write,
-            zil_itx_metaslab_slog_alloc,
-            lwb_writes,
-            lwb_write_bytes,
-            dmu_sync_writes,
-            dmu_sync_bytes,
-            commit_timeouts,
-            flushes
-        );
+        zil_counters!(add);
     }
 }
 
 impl ZilStats {
     /// The rows of the release's kstat (2.2.0 adds the `_write` and `_alloc` rows, 2.3.0
-    /// the commit error, stall and suspend counts, always 0 here: simplification 9), then
-    /// the model's own counters, each as the difference `self - before`.
+    /// the commit error, stall and suspend counts after `zil_commit_writer_count`, always 0
+    /// here: simplification 9), then the model's own counters, each as the difference
+    /// `self - before`.
     pub fn rows(&self, before: &ZilStats, features: &ZilFeatures) -> Vec<(&'static str, u64)> {
         macro_rules! rows {
-            ($($f:ident),*) => { vec![$((stringify!($f), self.$f.saturating_sub(before.$f))),*] };
+            ($(($f:ident, $g:ident)),*) => {
+                [$((stringify!($f), self.$f.saturating_sub(before.$f), Gate::$g)),*]
+            };
         }
-        let write_alloc = features.metaslab_stats_own_block;
-        let mut v = rows!(zil_commit_count, zil_commit_writer_count);
-        if features.commit_failure_stats {
-            v.extend([
-                ("zil_commit_error_count", 0),
-                ("zil_commit_stall_count", 0),
-                ("zil_commit_suspend_count", 0),
-            ]);
+        let all = zil_counters!(rows);
+        let mut v = Vec::with_capacity(all.len() + 3);
+        for (k, (name, n, gate)) in all.into_iter().enumerate() {
+            if gate == Gate::Always || features.metaslab_stats_own_block {
+                v.push((name, n));
+            }
+            if k == 1 && features.commit_failure_stats {
+                v.extend([
+                    ("zil_commit_error_count", 0),
+                    ("zil_commit_stall_count", 0),
+                    ("zil_commit_suspend_count", 0),
+                ]);
+            }
         }
-        v.extend(rows!(
-            zil_itx_count,
-            zil_itx_indirect_count,
-            zil_itx_indirect_bytes,
-            zil_itx_copied_count,
-            zil_itx_copied_bytes,
-            zil_itx_needcopy_count,
-            zil_itx_needcopy_bytes,
-            zil_itx_metaslab_normal_count,
-            zil_itx_metaslab_normal_bytes
-        ));
-        if write_alloc {
-            v.extend(rows!(zil_itx_metaslab_normal_write, zil_itx_metaslab_normal_alloc));
-        }
-        v.extend(rows!(zil_itx_metaslab_slog_count, zil_itx_metaslab_slog_bytes));
-        if write_alloc {
-            v.extend(rows!(zil_itx_metaslab_slog_write, zil_itx_metaslab_slog_alloc));
-        }
-        v.extend(rows!(
-            lwb_writes,
-            lwb_write_bytes,
-            dmu_sync_writes,
-            dmu_sync_bytes,
-            commit_timeouts,
-            flushes
-        ));
         v
     }
 }
