@@ -224,11 +224,24 @@ impl PageCache {
             self.table.remove(pg.key);
         }
         self.nonresident_age += 1;
-        self.files[key_file(pg.key) as usize].nr_cached -= 1;
+        self.release(s, pg.key);
+        self.stats.pgsteal_file += 1;
+    }
+
+    /// Slot `s`, which held `key` and is off its list and out of the table as a page,
+    /// goes back to the free slots.
+    fn release(&mut self, s: u32, key: u64) {
+        self.files[key_file(key) as usize].nr_cached -= 1;
         self.pages[s as usize].flags = 0;
         self.pages[s as usize].next = self.free;
         self.free = s;
-        self.stats.pgsteal_file += 1;
+    }
+
+    /// Frees cached slot `s` (holding `key`) with no shadow entry.
+    fn free_unshadowed(&mut self, s: u32, key: u64) {
+        self.unlink(s);
+        self.table.remove(key);
+        self.release(s, key);
     }
 
     /// posix_fadvise(POSIX_FADV_DONTNEED) of bytes [offset, offset + len) of `file` at `now`
@@ -257,20 +270,11 @@ impl PageCache {
                 }
             }
         } else {
-            // A range larger than the cache: walk the lists instead (each page once; a
-            // dropped page's successor is taken before it leaves).
-            for l in [INACTIVE, ACTIVE] {
-                let mut s = self.lists[l].0;
-                while s != NIL {
-                    let next = self.pages[s as usize].next;
-                    let key = self.pages[s as usize].key;
-                    let idx = key_index(key);
-                    if key_file(key) == file && (first..last_excl).contains(&idx) {
-                        dropped += u64::from(self.drop_clean(s, now));
-                    }
-                    s = next;
-                }
-            }
+            // A range larger than the cache: walk the lists instead.
+            dropped = self.drop_listed(|pc, s, key| {
+                let idx = key_index(key);
+                key_file(key) == file && (first..last_excl).contains(&idx) && pc.drop_clean(s, now)
+            });
         }
         self.stats.invalidated_pages += dropped;
         dropped
@@ -302,17 +306,8 @@ impl PageCache {
             }
         } else {
             // A file larger than the cache: walk the lists and the shadow ring instead.
-            for l in [INACTIVE, ACTIVE] {
-                let mut s = self.lists[l].0;
-                while s != NIL {
-                    let next = self.pages[s as usize].next;
-                    let key = self.pages[s as usize].key;
-                    if key_file(key) == file {
-                        dropped += u64::from(self.drop_truncated(s, key_index(key)));
-                    }
-                    s = next;
-                }
-            }
+            dropped =
+                self.drop_listed(|pc, s, key| key_file(key) == file && pc.drop_truncated(s, key_index(key)));
             for r in 0..self.shadows.len() {
                 let key = self.shadows[r].key;
                 if key != NO_KEY && key_file(key) == file && self.table.get(key) == Some(SHADOW | r as u32) {
@@ -323,6 +318,23 @@ impl PageCache {
         let f = &mut self.files[file as usize];
         f.size = 0;
         f.writeback_index = 0;
+        dropped
+    }
+
+    /// Visits every cached page on the lists once, inactive then active, each as
+    /// `drop(self, slot, key)`, which may drop it (its successor is taken before it
+    /// leaves); returns how many it dropped.
+    fn drop_listed(&mut self, mut drop: impl FnMut(&mut Self, u32, u64) -> bool) -> u64 {
+        let mut dropped = 0;
+        for l in [INACTIVE, ACTIVE] {
+            let mut s = self.lists[l].0;
+            while s != NIL {
+                let next = self.pages[s as usize].next;
+                let key = self.pages[s as usize].key;
+                dropped += u64::from(drop(self, s, key));
+                s = next;
+            }
+        }
         dropped
     }
 
@@ -339,12 +351,7 @@ impl PageCache {
             self.nr_dirty -= 1;
             self.files[key_file(pg.key) as usize].clear_dirty(idx);
         }
-        self.unlink(s);
-        self.table.remove(pg.key);
-        self.files[key_file(pg.key) as usize].nr_cached -= 1;
-        self.pages[s as usize].flags = 0;
-        self.pages[s as usize].next = self.free;
-        self.free = s;
+        self.free_unshadowed(s, pg.key);
         true
     }
 
@@ -355,12 +362,7 @@ impl PageCache {
         if pg.flags & (F_DIRTY | F_WRITEBACK) != 0 || pg.io_until > now {
             return false;
         }
-        self.unlink(s);
-        self.table.remove(pg.key);
-        self.files[key_file(pg.key) as usize].nr_cached -= 1;
-        self.pages[s as usize].flags = 0;
-        self.pages[s as usize].next = self.free;
-        self.free = s;
+        self.free_unshadowed(s, pg.key);
         true
     }
 

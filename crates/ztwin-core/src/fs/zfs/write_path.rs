@@ -886,7 +886,7 @@ impl WritePath {
     /// The intent log of the dataset `object` is in.
     #[inline]
     pub(super) fn zil_of(&mut self, object: u32) -> Option<&mut Zil> {
-        let d = usize::from(object >= self.log_from && self.zils.len() > 1);
+        let d = self.dataset_of(object);
         self.zils.get_mut(d)
     }
 
