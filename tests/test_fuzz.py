@@ -53,7 +53,39 @@ FIO_ZFS = {
     "variants": {"zfs": {}},
 }
 
-BASES = {"sysbench": SYSBENCH_ZFS, "fio": FIO_ZFS}
+# The write path: InnoDB's logs in a dataset of their own (a second intent log), the
+# binary log, drives behind a RAID controller's write-back cache, and ext4 on md RAID10
+# over the same drives.
+WRITE_DRIVES = ["sda", "sdb", "sdc", "sdd"]
+SYSBENCH_WRITE = {
+    "name": "fuzz-write",
+    "seed": 1,
+    "machine": {"preset": "lab-guest"},
+    "controllers": {"raid": {"model": "fuzz", "cache": "64MiB"}},
+    "devices": {d: {"preset": "sas-15k-600g", "controller": "raid"} for d in WRITE_DRIVES}
+    | {"md0": {"type": "md-raid10", "members": WRITE_DRIVES, "layout": "n2", "chunk": "512K"}},
+    "filesystem": {
+        "type": "zfs",
+        "vdevs": [{"mirror": ["sda", "sdb"]}, {"mirror": ["sdc", "sdd"]}],
+        "recordsize": "16K",
+        "log_recordsize": "128K",
+        "logbias": "throughput",
+        "arc": {"zfs_arc_max": "256MiB"},
+    },
+    "database": {
+        "innodb_buffer_pool_size": "64MiB",
+        "innodb_flush_method": "O_DSYNC",
+        "innodb_log_file_size": "48MiB",
+        "log_bin": True,
+        "sync_binlog": 1,
+    },
+    "dataset": {"tables": 2, "table_size": 20000},
+    "workload": {"type": "sysbench", "test": "oltp_update_index", "threads": 4},
+    "run": {"warmup": "1s", "duration": "2s", "report_interval": "1s"},
+    "variants": {"zfs": {}, "ext4": {"filesystem": {"type": "ext4", "device": "md0"}}},
+}
+
+BASES = {"sysbench": SYSBENCH_ZFS, "fio": FIO_ZFS, "sysbench-write": SYSBENCH_WRITE}
 
 ADVERSARIAL = st.one_of(
     st.sampled_from([0, -1, 1, 2**31, 2**32, 2**53 + 1, 2**63, 2**64 + 5, 10**30]),

@@ -89,6 +89,11 @@ def test_both_variants_run_through_the_controller_and_the_array():
         for dname in DRIVES:
             assert devs[dname]["read_iops"] > 0, (name, dname, devs[dname])
         assert sum(devs[dname]["write_iops"] for dname in DRIVES) > 0, name
+        # The controller took every write of its volumes; its drives wrote what it destaged.
+        (ctrl,) = doc["controllers"].values()
+        assert ctrl["write_iops"] == pytest.approx(sum(devs[d]["write_iops"] for d in DRIVES), rel=1e-9)
+        assert ctrl["destage_mbps"] == pytest.approx(sum(devs[d]["drive"]["write_mbps"] for d in DRIVES), rel=1e-9, abs=1e-12)
+        assert 0 <= ctrl["dirty_mib"] <= ctrl["cache_mib"] + ctrl["overfull_peak_mib"], ctrl
         if name == "ext4":
             # n2: the two drives of each pair get the same writes.
             for a, b in zip(DRIVES[::2], DRIVES[1::2]):

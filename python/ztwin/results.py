@@ -6,7 +6,11 @@ The core answers each variant with one JSON object (see ``ztwin_core::run``)::
      "latency_ms": {"p50", "p95", "p99", "max"},
      "cpu_utilization",
      "devices": {NAME: {"read_iops", "write_iops", "read_mbps", "write_mbps", "utilization",
-                        "flushes_per_sec" (where the intent log runs)}},
+                        "flushes_per_sec" (where the intent log runs),
+                        "drive": {the same for the drive behind a RAID controller's volume}}},
+     "controllers": {NAME: {"cache_mib", "dirty_mib", "write_iops", "write_wait_share",
+                     "write_wait_ms_mean", "absorbed_mbps", "read_hit_share", "destage_iops",
+                     "destage_mbps", "destage_kib_per_io", "overfull_peak_mib"}},  # RAID only
      "innodb": {"buffer_pool_hit_ratio", "pages_read"},
      "waits": {"mean_ms": {CLASS: ms a transaction spent waiting for it: "cpu", "data_read",
                "page_in_flight", "free_frame", "log_free", "commit_redo" (the redo log's write

@@ -34,6 +34,15 @@ fn ext4_on_md_raid10_spreads_over_every_drive_and_mirrors_writes() {
         assert_eq!(devs[a]["write_iops"], devs[b]["write_iops"], "{a} {b}");
         assert_eq!(devs[a]["write_mbps"], devs[b]["write_mbps"], "{a} {b}");
     }
+    // The controller's view: it took every write of its volumes, and what it destaged is
+    // what the drives behind them wrote.
+    let ctrl = &r.summary["controllers"]["perc"];
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    let host_writes: f64 = DRIVES.iter().map(|d| f(&devs[d]["write_iops"])).sum();
+    assert!((f(&ctrl["write_iops"]) - host_writes).abs() < 1e-6 * host_writes, "{ctrl}");
+    let drive_mbps: f64 = DRIVES.iter().map(|d| f(&devs[d]["drive"]["write_mbps"])).sum();
+    assert!((f(&ctrl["destage_mbps"]) - drive_mbps).abs() < 1e-9 + 1e-6 * drive_mbps, "{ctrl}");
+    assert!(f(&ctrl["dirty_mib"]) <= f(&ctrl["cache_mib"]) + f(&ctrl["overfull_peak_mib"]), "{ctrl}");
     // Deterministic.
     assert_eq!(run_variant(&cfg).unwrap().summary, r.summary);
 }

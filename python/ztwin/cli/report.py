@@ -262,9 +262,25 @@ def summary_table(summary: dict[str, Any], configs: dict[str, dict[str, Any]]) -
             row(f"{dev} burst I/O credits left (%)", lambda d, dev=dev: _num(g(d, "devices", dev, "burst", "io_credits_pct"), ",.1f"))
             row(f"{dev} burst byte credits left (%)", lambda d, dev=dev: _num(g(d, "devices", dev, "burst", "byte_credits_pct"), ",.1f"))
             row(f"{dev} time in burst (s)", lambda d, dev=dev: _num(g(d, "devices", dev, "burst", "burst_s"), ",.1f"))
+        if any(g(variants[n], "devices", dev, "drive") is not None for n in names):
+            # The drive behind a RAID controller's volume: the controller's destaging.
+            row(f"{dev} drive behind: writes (IOPS)", lambda d, dev=dev: _num(g(d, "devices", dev, "drive", "write_iops"), ",.0f"))
+            row(f"{dev} drive behind: utilization (%)", lambda d, dev=dev: _pct(g(d, "devices", dev, "drive", "utilization")))
         if any(g(variants[n], "devices", dev, "host_cache") is not None for n in names):
             row(f"{dev} host cache read hits (IOPS)", lambda d, dev=dev: _num(g(d, "devices", dev, "host_cache", "read_hit_iops"), ",.0f"))
             row(f"{dev} host cache read hit ratio (%)", lambda d, dev=dev: _pct(g(d, "devices", dev, "host_cache", "read_hit_ratio")))
+    ctrls: list[str] = []
+    for n in names:
+        for c in (variants[n].get("controllers") or {}):
+            if c not in ctrls:
+                ctrls.append(c)
+    for c in ctrls:
+        # The RAID controller's write-back cache: is it full, and what waits for it.
+        row(f"controller {c} dirty at end (MiB)", lambda d, c=c: _num(g(d, "controllers", c, "dirty_mib"), ",.0f"))
+        row(f"controller {c} writes waiting for room (%)", lambda d, c=c: _pct(g(d, "controllers", c, "write_wait_share")))
+        row(f"controller {c} wait for room (ms, mean)", lambda d, c=c: _num(g(d, "controllers", c, "write_wait_ms_mean"), ",.2f"))
+        row(f"controller {c} destaging (MB/s)", lambda d, c=c: _num(g(d, "controllers", c, "destage_mbps"), ",.1f"))
+        row(f"controller {c} destage write size (KiB)", lambda d, c=c: _num(g(d, "controllers", c, "destage_kib_per_io"), ",.0f"))
     if any("innodb" in variants[n] for n in names):
         row("InnoDB buffer pool hit ratio (%)", lambda d: _pct(g(d, "innodb", "buffer_pool_hit_ratio")))
     if writes:

@@ -100,8 +100,10 @@ pub struct DeviceCounters {
     pub host_cache: HostCacheCounters,
 }
 
-/// A simulated block device.
-#[derive(Debug)]
+/// A simulated block device. A clone serves as the device would from here (the RAID
+/// controller plans its drives' destage writes on one) and shares the machine-wide
+/// throttle, host cache and controller the original reaches.
+#[derive(Debug, Clone)]
 pub struct Device {
     name: String,
     /// The device's own throttle (its limits, burst credits).
@@ -413,6 +415,54 @@ impl Device {
     /// Counters so far (busy time counts intervals up to their planned completion).
     pub fn counters(&self) -> DeviceCounters {
         self.counters_at(self.busy_until)
+    }
+
+    /// Makes this device serve as `src` would from here (a clone, reusing this one's
+    /// memory: the RAID controller's plan of a drive's destage writes is made on one).
+    pub fn clone_state_from(&mut self, src: &Device) {
+        // Every field, so that a new one cannot be forgotten.
+        let Device {
+            name,
+            throttle,
+            io_limit,
+            host_cache,
+            transfer_ns_per_byte,
+            read_latency,
+            write_latency,
+            read_median_ns,
+            write_median_ns,
+            slots,
+            busy_until,
+            counters,
+            rng,
+            disk,
+            capacity,
+            inflight,
+            tracks_queue,
+            last_offset,
+            flush_ns,
+            port,
+        } = self;
+        name.clone_from(&src.name);
+        throttle.clone_from(&src.throttle);
+        io_limit.clone_from(&src.io_limit);
+        host_cache.clone_from(&src.host_cache);
+        *transfer_ns_per_byte = src.transfer_ns_per_byte;
+        *read_latency = src.read_latency;
+        *write_latency = src.write_latency;
+        *read_median_ns = src.read_median_ns;
+        *write_median_ns = src.write_median_ns;
+        slots.clone_from(&src.slots);
+        *busy_until = src.busy_until;
+        *counters = src.counters;
+        rng.clone_from(&src.rng);
+        disk.clone_from(&src.disk);
+        *capacity = src.capacity;
+        inflight.clone_from(&src.inflight);
+        *tracks_queue = src.tracks_queue;
+        *last_offset = src.last_offset;
+        *flush_ns = src.flush_ns;
+        port.clone_from(&src.port);
     }
 
     /// Counters as of time `t`, no earlier than the last submission: operations count at

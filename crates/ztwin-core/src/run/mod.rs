@@ -309,6 +309,21 @@ struct Snapshot {
     journal: Option<crate::fs::extent::JournalCounters>,
     /// XFS/ext4's page cache counters, when the run has buffered files.
     page_cache: Option<crate::fs::page_cache::PageCacheStats>,
+    /// What the drive behind each device did, for a device that is a RAID controller's
+    /// volume.
+    drives: Vec<Option<DeviceCounters>>,
+    /// Each RAID controller's counters, by the device of its first volume.
+    controllers: Vec<ControllerSnap>,
+}
+
+/// A RAID controller's counters at a snapshot.
+#[derive(Debug, Clone, Copy)]
+struct ControllerSnap {
+    /// The device of its first volume (the way to it).
+    device: usize,
+    /// Bytes its cache held.
+    held: u64,
+    counters: crate::dev::controller::ControllerCounters,
 }
 
 /// The series being recorded across phases, and the run's observer.

@@ -48,6 +48,21 @@ impl Sim<'_> {
                 Fs::Extent(x) => x.page_cache.as_ref().map(|b| b.stats()),
                 Fs::Zfs(_) => None,
             },
+            drives: self
+                .devices
+                .iter()
+                .map(|d| d.port().map(|p| p.controller().drive(p.volume()).counters_at(time)))
+                .collect(),
+            controllers: self
+                .devices
+                .iter()
+                .enumerate()
+                .filter_map(|(device, d)| {
+                    let p = d.port().filter(|p| p.volume() == 0)?;
+                    let c = p.controller();
+                    Some(ControllerSnap { device, held: c.held(), counters: c.counters() })
+                })
+                .collect(),
         }
     }
 
@@ -254,6 +269,18 @@ impl Sim<'_> {
                     "read_hit_ratio": (hits + misses > 0).then(|| hits as f64 / (hits + misses) as f64),
                 });
             }
+            if let (Some(x), Some(y)) = (&a.drives[k], &b.drives[k]) {
+                // The drive behind the controller (its destage writes, the reads it served).
+                let avg = |n: u64, b: u64| if n == 0 { None } else { Some(b as f64 / n as f64 / 1024.0) };
+                doc["drive"] = json!({
+                    "read_iops": (y.reads - x.reads) as f64 / window_s,
+                    "write_iops": (y.writes - x.writes) as f64 / window_s,
+                    "read_mbps": (y.read_bytes - x.read_bytes) as f64 / 1e6 / window_s,
+                    "write_mbps": (y.write_bytes - x.write_bytes) as f64 / 1e6 / window_s,
+                    "write_kib_per_io": avg(y.writes - x.writes, y.write_bytes - x.write_bytes),
+                    "utilization": (y.busy_ns.saturating_sub(x.busy_ns) as f64 / SEC as f64 / window_s).min(1.0),
+                });
+            }
             if a.db_writes.is_some() || a.page_cache.is_some() {
                 // iostat's rareq-sz and wareq-sz.
                 let avg = |n: u64, b: u64| if n == 0 { None } else { Some(b as f64 / n as f64 / 1024.0) };
@@ -263,6 +290,45 @@ impl Sim<'_> {
             devices.insert(d.name().to_string(), doc);
         }
         Value::Object(devices)
+    }
+
+    /// The RAID controllers over a window (none without one): the cache's dirty data at
+    /// the window's end, the writes it took at once and those that waited for room, the
+    /// reads it served from dirty data, and its destaging to the drives.
+    pub(super) fn controllers_window(&self, a: &Snapshot, b: &Snapshot) -> Option<Value> {
+        if b.controllers.is_empty() {
+            return None;
+        }
+        let window_s = (b.time - a.time).max(1) as f64 / SEC as f64;
+        let mib = |v: u64| v as f64 / (1u64 << 20) as f64;
+        let mut out = Map::new();
+        for (x, y) in a.controllers.iter().zip(&b.controllers) {
+            let Some(port) = self.devices[y.device].port() else { continue };
+            let ctrl = port.controller();
+            let (c, d) = (&x.counters, &y.counters);
+            let waits = d.write_waits - c.write_waits;
+            let writes = d.write_hits - c.write_hits + waits;
+            let reads = d.read_hits - c.read_hits + d.read_misses - c.read_misses;
+            let destages = d.destage_writes - c.destage_writes;
+            let destaged = d.destage_bytes - c.destage_bytes;
+            out.insert(
+                ctrl.name().to_string(),
+                json!({
+                    "cache_mib": mib(ctrl.params().cache_bytes),
+                    "dirty_mib": mib(y.held),
+                    "write_iops": writes as f64 / window_s,
+                    "write_wait_share": (writes > 0).then(|| waits as f64 / writes as f64),
+                    "write_wait_ms_mean": (waits > 0).then(|| (d.write_wait_ns - c.write_wait_ns) as f64 / waits as f64 / 1e6),
+                    "absorbed_mbps": (d.absorbed_bytes - c.absorbed_bytes) as f64 / 1e6 / window_s,
+                    "read_hit_share": (reads > 0).then(|| (d.read_hits - c.read_hits) as f64 / reads as f64),
+                    "destage_iops": destages as f64 / window_s,
+                    "destage_mbps": destaged as f64 / 1e6 / window_s,
+                    "destage_kib_per_io": (destages > 0).then(|| destaged as f64 / destages as f64 / 1024.0),
+                    "overfull_peak_mib": mib(d.overfull_peak_bytes),
+                }),
+            );
+        }
+        Some(Value::Object(out))
     }
 
     /// arcstats over a window, for ZFS.
@@ -380,6 +446,9 @@ impl Sim<'_> {
         }
         if let Some(l2) = self.l2arc_window(a, b) {
             out["l2arc"] = l2;
+        }
+        if let Some(ctrl) = self.controllers_window(a, b) {
+            out["controllers"] = ctrl;
         }
         if let Some(bc) = self.bcache_window(a, b) {
             out["bcache"] = bc;
