@@ -36,7 +36,9 @@ over the interval; ``arc_hits``, ``arc_misses``, ``arc_demand_*`` and the other 
 counters are counts per interval; ``arc_size`` and ``arc_c`` are bytes at the interval's
 end; with a cache device ``l2_hits``, ``l2_misses`` and ``l2_write_bytes`` are counts per
 interval, ``l2_hit_ratio`` their fraction (0..1, arcstat's l2hit%), ``l2_size``,
-``l2_asize`` and ``l2_hdr_size`` bytes at the interval's end; ``*_utilization`` and ``cpu_utilization`` are fractions (0..1); latency columns are
+``l2_asize`` and ``l2_hdr_size`` bytes at the interval's end; a RAID controller's
+``NAME_dirty_mib`` is its cache's dirty data (MiB) at the interval's end and
+``NAME_destage_mbps`` its destaging over it; ``*_utilization`` and ``cpu_utilization`` are fractions (0..1); latency columns are
 milliseconds over the interval's statements (or fio I/Os), null in an interval in which
 none completed. Likewise a summary's ``latency_ms`` (or a fio direction's ``clat_ms``)
 is all null when no query (no I/O) completed in its window: qps 0 has no latency.

@@ -43,6 +43,10 @@ fn ext4_on_md_raid10_spreads_over_every_drive_and_mirrors_writes() {
     let drive_mbps: f64 = DRIVES.iter().map(|d| f(&devs[d]["drive"]["write_mbps"])).sum();
     assert!((f(&ctrl["destage_mbps"]) - drive_mbps).abs() < 1e-9 + 1e-6 * drive_mbps, "{ctrl}");
     assert!(f(&ctrl["dirty_mib"]) <= f(&ctrl["cache_mib"]) + f(&ctrl["overfull_peak_mib"]), "{ctrl}");
+    // Its series: the dirty data at each interval's end, the last one the window's end.
+    let dirty = r.series.column("perc_dirty_mib").unwrap();
+    assert!(!dirty.is_empty() && dirty.iter().all(|&v| v >= 0.0), "{dirty:?}");
+    assert!(r.series.column("perc_destage_mbps").unwrap().iter().any(|&v| v > 0.0));
     // Deterministic.
     assert_eq!(run_variant(&cfg).unwrap().summary, r.summary);
 }

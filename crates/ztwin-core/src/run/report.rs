@@ -136,6 +136,16 @@ impl Sim<'_> {
             s.set("innodb_pages_dirty", y.pages_dirty as f64);
             s.set("innodb_checkpoint_age", y.checkpoint_age as f64);
         }
+        for (x, y) in a.controllers.iter().zip(&b.controllers) {
+            // A RAID controller's cache: its dirty data at the interval's end (full: writes
+            // wait for room) and its destaging over it.
+            let Some(port) = self.devices[y.device].port() else { continue };
+            let ctrl = port.controller();
+            let name = ctrl.name();
+            s.set(&format!("{name}_dirty_mib"), y.held as f64 / (1u64 << 20) as f64);
+            let destaged = y.counters.destage_bytes - x.counters.destage_bytes;
+            s.set(&format!("{name}_destage_mbps"), destaged as f64 / 1e6 / dt);
+        }
         for (k, d) in self.devices.iter().enumerate() {
             let (x, y) = (&a.devices[k], &b.devices[k]);
             let name = d.name();
