@@ -130,3 +130,16 @@ def test_l2arc_series_get_their_figures():
     assert [t.y for t in figs["ts-l2-size"].traces] == [[1.0, 2.0], [0.5, 1.0]]
     plain = {f.slug for f in run_figures({"v": {"series": {"time_s": [1.0], "qps": [1.0]}}})}
     assert "ts-l2-hit" not in plain and "ts-l2-size" not in plain and "ts-qps" in plain
+
+
+def test_a_raid_controllers_dirty_data_gets_its_figure():
+    """A variant whose drives are behind a RAID controller has the controller's dirty data
+    drawn over time (its series column NAME_dirty_mib); one without has no such figure."""
+    from ztwin.html_report import run_figures
+
+    series = {"time_s": [60.0, 120.0], "qps": [10.0, 20.0], "perc_dirty_mib": [12.0, 1024.0]}
+    doc = {"series": series, "controllers": {"perc": {"dirty_mib": 1024.0}}}
+    figs = {f.slug: f for f in run_figures({"raid": doc})}
+    assert figs["ts-ctrl-perc"].traces[0].y == [12.0, 1024.0]
+    plain = {f.slug for f in run_figures({"v": {"series": {"time_s": [1.0], "qps": [1.0]}}})}
+    assert not any(s.startswith("ts-ctrl-") for s in plain)

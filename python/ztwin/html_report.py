@@ -105,11 +105,12 @@ def _num(v: Any) -> Optional[float]:
     return f if math.isfinite(f) else None
 
 
-def _devices(docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def _devices(docs: Mapping[str, Mapping[str, Any]], section: str = "devices") -> list[str]:
+    """The names in ``section`` (devices, or RAID controllers) of every variant and phase."""
     devs: list[str] = []
     for doc in docs.values():
         for p in [doc] + list(doc.get("phases") or []):
-            for d in p.get("devices") or {}:
+            for d in p.get(section) or {}:
                 if d not in devs:
                     devs.append(d)
     return devs
@@ -170,6 +171,13 @@ def run_figures(docs: Mapping[str, Mapping[str, Any]]) -> list[Fig]:
             f"Device {dev}: reads (solid) and writes (dashed) per second",
             "IOPS",
             lines(f"{dev}_read_iops", suffix=" read") + lines(f"{dev}_write_iops", suffix=" write", dash="dash"),
+        )
+    for ctrl in _devices(docs, "controllers"):
+        add(
+            f"ts-ctrl-{_slug(ctrl)}",
+            f"RAID controller {ctrl}: dirty data in its write-back cache at each interval's end (full: writes wait for room)",
+            "MiB",
+            lines(f"{ctrl}_dirty_mib"),
         )
     return figs
 
