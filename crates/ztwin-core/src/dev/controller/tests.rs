@@ -201,7 +201,8 @@ proptest! {
 
     /// Whatever the mix of writes on several volumes, the dirty data never takes more than
     /// the cache; reads (and writes through) that go to a drive ahead of destaging planned
-    /// for waiting writes can make it hold more for a while (counted), never writes alone. Every byte
+    /// for waiting writes can make it hold more for a while (counted), never writes alone.
+    /// Waiting writes get their room first come, first served. Every byte
     /// written is destaged or absorbed by a rewrite.
     #[test]
     fn occupancy_never_exceeds_the_cache_and_every_byte_is_destaged(
@@ -214,14 +215,21 @@ proptest! {
         // A smaller cache than check allows, to fill it often.
         let port = d[0].port().unwrap().clone();
         port.ctrl.borrow_mut().p.cache_bytes = cache;
-        let (mut now, mut written, mut through) = (0u64, 0u64, false);
+        let (mut now, mut written, mut through, mut last_room) = (0u64, 0u64, false, 0u64);
         for (v, write, off, pages, dt) in ops {
             now += dt * US;
             let (offset, bytes) = (off * 4096, pages * 4096);
             if write || !with_reads {
-                d[v].submit_at(now, Op::Write, offset, bytes);
+                let done = d[v].submit_at(now, Op::Write, offset, bytes);
                 if u64::from(bytes) <= cache {
                     written += u64::from(bytes);
+                    // Writes get their room in the order they came.
+                    let room = done - hit_ns(u64::from(bytes));
+                    prop_assert!(room >= now);
+                    if room > now {
+                        prop_assert!(room >= last_room, "room at {room} after {last_room}");
+                        last_room = room;
+                    }
                 } else {
                     through = true;
                 }
