@@ -210,6 +210,16 @@ proptest! {
         let base = serde_json::to_value(test_raid_variant()).unwrap();
         run_briefly(&base, &picks);
     }
+
+    /// The controller's cache at its smallest (1 MiB): it fills, writes wait for room and
+    /// the destaging for them is planned, reads go ahead of it.
+    #[test]
+    fn mutated_raid_configs_with_a_full_cache_run_without_panic(picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
+        let mut c = test_raid_variant();
+        c.controllers[0].cache_bytes = 1 << 20;
+        let base = serde_json::to_value(c).unwrap();
+        run_briefly(&base, &picks);
+    }
 }
 
 /// The write bases: MySQL 5.7 on ZFS, MariaDB 10.11 on ext4, Percona Server 5.7 on ZFS,

@@ -51,6 +51,24 @@ fn ext4_on_md_raid10_spreads_over_every_drive_and_mirrors_writes() {
     assert_eq!(run_variant(&cfg).unwrap().summary, r.summary);
 }
 
+/// A cache too small for the load (1 MiB) fills: writes wait for the destaging to make
+/// room, reads still reach the drives, and every write of the volumes is accounted for.
+#[test]
+fn a_full_cache_makes_writes_wait_for_destaging() {
+    let mut cfg = ext4_on_md(true);
+    cfg.controllers[0].cache_bytes = 1 << 20;
+    let r = run_variant(&cfg).unwrap();
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    let ctrl = &r.summary["controllers"]["perc"];
+    assert!(f(&ctrl["write_wait_share"]) > 0.0 && f(&ctrl["write_wait_ms_mean"]) > 0.0, "{ctrl}");
+    assert!(f(&ctrl["dirty_mib"]) <= 1.0 + f(&ctrl["overfull_peak_mib"]), "{ctrl}");
+    let devs = &r.summary["devices"];
+    for d in DRIVES {
+        assert!(f(&devs[d]["drive"]["read_iops"]) > 0.0, "{d}: {}", devs[d]);
+    }
+    assert!(tps(&r) > 0.0);
+}
+
 #[test]
 fn the_battery_backed_cache_speeds_up_synchronous_writes() {
     let wb = run_variant(&ext4_on_md(true)).unwrap();
