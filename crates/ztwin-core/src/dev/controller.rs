@@ -173,18 +173,11 @@ pub struct ControllerCounters {
     pub flushes: u64,
     /// Reads sent to a drive ahead of the destage writes planned there for writes
     /// waiting for room (which then start later than planned).
-    reads_ahead_of_destage: u64,
+    pub reads_ahead_of_destage: u64,
     /// Most bytes the cache held beyond its size: a read that went ahead of the planned
     /// destaging made room come later than the waiting writes were told (see the module
     /// docs, simplification 3).
     pub overfull_peak_bytes: u64,
-}
-
-impl ControllerCounters {
-    /// Reads sent to a drive ahead of destage writes planned there.
-    pub fn reads_ahead_of_destage(&self) -> u64 {
-        self.reads_ahead_of_destage
-    }
 }
 
 /// A destage write at a drive: bytes [start, end), done at `done`; `counted` once the
@@ -489,7 +482,7 @@ impl Controller {
             self.used -= merged;
             self.counters.absorbed_bytes += merged;
             if p.d.counted {
-                self.counted_bytes -= p.d.end - p.d.start;
+                self.counted_bytes -= len;
             }
         }
         vol.plan_counted = 0;

@@ -248,13 +248,7 @@ impl Sim<'_> {
         let mut devices = Map::new();
         for (k, d) in self.devices.iter().enumerate() {
             let (x, y) = (&a.devices[k], &b.devices[k]);
-            let mut doc = json!({
-                "read_iops": (y.reads - x.reads) as f64 / window_s,
-                "write_iops": (y.writes - x.writes) as f64 / window_s,
-                "read_mbps": (y.read_bytes - x.read_bytes) as f64 / 1e6 / window_s,
-                "write_mbps": (y.write_bytes - x.write_bytes) as f64 / 1e6 / window_s,
-                "utilization": (y.busy_ns.saturating_sub(x.busy_ns) as f64 / SEC as f64 / window_s).min(1.0),
-            });
+            let mut doc = io_window(x, y, window_s);
             if flushes {
                 doc["flushes_per_sec"] = json!(y.flushes.saturating_sub(x.flushes) as f64 / window_s);
             }
@@ -281,21 +275,16 @@ impl Sim<'_> {
             }
             if let (Some(x), Some(y)) = (&a.drives[k], &b.drives[k]) {
                 // The drive behind the controller (its destage writes, the reads it served).
-                let avg = |n: u64, b: u64| if n == 0 { None } else { Some(b as f64 / n as f64 / 1024.0) };
-                doc["drive"] = json!({
-                    "read_iops": (y.reads - x.reads) as f64 / window_s,
-                    "write_iops": (y.writes - x.writes) as f64 / window_s,
-                    "read_mbps": (y.read_bytes - x.read_bytes) as f64 / 1e6 / window_s,
-                    "write_mbps": (y.write_bytes - x.write_bytes) as f64 / 1e6 / window_s,
-                    "write_kib_per_io": avg(y.writes - x.writes, y.write_bytes - x.write_bytes),
-                    "utilization": (y.busy_ns.saturating_sub(x.busy_ns) as f64 / SEC as f64 / window_s).min(1.0),
-                });
+                let mut drive = io_window(x, y, window_s);
+                drive["write_kib_per_io"] =
+                    json!(kib_per_io(y.writes - x.writes, y.write_bytes - x.write_bytes));
+                doc["drive"] = drive;
             }
             if a.db_writes.is_some() || a.page_cache.is_some() {
                 // iostat's rareq-sz and wareq-sz.
-                let avg = |n: u64, b: u64| if n == 0 { None } else { Some(b as f64 / n as f64 / 1024.0) };
-                doc["read_kib_per_io"] = json!(avg(y.reads - x.reads, y.read_bytes - x.read_bytes));
-                doc["write_kib_per_io"] = json!(avg(y.writes - x.writes, y.write_bytes - x.write_bytes));
+                doc["read_kib_per_io"] = json!(kib_per_io(y.reads - x.reads, y.read_bytes - x.read_bytes));
+                doc["write_kib_per_io"] =
+                    json!(kib_per_io(y.writes - x.writes, y.write_bytes - x.write_bytes));
             }
             devices.insert(d.name().to_string(), doc);
         }
@@ -830,4 +819,22 @@ fn innodb_write_window(doc: &mut Value, x: &WriteStats, y: &WriteStats) {
             "rotations": b.rotations - a.rotations,
         });
     }
+}
+
+/// A device's I/O between two of its counters `window_s` seconds apart, as iostat shows it:
+/// read and write IOPS and MB/s, utilization.
+fn io_window(x: &DeviceCounters, y: &DeviceCounters, window_s: f64) -> Value {
+    json!({
+        "read_iops": (y.reads - x.reads) as f64 / window_s,
+        "write_iops": (y.writes - x.writes) as f64 / window_s,
+        "read_mbps": (y.read_bytes - x.read_bytes) as f64 / 1e6 / window_s,
+        "write_mbps": (y.write_bytes - x.write_bytes) as f64 / 1e6 / window_s,
+        "utilization": (y.busy_ns.saturating_sub(x.busy_ns) as f64 / SEC as f64 / window_s).min(1.0),
+    })
+}
+
+/// The mean request size of `n` requests of `bytes` in all, KiB (iostat's rareq-sz and
+/// wareq-sz); none without a request.
+fn kib_per_io(n: u64, bytes: u64) -> Option<f64> {
+    (n > 0).then(|| bytes as f64 / n as f64 / 1024.0)
 }

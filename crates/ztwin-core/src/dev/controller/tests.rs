@@ -121,7 +121,7 @@ fn a_read_waits_for_the_queued_destage_writes_not_for_the_waiting_writes() {
     {
         let port = d[0].port().unwrap();
         let c = port.controller();
-        assert_eq!(c.counters().reads_ahead_of_destage(), 1);
+        assert_eq!(c.counters().reads_ahead_of_destage, 1);
         assert!(c.promised() > 0, "writes still wait");
     }
     // The room comes 1 ms later than planned for the waiting writes: the cache holds one
