@@ -11,9 +11,10 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, TypeVar, Union
 
 from typing import TYPE_CHECKING
 
@@ -164,14 +165,59 @@ def run_variant(
         raise _core_rejection(scenario, name, e) from None
 
 
+def share_groups(scenario: Scenario, names: Iterable[str]) -> list[tuple[str, list[str]]]:
+    """The variants ``names`` as groups that run their first phases once: each leader (in
+    order) with the later variants that can take its first phases from its run (the core's
+    ``share_plan``: the same phases up to a point and the same config but for what may
+    differ after it: the test, logbias, an idle device's service times; see the README).
+    A leader without followers runs alone."""
+    return group_configs({n: json.dumps(scenario.variants[n]) for n in names})
+
+
+K = TypeVar("K")
+
+
+def group_configs(configs: dict[K, str]) -> list[tuple[K, list[K]]]:
+    """:func:`share_groups` of resolved configs (JSON text) by key, in the dict's order."""
+    from . import _core
+
+    left = list(configs)
+    groups = []
+    while left:
+        leader = left.pop(0)
+        followers = [n for n in left if _core.share_plan(configs[leader], configs[n])[0] > 0]
+        left = [n for n in left if n not in followers]
+        groups.append((leader, followers))
+    return groups
+
+
+def share_jobs(scenario: Scenario, names: Iterable[str]) -> int:
+    """Processes a shared run may use at once: the CPUs this process may run on, at most
+    as many as the largest variant's estimated memory fits in the memory available."""
+    from . import resources
+
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    need = max((sum((scenario.memory.get(n) or resources.estimate_config(scenario.variants[n]) or {}).values()) for n in names), default=0)
+    avail = resources.available_memory()
+    if need > 0 and avail is not None:
+        cpus = min(cpus, avail // need)
+    return max(1, cpus)
+
+
 def run(
     scenario: Union[str, Path, dict[str, Any], Scenario, None] = None,
     variants: Optional[Iterable[str]] = None,
     *,
     on_variant: Optional[Callable[[str, int, int], None]] = None,
     on_progress: Optional[Callable[[Progress], None]] = None,
+    on_shared: Optional[Callable[[str, list[str], int], None]] = None,
     progress_every_s: float = 0.2,
     memory_check: bool = True,
+    share: bool = True,
+    jobs: Optional[int] = None,
 ) -> Result:
     """Runs a scenario (path, dict, loaded :class:`Scenario`, or None for the default).
 
@@ -187,6 +233,14 @@ def run(
     :func:`estimate_memory`); past what the machine has available it raises
     :class:`ResourceError` naming the variant, the estimate, the available memory and the
     largest parts. ``memory_check=False`` runs anyway.
+
+    With ``share`` (the default), variants that begin with the same phases run them once
+    (:func:`share_groups`): the leader's run forks after them and each follower goes on
+    from that state with its own config, at most ``jobs`` processes at once (default:
+    :func:`share_jobs`); the results are the same as without sharing, byte for byte.
+    ``on_shared(leader, followers, jobs)`` is called before such a group runs; progress is
+    reported for the leader (the followers run beside or after it) and for any follower
+    that must run cold after all (a device it changes served I/O before the fork).
     """
     from .results import Result
     from .scenario import Scenario, load_scenario
@@ -200,15 +254,69 @@ def run(
         resources.check_memory({n: e for n, e in estimates.items() if e is not None}, sc.source)
     # Every variant was checked by the core when the scenario loaded: a bad last variant
     # is not found after the first ones have run for minutes.
-    answers = {}
-    for i, name in enumerate(names):
+    answers: dict[str, str] = {}
+    position = {n: i for i, n in enumerate(names)}
+
+    def one(name: str) -> str:
+        i = position[name]
         if on_variant is not None:
             on_variant(name, i, len(names))
         callback = None
         if on_progress is not None:
             callback = _progress_callback(on_progress, sc.name, name, i, len(names), time.monotonic())
-        answers[name] = run_variant(sc, name, callback, progress_every_s)
+        return run_variant(sc, name, callback, progress_every_s)
+
+    for leader, followers in share_groups(sc, names) if share and len(names) > 1 else [(n, []) for n in names]:
+        if not followers:
+            answers[leader] = one(leader)
+            continue
+        n_jobs = jobs if jobs is not None else share_jobs(sc, [leader, *followers])
+        if on_shared is not None:
+            on_shared(leader, followers, n_jobs)
+        answers.update(_run_group(sc, leader, followers, n_jobs, on_variant, on_progress, progress_every_s, position, len(names)))
+        for name in followers:
+            if name not in answers:
+                answers[name] = one(name)
+    answers = {n: answers[n] for n in names}
     return Result.from_core(sc.name, answers, {n: sc.variants[n] for n in names}, source=sc.source, description=sc.description)
+
+
+def _run_group(
+    sc: Scenario,
+    leader: str,
+    followers: list[str],
+    jobs: int,
+    on_variant: Optional[Callable[[str, int, int], None]],
+    on_progress: Optional[Callable[[Progress], None]],
+    every_s: float,
+    position: dict[str, int],
+    total: int,
+) -> dict[str, str]:
+    """One shared group through the core: the leader's document and each forked
+    follower's (the ones that must run cold are left out for the caller)."""
+    from . import _core
+
+    i = position[leader]
+    if on_variant is not None:
+        on_variant(leader, i, total)
+    callback = None
+    if on_progress is not None:
+        callback = _progress_callback(on_progress, sc.name, leader, i, total, time.monotonic())
+    try:
+        doc, outcomes = _core.run_shared(
+            json.dumps(sc.variants[leader]), [json.dumps(sc.variants[f]) for f in followers], jobs, callback, every_s
+        )
+    except ScenarioError as e:
+        raise _core_rejection(sc, leader, e) from None
+    out = {leader: doc}
+    for name, (kind, payload) in zip(followers, outcomes):
+        if kind == "forked":
+            out[name] = payload
+        elif kind == "failed":
+            if isinstance(payload, ScenarioError):
+                raise _core_rejection(sc, name, payload) from None
+            raise payload
+    return out
 
 
 def _progress_callback(

@@ -21,6 +21,23 @@ def run_variant(
     ``ztwin.exceptions.SimulationError`` when the simulation fails.
     """
 
+def run_shared(
+    leader_json: str,
+    followers_json: list[str],
+    jobs: int = 1,
+    progress: Callable[[int, int | None, int, int, bool], object] | None = None,
+    every_s: float = 0.2,
+) -> tuple[str, list[tuple[str, object]]]:
+    """Runs ``leader_json`` and, from the same run, each follower that can take its first
+    phases from it (a fork after the shared phases; at most ``jobs`` processes at once;
+    ``progress`` watches the leader as for ``run_variant``). Returns the leader's result
+    and per follower ``("forked", result_json)``, ``("cold", why)`` (run it yourself) or
+    ``("failed", exception)``. The leader's own errors are raised."""
+
+def share_plan(leader_json: str, other_json: str) -> tuple[int, str | None]:
+    """How many leading phases ``other`` can take from a run of ``leader``: ``(n, None)``,
+    or ``(0, why not)``."""
+
 def check_variant(config_json: str) -> None:
     """Checks one resolved variant as a run would (the whole stack is built, not run).
 

@@ -450,13 +450,17 @@ class PointLoader:
         names: Optional[Iterable[str]] = None,
         overrides: Optional[Mapping[str, Any]] = None,
         memory_check: bool = True,
+        given: Any = None,
     ) -> None:
         from . import select_variants
         from .scenario import load_scenario
 
         self.base = dict(overrides or {})
         self.memory_check = memory_check
-        given = load_scenario(scenario, overrides=self.base or None, memory_check=memory_check)
+        # ``given``: the scenario already loaded with the same overrides (each variant
+        # built by the core's check costs up to a second for a large one).
+        if given is None:
+            given = load_scenario(scenario, overrides=self.base or None, memory_check=memory_check)
         self.given = given
         self.names = select_variants(given, names)
         raw = copy.deepcopy(given.raw)

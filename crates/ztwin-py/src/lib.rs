@@ -82,6 +82,77 @@ fn run_variant(
     }
 }
 
+/// Runs `leader_json` and, from the same run, each of `followers_json` that can take its
+/// first phases from it (the core's `run::share`: a fork after the shared phases, the
+/// follower's devices and logbias set in the child), at most `jobs` processes at once;
+/// `progress` (as for `run_variant`) watches the leader. Answers the leader's document
+/// and, per follower, `("forked", document)`, `("cold", why)` (the caller runs it
+/// itself) or `("failed", exception)`. The leader's own errors are raised.
+#[pyfunction]
+#[pyo3(signature = (leader_json, followers_json, jobs=1, progress=None, every_s=0.2))]
+fn run_shared(
+    py: Python<'_>,
+    leader_json: String,
+    followers_json: Vec<String>,
+    jobs: usize,
+    progress: Option<Py<PyAny>>,
+    every_s: f64,
+) -> PyResult<(String, Vec<(&'static str, Py<PyAny>)>)> {
+    let every = std::time::Duration::try_from_secs_f64(every_s).map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err("every_s must be a number of seconds, 0 or more")
+    })?;
+    let mut raised: Option<PyErr> = None;
+    let out = py.detach(|| {
+        let mut observe = |p: ztwin_core::run::Progress| -> bool {
+            Python::attach(|py| {
+                let called = py.check_signals().and_then(|()| match &progress {
+                    Some(f) => {
+                        f.call1(py, (p.simulated_ns, p.total_ns, p.phase, p.phases, p.finished)).map(drop)
+                    }
+                    None => Ok(()),
+                });
+                match called {
+                    Ok(()) => true,
+                    Err(e) => {
+                        raised.get_or_insert(e);
+                        false
+                    }
+                }
+            })
+        };
+        ztwin_core::run::run_shared_json(&leader_json, &followers_json, jobs, every, Some(&mut observe))
+    });
+    let (doc, outcomes) = match (out, raised) {
+        (_, Some(e)) => return Err(e),
+        (Ok(x), None) => x,
+        (Err(e), None) => return Err(to_py_err(py, e)),
+    };
+    let outcomes = outcomes
+        .into_iter()
+        .map(|o| -> PyResult<(&'static str, Py<PyAny>)> {
+            use pyo3::IntoPyObjectExt;
+            Ok(match o {
+                ztwin_core::run::Shared::Forked(d) => ("forked", d.into_py_any(py)?),
+                ztwin_core::run::Shared::Cold(why) => ("cold", why.into_py_any(py)?),
+                ztwin_core::run::Shared::Failed(e) => ("failed", to_py_err(py, e).into_value(py).into_any()),
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((doc, outcomes))
+}
+
+/// Whether `other_json` can take its first phases from a run of `leader_json` (the core's
+/// `run::share`): `(phases shared, None)` or `(0, why not)`.
+#[pyfunction]
+fn share_plan(py: Python<'_>, leader_json: String, other_json: String) -> PyResult<(usize, Option<String>)> {
+    let a = ztwin_core::config::VariantConfig::from_json(&leader_json).map_err(|e| to_py_err(py, e))?;
+    let b = ztwin_core::config::VariantConfig::from_json(&other_json).map_err(|e| to_py_err(py, e))?;
+    Ok(match ztwin_core::run::share_plan(&a, &b) {
+        Ok(p) => (p.phases, None),
+        Err(why) => (0, Some(why)),
+    })
+}
+
 /// Checks one resolved variant as a run would (the stack is built, not run); raises the
 /// run's ScenarioError if it would fail.
 #[pyfunction]
@@ -178,6 +249,8 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_variant, m)?)?;
     m.add_function(wrap_pyfunction!(check_variant, m)?)?;
+    m.add_function(wrap_pyfunction!(run_shared, m)?)?;
+    m.add_function(wrap_pyfunction!(share_plan, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
     m.add_function(wrap_pyfunction!(geometry, m)?)?;
     m.add_function(wrap_pyfunction!(sysbench_table_bytes, m)?)?;

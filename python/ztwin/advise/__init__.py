@@ -70,7 +70,7 @@ def advise(
     so; the other questions use the variant's own); ``scale`` the scaled-down runs' factor
     (``arc`` only; 1: none). ``options`` go to the question's options class (e.g.
     ``dm_per_query``, ``step`` for arc; ``sizes`` for recordsize; ``reserve``,
-    ``buffer_pools`` for memory-split; ``latency`` for slog; ``fractions``, ``feed_factors``
+    ``buffer_pools`` for memory-split; ``latency`` or ``latencies`` for slog; ``fractions``, ``feed_factors``
     for l2arc; ``phase`` for all but arc).
     ``on_note(line)`` hears each run as it ends. ``uncertainty=N`` asks the question again
     for N members with the presets' provisional parameters drawn within their ranges

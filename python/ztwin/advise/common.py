@@ -161,7 +161,7 @@ class Runner:
             if not fitting:
                 raise AdviseError(f"scenario {probe.given.source} has no variant that {question or 'this question'} applies to")
             variant = fitting[0]
-        self.loader = PointLoader(scenario, [variant], overrides, memory_check)
+        self.loader = PointLoader(scenario, [variant], overrides, memory_check, given=probe.given)
         self.variant = variant
         self.scenario = self.loader.given
         self.config = self.scenario.variants[variant]
@@ -178,7 +178,7 @@ class Runner:
     def outcome(self, point: Mapping[str, Any], label: str = "", slowdown: float = 1.0) -> Outcome:
         """``point`` run (once); with ``slowdown`` above 1 on a machine that much slower
         (:func:`slowed_config`: a scaled-down run's)."""
-        from .. import resources, run_variant
+        from .. import run_variant
 
         key = json.dumps([point, slowdown], sort_keys=True, default=str)
         if key in self.cache:
@@ -192,20 +192,76 @@ class Runner:
             self.cache[key] = out
             self.on_run(f"{label or _label(point)}: refused by the loader ({out.refused})")
             return out
+        self._check_memory(sc)
+        t0 = time.monotonic()
+        text = run_variant(sc, self.variant)
+        return self._record(key, point, label, sc, text, time.monotonic() - t0)
+
+    def _check_memory(self, sc: Any) -> None:
+        from .. import resources
+
         if self.memory_check:
             est = sc.memory.get(self.variant) or resources.estimate_config(sc.variants[self.variant])
             if est is not None:
                 resources.check_memory({self.variant: est}, sc.source)
-        t0 = time.monotonic()
-        doc = json.loads(run_variant(sc, self.variant))
-        wall = time.monotonic() - t0
+
+    def _record(self, key: str, point: Mapping[str, Any], label: str, sc: Any, text: str, wall: float, how: str = "") -> Outcome:
+        """A run's result as the point's :class:`Outcome` (cached, counted, said)."""
+        doc = json.loads(text)
         series = doc.pop("series", None)
         self.runs += 1
         self.run_wall_s += wall
         out = Outcome(dict(point), doc=doc, wall_s=wall, config=sc.variants[self.variant], series=series if self.keep_series else None)
         self.cache[key] = out
-        self.on_run(f"{label or _label(point)}: {doc.get('qps', 0):,.1f} queries/s ({wall:.1f} s wall)")
+        self.on_run(f"{label or _label(point)}: {doc.get('qps', 0):,.1f} queries/s ({how or f'{wall:.1f} s wall'})")
         return out
+
+    def outcomes(self, points: list[tuple[Mapping[str, Any], str]]) -> list[Outcome]:
+        """Each ``(point, label)`` run once as :meth:`outcome` runs it, but the points whose
+        runs begin with the same phases run those once (``ztwin.run``'s sharing: the first
+        such point's run forks after them and the others go on from there with their own
+        config; each result is the one a run of its own gives, byte for byte). Used where
+        the points differ only after a warm-up, e.g. log devices of several latencies after
+        a read-only warm-up (slog)."""
+        from .. import _core, group_configs, share_jobs
+
+        outs: dict[int, Outcome] = {}
+        loaded: dict[int, tuple[Any, str]] = {}
+        for i, (point, label) in enumerate(points):
+            key = json.dumps([point, 1.0], sort_keys=True, default=str)
+            if key in self.cache:
+                outs[i] = self.cache[key]
+                continue
+            try:
+                sc = self.loader.load({**self.extra, **point}, what="advise point")
+            except (ScenarioError, AdviseError):
+                outs[i] = self.outcome(point, label)  # the refusal, said and cached
+                continue
+            self._check_memory(sc)
+            loaded[i] = (sc, key)
+        cfgs = {i: json.dumps(sc.variants[self.variant]) for i, (sc, _) in loaded.items()}
+        for leader, followers in group_configs(cfgs):
+            sc, key = loaded[leader]
+            if not followers:
+                outs[leader] = self.outcome(*points[leader])
+                continue
+            jobs = share_jobs(sc, [self.variant])
+            t0 = time.monotonic()
+            doc, shared = _core.run_shared(cfgs[leader], [cfgs[f] for f in followers], jobs)
+            wall = time.monotonic() - t0
+            forked = [f for f, (kind, _) in zip(followers, shared) if kind == "forked"]
+            outs[leader] = self._record(key, points[leader][0], points[leader][1], sc, doc, wall,
+                                        f"{wall:.1f} s wall with {len(forked)} point(s) forked from its run")
+            for f, (kind, payload) in zip(followers, shared):
+                fsc, fkey = loaded[f]
+                if kind == "forked":
+                    outs[f] = self._record(fkey, points[f][0], points[f][1], fsc, payload, 0.0, f"forked from {points[leader][1] or _label(points[leader][0])}'s run")
+                elif kind == "cold":
+                    self.on_run(f"{points[f][1] or _label(points[f][0])}: runs from the start ({payload})")
+                    outs[f] = self.outcome(*points[f])
+                elif isinstance(payload, BaseException):
+                    raise payload
+        return [outs[i] for i in range(len(points))]
 
 
 def _label(point: Mapping[str, Any]) -> str:

@@ -9,6 +9,15 @@ writes) with the log device, and whether it reaches ``gain`` (10%): then the syn
 are bound by the ZIL's writes to the pool, and the share of the median transaction's time
 they cost is ``1 - p50 with / p50 without``.
 
+With ``latencies`` (``--latencies 10us,100us,1ms``), the log device is run at each write
+latency (on the nvme-local preset) and the answer is the slowest that still reaches
+``gain``: how fast a log device must be, the curve of throughput against its latency
+beside it. Those runs differ only in the log device, which serves no I/O before the
+measured phase when the phases before it only read (experiment 2's two-hour
+oltp_read_only warm-up): they then run that warm-up once, forked after it
+(:meth:`Runner.outcomes`; each result is its own run's, byte for byte). A warm-up that
+writes runs in each.
+
 Refused before any run: a variant that is not ZFS, one that has a log device already, a
 dataset with ``sync=disabled`` (fsync returns at once: no ZIL write to speed up) and a
 sysbench test that only reads; refused after the first run: a workload whose window shows
@@ -34,6 +43,8 @@ from .grid import READ_TESTS, metrics, phase_doc, prepare, throughput_metric
 class SlogOptions:
     #: The log device: a device preset name or a write latency for the nvme-local preset (None: nvme-local).
     latency: Optional[str] = None
+    #: A curve instead: the log device's write latencies to run (nvme-local), e.g. ["10us", "100us", "1ms"].
+    latencies: Optional[list[str]] = None
     #: A log device is worth it from this relative gain in throughput.
     gain: float = 0.10
     phase: Optional[str] = None
@@ -86,7 +97,15 @@ def advise_slog(runner: Runner, opts: SlogOptions, note: Callable[[str], None]) 
     why = refusal(cfg, test)
     if why:
         raise AdviseError(f"variant {runner.variant} of {runner.scenario.source} {why}")
-    dev, label = log_device(opts.latency)
+    if opts.latencies is not None and opts.latency is not None:
+        raise AdviseError("--latency and --latencies: one log device, or a curve of write latencies; not both")
+    devices = [log_device(x) for x in opts.latencies] if opts.latencies is not None else [log_device(opts.latency)]
+    if opts.latencies is not None:
+        if not opts.latencies:
+            raise AdviseError("--latencies: at least one write latency (e.g. 10us,100us,1ms)")
+        for x, (dev, _) in zip(opts.latencies, devices):
+            if "write_latency" not in dev:
+                raise AdviseError(f"--latencies {x!r}: a write latency such as 50us (a device preset goes to --latency)")
     fs = cfg["filesystem"]
     metric = throughput_metric(test) if cfg["workload"].get("type") == "sysbench" else "qps"
     rows = []
@@ -100,15 +119,28 @@ def advise_slog(runner: Runner, opts: SlogOptions, note: Callable[[str], None]) 
             f"variant {runner.variant}: no ZIL commit in the measured window (zil_commit_count 0): the workload issues no sync writes "
             "(e.g. innodb_flush_log_at_trx_commit=0 or 2 and no fsync), so a log device has nothing to speed up"
         )
-    with_log = runner.outcome(dict(keys) | {"devices.slog": dev, "filesystem.log": ["slog"]}, f"with a log device ({label})")
-    if with_log.refused is not None:
-        raise AdviseError(f"the variant with the log device ({label}) is refused: {with_log.refused}")
-    w = {"log_device": label} | metrics(phase_doc(with_log, phase), with_log.config or cfg)
-    rows.append(w)
-    speedup = w[metric] / b[metric] if b[metric] else None
-    bound = speedup is not None and speedup >= 1 + opts.gain
+    outs = runner.outcomes([(dict(keys) | {"devices.slog": dev, "filesystem.log": ["slog"]}, f"with a log device ({label})") for dev, label in devices])
+    with_rows = []
+    for (dev, label), out in zip(devices, outs):
+        if out.refused is not None:
+            raise AdviseError(f"the variant with the log device ({label}) is refused: {out.refused}")
+        w = {"log_device": label} | metrics(phase_doc(out, phase), out.config or cfg)
+        if "write_latency" in dev:
+            w["slog_write_latency_us"] = _us(dev["write_latency"])
+        w["speedup"] = w[metric] / b[metric] if b[metric] else None
+        with_rows.append(w)
+    rows.extend(with_rows)
+    paying = [w for w in with_rows if w["speedup"] is not None and w["speedup"] >= 1 + opts.gain]
+    if opts.latencies is not None:
+        # The slowest log device that still pays off (the curve's answer).
+        chosen = max(paying, key=lambda r: r.get("slog_write_latency_us") or 0) if paying else None
+    else:
+        chosen = paying[0] if paying else None
+    w = chosen or max(with_rows, key=lambda r: r["speedup"] or 0)
+    speedup, bound = w["speedup"], chosen is not None
     p50_share = (1 - w["latency_p50_ms"] / b["latency_p50_ms"]) if b.get("latency_p50_ms") else None
-    b["chosen"], w["chosen"] = not bound, bound
+    for r in rows:
+        r["chosen"] = r is (chosen or b)
     if fs.get("logbias") == "throughput":
         notes.append(
             "logbias=throughput: every sync write is logged indirect, its data written to the pool by dmu_sync before the commit returns, "
@@ -116,15 +148,37 @@ def advise_slog(runner: Runner, opts: SlogOptions, note: Callable[[str], None]) 
             "first for every dataset, whatever zfsprops(7) says), so the log device saves the log-block writes only"
         )
     criterion = f"a log device is recommended when it raises {metric} by at least {100 * opts.gain:g}% (then the sync writes are bound by the ZIL's writes to the pool)"
-    explanation = _explain(b, w, metric, speedup, bound, p50_share, fs, label)
-    answer = {"log_device": label if bound else "none", "speedup": round(speedup, 3) if speedup is not None else None, "zil_bound": bound}
+    if opts.latencies is not None:
+        criterion += "; of the write latencies run, the slowest that does"
+    explanation = _explain(b, w, metric, speedup, bound, p50_share, fs, w["log_device"])
+    if opts.latencies is not None:
+        explanation += " " + _curve(b, with_rows, metric, chosen)
+    answer = {"log_device": w["log_device"] if bound else "none", "speedup": round(speedup, 3) if speedup is not None else None, "zil_bound": bound}
+    if opts.latencies is not None:
+        answer["max_write_latency"] = next((x for x, r in zip(opts.latencies, with_rows) if r is chosen), None)
     return Advice(
         question="slog", scenario=runner.scenario.name, source=runner.scenario.source, variant=runner.variant,
         answer=answer, points=rows, explanation=explanation, criterion=criterion, notes=notes,
-        settings={"log_device": dev, "metric": metric, "gain": opts.gain, "phase": phase, "test": test,
-                  "zil_share_of_p50": round(p50_share, 3) if p50_share is not None else None},
-        x="log_device",
+        settings={"log_device": devices[0][0] if opts.latencies is None else [d for d, _ in devices], "metric": metric, "gain": opts.gain,
+                  "phase": phase, "test": test, "zil_share_of_p50": round(p50_share, 3) if p50_share is not None else None},
+        x="log_device" if opts.latencies is None else "slog_write_latency_us",
     )
+
+
+def _us(latency: str) -> float:
+    from ..units import parse_duration
+
+    return parse_duration(latency) / 1e3
+
+
+def _curve(b: dict[str, Any], rows: list[dict[str, Any]], metric: str, chosen: Optional[dict[str, Any]]) -> str:
+    pts = ", ".join(f"{fmt(r['speedup'], '.2f')}x at {fmt(r.get('slog_write_latency_us'), ',.0f')} us" for r in sorted(rows, key=lambda r: r.get("slog_write_latency_us") or 0))
+    s = f"Against the log device's write latency, {metric} relative to no log device: {pts}."
+    if chosen is not None:
+        s += f" A log device pays off up to a write latency of {fmt(chosen.get('slog_write_latency_us'), ',.0f')} us."
+    else:
+        s += " None of them pays off."
+    return s
 
 
 def _explain(b: dict[str, Any], w: dict[str, Any], metric: str, speedup: Optional[float], bound: bool, share: Optional[float], fs: dict[str, Any], label: str) -> str:

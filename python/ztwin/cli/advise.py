@@ -110,6 +110,7 @@ def advise_cmd(
     reserve: Optional[str] = typer.Option(None, "--reserve", help="memory-split: RAM kept for the OS and the server outside the two caches (default: 10% of RAM, at least 1GiB)."),
     buffer_pools: Optional[str] = typer.Option(None, "--buffer-pools", help="memory-split: buffer-pool sizes to run, comma-separated (the ARC gets the rest), instead of the 10%..90% grid."),
     latency: Optional[str] = typer.Option(None, "--latency", help="slog: the log device: a device preset (nvme-local, ram-slog, ...) or its write latency (e.g. 50us, on nvme-local). Default: nvme-local."),
+    latencies: Optional[str] = typer.Option(None, "--latencies", help="slog: a curve instead: the log device's write latencies to run (nvme-local), comma-separated (e.g. 10us,100us,1ms); the answer is the slowest that pays off. Points sharing a warm-up that only reads run it once."),
     compressions: Optional[str] = typer.Option(None, "--compressions", help="compression: the algorithms to run, comma-separated (default off,lz4,zstd)."),
     fractions: Optional[str] = typer.Option(None, "--fractions", help="l2arc: cache-device sizes as fractions of the scenario's device, comma-separated (default 0,1,0.5,0.25; 0: no cache device)."),
     feed_factors: Optional[str] = typer.Option(None, "--feed-factors", help="l2arc: l2arc_write_max (and _boost) as factors of the variant's, run at the chosen size (default 0.5,2)."),
@@ -150,7 +151,7 @@ def advise_cmd(
         except ValueError:
             raise AdviseError(f"{flag} {v!r}: comma-separated numbers (e.g. 0,1,0.5,0.25)") from None
 
-    options = {"sizes": split(sizes), "reserve": reserve, "buffer_pools": split(buffer_pools), "latency": latency, "compressions": split(compressions), "phase": phase,
+    options = {"sizes": split(sizes), "reserve": reserve, "buffer_pools": split(buffer_pools), "latency": latency, "latencies": split(latencies), "compressions": split(compressions), "phase": phase,
                "fractions": numbers(fractions, "--fractions"), "feed_factors": numbers(feed_factors, "--feed-factors")}
     options = {k: v for k, v in options.items() if v is not None}
     adv = advise(question, str(scenario), variant, duration=duration, warmup=warmup, seed=seed, scale=scale, memory_check=not no_memory_check, on_note=note, uncertainty=uncertainty, **options)

@@ -60,6 +60,14 @@ def plain_line(p: Progress) -> str:
     )
 
 
+def shared_line(leader: str, followers: list[str], jobs: int) -> str:
+    """The line said before a group of variants that share their first phases runs."""
+    return (
+        f"{', '.join(followers)} {'takes' if len(followers) == 1 else 'take'} the first phases from {leader}'s run "
+        f"(forked after them; {jobs} process{'es' if jobs > 1 else ''} at once)"
+    )
+
+
 class PlainProgress:
     """Progress as plain lines through ``write``: at most one per ``every_s`` of wall time
     (``now`` tells it), and always the line of a variant's end."""

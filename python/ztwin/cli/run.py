@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from ..exceptions import ScenarioError
 from .common import _handle_errors, _stderr, _stdout, app, run_overrides
-from .progress import BarProgress, PlainProgress
+from .progress import BarProgress, PlainProgress, shared_line
 from .report import arcstat_lines, fio_lines, fio_runs_table, phases_table, summary_table
 
 @app.command("run")
@@ -32,6 +32,8 @@ def run_cmd(
     summary_only: bool = typer.Option(False, "--summary-only", help="Print only the summary table(s): no arcstat rows, no fio report per run."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Show no progress on stderr."),
     no_memory_check: bool = typer.Option(False, "--no-memory-check", help="Run even when the largest variant's estimated memory exceeds what the machine has available."),
+    no_share: bool = typer.Option(False, "--no-share", help="Run every variant from its start, even those that begin with the same phases as another (the results are the same; sharing only saves time)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, max=64, help="Processes at once for variants sharing their first phases (default: the CPUs, as many as the memory allows)."),
     uncertainty: Optional[int] = typer.Option(None, "--uncertainty", help="Run each variant again N times (2 to 32) with the presets' provisional parameters drawn within their ranges: qps, tps, p95 and CPU as bands, and the parameter that moves qps most."),
 ) -> None:
     """Run a scenario's variants and print what happened (simulated)."""
@@ -68,13 +70,19 @@ def run_cmd(
     err = _stderr()
     # Progress goes to stderr only: a bar on a terminal, plain lines into a pipe.
     check = not no_memory_check
+
+    def on_shared(leader: str, followers: list[str], n: int) -> None:
+        if not quiet:
+            err.print(escape(shared_line(leader, followers, n)))
+
+    common = dict(memory_check=check, on_shared=on_shared, share=not no_share, jobs=jobs)
     if quiet:
-        result = run_scenario(sc, names, memory_check=check)
+        result = run_scenario(sc, names, **common)
     elif err.is_terminal:
         with BarProgress(err, sc.name) as bar:
-            result = run_scenario(sc, names, on_variant=bar.on_variant, on_progress=bar, memory_check=check)
+            result = run_scenario(sc, names, on_variant=bar.on_variant, on_progress=bar, **common)
     else:
-        result = run_scenario(sc, names, on_progress=PlainProgress(lambda line: typer.echo(line, err=True)), memory_check=check)
+        result = run_scenario(sc, names, on_progress=PlainProgress(lambda line: typer.echo(line, err=True)), **common)
     if csv_dir is not None:
         path = result.to_csv(csv_dir)
         err.print(f"series written to {escape(str(path))}")

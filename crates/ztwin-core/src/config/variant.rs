@@ -92,6 +92,18 @@ impl VariantConfig {
                 .any(|p| matches!(p, PhaseConfig::Workload(ph) if ph.test.is_some_and(|t| t.writes())))
     }
 
+    /// Whether the workload's events are transactions of several queries in any of the
+    /// tests the variant runs (the workload's, the phases' own): a "tps" column beside
+    /// "qps" in the series.
+    pub fn sysbench_transactions(&self) -> bool {
+        let WorkloadConfig::Sysbench(w) = &self.workload else { return false };
+        w.test.transactions()
+            || self
+                .phases
+                .iter()
+                .any(|p| matches!(p, PhaseConfig::Workload(ph) if ph.test.is_some_and(|t| t.transactions())))
+    }
+
     /// Parses and validates a resolved variant from JSON.
     pub fn from_json(text: &str) -> Result<Self> {
         let cfg: VariantConfig =

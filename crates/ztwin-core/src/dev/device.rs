@@ -204,6 +204,19 @@ impl Device {
         }
     }
 
+    /// Builds the device anew from `cfg` (its service times and limits), keeping what it
+    /// is attached to (a controller, a machine-wide limit, a host cache): the device a
+    /// run with `cfg` from the start would have, if it has served no I/O yet (a follower
+    /// forked after shared phases, `run::share`).
+    pub fn rebuild(&mut self, cfg: &DeviceConfig, seed: u64) {
+        let mut fresh = Self::build(cfg, seed);
+        fresh.io_limit = self.io_limit.take();
+        fresh.host_cache = self.host_cache.take();
+        fresh.port = self.port.take();
+        fresh.tracks_queue = self.tracks_queue;
+        *self = fresh;
+    }
+
     /// Makes the device a volume of a RAID controller (`dev::controller::attach`): from
     /// now on its I/O goes through the controller, which serves it with its own drive.
     pub fn attach(&mut self, port: Port) {

@@ -40,7 +40,7 @@ impl<'a> Sim<'a> {
             .devices
             .iter()
             .enumerate()
-            .map(|(i, d)| Device::new(d, cfg.seed ^ (0xd1b5_4a32_d192_ed03u64.wrapping_mul(i as u64 + 1))))
+            .map(|(i, d)| Device::new(d, device_seed(cfg.seed, i)))
             .collect();
         // Volumes behind a RAID controller send their I/O through its cache.
         crate::dev::controller::attach(&cfg.controllers, &cfg.devices, &mut devices, cfg.seed);
@@ -900,4 +900,9 @@ fn attach_host_io(cfg: &VariantConfig, devices: &mut [Device]) {
             d.attach_host_cache(CachePort::new(Rc::clone(&cache), i as u32));
         }
     }
+}
+
+/// The seed of device `i`'s service-time draws.
+pub(super) fn device_seed(seed: u64, i: usize) -> u64 {
+    seed ^ (0xd1b5_4a32_d192_ed03u64.wrapping_mul(i as u64 + 1))
 }

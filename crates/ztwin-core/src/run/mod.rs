@@ -466,6 +466,7 @@ mod memory;
 mod phases;
 pub mod progress;
 mod report;
+mod share;
 mod stall;
 mod step;
 mod waits;
@@ -473,6 +474,7 @@ mod waits;
 use events::{Event, Schedule};
 pub use memory::{estimate_memory, estimate_memory_json, MemoryEstimate};
 pub use progress::Progress;
+pub use share::{share_plan, SharePlan, Shared};
 
 /// Runs one resolved, validated variant.
 pub fn run_variant(cfg: &VariantConfig) -> Result<VariantResult> {
@@ -533,6 +535,55 @@ pub fn run_variant_json_observed(
     result_json(run_variant_observed(&cfg, every, observer)?)
 }
 
+/// Runs `leader` (given as JSON) and, from the same run, each of `followers` that can
+/// take its first phases from it (see [`share`]): at most `jobs` processes at once, the
+/// observer (if any) watching the leader only. Answers the leader's result document and
+/// one [`Shared`] per follower, in order: its document, or why it must run cold, or how
+/// its forked run failed.
+pub fn run_shared_json(
+    leader: &str,
+    followers: &[String],
+    jobs: usize,
+    every: std::time::Duration,
+    observer: Option<&mut dyn FnMut(Progress) -> bool>,
+) -> Result<(String, Vec<Shared>)> {
+    let cfg = VariantConfig::from_json(leader)?;
+    let others = followers.iter().map(|f| VariantConfig::from_json(f)).collect::<Result<Vec<_>>>()?;
+    let mut outcomes: Vec<Option<Shared>> = others.iter().map(|_| None).collect();
+    let mut pending = Vec::new();
+    for (index, o) in others.iter().enumerate() {
+        match share_plan(&cfg, o) {
+            Ok(plan) => pending.push(share::Pending { index, cfg: o, plan }),
+            Err(why) => outcomes[index] = Some(Shared::Cold(why)),
+        }
+    }
+    let mut forks = share::Forks::new(pending, jobs);
+    let phases = cfg.effective_phases();
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let observer = observer.map(|o| progress::Observer::new(o, every, &phases));
+        Sim::new(&cfg)?.run_sharing(observer, &mut forks).and_then(result_json)
+    }));
+    if share::in_child() {
+        // A forked follower ends here, whatever happened.
+        let r = run.unwrap_or_else(|_| {
+            Err(Error::Simulation { component: "run".into(), time_ns: 0, message: "the simulation panicked".into() })
+        });
+        share::child_exit(&r);
+    }
+    let doc = match run {
+        Ok(r) => r?,
+        Err(p) => std::panic::resume_unwind(p),
+    };
+    for (index, s) in forks.finish() {
+        outcomes[index] = Some(s);
+    }
+    let outcomes = outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or_else(|| Shared::Cold("not forked".into())))
+        .collect();
+    Ok((doc, outcomes))
+}
+
 /// A variant's result as the JSON document of [`run_variant_json`].
 fn result_json(r: VariantResult) -> Result<String> {
     let mut doc = r.summary;
@@ -562,3 +613,6 @@ mod db_write_tests;
 
 #[cfg(test)]
 mod page_cache_tests;
+
+#[cfg(test)]
+mod share_tests;

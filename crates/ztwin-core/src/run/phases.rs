@@ -66,7 +66,7 @@ pub(super) fn feed_threads(ndev: usize, per_device: bool) -> usize {
     }
 }
 
-impl Sim<'_> {
+impl<'a> Sim<'a> {
     /// The next read of a `cat` phase: table, offset, length; None when every pass is done.
     pub(super) fn cat_next(&mut self) -> Option<(u32, u64, u32)> {
         let nfiles = self.files.len() as u32;
@@ -641,7 +641,17 @@ impl Sim<'_> {
     }
 
     /// Runs every phase, telling `observer` (if any) how far the clock has come.
-    pub(super) fn run(mut self, observer: Option<progress::Observer<'_>>) -> Result<VariantResult> {
+    pub(super) fn run(self, observer: Option<progress::Observer<'_>>) -> Result<VariantResult> {
+        self.run_sharing(observer, &mut super::share::Forks::none())
+    }
+
+    /// [`Sim::run`], forking `forks`' followers as their shared phases end (see
+    /// `share`); in a forked follower it goes on with the follower's config.
+    pub(super) fn run_sharing(
+        mut self,
+        observer: Option<progress::Observer<'_>>,
+        forks: &mut super::share::Forks<'a>,
+    ) -> Result<VariantResult> {
         let mut rec = Recorder {
             series: Series::default(),
             prev: self.snapshot(0),
@@ -654,7 +664,10 @@ impl Sim<'_> {
         // Where the series ends: a run that ends with a workload phase ends at its window's
         // end (the statements that finish after it are not part of any interval).
         let mut series_end = 0;
-        for (index, phase) in self.cfg.effective_phases().iter().enumerate() {
+        let mut plan = self.cfg.effective_phases();
+        let mut index = 0;
+        while index < plan.len() {
+            let phase = &plan[index].clone();
             self.phase_index = index;
             let start = self.clock;
             match phase {
@@ -881,6 +894,16 @@ impl Sim<'_> {
             }
             if let PhaseConfig::Restart(_) = phase {
                 series_end = self.clock;
+            }
+            index += 1;
+            if forks.waiting() {
+                let sim = &self;
+                if let Some((cfg, shared)) = forks.fork_due(index, |c, p| sim.share_refusal(c, p))? {
+                    // A forked follower: its own phases and devices from here, no observer.
+                    rec.observer = None;
+                    self.retarget(cfg, &shared);
+                    plan = cfg.effective_phases();
+                }
             }
         }
         let end = self.clock;

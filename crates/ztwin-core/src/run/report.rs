@@ -341,9 +341,7 @@ impl Sim<'_> {
     /// Whether the workload's events are transactions of several queries (a "tps"
     /// column beside "qps" in the series).
     pub(super) fn transactions(&self) -> bool {
-        let phase_trx = |p: &PhaseConfig| matches!(p, PhaseConfig::Workload(ph) if ph.test.is_some_and(|t| t.transactions()));
-        matches!(&self.cfg.workload, WorkloadConfig::Sysbench(w) if w.test.transactions())
-            || self.cfg.phases.iter().any(phase_trx)
+        self.cfg.sysbench_transactions()
     }
 
     /// sysbench-tpcc's transactions in a window: each type's count and rate (tps counts

@@ -1007,6 +1007,16 @@ impl Zfs {
         self.writes.zils.iter().map(|z| z.stats()).collect()
     }
 
+    /// `zfs set logbias` on every dataset's log. It changes how later sync writes are
+    /// logged (`ZilParams::log_state`) and nothing else, so on logs that have logged
+    /// nothing yet (`zil_stats` all zero) it leaves them as a run with `logbias` from the
+    /// start would have them (`run::share`).
+    pub fn set_logbias(&mut self, logbias: crate::config::Logbias) {
+        for z in &mut self.writes.zils {
+            z.set_logbias(logbias);
+        }
+    }
+
     /// The `/proc/spl/kstat/zfs/zil` rows of the release, over a window.
     pub fn zil_report(&self, a: &ZilStats, b: &ZilStats) -> Value {
         let Some(zil) = self.writes.zils.first() else { return Value::Object(Default::default()) };

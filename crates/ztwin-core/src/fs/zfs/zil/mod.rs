@@ -659,6 +659,11 @@ impl Zil {
         &self.p
     }
 
+    /// The dataset's logbias property from now on (see `Zfs::set_logbias`).
+    pub fn set_logbias(&mut self, logbias: crate::config::Logbias) {
+        self.p.logbias = logbias;
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> ZilStats {
         self.stats

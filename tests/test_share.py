@@ -1,0 +1,155 @@
+"""Variants that begin with the same phases run them once (the core's ``run::share``):
+the results are those of runs of their own, byte for byte, whatever was shared; what
+cannot be shared runs from the start. Experiment 2 (its two-hour read-only warm-up, then
+each test) cut to 20 s phases, and experiment 9 with a read-only warm-up put first."""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+
+import pytest
+from typer.testing import CliRunner
+
+import ztwin
+from ztwin import _core
+from ztwin.cli import app
+
+from conftest import ROOT
+
+EXP2 = ROOT / "scenarios" / "exp2-sysbench-baremetal.toml"
+EXP9 = ROOT / "scenarios" / "exp9-lab-write.toml"
+
+
+def short_exp2(names: list[str]) -> dict:
+    """Experiment 2's variants ``names`` with 20 s phases, and zfs-slog-fast (the log
+    device writing in 5 us instead of the preset's 30)."""
+    raw = tomllib.loads(EXP2.read_text())
+    raw["run"] = {"warmup": "0s", "duration": "20s", "report_interval": "10s"}
+    for p in raw["phases"]:
+        p["duration"] = "20s"
+    v = raw["variants"]
+    v["zfs-slog-fast"] = copy.deepcopy(v["zfs-slog-update-index"])
+    v["zfs-slog-fast"]["devices"]["slog"]["write_latency"] = "5us"
+    raw["variants"] = {n: v[n] for n in names}
+    return raw
+
+
+def warmed_exp9() -> dict:
+    """Experiment 9 with a 15 s oltp_read_only warm-up first, then 10 s of each test."""
+    raw = tomllib.loads(EXP9.read_text())
+    raw["run"] = {"warmup": "0s", "duration": "10s", "report_interval": "5s"}
+    raw["phases"] = [
+        {"type": "workload", "name": "warm-up", "test": "oltp_read_only", "duration": "15s", "warmup": "0s"},
+        {"type": "workload", "name": "update-index"},
+        {"type": "workload", "name": "read-write", "test": "oltp_read_write", "warmup": "0s", "duration": "10s"},
+    ]
+    return raw
+
+
+ZFS = ["zfs-update-index", "zfs-read-write", "zfs-latency-update-index", "zfs-doublewrite-update-index", "zfs-slog-update-index", "zfs-slog-fast"]
+
+
+def test_shared_runs_give_each_variants_own_results_byte_for_byte():
+    names = [*ZFS, "ext4-read-write", "ext4-update-index"]
+    sc = ztwin.load_scenario(short_exp2(names))
+    groups = ztwin.share_groups(sc, ztwin.select_variants(sc, names))
+    # The test, logbias and a device's service times may differ after the warm-up; the
+    # doublewrite buffer (built into the page cleaner) and a device added may not.
+    assert groups == [
+        ("zfs-update-index", ["zfs-read-write", "zfs-latency-update-index"]),
+        ("zfs-doublewrite-update-index", []),
+        ("zfs-slog-update-index", ["zfs-slog-fast"]),
+        ("ext4-read-write", ["ext4-update-index"]),
+    ]
+    said = []
+    shared = ztwin.run(sc, names, on_shared=lambda leader, followers, jobs: said.append((leader, followers, jobs)))
+    cold = ztwin.run(sc, names, share=False)
+    assert [s[:2] for s in said] == [g for g in groups if g[1]] and all(s[2] >= 1 for s in said)
+    a, b = json.loads(shared.to_json(full=True)), json.loads(cold.to_json(full=True))
+    assert list(a["variants"]) == names
+    for n in names:
+        assert a["variants"][n] == b["variants"][n], f"{n}: the shared run differs from its own"
+    # Each follower was forked (nothing it changes was used in the warm-up), and its
+    # result differs from its leader's (the comparison is not vacuous).
+    for leader, followers in groups:
+        if followers:
+            _, outcomes = _core.run_shared(json.dumps(sc.variants[leader]), [json.dumps(sc.variants[f]) for f in followers], 2)
+            assert [k for k, _ in outcomes] == ["forked"] * len(followers), outcomes
+    bench = {n: a["variants"][n]["phases"][1] for n in names}
+    assert bench["zfs-latency-update-index"]["tps"] != bench["zfs-update-index"]["tps"]
+    slog = [bench[n]["devices"]["slog"]["utilization"] for n in ("zfs-slog-update-index", "zfs-slog-fast")]
+    assert slog[1] < slog[0], "the faster log device is busy for less time"
+
+
+def test_what_the_warm_up_used_makes_its_follower_run_from_the_start():
+    """Experiment 9's read-only warm-up still writes a few bytes of redo (one log write
+    and its fsync) and reads the disk: a follower with another logbias, log-device latency
+    or disk limit finds them used at the fork and runs from the start (its result is
+    still its own)."""
+    raw = warmed_exp9()
+    raw["variants"]["zfs-slog-fast"] = copy.deepcopy(raw["variants"]["zfs-slog"])
+    raw["variants"]["zfs-slog-fast"]["devices"]["slog"]["write_latency"] = "20us"
+    sc = ztwin.load_scenario(raw)
+    c = lambda n: json.dumps(sc.variants[n])  # noqa: E731
+    assert _core.share_plan(c("zfs-latency"), c("zfs-latency-iops3000")) == (2, None)  # all its phases but the last
+    doc, outcomes = _core.run_shared(c("zfs-latency"), [c("zfs-throughput"), c("zfs-latency-iops3000")], 2)
+    assert outcomes == [("cold", "the intent log logged writes before the fork (logbias differs)"), ("cold", "device disk served I/O before the fork")]
+    assert doc == _core.run_variant(c("zfs-latency"))
+    _, outcomes = _core.run_shared(c("zfs-slog"), [c("zfs-slog-fast")], 2)
+    assert outcomes == [("cold", "device slog served I/O before the fork")]
+
+
+def test_share_plan_says_why_not():
+    sc = ztwin.load_scenario(warmed_exp9())
+    c = lambda n: json.dumps(sc.variants[n])  # noqa: E731
+    assert _core.share_plan(c("zfs-latency"), c("zfs-nodoublewrite")) == (0, "database.innodb_doublewrite differs")
+    assert _core.share_plan(c("zfs-latency"), c("zfs-slog"))[1].startswith("devices")
+    n, why = _core.share_plan(c("zfs-latency"), c("ext4"))
+    assert n == 0 and why.startswith("filesystem")
+    n, why = _core.share_plan(c("zfs-latency"), c("zfs-rs32k"))
+    assert n == 0 and why == "filesystem.recordsize differs"
+
+
+def test_run_cli_says_what_it_shares_and_no_share_runs_each(tmp_path):
+    text = EXP9.read_text()
+    warm = '[[phases]]\ntype = "workload"\nname = "warm-up"\ntest = "oltp_read_only"\nduration = "15s"\nwarmup = "0s"\n\n'
+    first = text.index("[[phases]]")
+    p = tmp_path / "exp9-warmed.toml"
+    p.write_text(text[:first] + warm + text[first:])
+    args = ["run", str(p), "--variant", "zfs-latency", "--variant", "zfs-throughput", "--json", "--duration", "10s", "--warmup", "0s"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "zfs-throughput takes the first phases from zfs-latency's run" in r.stderr
+    doc = json.loads(r.stdout)
+    r2 = CliRunner().invoke(app, [*args, "--no-share"])
+    assert r2.exit_code == 0, r2.output
+    assert "takes the first phases" not in r2.stderr and json.loads(r2.stdout) == doc
+
+
+def test_advise_slog_curve_shares_the_warm_up():
+    notes = []
+    raw = short_exp2(["zfs-latency-update-index"])
+    a = ztwin.advise("slog", raw, phase="benchmark", latencies=["10us", "1ms", "20ms"], on_note=notes.append)
+    assert [r["log_device"] for r in a.points] == ["none", "nvme-local, 10us writes", "nvme-local, 1ms writes", "nvme-local, 20ms writes"]
+    assert sum("forked from with a log device (nvme-local, 10us writes)" in n for n in notes) == 2, notes
+    rows = a.points[1:]
+    assert [r["slog_write_latency_us"] for r in rows] == [10, 1000, 20000]
+    # The ZIL's writes left the pool for the log device at every latency.
+    assert all(r["zil_itx_metaslab_slog_bytes"] > 0 and r["zil_itx_metaslab_normal_bytes"] == 0 for r in rows)
+    paying = [r for r in rows if r["speedup"] >= 1.1]
+    assert a.answer["zil_bound"] == bool(paying)
+    if paying:
+        slowest = max(paying, key=lambda r: r["slog_write_latency_us"])
+        assert a.answer["max_write_latency"] == ["10us", "1ms", "20ms"][rows.index(slowest)]
+    # A forked point is the run of its own: the 1 ms point again, alone.
+    alone = ztwin.advise("slog", raw, phase="benchmark", latency="1ms")
+    assert alone.points[1]["tps"] == rows[1]["tps"] and alone.points[1]["latency_p99_ms"] == rows[1]["latency_p99_ms"]
+
+
+def test_latency_and_latencies_together_are_refused():
+    from ztwin.advise import AdviseError
+
+    with pytest.raises(AdviseError, match="not both"):
+        ztwin.advise("slog", warmed_exp9(), "zfs-latency", phase="update-index", latency="50us", latencies=["20us"])
