@@ -153,3 +153,21 @@ def test_latency_and_latencies_together_are_refused():
 
     with pytest.raises(AdviseError, match="not both"):
         ztwin.advise("slog", warmed_exp9(), "zfs-latency", phase="update-index", latency="50us", latencies=["20us"])
+
+
+@pytest.mark.parametrize("use_ray", [False, None])
+def test_a_sweep_of_log_device_latencies_shares_the_warm_up(use_ray):
+    """A sweep's points that differ only in an idle log device: one task runs the warm-up
+    once (in-process, or one Ray task), and each point's rows are those of its own run."""
+    from ztwin.sweeps import run_sweep
+
+    if use_ray is None:
+        pytest.importorskip("ray")
+    raw = short_exp2(["zfs-slog-update-index"])
+    notes = []
+    sets = {"devices.slog.write_latency": ["10us", "1ms"]}
+    a = run_sweep(raw, sets, use_ray=use_ray, on_note=notes.append)
+    b = run_sweep(raw, sets, use_ray=False, share=False)
+    assert any("the first phases from" in n for n in notes), notes
+    assert a.runs == b.runs
+    assert a.runs[0]["zfs-slog-update-index"] != a.runs[1]["zfs-slog-update-index"]

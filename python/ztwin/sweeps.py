@@ -436,6 +436,24 @@ def _run_task(scenario: Any, name: str) -> str:
     return run_variant(scenario, name)
 
 
+def _run_group_task(leader: str, followers: list[str], jobs: int) -> list[str]:
+    """One task of a shared group (resolved configs as JSON): the leader's run, each
+    follower forked after the phases it shares (``ztwin.run``'s sharing), the ones the
+    fork's check turned away run from their start; the core's JSON of each, in order."""
+    from . import _core
+
+    doc, outcomes = _core.run_shared(leader, followers, jobs)
+    out = [doc]
+    for cfg, (kind, payload) in zip(followers, outcomes):
+        if kind == "forked":
+            out.append(payload)
+        elif kind == "cold":
+            out.append(_core.run_variant(cfg))
+        else:
+            raise payload
+    return out
+
+
 class PointLoader:
     """Loads points of a sweep (or of ``ztwin advise``'s searches): the scenario as given
     (with ``overrides``, the run's ``--duration`` and the like, set in every variant), cut
@@ -502,6 +520,7 @@ def run_sweep(
     memory_check: bool = True,
     on_note: Optional[Callable[[str], None]] = None,
     on_done: Optional[Callable[[int, int, str], None]] = None,
+    share: bool = True,
 ) -> Sweep:
     """Runs a sweep and returns the :class:`Sweep` (the CLI's ``ztwin sweep``).
 
@@ -510,7 +529,11 @@ def run_sweep(
     when it is installed (else in-process, with a note to ``on_note``), True requires
     Ray, False runs in-process. ``ray_address`` connects to an existing cluster (implies
     Ray). ``workers`` bounds the local cluster's CPUs (default: the machine's).
-    ``on_done(done, total, label)`` is called as each task ends. Every point is loaded
+    ``on_done(done, total, label)`` is called as each task ends. With ``share`` (the
+    default), tasks whose runs begin with the same phases run them once, as
+    :func:`ztwin.run` does (:func:`ztwin.share_groups`: e.g. a log device's latency swept
+    after a read-only warm-up); a shared group is one task (on Ray, its followers run
+    after its leader); the results are the same. Every point is loaded
     and checked before any runs; errors are :class:`~ztwin.exceptions.ScenarioError`
     (a bad value, named by its key, with its point) or :class:`SweepError`.
     """
@@ -546,14 +569,33 @@ def run_sweep(
             resources.check_memory({n: e for n, e in est.items() if e is not None}, sc.source, available=share)
     answers: dict[tuple[int, str], str] = {}
     label = lambda t: f"{_label(points[t[0]])} / {t[1]}"  # noqa: E731
+    groups: list[tuple[tuple[int, str], list[tuple[int, str]]]] = [(t, []) for t in tasks]
+    if share and len(tasks) > 1:
+        # Tasks whose runs begin with the same phases run them once (ztwin.run's sharing).
+        from . import group_configs
+
+        groups = group_configs({t: json.dumps(loaded[t[0]].variants[t[1]]) for t in tasks})
+        for leader, followers in groups:
+            if followers:
+                note(f"{', '.join(label(f) for f in followers)}: the first phases from {label(leader)}'s run (forked after them)")
     if ray is None:
-        for k, t in enumerate(tasks):
-            answers[t] = _run_task(loaded[t[0]], t[1])
-            if on_done:
-                on_done(k + 1, len(tasks), label(t))
+        k = 0
+        for leader, followers in groups:
+            if followers:
+                from . import share_jobs
+
+                docs = _run_group_task(json.dumps(loaded[leader[0]].variants[leader[1]]), [json.dumps(loaded[f[0]].variants[f[1]]) for f in followers],
+                                       share_jobs(loaded[leader[0]], [leader[1]]))
+                answers.update(zip([leader, *followers], docs))
+            else:
+                answers[leader] = _run_task(loaded[leader[0]], leader[1])
+            for t in [leader, *followers]:
+                k += 1
+                if on_done:
+                    on_done(k, len(tasks), label(t))
         backend = "in-process"
     else:
-        answers = _run_on_ray(ray, loaded, tasks, ray_address, workers, on_done, label)
+        answers = _run_on_ray(ray, loaded, groups, ray_address, workers, on_done, label)
         backend = "ray"
     runs = [{n: json.loads(answers[(i, n)]) for n in names} for i in range(len(points))]
     configs = [{n: loaded[i].variants[n] for n in names} for i in range(len(points))]
@@ -564,7 +606,7 @@ def run_sweep(
 def _run_on_ray(
     ray: Any,
     loaded: list[Any],
-    tasks: list[tuple[int, str]],
+    groups: list[tuple[tuple[int, str], list[tuple[int, str]]]],
     address: Optional[str],
     workers: Optional[int],
     on_done: Optional[Callable[[int, int, str], None]],
@@ -589,26 +631,35 @@ def _run_on_ray(
         started = True
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(_run_task)
+        # A shared group is one task of one CPU: its followers run after its leader (jobs 1).
+        remote_group = ray.remote(num_cpus=1, max_retries=0)(_run_group_task)
         refs = {}
-        for t in tasks:
-            refs[t] = remote.remote(loaded[t[0]], t[1])
+        for leader, followers in groups:
+            if followers:
+                cfg = lambda t: json.dumps(loaded[t[0]].variants[t[1]])  # noqa: E731
+                refs[(leader, *followers)] = remote_group.remote(cfg(leader), [cfg(f) for f in followers], 1)
+            else:
+                refs[(leader,)] = remote.remote(loaded[leader[0]], leader[1])
+        total = sum(1 + len(f) for _, f in groups)
         pending = list(refs.values())
-        by_ref = {r: t for t, r in refs.items()}
+        by_ref = {r: ts for ts, r in refs.items()}
         done = 0
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
-            done += len(ready)
-            if on_done:
-                on_done(done, len(tasks), label(by_ref[ready[0]]))
+            for t in by_ref[ready[0]]:
+                done += 1
+                if on_done:
+                    on_done(done, total, label(t))
         out = {}
-        for t, r in refs.items():
+        for ts, r in refs.items():
             try:
-                out[t] = ray.get(r)
+                docs = ray.get(r)
             except Exception as e:  # noqa: BLE001 - a task's error comes back wrapped
                 cause = getattr(e, "cause", None)
                 if isinstance(cause, ZtwinError):
                     raise cause from None
                 raise
+            out.update(zip(ts, docs) if len(ts) > 1 else [(ts[0], docs)])
         return out
     finally:
         if started:
@@ -629,6 +680,7 @@ def sweep(
     ray_address: Optional[str] = None,
     workers: Optional[int] = None,
     memory_check: bool = True,
+    share: bool = True,
 ) -> Any:
     """Runs ``scenario`` over the grid ``sets`` and returns the results as a polars frame,
     one row per point, variant and phase (columns: :data:`COLUMNS_DOC`)::
@@ -648,7 +700,7 @@ def sweep(
     if run:
         overrides["run"] = run
     note = lambda m: print(f"note: {m}", file=sys.stderr)  # noqa: E731
-    sw = run_sweep(scenario, sets, variants, overrides=overrides, use_ray=use_ray, ray_address=ray_address, workers=workers, memory_check=memory_check, on_note=note)
+    sw = run_sweep(scenario, sets, variants, overrides=overrides, use_ray=use_ray, ray_address=ray_address, workers=workers, memory_check=memory_check, on_note=note, share=share)
     if out is not None:
         sw.write(out)
     return sw.frame()

@@ -194,9 +194,18 @@ def _explain(b: dict[str, Any], w: dict[str, Any], metric: str, speedup: Optiona
     if bound:
         s += (
             f"The sync writes are bound by the ZIL: each commit waits for its log block written (and flushed) on the pool's devices, "
-            f"queued behind the pool's reads and txg writes; on the log device that wait shrinks, and the median transaction is "
-            f"{fmt(100 * share, '.0f')}% faster."
+            f"queued behind the pool's reads and txg writes; on the log device that wait shrinks"
         )
+        if share is not None and share >= 0:
+            s += f", and the median transaction is {fmt(100 * share, '.0f')}% faster."
+        else:
+            # A median already fast (a write-back cache absorbing the log writes) can
+            # grow while the slow tail, which bounds the rate, shrinks.
+            s += (
+                f": the median transaction takes longer ({fmt(w['latency_p50_ms'], '.1f')} ms against {fmt(b['latency_p50_ms'], '.1f')}: "
+                f"each commit now waits for the log device), the slow tail less (p99 {fmt(w['latency_p99_ms'], '.1f')} ms against "
+                f"{fmt(b['latency_p99_ms'], '.1f')}), and the rate is set by the tail."
+            )
     else:
         s += "The sync writes are not bound by the ZIL here: the log device changes the rate by less than the threshold, so the time goes elsewhere (reads, the CPU, the txg's writes)."
     if fs.get("logbias") == "throughput":

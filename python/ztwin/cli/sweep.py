@@ -25,6 +25,7 @@ def sweep_cmd(
     report_interval: Optional[str] = typer.Option(None, "--report-interval", help="Override run.report_interval (e.g. '10s')."),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Override the scenario's seed (every point runs on the same seed)."),
     ray_address: Optional[str] = typer.Option(None, "--ray", help="Run on the existing Ray cluster at ADDRESS (default: a local cluster started for the sweep)."),
+    no_share: bool = typer.Option(False, "--no-share", help="Run every point from its start, even those whose runs begin with the same phases as another's (the results are the same; sharing only saves time)."),
     no_ray: bool = typer.Option(False, "--no-ray", help="Run the points in-process, one after another, even when Ray is installed."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="CPUs of the local Ray cluster (default: the machine's)."),
     png: Optional[Path] = typer.Option(None, "--png", help="Also write each figure of the report as DIR/<figure>.png."),
@@ -50,6 +51,7 @@ def sweep_cmd(
     sw = run_sweep(
         scenario, set_, variant, overrides=overrides, use_ray=False if no_ray else None, ray_address=ray_address,
         workers=workers, memory_check=not no_memory_check, on_note=note if not quiet else None, on_done=done,
+        share=not no_share,
     )
     paths = sw.write(out, report=not no_report, png_dir=png)
     n = sw.frame().height

@@ -10,7 +10,8 @@
 //! whose settings differ (each checked to have served no I/O yet, so nothing before the
 //! fork depended on them), runs the follower's remaining phases without a progress
 //! observer, writes its result document to a file the parent made, and exits; the
-//! parent goes on with the leader, at most `jobs` processes at once.
+//! parent goes on with the leader. At most `jobs` processes run at once (a job server of
+//! tokens in a pipe, as make's: see [`Forks`]).
 //!
 //! Soundness. The result must be the one a cold run of the follower gives, byte for
 //! byte; every shared pair of the bundled scenarios is checked that way by tests. The
@@ -34,8 +35,8 @@
 //!
 //! Simplifications:
 //! 1. Linux only (fork, prctl): elsewhere every variant runs cold.
-//! 2. A follower forked from a leader runs cold if its devices turn out to have served
-//!    I/O before the fork, and after the leader, not beside it.
+//! 2. A follower whose changed device or log turns out to have been used before the
+//!    fork is not forked: the caller runs it from its start, after the leader.
 //! 3. fio phases are never shared (their files are laid out from all of a run's phases
 //!    when the stack is built).
 //! 4. Settings copied into several layers' structures when the stack is built are not
@@ -221,11 +222,20 @@ pub(super) struct Pending<'a> {
     pub(super) plan: SharePlan,
 }
 
-/// The forks of one leader's run: followers waiting, children running, outcomes.
+/// The forks of one leader's run: followers waiting, children forked, outcomes.
+///
+/// Every follower is forked when its phases end; a child then waits for a token from a
+/// pipe before it runs (a job server, as make's: `jobs - 1` tokens to begin with, one
+/// given back by each child as it ends and one by the parent when its own run ends), so
+/// at most `jobs` processes run at once and the leader never waits for a follower. A
+/// child waiting for its token has written nothing: it shares the fork's memory with
+/// the others forked at that point.
 pub(super) struct Forks<'a> {
     pending: Vec<Pending<'a>>,
     #[cfg(target_os = "linux")]
     running: Vec<fork::Child>,
+    #[cfg(target_os = "linux")]
+    tokens: Option<fork::Tokens>,
     jobs: usize,
     pub(super) outcomes: Vec<(usize, Shared)>,
 }
@@ -236,7 +246,9 @@ impl<'a> Forks<'a> {
             pending,
             #[cfg(target_os = "linux")]
             running: Vec::new(),
-            jobs: jobs.max(1),
+            #[cfg(target_os = "linux")]
+            tokens: None,
+            jobs: jobs.clamp(1, 64),
             outcomes: Vec::new(),
         }
     }
@@ -272,18 +284,12 @@ impl<'a> Forks<'a> {
             }
             #[cfg(target_os = "linux")]
             {
-                // `jobs` counts this process: at most `jobs - 1` children beside it.
-                while !self.running.is_empty() && self.running.len() + 1 >= self.jobs {
-                    let c = self.running.remove(0);
-                    let index = c.index;
-                    self.outcomes.push((index, c.wait()));
+                if self.tokens.is_none() {
+                    // `jobs` counts this process: `jobs - 1` children may run beside it.
+                    self.tokens = Some(fork::Tokens::new(self.jobs - 1)?);
                 }
-                match fork::spawn(p.index)? {
-                    fork::Spawned::Parent(c) if self.jobs == 1 => {
-                        // No child beside this process: the follower runs to its end first.
-                        let index = c.index;
-                        self.outcomes.push((index, c.wait()));
-                    }
+                let tokens = self.tokens.as_ref().expect("made above");
+                match fork::spawn(p.index, tokens)? {
                     fork::Spawned::Parent(c) => self.running.push(c),
                     fork::Spawned::Child => {
                         // The parent's other children and followers are not this one's.
@@ -302,9 +308,13 @@ impl<'a> Forks<'a> {
     /// Waits for every child; the followers never forked run cold.
     pub(super) fn finish(mut self) -> Vec<(usize, Shared)> {
         #[cfg(target_os = "linux")]
-        for c in std::mem::take(&mut self.running) {
-            let index = c.index;
-            self.outcomes.push((index, c.wait()));
+        if let Some(t) = &self.tokens {
+            // This process's run is over: its place goes to a waiting child.
+            t.give();
+            for c in std::mem::take(&mut self.running) {
+                let index = c.index;
+                self.outcomes.push((index, c.wait(t)));
+            }
         }
         for p in std::mem::take(&mut self.pending) {
             self.outcomes.push((p.index, Shared::Cold("the leader's run ended before the fork".into())));
@@ -346,6 +356,64 @@ mod fork {
 
     /// The result file's descriptor in a forked follower (-1 elsewhere).
     static CHILD_OUT: AtomicI32 = AtomicI32::new(-1);
+    /// The job server's write end in a forked follower (its token goes back there).
+    static CHILD_TOKENS: AtomicI32 = AtomicI32::new(-1);
+
+    /// The job server: a pipe holding one byte per process that may start.
+    pub(super) struct Tokens {
+        read: File,
+        write: File,
+    }
+
+    impl Tokens {
+        pub(super) fn new(n: usize) -> Result<Tokens> {
+            let mut fds = [0; 2];
+            // SAFETY: pipe() fills the two descriptors, owned by the Files from here.
+            let (read, write) = unsafe {
+                if libc::pipe(fds.as_mut_ptr()) != 0 {
+                    return Err(failed(format!("pipe failed: {}", std::io::Error::last_os_error())));
+                }
+                (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1]))
+            };
+            let t = Tokens { read, write };
+            for _ in 0..n {
+                t.give();
+            }
+            Ok(t)
+        }
+
+        /// One more process may run (a pipe holds far more than 64 bytes: never blocks).
+        pub(super) fn give(&self) {
+            give_to(self.write.as_raw_fd());
+        }
+
+        /// Waits for a token.
+        fn take(&self) {
+            let mut b = [0u8; 1];
+            loop {
+                match (&self.read).read(&mut b) {
+                    Ok(1) => return,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    // The parent is gone (its end closed): PR_SET_PDEATHSIG ends this one.
+                    _ => {
+                        // SAFETY: ends this forked process.
+                        unsafe { libc::_exit(3) }
+                    }
+                }
+            }
+        }
+    }
+
+    fn give_to(fd: i32) {
+        let b = [1u8];
+        loop {
+            // SAFETY: writes one byte from a live buffer to the pipe's write end.
+            let r = unsafe { libc::write(fd, b.as_ptr().cast(), 1) };
+            if r == 1 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return;
+            }
+        }
+    }
 
     pub(super) fn in_child() -> bool {
         CHILD_OUT.load(Ordering::Relaxed) >= 0
@@ -385,7 +453,7 @@ mod fork {
         Err(failed(format!("cannot create a file in {}", dir.display())))
     }
 
-    pub(super) fn spawn(index: usize) -> Result<Spawned> {
+    pub(super) fn spawn(index: usize, tokens: &Tokens) -> Result<Spawned> {
         let out = result_file()?;
         let parent = std::process::id() as libc::pid_t;
         // SAFETY: fork() in a process that may have other threads (the Python
@@ -407,7 +475,9 @@ mod fork {
                 }
             }
             CHILD_OUT.store(out.as_raw_fd(), Ordering::Relaxed);
+            CHILD_TOKENS.store(tokens.write.as_raw_fd(), Ordering::Relaxed);
             std::mem::forget(out);
+            tokens.take();
             return Ok(Spawned::Child);
         }
         Ok(Spawned::Parent(Child { index, pid, out, reaped: false }))
@@ -423,6 +493,8 @@ mod fork {
             Err(e) => format!("E{}", error_json(e)),
         };
         let ok = out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_ok();
+        // This child's place goes to the next one waiting.
+        give_to(CHILD_TOKENS.load(Ordering::Relaxed));
         // SAFETY: ends this forked process without running the parent's exit handlers.
         unsafe { libc::_exit(if ok { 0 } else { 2 }) }
     }
@@ -450,7 +522,8 @@ mod fork {
     }
 
     impl Child {
-        pub(super) fn wait(mut self) -> Shared {
+        /// Waits for the child to end; its token is given back for it if it died first.
+        pub(super) fn wait(mut self, tokens: &Tokens) -> Shared {
             let mut status = 0;
             loop {
                 // SAFETY: waits for this process's own child.
@@ -465,6 +538,9 @@ mod fork {
                 }
             }
             self.reaped = true;
+            if libc::WIFSIGNALED(status) {
+                tokens.give();
+            }
             if !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
                 let how = if libc::WIFSIGNALED(status) {
                     format!("was killed by signal {}", libc::WTERMSIG(status))
