@@ -35,6 +35,39 @@ fn to_py_err(py: Python<'_>, err: Error) -> PyErr {
     }
 }
 
+/// `every_s` as a duration (the observer's wall-time interval).
+fn every(every_s: f64) -> PyResult<std::time::Duration> {
+    std::time::Duration::try_from_secs_f64(every_s).map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err("every_s must be a number of seconds, 0 or more")
+    })
+}
+
+/// A follower of `run_shared`: `("forked", document)`, `("cold", why)` or `("failed", exception)`.
+type FollowerOutcome = (&'static str, Py<PyAny>);
+
+/// The core's observer of a run: checks for signals (Ctrl-C) and calls `progress` (if
+/// any) with the GIL taken; what either raised is kept in `raised` and stops the run.
+fn observer<'a>(
+    progress: &'a Option<Py<PyAny>>,
+    raised: &'a mut Option<PyErr>,
+) -> impl FnMut(ztwin_core::run::Progress) -> bool + 'a {
+    move |p| {
+        Python::attach(|py| {
+            let called = py.check_signals().and_then(|()| match progress {
+                Some(f) => f.call1(py, (p.simulated_ns, p.total_ns, p.phase, p.phases, p.finished)).map(drop),
+                None => Ok(()),
+            });
+            match called {
+                Ok(()) => true,
+                Err(e) => {
+                    raised.get_or_insert(e);
+                    false
+                }
+            }
+        })
+    }
+}
+
 /// Runs one resolved variant (JSON of `VariantConfig`) and returns the result as JSON.
 ///
 /// Every `every_s` seconds of wall time at most (and at most once per report interval of
@@ -50,28 +83,10 @@ fn run_variant(
     progress: Option<Py<PyAny>>,
     every_s: f64,
 ) -> PyResult<String> {
-    let every = std::time::Duration::try_from_secs_f64(every_s).map_err(|_| {
-        pyo3::exceptions::PyValueError::new_err("every_s must be a number of seconds, 0 or more")
-    })?;
+    let every = every(every_s)?;
     let mut raised: Option<PyErr> = None;
     let out = py.detach(|| {
-        let mut observe = |p: ztwin_core::run::Progress| -> bool {
-            Python::attach(|py| {
-                let called = py.check_signals().and_then(|()| match &progress {
-                    Some(f) => {
-                        f.call1(py, (p.simulated_ns, p.total_ns, p.phase, p.phases, p.finished)).map(drop)
-                    }
-                    None => Ok(()),
-                });
-                match called {
-                    Ok(()) => true,
-                    Err(e) => {
-                        raised.get_or_insert(e);
-                        false
-                    }
-                }
-            })
-        };
+        let mut observe = observer(&progress, &mut raised);
         ztwin_core::run::run_variant_json_observed(&config_json, every, &mut observe)
     });
     match (out, raised) {
@@ -97,29 +112,11 @@ fn run_shared(
     jobs: usize,
     progress: Option<Py<PyAny>>,
     every_s: f64,
-) -> PyResult<(String, Vec<(&'static str, Py<PyAny>)>)> {
-    let every = std::time::Duration::try_from_secs_f64(every_s).map_err(|_| {
-        pyo3::exceptions::PyValueError::new_err("every_s must be a number of seconds, 0 or more")
-    })?;
+) -> PyResult<(String, Vec<FollowerOutcome>)> {
+    let every = every(every_s)?;
     let mut raised: Option<PyErr> = None;
     let out = py.detach(|| {
-        let mut observe = |p: ztwin_core::run::Progress| -> bool {
-            Python::attach(|py| {
-                let called = py.check_signals().and_then(|()| match &progress {
-                    Some(f) => {
-                        f.call1(py, (p.simulated_ns, p.total_ns, p.phase, p.phases, p.finished)).map(drop)
-                    }
-                    None => Ok(()),
-                });
-                match called {
-                    Ok(()) => true,
-                    Err(e) => {
-                        raised.get_or_insert(e);
-                        false
-                    }
-                }
-            })
-        };
+        let mut observe = observer(&progress, &mut raised);
         ztwin_core::run::run_shared_json(&leader_json, &followers_json, jobs, every, Some(&mut observe))
     });
     let (doc, outcomes) = match (out, raised) {
@@ -129,7 +126,7 @@ fn run_shared(
     };
     let outcomes = outcomes
         .into_iter()
-        .map(|o| -> PyResult<(&'static str, Py<PyAny>)> {
+        .map(|o| -> PyResult<FollowerOutcome> {
             use pyo3::IntoPyObjectExt;
             Ok(match o {
                 ztwin_core::run::Shared::Forked(d) => ("forked", d.into_py_any(py)?),

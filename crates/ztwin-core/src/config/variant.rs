@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ArrayConfig, ControllerConfig, DatabaseConfig, DatasetConfig, DeviceConfig, FioPhase, FsConfig,
-    MachineConfig, PhaseConfig, WorkloadConfig, WorkloadPhase,
+    MachineConfig, PhaseConfig, SysbenchTest, WorkloadConfig, WorkloadPhase,
 };
 use crate::error::{Error, Result};
 
@@ -84,24 +84,22 @@ impl VariantConfig {
     /// Whether the sysbench tests the variant runs (the workload's, and the phases' own)
     /// change data: the database then needs its write path.
     pub fn sysbench_writes(&self) -> bool {
-        let WorkloadConfig::Sysbench(w) = &self.workload else { return false };
-        w.test.writes()
-            || self
-                .phases
-                .iter()
-                .any(|p| matches!(p, PhaseConfig::Workload(ph) if ph.test.is_some_and(|t| t.writes())))
+        self.any_sysbench_test(SysbenchTest::writes)
     }
 
     /// Whether the workload's events are transactions of several queries in any of the
     /// tests the variant runs (the workload's, the phases' own): a "tps" column beside
     /// "qps" in the series.
     pub fn sysbench_transactions(&self) -> bool {
+        self.any_sysbench_test(SysbenchTest::transactions)
+    }
+
+    /// Whether `f` holds for a sysbench test the variant runs (the workload's, or a
+    /// phase's own).
+    fn any_sysbench_test(&self, f: impl Fn(SysbenchTest) -> bool) -> bool {
         let WorkloadConfig::Sysbench(w) = &self.workload else { return false };
-        w.test.transactions()
-            || self
-                .phases
-                .iter()
-                .any(|p| matches!(p, PhaseConfig::Workload(ph) if ph.test.is_some_and(|t| t.transactions())))
+        f(w.test)
+            || self.phases.iter().any(|p| matches!(p, PhaseConfig::Workload(ph) if ph.test.is_some_and(&f)))
     }
 
     /// Parses and validates a resolved variant from JSON.

@@ -36,12 +36,8 @@ impl<'a> Sim<'a> {
             Device::check(d, |f| format!("devices[{i}] ({}).{f}", d.name))?;
         }
         crate::dev::controller::check(&cfg.controllers, &cfg.devices)?;
-        let mut devices: Vec<Device> = cfg
-            .devices
-            .iter()
-            .enumerate()
-            .map(|(i, d)| Device::new(d, device_seed(cfg.seed, i)))
-            .collect();
+        let mut devices: Vec<Device> =
+            cfg.devices.iter().enumerate().map(|(i, d)| Device::new(d, device_seed(cfg.seed, i))).collect();
         // Volumes behind a RAID controller send their I/O through its cache.
         crate::dev::controller::attach(&cfg.controllers, &cfg.devices, &mut devices, cfg.seed);
         attach_host_io(cfg, &mut devices);

@@ -566,7 +566,11 @@ pub fn run_shared_json(
     if share::in_child() {
         // A forked follower ends here, whatever happened.
         let r = run.unwrap_or_else(|_| {
-            Err(Error::Simulation { component: "run".into(), time_ns: 0, message: "the simulation panicked".into() })
+            Err(Error::Simulation {
+                component: "run".into(),
+                time_ns: 0,
+                message: "the simulation panicked".into(),
+            })
         });
         share::child_exit(&r);
     }
@@ -577,10 +581,8 @@ pub fn run_shared_json(
     for (index, s) in forks.finish() {
         outcomes[index] = Some(s);
     }
-    let outcomes = outcomes
-        .into_iter()
-        .map(|o| o.unwrap_or_else(|| Shared::Cold("not forked".into())))
-        .collect();
+    let outcomes =
+        outcomes.into_iter().map(|o| o.unwrap_or_else(|| Shared::Cold("not forked".into()))).collect();
     Ok((doc, outcomes))
 }
 

@@ -47,8 +47,8 @@
 use serde_json::Value;
 
 use crate::config::{FsConfig, Logbias, PhaseConfig, VariantConfig, WorkloadConfig};
-use crate::fs::zfs::zil::ZilParams;
 use crate::error::{Error, Result};
+use crate::fs::zfs::zil::ZilParams;
 
 /// The device settings a follower may change: read only by the device itself when it
 /// serves I/O (`Device::build`).
@@ -126,8 +126,15 @@ pub fn share_plan(leader: &VariantConfig, other: &VariantConfig) -> std::result:
                         yo.remove(f);
                     }
                     if xo != yo {
-                        let f = xo.keys().chain(yo.keys()).find(|k| xo.get(*k) != yo.get(*k)).cloned().unwrap_or_default();
-                        return Err(format!("device {name}'s {f} differs (only its service times and limits may)"));
+                        let f = xo
+                            .keys()
+                            .chain(yo.keys())
+                            .find(|k| xo.get(*k) != yo.get(*k))
+                            .cloned()
+                            .unwrap_or_default();
+                        return Err(format!(
+                            "device {name}'s {f} differs (only its service times and limits may)"
+                        ));
                     }
                     if other.devices[i].host_cache {
                         return Err(format!("device {name} differs and has a host cache in front of it"));
@@ -173,7 +180,8 @@ fn comparable(cfg: &VariantConfig) -> Value {
             run.remove("warmup_ns");
             run.remove("duration_ns");
         }
-        if let (Some(w), WorkloadConfig::Sysbench(_)) = (o.get_mut("workload").and_then(Value::as_object_mut), &cfg.workload)
+        if let (Some(w), WorkloadConfig::Sysbench(_)) =
+            (o.get_mut("workload").and_then(Value::as_object_mut), &cfg.workload)
         {
             w.remove("test");
             w.insert("writes (a test of any phase)".into(), Value::Bool(cfg.sysbench_writes()));
@@ -193,12 +201,11 @@ fn first_difference(a: &Value, b: &Value, at: String) -> Option<String> {
                 _ => join(k),
             })
         }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
-            .iter()
-            .zip(y)
-            .enumerate()
-            .find(|(_, (p, q))| p != q)
-            .map(|(i, (p, q))| first_difference(p, q, format!("{at}[{i}]")).unwrap_or_else(|| format!("{at}[{i}]"))),
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            x.iter().zip(y).enumerate().find(|(_, (p, q))| p != q).map(|(i, (p, q))| {
+                first_difference(p, q, format!("{at}[{i}]")).unwrap_or_else(|| format!("{at}[{i}]"))
+            })
+        }
         _ if a != b => Some(at),
         _ => None,
     }
@@ -550,7 +557,8 @@ mod fork {
                 return Shared::Failed(failed(format!("the forked run {how}")));
             }
             let mut text = String::new();
-            if let Err(e) = self.out.seek(SeekFrom::Start(0)).and_then(|_| self.out.read_to_string(&mut text)) {
+            if let Err(e) = self.out.seek(SeekFrom::Start(0)).and_then(|_| self.out.read_to_string(&mut text))
+            {
                 return Shared::Failed(failed(format!("reading the forked run's result: {e}")));
             }
             match text.split_at_checked(1) {

@@ -16,16 +16,7 @@ fn two_phases(test: SysbenchTest, slog_write: Nanos) -> VariantConfig {
         PhaseConfig::Workload(WorkloadPhase { name: name.into(), warmup_ns: 0, duration_ns: 10 * SEC, test })
     };
     c.phases = vec![phase("warm-up", Some(SysbenchTest::OltpReadOnly)), phase("benchmark", None)];
-    let mut slog = c.devices[0].clone();
-    slog.name = "slog".into();
-    slog.write_latency_ns = slog_write;
-    slog.read_latency_ns = slog_write;
-    slog.flush_latency_ns = 0;
-    slog.rotational = None;
-    slog.queue_rotational = None;
-    c.devices.push(slog);
-    let FsConfig::Zfs(z) = &mut c.filesystem else { unreachable!("the write variant runs ZFS") };
-    z.log = vec!["slog".into()];
+    super::zil_tests::with_slog(&mut c, slog_write, 0);
     c
 }
 
@@ -123,7 +114,10 @@ fn one_job_runs_each_follower_to_its_end_before_the_leader_goes_on() {
     // Two followers forked at the same point with one process at a time: the same
     // results as with two (and as cold runs).
     let leader = two_phases(SysbenchTest::OltpUpdateIndex, 30 * US);
-    let followers = [two_phases(SysbenchTest::OltpReadWrite, 30 * US), two_phases(SysbenchTest::OltpUpdateIndex, 90 * US)];
+    let followers = [
+        two_phases(SysbenchTest::OltpReadWrite, 30 * US),
+        two_phases(SysbenchTest::OltpUpdateIndex, 90 * US),
+    ];
     let (doc1, one) = shared_jobs(&leader, &followers, 1);
     let (doc2, two) = shared_jobs(&leader, &followers, 2);
     assert_eq!(doc1, doc2);

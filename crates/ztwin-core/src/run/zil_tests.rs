@@ -53,7 +53,7 @@ fn sync_writer(
     c
 }
 
-fn with_slog(c: &mut VariantConfig, write: Nanos, flush: Nanos) {
+pub(super) fn with_slog(c: &mut VariantConfig, write: Nanos, flush: Nanos) {
     let mut slog = c.devices[0].clone();
     slog.name = "slog".into();
     slog.write_latency_ns = write;
