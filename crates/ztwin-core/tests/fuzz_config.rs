@@ -9,6 +9,10 @@
 //! simulated time, fio's jobs to a few MiB; a wall-time limit stops a slow one through the
 //! progress observer): a panic there is a failure too, as a hang would be.
 //!
+//! Mutants of the write bases are also run as a leader and a follower that shares its
+//! read-only warm-up (`run::share`: another logbias, a device's latency, another test):
+//! a forked follower's result must be its own run's, byte for byte.
+//!
 //! Bounded for CI (proptest's case count; `PROPTEST_CASES` raises it for a longer
 //! session). The Python side fuzzes scenario files and fio job files (tests/test_fuzz.py).
 
@@ -19,7 +23,9 @@ use ztwin_core::config::{
     test_variant, test_write_variant,
 };
 use ztwin_core::config::{VariantConfig, WorkloadConfig};
-use ztwin_core::run::{check_variant_json, run_variant_observed};
+use ztwin_core::run::{
+    check_variant_json, run_shared_json, run_variant_json_observed, run_variant_observed, Shared,
+};
 use ztwin_core::sim::time::{MS, SEC};
 
 /// Every path to a number or a string in `v`.
@@ -175,6 +181,13 @@ fn run_briefly(base: &Value, picks: &[(usize, usize, Op)]) {
         return;
     }
     let Ok(mut cfg) = serde_json::from_str::<VariantConfig>(&json) else { return };
+    shorten(&mut cfg);
+    let start = std::time::Instant::now();
+    let _ = run_variant_observed(&cfg, std::time::Duration::ZERO, &mut |_| start.elapsed() < WALL);
+}
+
+/// The run's times cut to a second of simulated time, fio's jobs to a few MiB.
+fn shorten(cfg: &mut VariantConfig) {
     cfg.run.warmup_ns = cfg.run.warmup_ns.min(SEC / 2);
     cfg.run.duration_ns = cfg.run.duration_ns.min(SEC);
     cfg.run.report_interval_ns = cfg.run.report_interval_ns.max(100 * MS);
@@ -186,8 +199,71 @@ fn run_briefly(base: &Value, picks: &[(usize, usize, Op)]) {
             j.loops = j.loops.min(2);
         }
     }
+}
+
+/// A mutant as a leader with a read-only warm-up of half a second and its own test for a
+/// second, and a follower changed after it by `change` (0: logbias, 1: the last device's
+/// write latency, 2: the test): if the follower is forked, its result is its own run's.
+/// Mutants that run slowly (over 2 s of wall time) are skipped.
+fn forked_is_cold(base: &Value, picks: &[(usize, usize, Op)], change: usize) {
+    use ztwin_core::config::{FsConfig, Logbias, PhaseConfig, SysbenchTest, WorkloadPhase};
+    const WALL: std::time::Duration = std::time::Duration::from_secs(2);
+    let json = mutate(base, picks).to_string();
+    let Ok(mut leader) = serde_json::from_str::<VariantConfig>(&json) else { return };
+    shorten(&mut leader);
+    let WorkloadConfig::Sysbench(w) = &leader.workload else { return };
+    let test = w.test;
+    if test == SysbenchTest::Tpcc {
+        return;
+    }
+    let phase = |name: &str, test, ns| {
+        PhaseConfig::Workload(WorkloadPhase { name: name.into(), warmup_ns: 0, duration_ns: ns, test })
+    };
+    leader.phases =
+        vec![phase("warm-up", Some(SysbenchTest::OltpReadOnly), SEC / 2), phase("benchmark", None, SEC)];
+    let mut follower = leader.clone();
+    match change % 3 {
+        0 => {
+            let FsConfig::Zfs(z) = &mut follower.filesystem else { return };
+            z.logbias = if z.logbias == Logbias::Latency { Logbias::Throughput } else { Logbias::Latency };
+        }
+        1 => {
+            let Some(d) = follower.devices.last_mut() else { return };
+            d.write_latency_ns = d.write_latency_ns.saturating_mul(3).saturating_add(1000);
+        }
+        _ => {
+            let WorkloadConfig::Sysbench(w) = &mut follower.workload else { return };
+            w.test = if test == SysbenchTest::OltpUpdateIndex {
+                SysbenchTest::OltpReadWrite
+            } else {
+                SysbenchTest::OltpUpdateIndex
+            };
+        }
+    }
+    let (lj, fj) = (serde_json::to_string(&leader).unwrap(), serde_json::to_string(&follower).unwrap());
+    if check_variant_json(&lj).is_err() || check_variant_json(&fj).is_err() {
+        return;
+    }
     let start = std::time::Instant::now();
-    let _ = run_variant_observed(&cfg, std::time::Duration::ZERO, &mut |_| start.elapsed() < WALL);
+    let cold = |j: &str| {
+        run_variant_json_observed(j, std::time::Duration::ZERO, &mut |_| start.elapsed() < 4 * WALL)
+    };
+    let Ok(leader_cold) = cold(&lj) else { return };
+    if start.elapsed() > WALL {
+        return;
+    }
+    let Ok((doc, out)) = run_shared_json(&lj, std::slice::from_ref(&fj), 2, std::time::Duration::ZERO, None)
+    else {
+        panic!("the leader ran cold but not shared");
+    };
+    assert!(doc == leader_cold, "the leader's result changed with a follower");
+    match &out[0] {
+        Shared::Forked(d) => {
+            assert!(cold(&fj).is_ok_and(|c| &c == d), "a forked follower differs from its own run")
+        }
+        Shared::Cold(_) => {}
+        Shared::Failed(e) => assert!(cold(&fj).is_err(), "the forked run failed ({e}), its own did not"),
+    }
 }
 
 proptest! {
@@ -280,6 +356,17 @@ proptest! {
     fn mutated_write_configs_run_without_panic(server in 0..WRITE_BASES, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..4)) {
         let base = serde_json::to_value(write_base(server)).unwrap();
         run_briefly(&base, &picks);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 150, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Sharing a warm-up (`run::share`) on mutants of the write bases.
+    #[test]
+    fn mutated_write_configs_forked_are_their_own_runs(server in 0..WRITE_BASES, change in 0usize..3, picks in proptest::collection::vec((any::<usize>(), any::<usize>(), op()), 1..3)) {
+        let base = serde_json::to_value(write_base(server)).unwrap();
+        forked_is_cold(&base, &picks, change);
     }
 }
 
