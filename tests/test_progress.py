@@ -137,6 +137,18 @@ def test_quiet_prints_no_progress():
     assert "throughput (queries/s)" in r.stdout
 
 
+def test_plain_progress_says_a_shared_group_and_waits_for_its_forks():
+    lines: list[str] = []
+    show = PlainProgress(lines.append, now=lambda: 0.0)
+    show.shared("zfs-update-index", ["zfs-read-write", "zfs-latency-update-index"], 2)
+    show(Progress("exp2", "zfs-update-index", 5, 10, 14_400 * 10**9, 14_400 * 10**9, 1, 2, True, 80.0))
+    assert lines == [
+        "progress: zfs-read-write, zfs-latency-update-index take the first phases from zfs-update-index's run (forked after them; 2 processes at once)",
+        "progress: exp2 zfs-update-index (6/10): done, simulated 14,400 s in 1:20",
+        "progress: exp2: waiting for the forked zfs-read-write, zfs-latency-update-index",
+    ]
+
+
 def test_plain_progress_lines_at_most_every_10_s_and_at_each_end():
     now = [0.0]
     lines: list[str] = []

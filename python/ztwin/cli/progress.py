@@ -78,11 +78,21 @@ class PlainProgress:
         self.now = now
         self.last = now()
 
+        #: Leaders of shared groups and their followers (see :meth:`shared`).
+        self.followers: dict[str, list[str]] = {}
+
+    def shared(self, leader: str, followers: list[str], jobs: int) -> None:
+        """A group is about to run: said at once, and again when its leader's run ends."""
+        self.followers[leader] = followers
+        self.write(f"progress: {shared_line(leader, followers, jobs)}")
+
     def __call__(self, p: Progress) -> None:
         t = self.now()
         if p.finished or t - self.last >= self.every_s:
             self.last = t
             self.write(plain_line(p))
+        if p.finished and p.variant in self.followers:
+            self.write(f"progress: {p.scenario}: waiting for the forked {', '.join(self.followers.pop(p.variant))}")
 
 
 class BarProgress:
@@ -96,6 +106,13 @@ class BarProgress:
             TimeElapsedColumn(), console=console, transient=True,
         )
         self.task = self.bar.add_task(escape(scenario), total=None, detail="")
+        #: Leaders of shared groups and their followers (see :meth:`shared`).
+        self.followers: dict[str, list[str]] = {}
+
+    def shared(self, leader: str, followers: list[str], jobs: int) -> None:
+        """A group is about to run: its leader's bar is followed by a pulsing one while its
+        forked followers finish."""
+        self.followers[leader] = followers
 
     def __enter__(self) -> "BarProgress":
         self.bar.__enter__()
@@ -114,3 +131,6 @@ class BarProgress:
         if p.finished and total is None:
             total = done = 1.0
         self.bar.update(self.task, total=total, completed=total if p.finished else done, detail=escape(detail(p)))
+        if p.finished and p.variant in self.followers:
+            what = f"{self.scenario}: the forked {', '.join(self.followers.pop(p.variant))}"
+            self.bar.reset(self.task, total=None, description=escape(what), detail="running from the shared phases")

@@ -71,18 +71,20 @@ def run_cmd(
     # Progress goes to stderr only: a bar on a terminal, plain lines into a pipe.
     check = not no_memory_check
 
-    def on_shared(leader: str, followers: list[str], n: int) -> None:
-        if not quiet:
-            err.print(escape(shared_line(leader, followers, n)))
-
-    common = dict(memory_check=check, on_shared=on_shared, share=not no_share, jobs=jobs)
+    common = dict(memory_check=check, share=not no_share, jobs=jobs)
     if quiet:
         result = run_scenario(sc, names, **common)
     elif err.is_terminal:
         with BarProgress(err, sc.name) as bar:
-            result = run_scenario(sc, names, on_variant=bar.on_variant, on_progress=bar, **common)
+
+            def on_shared(leader: str, followers: list[str], n: int) -> None:
+                bar.bar.console.print(escape(shared_line(leader, followers, n)))
+                bar.shared(leader, followers, n)
+
+            result = run_scenario(sc, names, on_variant=bar.on_variant, on_progress=bar, on_shared=on_shared, **common)
     else:
-        result = run_scenario(sc, names, on_progress=PlainProgress(lambda line: typer.echo(line, err=True)), **common)
+        plain = PlainProgress(lambda line: typer.echo(line, err=True))
+        result = run_scenario(sc, names, on_progress=plain, on_shared=plain.shared, **common)
     if csv_dir is not None:
         path = result.to_csv(csv_dir)
         err.print(f"series written to {escape(str(path))}")
