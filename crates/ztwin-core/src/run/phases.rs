@@ -898,7 +898,7 @@ impl<'a> Sim<'a> {
             index += 1;
             if forks.waiting() {
                 let sim = &self;
-                if let Some((cfg, shared)) = forks.fork_due(index, |c, p| sim.share_refusal(c, p))? {
+                if let Some((cfg, shared)) = forks.fork_due(index, |c, p| sim.share_refusal(c, p)) {
                     // A forked follower: its own phases and devices from here, no observer.
                     rec.observer = None;
                     self.retarget(cfg, &shared);

@@ -277,7 +277,7 @@ impl<'a> Forks<'a> {
         &mut self,
         done: usize,
         refusal: impl Fn(&VariantConfig, &SharePlan) -> Option<String>,
-    ) -> Result<Option<(&'a VariantConfig, SharePlan)>> {
+    ) -> Option<(&'a VariantConfig, SharePlan)> {
         let mut k = 0;
         while k < self.pending.len() {
             if self.pending[k].plan.phases != done {
@@ -293,23 +293,31 @@ impl<'a> Forks<'a> {
             {
                 if self.tokens.is_none() {
                     // `jobs` counts this process: `jobs - 1` children may run beside it.
-                    self.tokens = Some(fork::Tokens::new(self.jobs - 1)?);
+                    match fork::Tokens::new(self.jobs - 1) {
+                        Ok(t) => self.tokens = Some(t),
+                        Err(e) => {
+                            self.outcomes.push((p.index, Shared::Cold(e.to_string())));
+                            continue;
+                        }
+                    }
                 }
-                let tokens = self.tokens.as_ref().expect("made above");
-                match fork::spawn(p.index, tokens)? {
-                    fork::Spawned::Parent(c) => self.running.push(c),
-                    fork::Spawned::Child => {
+                let Some(tokens) = self.tokens.as_ref() else { continue };
+                match fork::spawn(p.index, tokens) {
+                    // No fork (the process limit, memory): the follower runs from its start.
+                    Err(e) => self.outcomes.push((p.index, Shared::Cold(e.to_string()))),
+                    Ok(fork::Spawned::Parent(c)) => self.running.push(c),
+                    Ok(fork::Spawned::Child) => {
                         // The parent's other children and followers are not this one's.
                         std::mem::forget(std::mem::take(&mut self.running));
                         self.pending.clear();
-                        return Ok(Some((p.cfg, p.plan)));
+                        return Some((p.cfg, p.plan));
                     }
                 }
             }
             #[cfg(not(target_os = "linux"))]
             self.outcomes.push((p.index, Shared::Cold("sharing phases needs fork() (Linux)".into())));
         }
-        Ok(None)
+        None
     }
 
     /// Waits for every child; the followers never forked run cold.
