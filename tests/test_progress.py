@@ -143,7 +143,7 @@ def test_plain_progress_says_a_shared_group_and_waits_for_its_forks():
     show.shared("zfs-update-index", ["zfs-read-write", "zfs-latency-update-index"], 2)
     show(Progress("exp2", "zfs-update-index", 5, 10, 14_400 * 10**9, 14_400 * 10**9, 1, 2, True, 80.0))
     assert lines == [
-        "progress: zfs-read-write, zfs-latency-update-index take the first phases from zfs-update-index's run (forked after them; 2 processes at once)",
+        "progress: zfs-read-write, zfs-latency-update-index take the first phases from zfs-update-index's run (forked after them, unless what they change was used by then; 2 processes at once)",
         "progress: exp2 zfs-update-index (6/10): done, simulated 14,400 s in 1:20",
         "progress: exp2: waiting for the forked zfs-read-write, zfs-latency-update-index",
     ]

@@ -99,6 +99,12 @@ def test_what_the_warm_up_used_makes_its_follower_run_from_the_start():
     assert doc == _core.run_variant(c("zfs-latency"))
     _, outcomes = _core.run_shared(c("zfs-slog"), [c("zfs-slog-fast")], 2)
     assert outcomes == [("cold", "device slog served I/O before the fork")]
+    # ztwin.run says so and runs them from their start: the results are their own.
+    cold = []
+    names = ["zfs-latency", "zfs-throughput"]
+    shared = ztwin.run(sc, names, on_cold=lambda n, why: cold.append((n, why)))
+    assert cold == [("zfs-throughput", "the intent log logged writes before the fork (logbias differs)")]
+    assert json.loads(shared.to_json(full=True)) == json.loads(ztwin.run(sc, names, share=False).to_json(full=True))
 
 
 def test_share_plan_says_why_not():

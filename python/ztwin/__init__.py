@@ -214,6 +214,7 @@ def run(
     on_variant: Optional[Callable[[str, int, int], None]] = None,
     on_progress: Optional[Callable[[Progress], None]] = None,
     on_shared: Optional[Callable[[str, list[str], int], None]] = None,
+    on_cold: Optional[Callable[[str, str], None]] = None,
     progress_every_s: float = 0.2,
     memory_check: bool = True,
     share: bool = True,
@@ -240,7 +241,8 @@ def run(
     :func:`share_jobs`); the results are the same as without sharing, byte for byte.
     ``on_shared(leader, followers, jobs)`` is called before such a group runs; progress is
     reported for the leader (the followers run beside or after it) and for any follower
-    that must run cold after all (a device it changes served I/O before the fork).
+    that runs from its start after all: ``on_cold(name, why)`` is called for it first
+    (a device it changes served I/O before the fork, its logs had logged).
     """
     from .results import Result
     from .scenario import Scenario, load_scenario
@@ -273,10 +275,12 @@ def run(
         n_jobs = jobs if jobs is not None else share_jobs(sc, [leader, *followers])
         if on_shared is not None:
             on_shared(leader, followers, n_jobs)
-        answers.update(_run_group(sc, leader, followers, n_jobs, on_variant, on_progress, progress_every_s, position, len(names)))
-        for name in followers:
-            if name not in answers:
-                answers[name] = one(name)
+        forked, cold = _run_group(sc, leader, followers, n_jobs, on_variant, on_progress, progress_every_s, position, len(names))
+        answers.update(forked)
+        for name, why in cold.items():
+            if on_cold is not None:
+                on_cold(name, why)
+            answers[name] = one(name)
     answers = {n: answers[n] for n in names}
     return Result.from_core(sc.name, answers, {n: sc.variants[n] for n in names}, source=sc.source, description=sc.description)
 
@@ -291,9 +295,9 @@ def _run_group(
     every_s: float,
     position: dict[str, int],
     total: int,
-) -> dict[str, str]:
+) -> tuple[dict[str, str], dict[str, str]]:
     """One shared group through the core: the leader's document and each forked
-    follower's (the ones that must run cold are left out for the caller)."""
+    follower's; and why each of the others must run from its start (the caller runs them)."""
     from . import _core
 
     i = position[leader]
@@ -308,15 +312,17 @@ def _run_group(
         )
     except ScenarioError as e:
         raise _core_rejection(sc, leader, e) from None
-    out = {leader: doc}
+    out, cold = {leader: doc}, {}
     for name, (kind, payload) in zip(followers, outcomes):
         if kind == "forked":
             out[name] = payload
-        elif kind == "failed":
-            if isinstance(payload, ScenarioError):
-                raise _core_rejection(sc, name, payload) from None
+        elif kind == "cold":
+            cold[name] = payload
+        elif isinstance(payload, ScenarioError):
+            raise _core_rejection(sc, name, payload) from None
+        else:
             raise payload
-    return out
+    return out, cold
 
 
 def _progress_callback(

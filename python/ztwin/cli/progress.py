@@ -64,8 +64,14 @@ def shared_line(leader: str, followers: list[str], jobs: int) -> str:
     """The line said before a group of variants that share their first phases runs."""
     return (
         f"{', '.join(followers)} {'takes' if len(followers) == 1 else 'take'} the first phases from {leader}'s run "
-        f"(forked after them; {jobs} process{'es' if jobs > 1 else ''} at once)"
+        f"(forked after them, unless what {'it changes' if len(followers) == 1 else 'they change'} was used by then; "
+        f"{jobs} process{'es' if jobs > 1 else ''} at once)"
     )
+
+
+def cold_line(name: str, why: str) -> str:
+    """The line said when a follower cannot take the shared phases after all."""
+    return f"{name} runs from its start after all: {why}"
 
 
 class PlainProgress:
