@@ -177,3 +177,18 @@ def test_a_sweep_of_log_device_latencies_shares_the_warm_up(use_ray):
     assert any("the first phases from" in n for n in notes), notes
     assert a.runs == b.runs
     assert a.runs[0]["zfs-slog-update-index"] != a.runs[1]["zfs-slog-update-index"]
+
+
+def test_no_fork_runs_the_follower_from_its_start(monkeypatch):
+    """A fork that cannot be made (here: no directory for its result file) is no error:
+    the follower runs from its start, said, with its own result."""
+    names = ["zfs-read-write", "zfs-update-index"]
+    sc = ztwin.load_scenario(short_exp2(names))
+    expected = json.loads(ztwin.run(sc, names, share=False).to_json(full=True))
+    monkeypatch.setenv("TMPDIR", "/nonexistent/ztwin-test")
+    cold = []
+    got = ztwin.run(sc, names, on_cold=lambda n, why: cold.append((n, why)))
+    assert [n for n, _ in cold] == ["zfs-update-index"] and cold[0][1].startswith("no fork (cannot create a file in /nonexistent/ztwin-test")
+    assert json.loads(got.to_json(full=True)) == expected
+    with pytest.raises(ValueError, match="jobs=0"):
+        ztwin.run(sc, names, jobs=0)

@@ -247,6 +247,8 @@ def run(
     from .results import Result
     from .scenario import Scenario, load_scenario
 
+    if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"jobs={jobs!r}: a number of processes, 1 or more")
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario, memory_check=memory_check)
     names = select_variants(sc, variants)
     if memory_check:

@@ -296,7 +296,7 @@ impl<'a> Forks<'a> {
                     match fork::Tokens::new(self.jobs - 1) {
                         Ok(t) => self.tokens = Some(t),
                         Err(e) => {
-                            self.outcomes.push((p.index, Shared::Cold(e.to_string())));
+                            self.outcomes.push((p.index, Shared::Cold(no_fork(e))));
                             continue;
                         }
                     }
@@ -304,7 +304,7 @@ impl<'a> Forks<'a> {
                 let Some(tokens) = self.tokens.as_ref() else { continue };
                 match fork::spawn(p.index, tokens) {
                     // No fork (the process limit, memory): the follower runs from its start.
-                    Err(e) => self.outcomes.push((p.index, Shared::Cold(e.to_string()))),
+                    Err(e) => self.outcomes.push((p.index, Shared::Cold(no_fork(e)))),
                     Ok(fork::Spawned::Parent(c)) => self.running.push(c),
                     Ok(fork::Spawned::Child) => {
                         // The parent's other children and followers are not this one's.
@@ -335,6 +335,15 @@ impl<'a> Forks<'a> {
             self.outcomes.push((p.index, Shared::Cold("the leader's run ended before the fork".into())));
         }
         std::mem::take(&mut self.outcomes)
+    }
+}
+
+/// Why a follower could not be forked, as its reason to run from its start.
+#[cfg(target_os = "linux")]
+fn no_fork(e: Error) -> String {
+    match e {
+        Error::Simulation { message, .. } => format!("no fork ({message})"),
+        other => format!("no fork ({other})"),
     }
 }
 
