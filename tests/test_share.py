@@ -192,3 +192,10 @@ def test_no_fork_runs_the_follower_from_its_start(monkeypatch):
     assert json.loads(got.to_json(full=True)) == expected
     with pytest.raises(ValueError, match="jobs=0"):
         ztwin.run(sc, names, jobs=0)
+
+
+def test_validate_says_which_variants_may_share():
+    r = CliRunner().invoke(app, ["validate", str(EXP2)])
+    assert r.exit_code == 0, r.output
+    assert "shared: zfs-update-index, zfs-latency-update-index may take the first phases from zfs-read-write's run" in r.stderr
+    assert "shared: ext4-update-index may take the first phases from ext4-read-write's run" in r.stderr

@@ -17,7 +17,8 @@ def validate_cmd(
 ) -> None:
     """Validate a scenario as a run would (the core builds every variant's stack without
     running it) and print its resolved variants as JSON (what the core receives); on
-    stderr, each variant's estimated memory."""
+    stderr, each variant's estimated memory and the variants that may share their first
+    phases in a run."""
     from .. import check_variants, load_scenario
     from ..resources import check_memory, describe
 
@@ -32,5 +33,11 @@ def validate_cmd(
     if sc.not_built:
         # Memory was freed since they were estimated: the core's check, as for the others.
         check_variants(sc, [n for n in sc.variant_names if n in sc.not_built])
+    from .. import share_groups
+
+    for leader, followers in share_groups(sc, sc.variant_names):
+        if followers:
+            # What `ztwin run` will try to share (the check at the fork may still refuse it).
+            err.print(f"shared: {escape(', '.join(followers))} may take the first phases from {escape(leader)}'s run")
     typer.echo(sc.to_json())
     err.print(f"[green]ok:[/] {escape(sc.source)}: {len(sc.variants)} variant(s): {escape(', '.join(sc.variant_names))}")
