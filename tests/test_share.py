@@ -199,3 +199,21 @@ def test_validate_says_which_variants_may_share():
     assert r.exit_code == 0, r.output
     assert "shared: zfs-update-index, zfs-latency-update-index may take the first phases from zfs-read-write's run" in r.stderr
     assert "shared: ext4-update-index may take the first phases from ext4-read-write's run" in r.stderr
+
+
+def test_no_memory_for_a_snapshot_shares_nothing(monkeypatch):
+    """share_jobs counts the fork's snapshot beside the running processes: where the
+    memory holds one variant but not two, nothing is shared and each runs from its start."""
+    from ztwin import resources
+
+    names = ["zfs-read-write", "zfs-update-index"]
+    sc = ztwin.load_scenario(short_exp2(names))
+    need = max(sum(sc.memory[n].values()) for n in names)
+    monkeypatch.setattr(resources, "available_memory", lambda: int(1.5 * need))
+    assert ztwin.share_jobs(sc, names) == 0
+    monkeypatch.setattr(resources, "available_memory", lambda: 3 * need)
+    assert ztwin.share_jobs(sc, names) == min(2, len(__import__("os").sched_getaffinity(0)))
+    monkeypatch.setattr(resources, "available_memory", lambda: int(1.5 * need))
+    said = []
+    r = ztwin.run(sc, names, memory_check=False, on_shared=lambda *a: said.append(a))
+    assert said == [] and sorted(json.loads(r.to_json())["variants"]) == sorted(names)

@@ -192,8 +192,11 @@ def group_configs(configs: dict[K, str]) -> list[tuple[K, list[K]]]:
 
 
 def share_jobs(scenario: Scenario, names: Iterable[str]) -> int:
-    """Processes a shared run may use at once: the CPUs this process may run on, at most
-    as many as the largest variant's estimated memory fits in the memory available."""
+    """Processes a shared run may use at once: the CPUs this process may run on, and no
+    more than the memory available holds, the largest variant's estimated memory for each
+    and once more for the snapshot the waiting followers keep (the fork's pages, copied as
+    the running processes write theirs). 0: not even one process and a snapshot fit, so
+    nothing is shared (each variant runs from its start)."""
     from . import resources
 
     try:
@@ -203,7 +206,7 @@ def share_jobs(scenario: Scenario, names: Iterable[str]) -> int:
     need = max((sum((scenario.memory.get(n) or resources.estimate_config(scenario.variants[n]) or {}).values()) for n in names), default=0)
     avail = resources.available_memory()
     if need > 0 and avail is not None:
-        cpus = min(cpus, avail // need)
+        return max(0, min(cpus, avail // need - 1))
     return max(1, cpus)
 
 
@@ -275,6 +278,10 @@ def run(
             answers[leader] = one(leader)
             continue
         n_jobs = jobs if jobs is not None else share_jobs(sc, [leader, *followers])
+        if n_jobs == 0:
+            for name in (leader, *followers):
+                answers[name] = one(name)
+            continue
         if on_shared is not None:
             on_shared(leader, followers, n_jobs)
         forked, cold = _run_group(sc, leader, followers, n_jobs, on_variant, on_progress, progress_every_s, position, len(names))

@@ -584,9 +584,13 @@ def run_sweep(
             if followers:
                 from . import share_jobs
 
-                docs = _run_group_task(json.dumps(loaded[leader[0]].variants[leader[1]]), [json.dumps(loaded[f[0]].variants[f[1]]) for f in followers],
-                                       share_jobs(loaded[leader[0]], [leader[1]]))
-                answers.update(zip([leader, *followers], docs))
+                jobs = share_jobs(loaded[leader[0]], [leader[1]])
+                if jobs == 0:  # memory holds no snapshot beside the run
+                    for t in (leader, *followers):
+                        answers[t] = _run_task(loaded[t[0]], t[1])
+                else:
+                    docs = _run_group_task(json.dumps(loaded[leader[0]].variants[leader[1]]), [json.dumps(loaded[f[0]].variants[f[1]]) for f in followers], jobs)
+                    answers.update(zip([leader, *followers], docs))
             else:
                 answers[leader] = _run_task(loaded[leader[0]], leader[1])
             for t in [leader, *followers]:

@@ -246,6 +246,11 @@ class Runner:
                 outs[leader] = self.outcome(*points[leader])
                 continue
             jobs = share_jobs(sc, [self.variant])
+            if jobs == 0:
+                # Memory holds no snapshot beside the run: each point from its start.
+                for i in (leader, *followers):
+                    outs[i] = self.outcome(*points[i])
+                continue
             t0 = time.monotonic()
             doc, shared = _core.run_shared(cfgs[leader], [cfgs[f] for f in followers], jobs)
             wall = time.monotonic() - t0
