@@ -149,9 +149,21 @@ def test_advise_slog_curve_shares_the_warm_up():
     if paying:
         slowest = max(paying, key=lambda r: r["slog_write_latency_us"])
         assert a.answer["max_write_latency"] == ["10us", "1ms", "20ms"][rows.index(slowest)]
+    # Its page: the curve against the latency, and the point without a log device as a
+    # dotted line across it.
+    from ztwin.advise.report import advice_figures
+
+    fig = advice_figures(a)[0]
+    ref = [t for t in fig.traces if t.name == "log_device = none"]
+    assert len(ref) == 1 and ref[0].dash == "dot" and ref[0].y == [a.points[0][fig_metric(fig)]] * 2 and ref[0].x == [10, 20000]
     # A forked point is the run of its own: the 1 ms point again, alone.
     alone = ztwin.advise("slog", raw, phase="benchmark", latency="1ms")
     assert alone.points[1]["tps"] == rows[1]["tps"] and alone.points[1]["latency_p99_ms"] == rows[1]["latency_p99_ms"]
+
+
+def fig_metric(fig) -> str:
+    """The points' column a throughput figure draws."""
+    return "qps" if fig.ylabel == "queries/s" else "tps"
 
 
 def test_latency_and_latencies_together_are_refused():

@@ -81,6 +81,14 @@ def advice_figures(advice: Any) -> list[hr.Fig]:
                     hit = [r for r in hit if r.get("chosen") is True and line == chosen_line]
                 if hit and (s == 1 or not any(r.get("scale", 1) == 1 and r[x] == answer_x for r in rows)):
                     marks.append((name, answer_x if categorical else answer_x * xsc, hit[0][col] * sc, "answer"))
+        # A point off the curve (slog's "no log device" beside its latencies): a dotted
+        # line at its value across the curve's range, for reference.
+        if not categorical and xs_all:
+            for r in advice.points:
+                if "refused" not in r and r.get(x) is None and r.get(col) is not None:
+                    lo, hi = min(xs_all) * xsc, max(xs_all) * xsc
+                    label = next((f"{k} = {v}" for k, v in r.items() if isinstance(v, str) and k != "refused"), "reference")
+                    traces.append(hr.Trace(label, [lo, hi], [r[col] * sc, r[col] * sc], "dot"))
         xl = x.removesuffix("_bytes") + xunit
         figs.append(hr.Fig(f"advise-{hr._slug(col)}", f"{title} against {x.removesuffix('_bytes')}", xl, unit, traces, marks, categories))
     return figs
