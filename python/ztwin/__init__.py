@@ -191,6 +191,26 @@ def group_configs(configs: dict[K, str]) -> list[tuple[K, list[K]]]:
     return groups
 
 
+def split_shared(
+    followers: list[K],
+    outcomes: list[tuple[str, Any]],
+    on_failed: Callable[[K, BaseException], BaseException] = lambda _k, e: e,
+) -> tuple[dict[K, str], dict[K, str]]:
+    """The core's ``run_shared`` answers for ``followers``: the forked ones' documents, and
+    why each of the others must run from its start. A forked run that failed raises its
+    error (``on_failed(follower, error)`` may name the follower in it)."""
+    forked: dict[K, str] = {}
+    cold: dict[K, str] = {}
+    for k, (kind, payload) in zip(followers, outcomes):
+        if kind == "forked":
+            forked[k] = payload
+        elif kind == "cold":
+            cold[k] = payload
+        else:
+            raise on_failed(k, payload)
+    return forked, cold
+
+
 def share_jobs(scenario: Scenario, names: Iterable[str]) -> int:
     """Processes a shared run may use at once: the CPUs this process may run on, and no
     more than the memory available holds, the largest variant's estimated memory for each
@@ -321,17 +341,10 @@ def _run_group(
         )
     except ScenarioError as e:
         raise _core_rejection(sc, leader, e) from None
-    out, cold = {leader: doc}, {}
-    for name, (kind, payload) in zip(followers, outcomes):
-        if kind == "forked":
-            out[name] = payload
-        elif kind == "cold":
-            cold[name] = payload
-        elif isinstance(payload, ScenarioError):
-            raise _core_rejection(sc, name, payload) from None
-        else:
-            raise payload
-    return out, cold
+    forked, cold = split_shared(
+        followers, outcomes, lambda name, e: _core_rejection(sc, name, e) if isinstance(e, ScenarioError) else e
+    )
+    return {leader: doc, **forked}, cold
 
 
 def _progress_callback(

@@ -440,18 +440,11 @@ def _run_group_task(leader: str, followers: list[str], jobs: int) -> list[str]:
     """One task of a shared group (resolved configs as JSON): the leader's run, each
     follower forked after the phases it shares (``ztwin.run``'s sharing), the ones the
     fork's check turned away run from their start; the core's JSON of each, in order."""
-    from . import _core
+    from . import _core, split_shared
 
     doc, outcomes = _core.run_shared(leader, followers, jobs)
-    out = [doc]
-    for cfg, (kind, payload) in zip(followers, outcomes):
-        if kind == "forked":
-            out.append(payload)
-        elif kind == "cold":
-            out.append(_core.run_variant(cfg))
-        else:
-            raise payload
-    return out
+    forked, cold = split_shared(list(range(len(followers))), outcomes)
+    return [doc] + [forked[k] if k in forked else _core.run_variant(cfg) for k, cfg in enumerate(followers)]
 
 
 class PointLoader:
@@ -579,11 +572,11 @@ def run_sweep(
             if followers:
                 note(f"{', '.join(label(f) for f in followers)}: the first phases from {label(leader)}'s run (forked after them)")
     if ray is None:
+        from . import share_jobs
+
         k = 0
         for leader, followers in groups:
             if followers:
-                from . import share_jobs
-
                 jobs = share_jobs(loaded[leader[0]], [leader[1]])
                 if jobs == 0:  # memory holds no snapshot beside the run
                     for t in (leader, *followers):

@@ -223,7 +223,7 @@ class Runner:
         config; each result is the one a run of its own gives, byte for byte). Used where
         the points differ only after a warm-up, e.g. log devices of several latencies after
         a read-only warm-up (slog)."""
-        from .. import _core, group_configs, share_jobs
+        from .. import _core, group_configs, share_jobs, split_shared
 
         outs: dict[int, Outcome] = {}
         loaded: dict[int, tuple[Any, str]] = {}
@@ -254,18 +254,16 @@ class Runner:
             t0 = time.monotonic()
             doc, shared = _core.run_shared(cfgs[leader], [cfgs[f] for f in followers], jobs)
             wall = time.monotonic() - t0
-            forked = [f for f, (kind, _) in zip(followers, shared) if kind == "forked"]
+            forked, cold = split_shared(followers, shared)
             outs[leader] = self._record(key, points[leader][0], points[leader][1], sc, doc, wall,
                                         f"{wall:.1f} s wall with {len(forked)} point(s) forked from its run")
-            for f, (kind, payload) in zip(followers, shared):
-                fsc, fkey = loaded[f]
-                if kind == "forked":
-                    outs[f] = self._record(fkey, points[f][0], points[f][1], fsc, payload, 0.0, f"forked from {points[leader][1] or _label(points[leader][0])}'s run")
-                elif kind == "cold":
-                    self.on_run(f"{points[f][1] or _label(points[f][0])}: runs from the start ({payload})")
+            for f in followers:
+                if f in forked:
+                    fsc, fkey = loaded[f]
+                    outs[f] = self._record(fkey, points[f][0], points[f][1], fsc, forked[f], 0.0, f"forked from {points[leader][1] or _label(points[leader][0])}'s run")
+                else:
+                    self.on_run(f"{points[f][1] or _label(points[f][0])}: runs from the start ({cold[f]})")
                     outs[f] = self.outcome(*points[f])
-                elif isinstance(payload, BaseException):
-                    raise payload
         return [outs[i] for i in range(len(points))]
 
 

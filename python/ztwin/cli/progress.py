@@ -92,6 +92,10 @@ class PlainProgress:
         self.followers[leader] = followers
         self.write(f"progress: {shared_line(leader, followers, jobs)}")
 
+    def cold(self, name: str, why: str) -> None:
+        """A follower runs from its start after all."""
+        self.write(f"progress: {cold_line(name, why)}")
+
     def __call__(self, p: Progress) -> None:
         t = self.now()
         if p.finished or t - self.last >= self.every_s:
@@ -116,9 +120,14 @@ class BarProgress:
         self.followers: dict[str, list[str]] = {}
 
     def shared(self, leader: str, followers: list[str], jobs: int) -> None:
-        """A group is about to run: its leader's bar is followed by a pulsing one while its
-        forked followers finish."""
+        """A group is about to run: said above the bar; its leader's bar is followed by a
+        pulsing one while its forked followers finish."""
+        self.bar.console.print(escape(shared_line(leader, followers, jobs)))
         self.followers[leader] = followers
+
+    def cold(self, name: str, why: str) -> None:
+        """A follower runs from its start after all: said above the bar."""
+        self.bar.console.print(escape(cold_line(name, why)))
 
     def __enter__(self) -> "BarProgress":
         self.bar.__enter__()

@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from ..exceptions import ScenarioError
 from .common import _handle_errors, _stderr, _stdout, app, run_overrides
-from .progress import BarProgress, PlainProgress, cold_line, shared_line
+from .progress import BarProgress, PlainProgress
 from .report import arcstat_lines, fio_lines, fio_runs_table, phases_table, summary_table
 
 @app.command("run")
@@ -70,24 +70,15 @@ def run_cmd(
     err = _stderr()
     # Progress goes to stderr only: a bar on a terminal, plain lines into a pipe.
     check = not no_memory_check
-
     common = dict(memory_check=check, share=not no_share, jobs=jobs)
     if quiet:
         result = run_scenario(sc, names, **common)
     elif err.is_terminal:
         with BarProgress(err, sc.name) as bar:
-
-            def on_shared(leader: str, followers: list[str], n: int) -> None:
-                bar.bar.console.print(escape(shared_line(leader, followers, n)))
-                bar.shared(leader, followers, n)
-
-            def on_cold(name: str, why: str) -> None:
-                bar.bar.console.print(escape(cold_line(name, why)))
-
-            result = run_scenario(sc, names, on_variant=bar.on_variant, on_progress=bar, on_shared=on_shared, on_cold=on_cold, **common)
+            result = run_scenario(sc, names, on_variant=bar.on_variant, on_progress=bar, on_shared=bar.shared, on_cold=bar.cold, **common)
     else:
         plain = PlainProgress(lambda line: typer.echo(line, err=True))
-        result = run_scenario(sc, names, on_progress=plain, on_shared=plain.shared, on_cold=lambda n, why: plain.write(f"progress: {cold_line(n, why)}"), **common)
+        result = run_scenario(sc, names, on_progress=plain, on_shared=plain.shared, on_cold=plain.cold, **common)
     if csv_dir is not None:
         path = result.to_csv(csv_dir)
         err.print(f"series written to {escape(str(path))}")

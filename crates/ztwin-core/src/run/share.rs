@@ -244,7 +244,7 @@ pub(super) struct Forks<'a> {
     #[cfg(target_os = "linux")]
     tokens: Option<fork::Tokens>,
     jobs: usize,
-    pub(super) outcomes: Vec<(usize, Shared)>,
+    outcomes: Vec<(usize, Shared)>,
 }
 
 impl<'a> Forks<'a> {
