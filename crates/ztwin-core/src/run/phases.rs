@@ -2,12 +2,12 @@
 //! L2ARC feed thread between events.
 
 use super::build::new_arc;
+use super::step::schedule_wakeups;
 use super::*;
 use crate::cache::l2arc::{L2Feed, LOG_BLK_SIZE};
 
-/// The vdev queue's largest aggregated write (zfs_vdev_aggregation_limit, 1 MiB): the
-/// feed's writes are contiguous on the cache device.
-const FEED_CHUNK: u64 = 1 << 20;
+/// Device bytes a feed pass writes per CPU burst of its scan (see `Sim::l2arc_feed`).
+const FEED_BURST: u64 = 1 << 20;
 
 /// A pass of a feed thread between its CPU bursts and its writes (see `Sim::l2arc_feed`).
 #[derive(Debug, Clone, Copy)]
@@ -16,10 +16,12 @@ pub(super) struct FeedPass {
     dev: usize,
     /// Device bytes not yet submitted.
     left: u64,
-    /// CPU work before each further chunk.
-    cpu_per_chunk: Nanos,
-    /// When the writes submitted so far complete.
-    written: Nanos,
+    /// Where its next write goes on the device (bytes).
+    offset: u64,
+    /// Bytes of a write: the device's vdev queue aggregation limit.
+    chunk: u64,
+    /// CPU work before each further burst's writes.
+    cpu_per_burst: Nanos,
     /// When the feed chose to run next (its interval from its start).
     next_at: Nanos,
 }
@@ -46,12 +48,34 @@ pub(super) fn feed_cpu(f: &L2Feed, c: &ZfsCosts, chunks: u64) -> Nanos {
     hdrs.saturating_add(bufs).saturating_add(transforms).saturating_add(logs).saturating_add(ios)
 }
 
-/// An L2ARC feed thread: when it next runs (None: it does not), and its pass in progress
-/// if it is between its CPU bursts and its writes.
+/// An L2ARC feed thread: when it next runs (None: it does not), its pass in progress if
+/// it is between its CPU bursts and its writes, and the writes of its pass: how many its
+/// vdev queue still holds, when those issued complete, and, once every write is
+/// submitted while some are held, when it would run next (`zio_wait(pio)` returns when
+/// the last completes).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct FeedThread {
     pub(super) next: Option<Nanos>,
     pub(super) pass: Option<FeedPass>,
+    pub(super) held: u32,
+    pub(super) written: Nanos,
+    pub(super) awaiting: Option<Nanos>,
+}
+
+impl FeedThread {
+    /// A write of the pass, held by the vdev queue, was issued and completes at `done`:
+    /// when it was the last one the thread waited for, its next run (to put on the queue).
+    pub(super) fn write_issued(&mut self, done: Nanos) -> Option<Nanos> {
+        // A write left from before a restart (fresh threads) finds nothing held.
+        self.held = self.held.checked_sub(1)?;
+        self.written = self.written.max(done);
+        if self.held > 0 {
+            return None;
+        }
+        let at = self.awaiting.take()?.max(self.written);
+        self.next = Some(at);
+        Some(at)
+    }
 }
 
 /// The feed threads of a pool of `ndev` attached cache devices: the releases' one
@@ -374,9 +398,12 @@ impl<'a> Sim<'a> {
     ///
     /// The CPU work runs on the machine's vCPUs in turn with the database's (the thread
     /// runs at `defclsyspri`, the default priority, `thread_create` in `l2arc_init`), in
-    /// one burst per 1 MiB write: the scan issues each buffer's zio as it reaches it
-    /// (`zio_nowait`), so the writes overlap the rest of the scan; the model issues a
-    /// chunk's write once the CPU share of that chunk is done (the work spread evenly).
+    /// one burst per MiB the pass writes: the scan issues each buffer's zio as it reaches
+    /// it (`zio_nowait`), so the writes overlap the rest of the scan; the model issues a
+    /// MiB's writes once the CPU share of that MiB is done (the work spread evenly), to
+    /// the device's vdev queue as the aggregates it forms of consecutive buffers (its
+    /// aggregation limit each; the first writes of a pass, which the queue may issue
+    /// alone before it holds the rest, are aggregates too: a simplification).
     ///
     /// With several cache devices the releases' one thread writes each pass to the next
     /// device in turn (`l2arc_dev_get_next()`); with master's per-device threads
@@ -394,39 +421,53 @@ impl<'a> Sim<'a> {
             self.feeds[k].next = None;
             return;
         };
-        let Zfs { arc, cache_devices, costs, .. } = &mut **z;
+        let Zfs { arc, cache_devices, costs, pool, .. } = &mut **z;
         if cache_devices.is_empty() {
             self.feeds[k].next = None;
             return;
         }
         let feed = if arc.l2arc_per_device_feed() { arc.l2arc_feed_dev(k, now) } else { arc.l2arc_feed(now) };
         let dev = cache_devices[feed.dev];
-        let chunks = feed.asize_written.div_ceil(FEED_CHUNK);
-        let work = feed_cpu(&feed, costs, chunks);
+        // The pass's writes, one zio per buffer, are contiguous on the device: its vdev
+        // queue issues them as aggregates of its limit.
+        let chunk = u64::from(pool.vq.aggregation_limit(dev)).max(1 << 12);
+        let ios = feed.asize_written.div_ceil(chunk);
+        let work = feed_cpu(&feed, costs, ios);
         self.l2_feed_cpu = self.l2_feed_cpu.saturating_add(work);
-        let per = work / chunks.max(1);
+        let bursts = feed.asize_written.div_ceil(FEED_BURST);
+        let per = work / bursts.max(1);
         let pass = FeedPass {
             dev,
             left: feed.asize_written,
-            cpu_per_chunk: per,
-            written: now,
+            offset: feed.start,
+            chunk,
+            cpu_per_burst: per,
             next_at: feed.next_feed_at,
         };
-        let first = work - per * chunks.saturating_sub(1);
+        self.feeds[k].written = now;
+        debug_assert_eq!(self.feeds[k].held, 0, "a pass starts when its predecessor's writes are done");
+        let first = work - per * bursts.saturating_sub(1);
         let done = self.cpus.run(now, first);
         self.feed_run(k, now, pass, done);
     }
 
     /// Thread `k`'s pass at `now`, its current CPU burst done at `cpu_done`: writes the
-    /// next chunk once the burst is done, runs the next burst, and when every chunk is
-    /// written, sleeps until the writes are done and the feed's interval is over.
+    /// next chunk (to the device's vdev queue) once the burst is done, runs the next
+    /// burst, and when every chunk is submitted, sleeps until the writes are done and the
+    /// feed's interval is over.
     fn feed_run(&mut self, k: usize, now: Nanos, mut pass: FeedPass, mut cpu_done: Nanos) {
         loop {
             if pass.left == 0 {
-                self.set_next_feed(
-                    k,
-                    pass.next_at.max(pass.written).max(cpu_done).max(now.saturating_add(1)),
-                );
+                let at = pass.next_at.max(cpu_done).max(now.saturating_add(1));
+                let f = &mut self.feeds[k];
+                if f.held > 0 {
+                    // zio_wait(pio): woken when the queue issues the last one.
+                    f.awaiting = Some(at);
+                    f.next = None;
+                } else {
+                    let at = at.max(f.written);
+                    self.set_next_feed(k, at);
+                }
                 return;
             }
             if cpu_done > now {
@@ -434,12 +475,22 @@ impl<'a> Sim<'a> {
                 self.set_next_feed(k, cpu_done);
                 return;
             }
-            let d = pass.dev;
-            let chunk = pass.left.min(FEED_CHUNK);
-            pass.written = pass.written.max(self.devices[d].submit(now, Op::Write, chunk as u32));
-            pass.left -= chunk;
+            let Sim { fs: Fs::Zfs(z), devices, queue, feeds, .. } = self else { return };
+            let mut burst = pass.left.min(FEED_BURST);
+            pass.left -= burst;
+            while burst > 0 {
+                let chunk = burst.min(pass.chunk);
+                // Invariant: at most MAX_CACHE_DEVICES threads (attach_l2arc refuses more devices).
+                match z.l2_feed_write(k as u8, pass.dev, pass.offset, chunk as u32, now, devices) {
+                    Some(done) => feeds[k].written = feeds[k].written.max(done),
+                    None => feeds[k].held += 1,
+                }
+                pass.offset += chunk;
+                burst -= chunk;
+            }
+            schedule_wakeups(queue, z, feeds);
             if pass.left > 0 {
-                cpu_done = self.cpus.run(now, pass.cpu_per_chunk);
+                cpu_done = self.cpus.run(now, pass.cpu_per_burst);
             }
         }
     }
@@ -607,6 +658,12 @@ impl<'a> Sim<'a> {
         self.queue.clear();
         // The background threads sleep on.
         for k in 0..self.feeds.len() {
+            let f = &mut self.feeds[k];
+            if let Some(at) = f.awaiting.take() {
+                // Its writes the vdev queue held are forgotten with the queue's I/O.
+                f.held = 0;
+                f.next = Some(at.max(f.written));
+            }
             if let Some(t) = self.feeds[k].next {
                 self.queue.at(t, Event::L2arcFeed(k as u8));
             }

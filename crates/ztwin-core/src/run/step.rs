@@ -657,11 +657,11 @@ impl Sim<'_> {
     /// are scheduled before the client's own wake-up.
     fn file_read(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
         let task = self.bcache_task(i);
-        let Sim { fs, devices, queue, .. } = self;
+        let Sim { fs, devices, queue, feeds, .. } = self;
         let step = match (fs, &mut c.read) {
             (Fs::Zfs(z), FileRead::Zfs(r)) => {
                 let step = z.read(i, r, now, &mut c.cpu_pending, devices);
-                schedule_wakeups(queue, z);
+                schedule_wakeups(queue, z, feeds);
                 step
             }
             (Fs::Extent(x), FileRead::Extent(r)) => x.read(task, r, now, &mut c.cpu_pending, devices),
@@ -736,9 +736,9 @@ impl Sim<'_> {
     /// The client's write in the ZFS layer: step it until it waits or is done.
     fn zfs_write(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
         // Invariant: the state ZfsWrite is entered only on ZFS (`write_start`).
-        let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { unreachable!("ZfsWrite only on ZFS") };
+        let Sim { fs: Fs::Zfs(z), devices, queue, feeds, .. } = self else { unreachable!("ZfsWrite only on ZFS") };
         let step = z.write(i, &mut c.zwrite, now, &mut c.cpu_pending, devices);
-        schedule_wakeups(queue, z);
+        schedule_wakeups(queue, z, feeds);
         match step {
             WriteStep::WaitUntil(t) => {
                 queue.at(t, Event::Client(i));
@@ -766,11 +766,11 @@ impl Sim<'_> {
     /// the writes it issued; a commit that returns at once leaves it to the client's next
     /// burst.
     fn commit(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
-        let Sim { fs, devices, queue, .. } = self;
+        let Sim { fs, devices, queue, feeds, .. } = self;
         let step = match fs {
             Fs::Zfs(z) => {
                 let step = z.commit(i, c.space + 1, now, &mut c.cpu_pending, devices);
-                schedule_wakeups(queue, z);
+                schedule_wakeups(queue, z, feeds);
                 step
             }
             Fs::Extent(x) => {
@@ -808,9 +808,9 @@ impl Sim<'_> {
 
     /// Runs the intent log's events up to `now` and wakes the committers it releases.
     pub(super) fn zil_event(&mut self, now: Nanos) {
-        let Sim { fs: Fs::Zfs(z), devices, queue, .. } = self else { return };
+        let Sim { fs: Fs::Zfs(z), devices, queue, feeds, .. } = self else { return };
         z.zil_event(now, devices);
-        schedule_wakeups(queue, z);
+        schedule_wakeups(queue, z, feeds);
         for j in z.take_zil_woken() {
             queue.at(now, Event::Client(j as usize));
         }
@@ -826,9 +826,9 @@ impl Sim<'_> {
 
     /// Runs the txg sync's events up to `now` and wakes the writers it releases.
     pub(super) fn write_event(&mut self, now: Nanos) {
-        let Sim { fs: Fs::Zfs(z), devices, queue, cpus, .. } = self else { return };
+        let Sim { fs: Fs::Zfs(z), devices, queue, feeds, cpus, .. } = self else { return };
         z.sync_event(now, cpus, devices);
-        schedule_wakeups(queue, z);
+        schedule_wakeups(queue, z, feeds);
         for j in z.take_woken() {
             queue.at(now, Event::Client(j as usize));
         }
@@ -851,9 +851,9 @@ impl Sim<'_> {
 
     /// Prefetch read `k` of the ZFS layer resumes.
     pub(super) fn prefetch_event(&mut self, k: u32, now: Nanos) {
-        let Sim { fs: Fs::Zfs(z), devices, queue, cpus, .. } = self else { return };
+        let Sim { fs: Fs::Zfs(z), devices, queue, feeds, cpus, .. } = self else { return };
         z.prefetch_event(k, now, cpus, devices);
-        schedule_wakeups(queue, z);
+        schedule_wakeups(queue, z, feeds);
     }
 
     /// Runs the client's accumulated CPU work on the vCPUs and schedules it to resume
@@ -1503,12 +1503,18 @@ fn take_wake(wake: &mut Option<Nanos>, now: Nanos) -> bool {
 }
 
 /// Schedules the clients and prefetch reads the ZFS layer released (prefetch chains
-/// waiting for reads in flight, and what its vdev queues issued after holding it).
-fn schedule_wakeups(queue: &mut Schedule, z: &mut Zfs) {
+/// waiting for reads in flight, and what its vdev queues issued after holding it), and
+/// tells the L2ARC feed threads of their writes the queues issued.
+pub(super) fn schedule_wakeups(queue: &mut Schedule, z: &mut Zfs, feeds: &mut [phases::FeedThread]) {
     for (t, w) in z.take_wakeups() {
         match w {
             Wake::Client(j) => queue.at(t, Event::Client(j as usize)),
             Wake::Prefetch(k) => queue.at(t, Event::Prefetch(k)),
+            Wake::Feed(k) => {
+                if let Some(at) = feeds.get_mut(usize::from(k)).and_then(|f| f.write_issued(t)) {
+                    queue.at(at, Event::L2arcFeed(k));
+                }
+            }
         }
     }
 }

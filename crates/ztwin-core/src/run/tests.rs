@@ -222,6 +222,49 @@ fn a_slow_cache_device_holds_the_feed_back() {
     assert!(fast > 2.0 * slow, "{fast} vs {slow}");
 }
 
+/// The cache device's I/O passes its vdev queue (`zio_write_phys` and `l2arc_read` reach
+/// `vdev_queue_io` as any leaf's): the feed's writes, one zio per buffer at consecutive
+/// addresses, reach a non-rotating device as aggregates of at most
+/// `zfs_vdev_aggregation_limit_non_rotating` (128 KiB), almost all that large, and a
+/// rotational one's of up to `zfs_vdev_aggregation_limit` (1 MiB).
+#[test]
+fn the_feed_writes_the_cache_device_in_aggregates() {
+    let avg_write = |rotational: bool| {
+        let mut cfg = cat_then_bench_with_l2(false);
+        if rotational {
+            cfg.devices[1].queue_rotational = Some(true);
+        }
+        let sim = Sim::new(&cfg).unwrap().run(None).unwrap();
+        let cat = &sim.summary["phases"][0];
+        let (mbps, iops) = (num(cat, &["devices", "l2", "write_mbps"]), num(cat, &["devices", "l2", "write_iops"]));
+        assert!(iops > 0.0, "{cat:#}");
+        mbps * 1e6 / iops
+    };
+    let flash = avg_write(false);
+    assert!(flash <= 131072.0 + 1.0 && flash > 0.9 * 131072.0, "{flash} bytes a write");
+    let disk = avg_write(true);
+    assert!(disk > 4.0 * 131072.0 && disk <= f64::from(1u32 << 20) + 1.0, "{disk} bytes a write");
+}
+
+/// In the cache device's vdev queue a demand read (sync-read class, 10 at least) goes
+/// ahead of the feed's queued writes (async-write class: 2 issued at least, more as the
+/// pool's dirty data grows), so on a cache device that writes slowly (8 MB/s: a 64 MiB
+/// pass takes 8 s) the reads of the one-second benchmark that follows the cat wait for
+/// the few writes issued before them, not for the pass: the device serves over a hundred
+/// of them while the feed still writes, and no query takes half a second. (Behind the
+/// pass, as when the feed wrote past the queue, it served one, and 28 queries ended.)
+#[test]
+fn l2_reads_pass_the_feeds_queued_writes() {
+    let mut cfg = cat_then_bench_with_l2(false);
+    cfg.devices[1].throughput_limit_bytes_per_sec = Some(8e6);
+    let sim = Sim::new(&cfg).unwrap().run(None).unwrap();
+    let bench = &sim.summary["phases"][1];
+    assert!(num(bench, &["devices", "l2", "read_iops"]) > 100.0, "{bench:#}");
+    assert!(num(bench, &["devices", "l2", "write_mbps"]) > 0.0, "{bench:#}");
+    assert!(num(bench, &["latency_ms", "max"]) < 500.0, "{bench:#}");
+    assert!(num(bench, &["queries"]) > 100.0, "{bench:#}");
+}
+
 /// With a cache device the series has arcstat's L2ARC columns per interval: hits and
 /// misses (their sum over the benchmark's intervals is the phase's), the hit ratio
 /// between 0 and 1, and the device's fill, which grows during the cat and ends where

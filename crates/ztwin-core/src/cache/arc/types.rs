@@ -97,6 +97,10 @@ pub enum ArcAccess {
         /// The cache device holding the copy (`b_l2hdr.b_dev`): its number in the pool's
         /// list of cache devices (`filesystem.cache`).
         dev: u8,
+        /// Where the copy is (its packed ring location): [`crate::cache::arc::Arc::l2_daddr`]
+        /// gives its address on the device (`b_l2hdr.b_daddr`), the read's offset in the
+        /// device's vdev queue.
+        loc: u32,
     },
     /// Must be read from the pool; `ghost` tells whether the header was on a ghost list.
     Miss {

@@ -147,6 +147,22 @@ impl L2 {
         self.index.get(key)
     }
 
+    /// Starts bringing the ring entry at a packed location into the CPU caches (its
+    /// address is read when the copy is read); changes nothing.
+    #[inline]
+    pub(crate) fn prefetch_entry(&self, low: u32) {
+        let (d, seq) = self.seq(low);
+        crate::support::mem_hint::prefetch(self.devs[d].dev.ring.get(seq));
+    }
+
+    /// The byte address of the copy at a packed location on its device (`b_daddr`).
+    #[inline]
+    pub(crate) fn daddr_of(&self, low: u32) -> u64 {
+        let (d, seq) = self.seq(low);
+        let dev = &self.devs[d].dev;
+        u64::from(dev.ring.get(seq).daddr()) << dev.ashift
+    }
+
     /// The device that holds a packed location.
     #[inline]
     pub(crate) fn dev_of(&self, low: u32) -> &L2arcDeviceState {

@@ -276,6 +276,7 @@ impl Arc {
         let lb_reserve = if f.persistent { LOG_BLK_SIZE } else { 0 };
         let first_seq =
             self.l2.as_ref().expect("a cache device is attached (module note)").devs[d].dev.ring.tail;
+        feed.start = self.l2.as_ref().expect("a cache device is attached (module note)").devs[d].dev.hand;
         let mut write_asize = 0u64;
         let mut write_psize = 0u64;
         let mut full = false;

@@ -176,6 +176,12 @@ impl Arc {
         self.l2.as_ref().is_some_and(|l| l.find(key.0).is_some())
     }
 
+    /// The byte address on its cache device (`b_l2hdr.b_daddr`) of the copy an
+    /// [`ArcAccess::L2Hit`] named by its `loc` (valid until the next feed pass).
+    pub fn l2_daddr(&self, loc: u32) -> u64 {
+        self.l2.as_ref().map_or(0, |l| l.daddr_of(loc))
+    }
+
     /// The cache device (its number) holding the copy of `key` reachable from memory.
     pub fn l2_device_of(&self, key: BlockKey) -> Option<usize> {
         self.l2.as_ref().and_then(|l| l.find(key.0)).map(|(d, _)| d)
@@ -304,8 +310,8 @@ impl Arc {
 
     /// A read of a block known only to the L2ARC (arc_l2c_only): realloc to a full header,
     /// arc_access (0.6 .. 2.1 -> MFU, 2.2 -> MRU), data allocation. Returns the device read
-    /// (psize, asize, the device's number) if the L2 copy is used, else None (read from
-    /// the pool).
+    /// (psize, asize, the device's number, the copy's packed location) if the L2 copy is
+    /// used, else None (read from the pool).
     pub(in crate::cache) fn l2only_read(
         &mut self,
         key: BlockKey,
@@ -313,7 +319,7 @@ impl Arc {
         flags: ReadFlags,
         loc: L2Loc,
         now: Nanos,
-    ) -> Option<(u32, u32, u8)> {
+    ) -> Option<(u32, u32, u8, u32)> {
         let rules = self.f.access;
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
         l2.l2only -= 1;
@@ -380,7 +386,7 @@ impl Arc {
         let dev = &l2.devs[d].dev;
         // The copy's size is the block's (a rewrite would have dropped the copy).
         debug_assert_eq!(dev.ring.get(seq).psize(), info.psize);
-        read.then(|| (info.psize, dev.asize(asize as u64) as u32, d as u8))
+        read.then(|| (info.psize, dev.asize(asize as u64) as u32, d as u8, loc.seq))
     }
 
     /// The read's outcome for a header that was on a ghost list (its L2 copy, if any, at
@@ -398,7 +404,7 @@ impl Arc {
             let l2 = self.l2.as_ref().expect("an L2 read needs a cache device (module note)");
             let dev = (l2seq >> l2.seq_width) as u8;
             let asize = l2.dev_of(l2seq).asize(hsize as u64) as u32;
-            ArcAccess::L2Hit { psize, asize, dev }
+            ArcAccess::L2Hit { psize, asize, dev, loc: l2seq }
         } else {
             if attached {
                 self.st.l2_misses += 1;

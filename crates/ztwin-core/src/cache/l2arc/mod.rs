@@ -454,6 +454,9 @@ pub struct L2Feed {
     pub target: u64,
     /// The cache device the pass wrote to (its number in the pool's list).
     pub dev: usize,
+    /// Where its writes begin on that device (`l2ad_hand` when `l2arc_write_buffers()`
+    /// began, bytes): they follow one another from there, log blocks among them.
+    pub start: u64,
     /// False if the feed was skipped (no device, or l2arc_hdr_limit_reached).
     pub fed: bool,
     /// When the feed thread runs next.

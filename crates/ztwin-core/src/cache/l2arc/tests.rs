@@ -421,8 +421,15 @@ fn l2_hit_brings_block_back() {
         let key =
             (0..120_000).find(|&i| a.l2_contains(k(i)) && a.slab.find(k(i).0).is_none()).expect("L2-only");
         let before = a.stats();
+        // The read goes to the copy's address on the device (b_daddr).
+        let daddr = {
+            let l2 = a.l2.as_ref().unwrap();
+            let (d, seq) = l2.find(k(key).0).unwrap();
+            u64::from(l2.devs[d].dev.ring.get(seq).daddr()) << l2.devs[d].dev.ashift
+        };
         let r = a.access(k(key), data(16384, 12288), DEMAND, t);
-        assert_eq!(r, ArcAccess::L2Hit { psize: 12288, asize: 12288, dev: 0 }, "{rel:?}");
+        let ArcAccess::L2Hit { psize: 12288, asize: 12288, dev: 0, loc } = r else { panic!("{rel:?}: {r:?}") };
+        assert_eq!(a.l2_daddr(loc), daddr, "{rel:?}");
         assert!(a.contains(k(key)) && a.l2_contains(k(key)), "in both after the L2 hit");
         let s = a.stats();
         assert_eq!((s.l2_hits, s.misses), (before.l2_hits + 1, before.misses + 1));
@@ -1176,7 +1183,7 @@ fn a_hit_reads_from_the_device_that_holds_the_copy() {
     for i in 0..3000 {
         let Some(d) = a.l2_device_of(k(i)) else { continue };
         match a.access(k(i), data(16384, 10240 + 512), DEMAND, t) {
-            ArcAccess::L2Hit { psize, asize, dev } => {
+            ArcAccess::L2Hit { psize, asize, dev, .. } => {
                 assert_eq!((usize::from(dev), psize), (d, 10752));
                 assert_eq!(asize, if d == 0 { 12288 } else { 10752 }, "rounded to device {d}'s sector");
                 seen[d] = true;

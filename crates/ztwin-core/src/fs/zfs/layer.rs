@@ -46,7 +46,7 @@ use crate::fs::zfs::dbuf::DbufLayer;
 use crate::fs::zfs::direct::{setup_direct, DMU_MAX_ACCESS};
 use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
-use crate::fs::zfs::vdev_queue::{Priority, Queued, Tag};
+use crate::fs::zfs::vdev_queue::{Priority, Queued, Request as IoRequest, Tag};
 use crate::fs::zfs::write_path::WritePath;
 use crate::fs::zfs::zfetch::{Pending, Request, Zfetch};
 pub use crate::fs::ReadStep;
@@ -210,6 +210,8 @@ pub enum Wake {
     Client(u32),
     /// A prefetch read resumes its chain.
     Prefetch(u32),
+    /// A write of L2ARC feed thread `k` is issued (it completes at the wake-up's time).
+    Feed(u8),
 }
 
 const NO_WAITER: u32 = u32::MAX;
@@ -442,6 +444,7 @@ impl Zfs {
                 }
                 Tag::Txg(undirty, bytes) => writes.txg_write_issued(done, undirty, bytes),
                 Tag::Uberblock => writes.uberblock_issued(done),
+                Tag::L2Feed(k) => wakeups.push((done, Wake::Feed(k))),
                 Tag::None => {}
             }
         }
@@ -450,6 +453,28 @@ impl Zfs {
                 z.refresh_next();
             }
         }
+    }
+
+    /// A write of `size` bytes at `offset` on cache device `device` (an index of the
+    /// run's devices) by L2ARC feed thread `k` at `now`: `zio_write_phys()` with
+    /// ZIO_PRIORITY_ASYNC_WRITE into the device's vdev queue, whose async write class
+    /// follows the pool's dirty data as the pool's leaves do. Returns its completion if
+    /// the queue issued it now; else a [`Wake::Feed`] reports it when issued
+    /// ([`Zfs::take_wakeups`]). Other I/Os the queue issued with it are routed too.
+    pub fn l2_feed_write(
+        &mut self,
+        k: u8,
+        device: usize,
+        offset: u64,
+        size: u32,
+        now: Nanos,
+        devices: &mut [Device],
+    ) -> Option<Nanos> {
+        self.pool.vq.set_async_write_max(self.writes.async_write_max());
+        let req = IoRequest::new(device, offset, size, Op::Write, Priority::AsyncWrite, Tag::L2Feed(k));
+        let done = self.pool.vq.submit(req, now, devices);
+        self.route_resolved();
+        done
     }
 
     /// A read of bytes [offset, offset + len) of `object`, by a file opened O_DIRECT when
@@ -773,9 +798,9 @@ impl Zfs {
         let read = match arc.access(key, info, flags, now) {
             ArcAccess::Hit => None,
             // l2arc_read: the block's asize from the cache device.
-            ArcAccess::L2Hit { asize, dev, .. } => {
+            ArcAccess::L2Hit { asize, dev, loc, .. } => {
                 // Invariant: an L2 hit names a device the ARC has, one of `cache_devices`.
-                Some(Some((cache_devices[dev as usize], asize)))
+                Some(Some((cache_devices[dev as usize], asize, loc)))
             }
             ArcAccess::Miss { .. } => Some(None),
         };
@@ -789,12 +814,23 @@ impl Zfs {
                 r.state = ReadState::Advance;
             }
             Some(source) => {
-                // The zio goes out now (to its vdev queue, sync-read class; the cache
-                // device's reads pass none: vdev_queue.rs, simplification 4); its CPU
-                // (pipeline, interrupt, checksum, decompression) is charged before the
-                // client's next wait.
+                // The zio goes out now (to its leaf's vdev queue, sync-read class: the
+                // pool's, or l2arc_read's to the cache device's); its CPU (pipeline,
+                // interrupt, checksum, decompression) is charged before the client's next
+                // wait.
                 let done = match source {
-                    Some((device, bytes)) => devices[device].submit(now, Op::Read, bytes),
+                    Some((device, bytes, loc)) => {
+                        // l2arc_read: the copy's address (its ring entry, prefetched by
+                        // `Arc::access`).
+                        let offset = arc.l2_daddr(loc);
+                        pool.vq
+                            .submit_tracked(
+                                IoRequest::new(device, offset, bytes, Op::Read, Priority::SyncRead, Tag::Block(key.0)),
+                                now,
+                                devices,
+                            )
+                            .unwrap_or(PENDING)
+                    }
                     None => pool
                         .read(layout, key, info.psize, Priority::SyncRead, Tag::Block(key.0), now, devices)
                         .unwrap_or(PENDING),

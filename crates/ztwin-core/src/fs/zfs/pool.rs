@@ -495,7 +495,8 @@ impl Pool {
             (None, None, PlainPositions::new(&layout, files))
         };
         let features = ZfsFeatures::resolve(z.release, z.release_patch);
-        let non_rotating: Vec<bool> = devices.iter().map(|d| d.rotational.is_none()).collect();
+        // vdev_nonrot is what the kernel reports (vdev_disk_open: blk_queue_nonrot).
+        let non_rotating: Vec<bool> = devices.iter().map(|d| !d.reports_rotational()).collect();
         let vq = VdevQueue::new(VdevQueueParams::new(&features, &z.pool, &z.txg), &non_rotating);
         Ok(Pool {
             vdevs,
@@ -885,7 +886,7 @@ fn mirror_load(
 ) -> u64 {
     let load = u64::from(vq.length(child, now));
     let last = dev.last_offset();
-    let inc = if !dev.is_rotational() {
+    let inc = if vq.non_rotating(child) {
         if last == zio_offset {
             t.zfs_vdev_mirror_non_rotating_inc
         } else {

@@ -33,7 +33,7 @@ use crate::cache::arc::{ArcAccess, BlockInfo, BlockKey, BufType, ReadFlags};
 use crate::dev::cpu::Cpus;
 use crate::dev::device::{Device, Op};
 use crate::fs::zfs::layer::{settle_dbufs, Wake, Zfs, PENDING};
-use crate::fs::zfs::vdev_queue::{Priority, Tag};
+use crate::fs::zfs::vdev_queue::{Priority, Request, Tag};
 use crate::fs::zfs::zfetch::{Pending, Prefetch, StreamId};
 use crate::sim::time::Nanos;
 
@@ -209,33 +209,35 @@ impl Zfs {
                     // None: an ARC hit; Some(None): a read from the pool; Some(Some(..)): an L2 hit.
                     let source = match arc.access(key, info, flags, now) {
                         ArcAccess::Hit => None,
-                        ArcAccess::L2Hit { asize, dev, .. } => {
+                        ArcAccess::L2Hit { asize, dev, loc, .. } => {
                             // Invariant: an L2 hit names a device the ARC has, one of `cache_devices`.
-                            Some(Some((cache_devices[dev as usize], asize)))
+                            Some(Some((cache_devices[dev as usize], asize, loc)))
                         }
                         ArcAccess::Miss { .. } => Some(None),
                     };
                     if let Some(source) = source {
                         let prio = if last { op.prio } else { Priority::SyncRead };
-                        let done = match source {
-                            Some((device, bytes)) => devices[device].submit(now, Op::Read, bytes),
-                            None => match pool.read(
-                                layout,
-                                key,
-                                info.psize,
-                                prio,
-                                Tag::Block(key.0),
-                                now,
-                                devices,
-                            ) {
-                                Ok(done) => done,
-                                Err(q) => {
-                                    if prio == Priority::AsyncRead {
-                                        self.queued_prefetches.insert(key.0, q);
-                                    }
-                                    PENDING
+                        let tag = Tag::Block(key.0);
+                        let read = match source {
+                            // l2arc_read: the copy, through the cache device's vdev queue.
+                            Some((device, bytes, loc)) => {
+                                let offset = arc.l2_daddr(loc);
+                                pool.vq.submit_tracked(
+                                    Request::new(device, offset, bytes, Op::Read, prio, tag),
+                                    now,
+                                    devices,
+                                )
+                            }
+                            None => pool.read(layout, key, info.psize, prio, tag, now, devices),
+                        };
+                        let done = match read {
+                            Ok(done) => done,
+                            Err(q) => {
+                                if prio == Priority::AsyncRead {
+                                    self.queued_prefetches.insert(key.0, q);
                                 }
-                            },
+                                PENDING
+                            }
                         };
                         self.block_inflight.insert(key.0, done);
                         // The zio's CPU in the zio taskq threads: no client waits for it.

@@ -10,7 +10,11 @@
 //! `dbuf_write`: async write), dmu_zfetch.c (2.3's prescient indirects: sync read),
 //! zil.c (`zil_lwb_write_issue`: sync write, async write past `zil_slog_bulk`), dmu.c
 //! (`dmu_sync`: sync write), dmu_direct.c (Direct I/O: sync read, sync write),
-//! vdev_label.c (`vdev_uberblock_sync`: sync write, `ZIO_FLAG_PHYSICAL`).
+//! vdev_label.c (`vdev_uberblock_sync`: sync write, `ZIO_FLAG_PHYSICAL`), arc.c (the cache
+//! device's I/O passes its own leaf's queue as any leaf's, `zio_vdev_io_start`:
+//! `l2arc_read` at the priority of the `arc_read` it serves, `l2arc_write_buffers` and
+//! `l2arc_log_blk_commit` async write). A leaf is non-rotating as its kernel reports it
+//! (`vdev_disk_open`: `vdev_nonrot = blk_queue_nonrot`; a device's `queue_rotational`).
 //!
 //! The mechanism, as the source has it:
 //! - Five interactive classes in priority order, sync read, sync write, async read, async
@@ -52,8 +56,8 @@
 //! together at the sync's start, in offset order; 2. the non-interactive classes keep
 //! their minima and maxima (no `vq_nia_credit`: the model issues none of them);
 //! 3. `spa_has_pending_synctask` (async writes at their maximum while a sync task waits)
-//! is not modelled; 4. the cache device's I/O (L2ARC reads and feed writes) does not pass
-//! this queue; 5. the async write maximum is taken from dirty data when the layer is
+//! is not modelled; 4. a persistent L2ARC's rebuild reads at import do not pass the cache
+//! device's queue (nothing else is queued there then); 5. the async write maximum is taken from dirty data when the layer is
 //! entered (a read, a write step, an event), not at each issue; 6. a pool of one
 //! non-rotating device has no positions (`pool`): its I/Os never aggregate.
 //!
@@ -135,6 +139,9 @@ pub enum Tag {
     Txg(u64, u32),
     /// An uberblock write of the syncing txg.
     Uberblock,
+    /// A write of L2ARC feed thread `k` to its cache device (`l2arc_write_buffers`,
+    /// which waits for all of its pass's writes).
+    L2Feed(u8),
 }
 
 /// One I/O for a leaf.
@@ -772,18 +779,29 @@ impl VdevQueue {
         self.free.push(id);
     }
 
-    /// `vdev_queue_aggregate`: the span of the type tree (first and last positions) to
-    /// issue with `id`, if it takes more than `id`.
-    fn aggregate(&mut self, leaf: usize, id: u32) -> Option<(usize, usize)> {
-        let limit = u64::from(if self.leaves[leaf].non_rotating {
+    /// `vdev_nonrot` of `leaf`: what its kernel reports.
+    pub fn non_rotating(&self, leaf: usize) -> bool {
+        self.leaves[leaf].non_rotating
+    }
+
+    /// The largest span `leaf` aggregates (`zfs_vdev_aggregation_limit`, or
+    /// `_non_rotating` on a non-rotating leaf, at most SPA_MAXBLOCKSIZE; 0: none).
+    pub fn aggregation_limit(&self, leaf: usize) -> u32 {
+        let limit = if self.leaves[leaf].non_rotating {
             self.p.aggregation_limit_non_rotating
         } else {
             self.p.aggregation_limit
-        });
+        };
+        limit.min(SPA_MAXBLOCKSIZE as u32)
+    }
+
+    /// `vdev_queue_aggregate`: the span of the type tree (first and last positions) to
+    /// issue with `id`, if it takes more than `id`.
+    fn aggregate(&mut self, leaf: usize, id: u32) -> Option<(usize, usize)> {
+        let limit = u64::from(self.aggregation_limit(leaf));
         if limit == 0 {
             return None;
         }
-        let limit = limit.min(SPA_MAXBLOCKSIZE);
         let zio = self.slab[id as usize];
         let maxgap = match zio.op {
             Op::Read => u64::from(self.p.read_gap_limit),
