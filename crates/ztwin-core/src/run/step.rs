@@ -736,7 +736,9 @@ impl Sim<'_> {
     /// The client's write in the ZFS layer: step it until it waits or is done.
     fn zfs_write(&mut self, i: usize, c: &mut Client, now: Nanos) -> Flow {
         // Invariant: the state ZfsWrite is entered only on ZFS (`write_start`).
-        let Sim { fs: Fs::Zfs(z), devices, queue, feeds, .. } = self else { unreachable!("ZfsWrite only on ZFS") };
+        let Sim { fs: Fs::Zfs(z), devices, queue, feeds, .. } = self else {
+            unreachable!("ZfsWrite only on ZFS")
+        };
         let step = z.write(i, &mut c.zwrite, now, &mut c.cpu_pending, devices);
         schedule_wakeups(queue, z, feeds);
         match step {

@@ -236,7 +236,8 @@ fn the_feed_writes_the_cache_device_in_aggregates() {
         }
         let sim = Sim::new(&cfg).unwrap().run(None).unwrap();
         let cat = &sim.summary["phases"][0];
-        let (mbps, iops) = (num(cat, &["devices", "l2", "write_mbps"]), num(cat, &["devices", "l2", "write_iops"]));
+        let (mbps, iops) =
+            (num(cat, &["devices", "l2", "write_mbps"]), num(cat, &["devices", "l2", "write_iops"]));
         assert!(iops > 0.0, "{cat:#}");
         mbps * 1e6 / iops
     };

@@ -392,12 +392,10 @@ impl Arc {
             Some(i) => {
                 let probe = self.l2_probe_hdr(i, flags.prefetch);
                 let h = self.slab.hdrs[i as usize];
-                if probe.read {
+                if let (true, Some(l2)) = (probe.read, &self.l2) {
                     // The caller reads the copy's address (`Arc::l2_daddr`) after the
                     // transitions below.
-                    if let Some(l2) = &self.l2 {
-                        l2.prefetch_entry(h.l2seq);
-                    }
+                    l2.prefetch_entry(h.l2seq);
                 }
                 match self.f.access {
                     ArcAccessRules::AddReferenceFirst => self.ghost_08(i, info, flags, now),
@@ -416,16 +414,11 @@ impl Arc {
                 self.l2_outcome(probe.read, probe.attached, (h.psize, h.asize(), h.l2seq), true)
             }
             None => match self.l2.as_ref().and_then(|l| l.locate(key.0)) {
-                Some(loc) => match {
-                    if let Some(l2) = &self.l2 {
-                        l2.prefetch_entry(loc.seq);
-                    }
-                    self.l2only_read(key, info, flags, loc, now)
-                } {
-                    Some((psize, asize, dev, loc)) => {
+                Some(loc) => match self.l2only_read(key, info, flags, loc, now) {
+                    Some((psize, asize, dev)) => {
                         self.st.l2_hits += 1;
                         self.st.l2_read_bytes += psize as u64;
-                        ArcAccess::L2Hit { psize, asize, dev, loc }
+                        ArcAccess::L2Hit { psize, asize, dev, loc: loc.seq }
                     }
                     None => {
                         self.st.l2_misses += 1;

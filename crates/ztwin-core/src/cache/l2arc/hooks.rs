@@ -310,8 +310,8 @@ impl Arc {
 
     /// A read of a block known only to the L2ARC (arc_l2c_only): realloc to a full header,
     /// arc_access (0.6 .. 2.1 -> MFU, 2.2 -> MRU), data allocation. Returns the device read
-    /// (psize, asize, the device's number, the copy's packed location) if the L2 copy is
-    /// used, else None (read from the pool).
+    /// (psize, asize, the device's number) if the L2 copy is used, else None (read from
+    /// the pool).
     pub(in crate::cache) fn l2only_read(
         &mut self,
         key: BlockKey,
@@ -319,9 +319,11 @@ impl Arc {
         flags: ReadFlags,
         loc: L2Loc,
         now: Nanos,
-    ) -> Option<(u32, u32, u8, u32)> {
+    ) -> Option<(u32, u32, u8)> {
         let rules = self.f.access;
         let l2 = self.l2.as_mut().expect("a cache device is attached (module note)");
+        // The caller reads the copy's address (`Arc::l2_daddr`) after the work below.
+        l2.prefetch_entry(loc.seq);
         l2.l2only -= 1;
         let stale_pf = loc.prefetch;
         // Header flags after arc_read: 0.6 .. 2.1 keep the stale flag and add a prefetch;
@@ -386,7 +388,7 @@ impl Arc {
         let dev = &l2.devs[d].dev;
         // The copy's size is the block's (a rewrite would have dropped the copy).
         debug_assert_eq!(dev.ring.get(seq).psize(), info.psize);
-        read.then(|| (info.psize, dev.asize(asize as u64) as u32, d as u8, loc.seq))
+        read.then(|| (info.psize, dev.asize(asize as u64) as u32, d as u8))
     }
 
     /// The read's outcome for a header that was on a ghost list (its L2 copy, if any, at

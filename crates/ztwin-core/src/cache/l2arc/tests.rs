@@ -428,7 +428,9 @@ fn l2_hit_brings_block_back() {
             u64::from(l2.devs[d].dev.ring.get(seq).daddr()) << l2.devs[d].dev.ashift
         };
         let r = a.access(k(key), data(16384, 12288), DEMAND, t);
-        let ArcAccess::L2Hit { psize: 12288, asize: 12288, dev: 0, loc } = r else { panic!("{rel:?}: {r:?}") };
+        let ArcAccess::L2Hit { psize: 12288, asize: 12288, dev: 0, loc } = r else {
+            panic!("{rel:?}: {r:?}")
+        };
         assert_eq!(a.l2_daddr(loc), daddr, "{rel:?}");
         assert!(a.contains(k(key)) && a.l2_contains(k(key)), "in both after the L2 hit");
         let s = a.stats();

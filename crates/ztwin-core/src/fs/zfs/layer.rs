@@ -46,7 +46,7 @@ use crate::fs::zfs::dbuf::DbufLayer;
 use crate::fs::zfs::direct::{setup_direct, DMU_MAX_ACCESS};
 use crate::fs::zfs::pool::Pool;
 use crate::fs::zfs::read_path::ZfsLayout;
-use crate::fs::zfs::vdev_queue::{Priority, Queued, Request as IoRequest, Tag};
+use crate::fs::zfs::vdev_queue::{Priority, Queued, Request as IoRequest, Tag, VdevQueue};
 use crate::fs::zfs::write_path::WritePath;
 use crate::fs::zfs::zfetch::{Pending, Request, Zfetch};
 pub use crate::fs::ReadStep;
@@ -215,6 +215,25 @@ pub enum Wake {
 }
 
 const NO_WAITER: u32 = u32::MAX;
+
+/// `l2arc_read`: the read of `bytes` of the copy at `loc` on cache device `device` (an
+/// index of the run's devices), at the copy's address (its ring entry, prefetched by
+/// `Arc::access`), through the device's vdev queue in class `prio` for `tag`: its
+/// completion if the queue issues it now, else where the queue holds it.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn l2_read(
+    arc: &Arc,
+    vq: &mut VdevQueue,
+    device: usize,
+    loc: u32,
+    bytes: u32,
+    prio: Priority,
+    tag: Tag,
+    now: Nanos,
+    devices: &mut [Device],
+) -> std::result::Result<Nanos, Queued> {
+    vq.submit_tracked(IoRequest::new(device, arc.l2_daddr(loc), bytes, Op::Read, prio, tag), now, devices)
+}
 
 /// Who waits for blocks whose reads a vdev queue holds: per block, a list in arrival
 /// order (nodes in a slab reused through a free list).
@@ -819,18 +838,18 @@ impl Zfs {
                 // interrupt, checksum, decompression) is charged before the client's next
                 // wait.
                 let done = match source {
-                    Some((device, bytes, loc)) => {
-                        // l2arc_read: the copy's address (its ring entry, prefetched by
-                        // `Arc::access`).
-                        let offset = arc.l2_daddr(loc);
-                        pool.vq
-                            .submit_tracked(
-                                IoRequest::new(device, offset, bytes, Op::Read, Priority::SyncRead, Tag::Block(key.0)),
-                                now,
-                                devices,
-                            )
-                            .unwrap_or(PENDING)
-                    }
+                    Some((device, bytes, loc)) => l2_read(
+                        arc,
+                        &mut pool.vq,
+                        device,
+                        loc,
+                        bytes,
+                        Priority::SyncRead,
+                        Tag::Block(key.0),
+                        now,
+                        devices,
+                    )
+                    .unwrap_or(PENDING),
                     None => pool
                         .read(layout, key, info.psize, Priority::SyncRead, Tag::Block(key.0), now, devices)
                         .unwrap_or(PENDING),

@@ -31,9 +31,9 @@
 
 use crate::cache::arc::{ArcAccess, BlockInfo, BlockKey, BufType, ReadFlags};
 use crate::dev::cpu::Cpus;
-use crate::dev::device::{Device, Op};
-use crate::fs::zfs::layer::{settle_dbufs, Wake, Zfs, PENDING};
-use crate::fs::zfs::vdev_queue::{Priority, Request, Tag};
+use crate::dev::device::Device;
+use crate::fs::zfs::layer::{l2_read, settle_dbufs, Wake, Zfs, PENDING};
+use crate::fs::zfs::vdev_queue::{Priority, Tag};
 use crate::fs::zfs::zfetch::{Pending, Prefetch, StreamId};
 use crate::sim::time::Nanos;
 
@@ -219,14 +219,8 @@ impl Zfs {
                         let prio = if last { op.prio } else { Priority::SyncRead };
                         let tag = Tag::Block(key.0);
                         let read = match source {
-                            // l2arc_read: the copy, through the cache device's vdev queue.
                             Some((device, bytes, loc)) => {
-                                let offset = arc.l2_daddr(loc);
-                                pool.vq.submit_tracked(
-                                    Request::new(device, offset, bytes, Op::Read, prio, tag),
-                                    now,
-                                    devices,
-                                )
+                                l2_read(arc, &mut pool.vq, device, loc, bytes, prio, tag, now, devices)
                             }
                             None => pool.read(layout, key, info.psize, prio, tag, now, devices),
                         };

@@ -57,8 +57,9 @@
 //! their minima and maxima (no `vq_nia_credit`: the model issues none of them);
 //! 3. `spa_has_pending_synctask` (async writes at their maximum while a sync task waits)
 //! is not modelled; 4. a persistent L2ARC's rebuild reads at import do not pass the cache
-//! device's queue (nothing else is queued there then); 5. the async write maximum is taken from dirty data when the layer is
-//! entered (a read, a write step, an event), not at each issue; 6. a pool of one
+//! device's queue (nothing else is queued there then); 5. the async write maximum is
+//! taken from dirty data when the layer is entered (a read, a write step, an event), not
+//! at each issue; 6. a pool of one
 //! non-rotating device has no positions (`pool`): its I/Os never aggregate.
 //!
 //! Hot path: with nothing queued on a leaf and room in the class, an I/O is issued at
